@@ -1,0 +1,21 @@
+# airfl: dataset -> partition -> design -> train -> privacy -> figure -> claims.
+# A table of contents: load and validate the config, include one rules file per stage family.
+from snakemake.utils import min_version
+
+min_version("9.0")
+
+
+configfile: "params.yaml"
+
+
+include: "workflow/rules/common.smk"
+include: "workflow/rules/data.smk"
+include: "workflow/rules/design.smk"
+include: "workflow/rules/train.smk"
+include: "workflow/rules/figures.smk"
+
+
+rule all:
+    input:
+        all_targets(),
+    default_target: True

@@ -1,0 +1,90 @@
+"""Dithered stochastic uniform quantizer and its payload (biased_fl spec §2.6, paper eq. 14).
+
+Per row x (one device's update): ``s = ||x||_inf``, ``u = x/s`` in [-1, 1]; the r-bit grid is
+``l_k = -1 + k Delta``, k = 0..2^r - 1, ``Delta = 2/(2^r - 1)``; each entry rounds up to ``l_{k+1}`` with
+probability ``(u - l_k)/Delta`` and down otherwise (stochastic rounding), and the receiver
+reconstructs ``s q``. The result is unbiased with ``var <= d ||x||_inf^2 / (2^r - 1)^2`` per row.
+Rows may have different bit widths; everything is vectorised over rows (no Python loop).
+"""
+
+from __future__ import annotations
+
+import torch
+
+from .pathloss import _validated
+
+__all__ = ["stochastic_quantize", "quantization_variance_bound", "payload_bits"]
+
+_MAX_BITS = 52  # the grid must be representable in float64
+
+
+def _bits_tensor(bits, batch_shape: torch.Size) -> torch.Tensor:
+    """Integer bit widths broadcast to the row shape, validated to 1.._MAX_BITS, as float64."""
+    b = torch.as_tensor(bits)
+    if b.dtype == torch.bool or b.is_complex():
+        raise ValueError("bits must be integers")
+    if b.is_floating_point() and not torch.equal(b, torch.round(b)):
+        raise ValueError("bits must be integers")
+    b = b.to(torch.float64)
+    if (b < 1).any() or (b > _MAX_BITS).any():
+        raise ValueError(f"bits must lie in 1..{_MAX_BITS}")
+    try:
+        return torch.broadcast_to(b, batch_shape)
+    except RuntimeError as exc:
+        raise ValueError(f"bits of shape {tuple(b.shape)} do not match rows {tuple(batch_shape)}") from exc
+
+
+def _levels(bits: torch.Tensor) -> torch.Tensor:
+    """Number of grid intervals ``2^r - 1``."""
+    return torch.exp2(bits) - 1.0
+
+
+def stochastic_quantize(x, bits, generator: torch.Generator) -> torch.Tensor:
+    """Quantize each row of ``x[..., d]`` with ``bits`` (int or integer tensor of row shape ``[...]``).
+
+    Returns ``x_hat`` with the dtype of ``x`` (float64 for non-float input). Zero rows stay zero.
+    Draw order: one ``torch.rand(x.shape)`` in float64, consumed even for zero rows, so the generator
+    advances by the same amount whatever the data.
+    """
+    xt = torch.as_tensor(x)
+    out_dtype = xt.dtype if xt.is_floating_point() else torch.float64
+    xt = xt.to(torch.float64)
+    if xt.ndim < 1:
+        raise ValueError("x must have shape [..., d]")
+    if not torch.isfinite(xt).all():
+        raise ValueError("x must be finite")
+    levels = _levels(_bits_tensor(bits, xt.shape[:-1])).unsqueeze(-1)  # 2^r - 1, [..., 1]
+    scale = xt.abs().amax(dim=-1, keepdim=True)  # s = ||x||_inf (biased_fl §2.6 step 1)
+    safe = torch.where(scale > 0, scale, torch.ones_like(scale))
+    pos = (xt / safe + 1.0) * (levels / 2.0)  # (u + 1)/Delta in [0, 2^r - 1]
+    low = torch.clamp(torch.floor(pos), max=levels - 1.0)  # index k of l_k <= u
+    up = torch.rand(xt.shape, generator=generator, dtype=torch.float64) < (pos - low)  # P = (u-l_k)/Delta
+    q = -1.0 + (low + up.to(torch.float64)) * (2.0 / levels)  # l_k or l_{k+1}, Delta = 2/(2^r - 1)
+    return (scale * q).to(out_dtype)  # reconstruction g^q = s q; s = 0 gives 0
+
+
+def quantization_variance_bound(x, bits) -> torch.Tensor:
+    """Per-row bound ``E||x_hat - x||^2 <= d ||x||_inf^2 / (2^r - 1)^2`` (biased_fl eq. 14), shape ``[...]``."""
+    xt = torch.as_tensor(x, dtype=torch.float64)
+    if xt.ndim < 1:
+        raise ValueError("x must have shape [..., d]")
+    levels = _levels(_bits_tensor(bits, xt.shape[:-1]))
+    s = xt.abs().amax(dim=-1)
+    return xt.shape[-1] * s ** 2 / levels ** 2  # biased_fl eq. 14: d ||g||_inf^2 / (2^r - 1)^2
+
+
+def payload_bits(d: int, bits, header_bits: int = 64):
+    """Upload size ``L = header + d r`` bits (biased_fl §2.6: 64 bits carry the norm s).
+
+    Returns an ``int`` for integer ``bits`` and an int64 tensor for tensor ``bits``.
+    """
+    if isinstance(d, bool) or not isinstance(d, int) or d < 1:
+        raise ValueError(f"d must be a positive int; got {d!r}")
+    if header_bits < 0:
+        raise ValueError("header_bits must be >= 0")
+    if isinstance(bits, torch.Tensor):
+        b = _bits_tensor(bits, bits.shape).to(torch.int64)
+        return header_bits + d * b  # biased_fl §2.6: L_m = 64 + d r_m
+    if isinstance(bits, bool) or not isinstance(bits, int) or not 1 <= bits <= _MAX_BITS:
+        raise ValueError(f"bits must be an int in 1..{_MAX_BITS}; got {bits!r}")
+    return header_bits + d * bits  # biased_fl §2.6: L_m = 64 + d r_m

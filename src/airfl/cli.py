@@ -1,0 +1,82 @@
+"""`airfl <stage> ...`: the single entry point that both Snakemake and DVC call.
+
+Every stage reads params.yaml (plus `--set key=value` overrides, values in YAML syntax, as
+Snakemake's `--config` and `dvc exp run -S` give them), validates it against the schema, and
+calls the stage's importable function.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+import yaml
+
+
+def _overrides(pairs: list[str]) -> dict:
+    out = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep:
+            raise SystemExit(f"--set expects key=value, got {pair!r}")
+        out[key] = yaml.safe_load(value)
+    return out
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="airfl", description=__doc__.splitlines()[0])
+    parser.add_argument("--params", default="params.yaml", help="parameter file (default params.yaml)")
+    parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                        help="override a dotted key of params.yaml (repeatable)")
+    sub = parser.add_subparsers(dest="stage", required=True)
+    sub.add_parser("validate", help="validate params.yaml and print the resolved profile")
+    sub.add_parser("data", help="fetch and md5-check a dataset").add_argument("dataset")
+    sub.add_parser("partition", help="partition an experiment's data").add_argument("experiment")
+    for stage in ("design", "train", "privacy"):
+        p = sub.add_parser(stage, help=f"{stage} stage of one curve of an experiment")
+        p.add_argument("experiment")
+        p.add_argument("curve")
+    sub.add_parser("figure", help="draw an experiment's figure").add_argument("experiment")
+    sub.add_parser("claims", help="evaluate all claims; write figures/CLAIMS.md")
+    gen = sub.add_parser("dvc-yaml", help="write dvc.yaml generated from the experiment registry")
+    gen.add_argument("--check", action="store_true", help="fail if the committed dvc.yaml differs")
+    sub.add_parser("list", help="list experiments and curves")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    from airfl.config import ConfigError, load_params
+
+    try:
+        params = load_params(args.params, _overrides(args.set))
+    except ConfigError as error:
+        print(f"airfl: {error}", file=sys.stderr)
+        return 2
+    os.environ.setdefault("OMP_NUM_THREADS", str(params["threads"]))
+    import torch
+
+    torch.set_num_threads(params["threads"])
+    import importlib
+
+    import airfl.schemes  # noqa: F401  (registers the generic schemes)
+
+    if args.stage == "validate":
+        print(f"params valid; profile {params['profile']}")
+    elif args.stage == "dvc-yaml":
+        from airfl import dvcgen
+        return dvcgen.main(params, check=args.check)
+    elif args.stage == "list":
+        from airfl.experiments import all_experiments
+        for experiment in all_experiments():
+            print(experiment.id, " ".join(experiment.curves(params)))
+    else:
+        stage = importlib.import_module(f"airfl.stages.{args.stage}")
+        positional = [getattr(args, k) for k in ("dataset", "experiment", "curve") if hasattr(args, k)]
+        stage.run(params, *positional)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""The simulator core: batched local training, the Scheme interface, the round loop, evaluation."""

@@ -1,0 +1,96 @@
+"""The Scheme interface: what is compared in figures (proposed schemes and baselines alike).
+
+A scheme has a stable `name` (colours, file names, claims), a `design` step run once before
+training from channel statistics and params (returns a small JSON-able dict: thresholds, power
+scalers, budgets), and an `aggregate` step
+
+    (client_updates [N, d], round_state, design) -> (server_update [d], round_record)
+
+where the record says what happened in the round (participants, noise levels, bits, latency,
+privacy events) for the logs and the privacy stage, so privacy is accounted without
+re-simulating.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import torch
+
+from airfl.rng import RoundStreams
+
+
+@dataclass(frozen=True)
+class ChannelStatistics:
+    """What a design may know before training: statistical CSI and the radio constants."""
+
+    path_gain: torch.Tensor          # [N] mean channel power gain Lambda_m (linear)
+    reference_gain: float            # Lambda at the cell edge: SNRs in params are defined there
+    bandwidth_hz: float
+    distances_m: torch.Tensor        # [N]
+
+
+@dataclass
+class DesignContext:
+    """Inputs of a scheme's design step."""
+
+    num_devices: int
+    dim: int
+    rounds: int
+    data_sizes: torch.Tensor         # [N] |D_m|
+    channel: ChannelStatistics
+
+
+@dataclass
+class RoundState:
+    """What a scheme sees in one round. `channel_power` is |h_{m,t}|^2 [N], drawn once per round
+    from the experiment's channel stream, identical for every scheme (common random numbers)."""
+
+    round_index: int
+    channel_power: torch.Tensor      # [N]
+    data_sizes: torch.Tensor         # [N]
+    statistics: ChannelStatistics
+    streams: RoundStreams
+    extras: dict[str, Any] = field(default_factory=dict)
+
+
+RoundRecord = dict[str, Any]
+
+
+class Scheme:
+    """Base class; subclasses set `kind` and implement `aggregate` (and `design` if they have one)."""
+
+    kind: str = ""
+
+    def __init__(self, name: str, **params: Any):
+        self.name = name
+        self.params = params
+
+    def design(self, context: DesignContext) -> dict[str, Any]:
+        return {}
+
+    def aggregate(self, updates: torch.Tensor, state: RoundState, design: dict[str, Any]
+                  ) -> tuple[torch.Tensor, RoundRecord]:
+        raise NotImplementedError
+
+
+SCHEME_TYPES: dict[str, Callable[..., Scheme]] = {}
+
+
+def register_scheme(cls):
+    """Class decorator: make a scheme constructible by its `kind` from params.yaml."""
+    if not cls.kind or cls.kind in SCHEME_TYPES:
+        raise ValueError(f"scheme kind {cls.kind!r} is empty or registered twice")
+    SCHEME_TYPES[cls.kind] = cls
+    return cls
+
+
+def build_scheme(name: str, curve: dict[str, Any]) -> Scheme:
+    """The scheme of one curve of an experiment (params.yaml `curves.<name>`)."""
+    params = dict(curve)
+    kind = params.pop("scheme")
+    if kind not in SCHEME_TYPES:
+        raise ValueError(f"curves.{name}.scheme: unknown scheme {kind!r}; allowed: "
+                         + ", ".join(sorted(SCHEME_TYPES)))
+    return SCHEME_TYPES[kind](name, **params)

@@ -1,0 +1,104 @@
+"""The pipeline's jobs, expanded from the experiment registry: one description for both tools.
+
+The Snakefile's rules take their inputs, outputs and params from the functions here, and
+`airfl dvc-yaml` writes dvc.yaml from `jobs()`; a test fails when the committed dvc.yaml drifts.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from airfl import paths
+from airfl.experiments import Experiment, all_experiments
+
+# Code each stage family depends on (DVC `deps`): a change reruns the stage under `dvc repro`.
+STAGE_CODE = {
+    "data": ["src/airfl/data/datasets.py", "src/airfl/stages/data.py"],
+    "partition": ["src/airfl/data", "src/airfl/stages/partition.py", "src/airfl/plotting.py"],
+    "design": ["src/airfl/schemes", "src/airfl/channel", "src/airfl/stages/design.py",
+               "src/airfl/stages/setup.py"],
+    "train": ["src/airfl/core", "src/airfl/schemes", "src/airfl/channel", "src/airfl/models.py",
+              "src/airfl/rng.py", "src/airfl/stages/train.py", "src/airfl/stages/setup.py"],
+    "privacy": ["src/airfl/privacy", "src/airfl/stages/privacy.py"],
+    "figure": ["src/airfl/plotting.py", "src/airfl/stages/figure.py"],
+    "claims": ["src/airfl/claims.py", "src/airfl/stages/claims.py", "src/airfl/papers"],
+}
+
+
+@dataclass
+class Job:
+    stage: str
+    name: str                         # unique, DVC-safe
+    args: list[str]
+    deps: list[str]
+    outs: list[str]
+    params: list[str]
+    plots: list[str] = field(default_factory=list)
+    metrics: list[str] = field(default_factory=list)
+
+
+def _slug(*parts: str) -> str:
+    return "-".join(p.replace("/", "-") for p in parts)
+
+
+def partition_outputs(experiment_id: str) -> list[str]:
+    return [str(paths.partition(experiment_id)), str(paths.partition_summary(experiment_id)),
+            str(paths.partition_heatmap(experiment_id))]
+
+
+def train_outputs(experiment_id: str, curve: str) -> list[str]:
+    return [str(paths.run_table(experiment_id, curve)), str(paths.run_records(experiment_id, curve)),
+            str(paths.run_info(experiment_id, curve))]
+
+
+def figure_outputs(experiment_id: str) -> list[str]:
+    return [str(paths.figure(experiment_id, s)) for s in ("csv", "png", "pdf")] + \
+        [str(paths.summary(experiment_id))]
+
+
+def experiment_jobs(experiment: Experiment, params: dict[str, Any]) -> list[Job]:
+    eid = experiment.id
+    block = experiment.params(params)
+    key = experiment.config_key
+    manifest = str(paths.dataset_manifest(block["dataset"]))
+    partition_keys = ["seed", "data.root", f"{key}.dataset", f"{key}.num_devices", f"{key}.partition"]
+    jobs = [Job("partition", _slug("partition", eid), [eid], [manifest], partition_outputs(eid),
+                partition_keys)]
+    for curve in experiment.curves(params):
+        design_keys = ["seed", "profile", f"{key}.channel", f"{key}.model", f"{key}.scale",
+                       f"{key}.curves.{curve}"]
+        jobs += [
+            Job("design", _slug("design", eid, curve), [eid, curve], [str(paths.partition(eid))],
+                [str(paths.design(eid, curve))], design_keys),
+            Job("train", _slug("train", eid, curve), [eid, curve],
+                [manifest, str(paths.partition(eid)), str(paths.design(eid, curve))],
+                train_outputs(eid, curve),
+                ["seed", "profile", "device", "threads", "data.root"] + experiment.param_keys(curve)),
+            Job("privacy", _slug("privacy", eid, curve), [eid, curve],
+                [str(paths.run_records(eid, curve))], [str(paths.privacy(eid, curve))],
+                [f"{key}.curves.{curve}"]),
+        ]
+    curves = list(experiment.curves(params))
+    figure_deps = [str(paths.run_table(eid, c)) for c in curves] + \
+        [str(paths.privacy(eid, c)) for c in curves]
+    outs = figure_outputs(eid)
+    jobs.append(Job("figure", _slug("figure", eid), [eid], figure_deps, outs[1:3],
+                    ["seed", "profile"] + experiment.param_keys(), plots=[outs[0]], metrics=[outs[3]]))
+    return jobs
+
+
+def datasets(params: dict[str, Any]) -> list[str]:
+    return sorted({e.params(params)["dataset"] for e in all_experiments()})
+
+
+def jobs(params: dict[str, Any]) -> list[Job]:
+    """Every job of the pipeline, in data-flow order."""
+    out = [Job("data", _slug("data", d), [d], [], [str(paths.dataset_manifest(d))],
+               ["data.root"]) for d in datasets(params)]
+    for experiment in all_experiments():
+        out += experiment_jobs(experiment, params)
+    figure_csvs = [str(paths.figure(e.id, "csv")) for e in all_experiments()]
+    out.append(Job("claims", "claims", [], figure_csvs, [str(paths.claims_markdown())],
+                   ["seed", "profile"], metrics=[str(paths.claims_metrics())]))
+    return out

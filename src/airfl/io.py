@@ -1,0 +1,119 @@
+"""Atomic, open-format artifact writing with provenance (parameters and code version).
+
+Every stage writes through these helpers: a temp file in the destination folder, then
+`os.replace`, so an interrupted or failing stage never leaves a half-written output.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import subprocess
+import tempfile
+from pathlib import Path
+from typing import Any, Iterator
+
+import numpy as np
+import pandas as pd
+
+
+@contextlib.contextmanager
+def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
+    """Yield a temporary path beside `path`; rename it onto `path` only if the block succeeds."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp" + path.suffix, dir=path.parent)
+    os.close(fd)
+    tmp_path = Path(tmp)
+    try:
+        yield tmp_path
+        os.replace(tmp_path, path)
+    finally:
+        if tmp_path.exists():
+            tmp_path.unlink()
+
+
+def _json_default(value: Any) -> Any:
+    if isinstance(value, (np.integer,)):
+        return int(value)
+    if isinstance(value, (np.floating,)):
+        return float(value)
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    if isinstance(value, Path):
+        return str(value)
+    raise TypeError(f"not JSON serialisable: {type(value).__name__}")
+
+
+def _strict(value: Any) -> Any:
+    """Replace non-finite floats (not valid JSON) by the strings "inf", "-inf", "nan"."""
+    if isinstance(value, float) and not np.isfinite(value):
+        return "nan" if np.isnan(value) else ("inf" if value > 0 else "-inf")
+    if isinstance(value, dict):
+        return {k: _strict(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_strict(v) for v in value]
+    return value
+
+
+def write_json(path: str | os.PathLike, payload: Any) -> None:
+    """Write strict JSON with sorted keys (byte-stable for equal content)."""
+    text = json.dumps(_strict(json.loads(json.dumps(payload, default=_json_default))), indent=2,
+                      sort_keys=True, allow_nan=False)
+    with atomic_path(path) as tmp:
+        tmp.write_text(text + "\n")
+
+
+def read_json(path: str | os.PathLike) -> Any:
+    return json.loads(Path(path).read_text())
+
+
+def write_csv(path: str | os.PathLike, frame: pd.DataFrame) -> None:
+    """Write CSV with a fixed float format so equal numbers give equal bytes."""
+    with atomic_path(path) as tmp:
+        frame.to_csv(tmp, index=False, float_format="%.10g", lineterminator="\n")
+
+
+def write_npz(path: str | os.PathLike, **arrays: np.ndarray) -> None:
+    with atomic_path(path) as tmp:
+        with open(tmp, "wb") as handle:
+            np.savez_compressed(handle, **arrays)
+
+
+def write_text(path: str | os.PathLike, text: str) -> None:
+    with atomic_path(path) as tmp:
+        tmp.write_text(text)
+
+
+def git_commit() -> str:
+    """The commit of the working tree (with '+dirty' when it has changes), or 'unknown'."""
+    try:
+        commit = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True,
+                                check=True, timeout=10).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"],
+                               capture_output=True, text=True, check=True, timeout=10).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+    return commit + ("+dirty" if dirty else "")
+
+
+def provenance(params: dict[str, Any]) -> dict[str, Any]:
+    """What made an artifact, deterministically: its exact parameters and the library versions.
+
+    The git commit and wall-clock times are not in tracked artifacts (they would change the bytes
+    of identical results and make `dvc status` dirty); `record_run` writes them beside, under
+    results/provenance/, and dvc.lock records the hash of every code file a stage depends on.
+    """
+    import airfl
+    import torch
+
+    return {"params": params, "airfl_version": airfl.__version__, "torch_version": torch.__version__,
+            "numpy_version": np.__version__}
+
+
+def record_run(artifact: str | os.PathLike, **facts: Any) -> None:
+    """Untracked provenance of one stage run: git commit, host-independent facts, timings."""
+    artifact = Path(artifact)
+    target = Path("results") / "provenance" / artifact.with_suffix(artifact.suffix + ".json")
+    write_json(target, {"artifact": str(artifact), "git_commit": git_commit(), **facts})

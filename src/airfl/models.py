@@ -1,0 +1,211 @@
+"""Models as flat parameter vectors, with per-client losses and gradients for all clients at once.
+
+The simulator keeps the global model as one vector [d] and the clients' models as one tensor
+[N, d] (DESIGN.md). A `FlatModel` computes per-client losses and gradients on a batch
+x[N, B, ...], y[N, B] with per-sample weights [N, B] (1/B for a mini-batch, mask/|D_m| for a
+padded full batch), so that aggregation and local training never loop over clients in Python
+where a batched form is faster.
+
+Softmax regression has a closed-form batched gradient (einsum). For CNNs, two engines are
+available: `vmap` (torch.func over clients) and `loop` (one functional call per client on
+views of the [N, d] tensor); ENVIRONMENT.md measured the loop faster on CPU for small CNNs, so
+`auto` picks the loop there and vmap on CUDA. benchmarks/engine.py measures both.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import torch
+from torch import nn
+from torch.func import functional_call, grad_and_value, vmap
+
+
+class FlatModel:
+    """Interface: a model whose parameters are one flat vector."""
+
+    name: str
+    dim: int
+    num_classes: int
+
+    def init(self, generator: torch.Generator) -> torch.Tensor:
+        raise NotImplementedError
+
+    def loss_and_grads(self, params: torch.Tensor, x: torch.Tensor, y: torch.Tensor,
+                       weights: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """Per-client weighted loss [N] and gradient [N, d] at params [N, d]."""
+        raise NotImplementedError
+
+    def logits(self, params: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
+        """Logits [n, C] of one model params [d] on inputs x [n, ...]."""
+        raise NotImplementedError
+
+
+class SoftmaxRegression(FlatModel):
+    """Multinomial logistic regression with bias and an optional L2 term (mu/2)||w||^2.
+
+    Parameter layout follows Biased FL (spec 2.1): class-major blocks w = [w^(0); ...; w^(C-1)],
+    each block = [pixel weights, bias], so d = C (p + 1) (7850 for MNIST).
+    The gradient of the weighted cross-entropy is (softmax - onehot)^T x, batched by einsum.
+    """
+
+    def __init__(self, input_dim: int, num_classes: int, l2: float = 0.0):
+        self.name = "softmax"
+        self.input_dim = int(input_dim)
+        self.num_classes = int(num_classes)
+        self.dim = self.num_classes * (self.input_dim + 1)
+        self.l2 = float(l2)
+
+    def init(self, generator: torch.Generator) -> torch.Tensor:
+        return torch.zeros(self.dim)
+
+    def _augment(self, x: torch.Tensor) -> torch.Tensor:
+        """Flatten images [..., C, H, W] to [..., p] and append the constant-1 bias feature."""
+        flat = x if x.shape[-1] == self.input_dim and x.dim() <= 3 else x.flatten(start_dim=-3)
+        ones = torch.ones(*flat.shape[:-1], 1, dtype=flat.dtype, device=flat.device)
+        return torch.cat([flat, ones], dim=-1)
+
+    def loss_and_grads(self, params, x, y, weights):
+        n_clients = params.shape[0]
+        w = params.view(n_clients, self.num_classes, self.input_dim + 1)
+        xa = self._augment(x)                                        # [N, B, p+1]
+        logits = torch.einsum("nbi,nci->nbc", xa, w)
+        log_prob = torch.log_softmax(logits, dim=-1)
+        picked = log_prob.gather(-1, y.unsqueeze(-1)).squeeze(-1)    # [N, B]
+        loss = -(weights * picked).sum(dim=1)
+        residual = log_prob.exp()
+        residual.scatter_add_(-1, y.unsqueeze(-1), -torch.ones_like(picked).unsqueeze(-1))
+        grad = torch.einsum("nbc,nbi->nci", residual * weights.unsqueeze(-1), xa)
+        grad = grad.reshape(n_clients, self.dim)
+        if self.l2:
+            loss = loss + 0.5 * self.l2 * (params * params).sum(dim=1)
+            grad = grad + self.l2 * params
+        return loss, grad
+
+    def logits(self, params, x):
+        w = params.view(self.num_classes, self.input_dim + 1)
+        return self._augment(x) @ w.T
+
+
+class MnistCNN(nn.Module):
+    """The small MNIST CNN of the LAPA spec (sec. 8) without BatchNorm: conv(1->10,5) - pool - ReLU
+    - conv(10->20,5) - pool - ReLU - FC(320->50) - ReLU - FC(50->10); 21,840 parameters. BatchNorm
+    is left out because its running statistics are not parameters that OTA aggregation can sum."""
+
+    def __init__(self, in_channels: int = 1, num_classes: int = 10, image_size: int = 28):
+        super().__init__()
+        self.conv1 = nn.Conv2d(in_channels, 10, 5)
+        self.conv2 = nn.Conv2d(10, 20, 5)
+        side = ((image_size - 4) // 2 - 4) // 2
+        self.fc1 = nn.Linear(20 * side * side, 50)
+        self.fc2 = nn.Linear(50, num_classes)
+
+    def forward(self, x):
+        x = torch.relu(torch.max_pool2d(self.conv1(x), 2))
+        x = torch.relu(torch.max_pool2d(self.conv2(x), 2))
+        x = torch.relu(self.fc1(x.flatten(1)))
+        return self.fc2(x)
+
+
+class FedAvgCNN(nn.Module):
+    """PFLlib's FedAvgCNN used by DP-as-a-perk (spec A2): d = 582,026 on 28x28 inputs."""
+
+    def __init__(self, in_channels: int = 1, num_classes: int = 10, image_size: int = 28):
+        super().__init__()
+        self.conv1 = nn.Conv2d(in_channels, 32, 5)
+        self.conv2 = nn.Conv2d(32, 64, 5)
+        side = ((image_size - 4) // 2 - 4) // 2
+        self.fc1 = nn.Linear(64 * side * side, 512)
+        self.fc2 = nn.Linear(512, num_classes)
+
+    def forward(self, x):
+        x = torch.max_pool2d(torch.relu(self.conv1(x)), 2)
+        x = torch.max_pool2d(torch.relu(self.conv2(x)), 2)
+        x = torch.relu(self.fc1(x.flatten(1)))
+        return self.fc2(x)
+
+
+@dataclass(frozen=True)
+class _Slot:
+    name: str
+    shape: tuple[int, ...]
+    start: int
+    stop: int
+
+
+class FunctionalNetwork(FlatModel):
+    """Any `nn.Module` driven through torch.func on flat parameter vectors."""
+
+    def __init__(self, name: str, module: nn.Module, num_classes: int, engine: str = "auto",
+                 l2: float = 0.0):
+        if engine not in ("auto", "vmap", "loop"):
+            raise ValueError(f"engine must be one of auto, vmap, loop; got {engine!r}")
+        self.name = name
+        self.module = module
+        self.num_classes = num_classes
+        self.engine = engine
+        self.l2 = float(l2)
+        slots, start = [], 0
+        for pname, tensor in module.named_parameters():
+            slots.append(_Slot(pname, tuple(tensor.shape), start, start + tensor.numel()))
+            start += tensor.numel()
+        self.slots = tuple(slots)
+        self.dim = start
+
+    def init(self, generator: torch.Generator) -> torch.Tensor:
+        """PyTorch's default initialisation (kaiming-uniform weights, fan-in uniform biases),
+        drawn from `generator` so that it is reproducible."""
+        chunks = []
+        for slot in self.slots:
+            bound = 1.0 / math.sqrt(math.prod(self._fan_shape(slot)))  # kaiming_uniform(a=sqrt(5))
+            noise = torch.rand(slot.stop - slot.start, generator=generator, dtype=torch.float64)
+            chunks.append((noise * 2 - 1) * bound)
+        return torch.cat(chunks).to(torch.float32)
+
+    def _fan_shape(self, slot: _Slot) -> tuple[int, ...]:
+        if slot.name.endswith("bias"):
+            weight = next(s for s in self.slots if s.name == slot.name[:-4] + "weight")
+            return weight.shape[1:]
+        return slot.shape[1:]
+
+    def unflatten(self, flat: torch.Tensor) -> dict[str, torch.Tensor]:
+        lead = flat.shape[:-1]
+        return {s.name: flat[..., s.start:s.stop].view(*lead, *s.shape) for s in self.slots}
+
+    def _loss(self, flat, x, y, weights):
+        out = functional_call(self.module, self.unflatten(flat), (x,))
+        loss = (weights * nn.functional.cross_entropy(out, y, reduction="none")).sum()
+        if self.l2:
+            loss = loss + 0.5 * self.l2 * (flat * flat).sum()
+        return loss
+
+    def _use_vmap(self, params: torch.Tensor) -> bool:
+        return self.engine == "vmap" or (self.engine == "auto" and params.is_cuda)
+
+    def loss_and_grads(self, params, x, y, weights):
+        step = grad_and_value(self._loss)
+        if self._use_vmap(params):
+            grads, losses = vmap(step)(params, x, y, weights)
+            return losses, grads
+        results = [step(params[n], x[n], y[n], weights[n]) for n in range(params.shape[0])]
+        return torch.stack([r[1] for r in results]), torch.stack([r[0] for r in results])
+
+    def logits(self, params, x):
+        return functional_call(self.module, self.unflatten(params), (x,))
+
+
+MODEL_NAMES = ("softmax", "cnn_mnist", "fedavg_cnn")
+
+
+def build_model(name: str, image_shape: tuple[int, int, int], num_classes: int, l2: float = 0.0,
+                engine: str = "auto") -> FlatModel:
+    """The model named in params.yaml; image_shape is (channels, height, width)."""
+    channels, height, _ = image_shape
+    if name == "softmax":
+        return SoftmaxRegression(channels * height * height, num_classes, l2=l2)
+    if name == "cnn_mnist":
+        return FunctionalNetwork(name, MnistCNN(channels, num_classes, height), num_classes, engine, l2)
+    if name == "fedavg_cnn":
+        return FunctionalNetwork(name, FedAvgCNN(channels, num_classes, height), num_classes, engine, l2)
+    raise ValueError(f"unknown model {name!r}; allowed: {', '.join(MODEL_NAMES)}")

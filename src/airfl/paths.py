@@ -1,0 +1,60 @@
+"""Where every artifact lives; the Snakefile, dvc.yaml and the stages all take paths from here."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+RESULTS = Path("results")
+FIGURES = Path("figures")
+
+
+def dataset_manifest(dataset: str) -> Path:
+    return RESULTS / "data" / f"{dataset}.json"
+
+
+def partition(experiment_id: str) -> Path:
+    return RESULTS / "partitions" / f"{experiment_id}.npz"
+
+
+def partition_summary(experiment_id: str) -> Path:
+    return RESULTS / "partitions" / f"{experiment_id}.json"
+
+
+def partition_heatmap(experiment_id: str) -> Path:
+    return FIGURES / "partitions" / f"{experiment_id}.png"
+
+
+def design(experiment_id: str, curve: str) -> Path:
+    return RESULTS / "designs" / experiment_id / f"{curve}.json"
+
+
+def run_table(experiment_id: str, curve: str) -> Path:
+    return RESULTS / "runs" / experiment_id / f"{curve}.csv"
+
+
+def run_records(experiment_id: str, curve: str) -> Path:
+    return RESULTS / "runs" / experiment_id / f"{curve}.records.json"
+
+
+def run_info(experiment_id: str, curve: str) -> Path:
+    return RESULTS / "runs" / experiment_id / f"{curve}.json"
+
+
+def privacy(experiment_id: str, curve: str) -> Path:
+    return RESULTS / "privacy" / experiment_id / f"{curve}.csv"
+
+
+def figure(experiment_id: str, suffix: str) -> Path:
+    return FIGURES / f"{experiment_id}.{suffix}"
+
+
+def summary(experiment_id: str) -> Path:
+    return RESULTS / "summaries" / f"{experiment_id}.json"
+
+
+def claims_markdown() -> Path:
+    return FIGURES / "CLAIMS.md"
+
+
+def claims_metrics() -> Path:
+    return RESULTS / "claims.json"

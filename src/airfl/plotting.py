@@ -1,0 +1,79 @@
+"""The figure theme: one colour and marker per scheme name in every figure; deterministic bytes.
+
+Colours come from a fixed table of scheme names (add new schemes here so every wing shares
+them); a name not in the table gets a colour from a stable hash, never from its position in a
+legend, so a scheme keeps its colour when other curves are added or removed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import pandas as pd  # noqa: E402
+import seaborn as sns  # noqa: E402
+
+from airfl.io import atomic_path  # noqa: E402
+
+_PALETTE = sns.color_palette("tab20", 20).as_hex()
+_MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*", "<", ">", "h", "p")
+
+SCHEME_STYLES: dict[str, tuple[str, str]] = {
+    "Ideal FedAvg": ("#000000", "o"),
+    "OTA-FL": ("#1f77b4", "s"),
+    "Digital FL": ("#2ca02c", "^"),
+    "FedAvg + DP": ("#d62728", "D"),
+}
+
+
+def style_for(name: str) -> tuple[str, str]:
+    """(colour, marker) of a scheme name; variants 'Name, detail' keep the base's marker."""
+    if name in SCHEME_STYLES:
+        return SCHEME_STYLES[name]
+    digest = int(hashlib.sha256(name.encode()).hexdigest(), 16)
+    base = name.split(",")[0].strip()
+    marker = SCHEME_STYLES[base][1] if base in SCHEME_STYLES else _MARKERS[digest % len(_MARKERS)]
+    return _PALETTE[digest % len(_PALETTE)], marker
+
+
+def set_theme() -> None:
+    sns.set_theme(context="paper", style="whitegrid", font_scale=1.1)
+    plt.rcParams.update({"figure.dpi": 100, "savefig.dpi": 150, "svg.hashsalt": "airfl",
+                         "pdf.compression": 6})
+
+
+def line_plot(frame: pd.DataFrame, x: str, y: str, xlabel: str, ylabel: str, title: str,
+              logy: bool = False, hue: str = "label", style_key: str = "style_key"):
+    """Mean over trials with a +-1 standard-deviation band, one line per `hue` value."""
+    set_theme()
+    fig, ax = plt.subplots(figsize=(6.4, 4.2))
+    order = list(dict.fromkeys(frame[hue]))
+    keys = frame.drop_duplicates(hue).set_index(hue)[style_key]
+    palette = {label: style_for(keys[label])[0] for label in order}
+    markers = {label: style_for(keys[label])[1] for label in order}
+    sns.lineplot(data=frame, x=x, y=y, hue=hue, style=hue, hue_order=order, style_order=order,
+                 palette=palette, markers=markers, dashes=False, errorbar="sd", ax=ax,
+                 markevery=max(1, frame[x].nunique() // 10), markersize=6, linewidth=1.6)
+    ax.set(xlabel=xlabel, ylabel=ylabel, title=title)
+    if logy:
+        ax.set_yscale("log")
+    ax.legend(title=None, fontsize=8, loc="best")
+    fig.tight_layout()
+    return fig
+
+
+def save_figure(fig, stem: Path) -> list[Path]:
+    """PNG and PDF with metadata stripped, so equal data give equal bytes."""
+    written = []
+    for suffix, metadata in (("png", {"Software": None}),
+                             ("pdf", {"Creator": None, "Producer": None, "CreationDate": None})):
+        path = Path(f"{stem}.{suffix}")
+        with atomic_path(path) as tmp:
+            fig.savefig(tmp, format=suffix, metadata=metadata)
+        written.append(path)
+    plt.close(fig)
+    return written

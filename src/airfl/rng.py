@@ -1,0 +1,58 @@
+"""Deterministic random streams derived from (seed, experiment, trial, round, stream).
+
+Every random draw in airfl comes from a generator returned here, so that (i) the same seed gives
+bit-identical results and (ii) schemes compared in one figure see the same channel and data draws
+(common random numbers): the channel stream of round t of trial k does not depend on the scheme.
+The client index is the leading axis of each batched draw, so a client's slice is fixed by
+(seed, experiment, trial, round, stream, client position).
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+import numpy as np
+import torch
+
+STREAMS = ("init", "data", "channel", "noise", "quantization", "sampling", "placement", "partition",
+           "dp", "design")
+
+
+def derive_seed(seed: int, experiment: str, *keys: int | str) -> int:
+    """A 63-bit seed that is a hash of the base seed, the experiment name and further keys."""
+    text = "/".join([str(int(seed)), experiment, *(str(k) for k in keys)])
+    digest = hashlib.sha256(text.encode("utf-8")).digest()
+    return int.from_bytes(digest[:8], "little") >> 1
+
+
+def torch_generator(seed: int, experiment: str, *keys: int | str) -> torch.Generator:
+    """A CPU torch generator for one (seed, experiment, trial, round, stream, ...) tuple."""
+    generator = torch.Generator(device="cpu")
+    generator.manual_seed(derive_seed(seed, experiment, *keys))
+    return generator
+
+
+def numpy_generator(seed: int, experiment: str, *keys: int | str) -> np.random.Generator:
+    """A numpy PCG64 generator for one (seed, experiment, ...) tuple."""
+    return np.random.default_rng(derive_seed(seed, experiment, *keys))
+
+
+class RoundStreams:
+    """Named generators of one round of one trial; each stream is created on first use.
+
+    Draws from different streams are independent, and a scheme that ignores a stream does not
+    shift the others: this is what gives schemes the same channel and data draws.
+    """
+
+    def __init__(self, seed: int, experiment: str, trial: int, round_index: int):
+        self._key = (seed, experiment, trial, round_index)
+        self._cache: dict[str, torch.Generator] = {}
+
+    def __call__(self, stream: str) -> torch.Generator:
+        if stream not in STREAMS:
+            raise ValueError(f"unknown random stream {stream!r}; allowed: {', '.join(STREAMS)}")
+        if stream not in self._cache:
+            seed, experiment, trial, round_index = self._key
+            self._cache[stream] = torch_generator(seed, experiment, "trial", trial, "round",
+                                                  round_index, stream)
+        return self._cache[stream]

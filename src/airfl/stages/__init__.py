@@ -1,0 +1,4 @@
+"""Pipeline stages as importable functions; `airfl <stage>` (cli.py) is a thin entry over them.
+
+data -> partition -> design -> train -> privacy -> figure -> claims
+"""

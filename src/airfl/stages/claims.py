@@ -1,0 +1,45 @@
+"""Stage `claims`: evaluate every experiment's claims on its figure CSV; write figures/CLAIMS.md."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pandas as pd
+
+from airfl import paths
+from airfl.experiments import all_experiments
+from airfl.io import write_json, write_text
+
+
+def evaluate_all(params: dict[str, Any]) -> list[dict[str, Any]]:
+    results = []
+    for experiment in all_experiments():
+        frame = pd.read_csv(paths.figure(experiment.id, "csv"))
+        for claim in experiment.claims:
+            result = claim.evaluate(frame)
+            results.append({"figure": experiment.id, "claim": claim.name,
+                            "statement": claim.statement, "numbers": result.numbers,
+                            "holds": bool(result.holds)})
+    return results
+
+
+def markdown(results: list[dict[str, Any]], params: dict[str, Any]) -> str:
+    lines = ["# Claims checked on the stored figure data", "",
+             f"Profile `{params['profile']}`, seed {params['seed']}. A claim that does not hold is a "
+             "finding, reported with our numbers; nothing is tuned to make it hold.", "",
+             "| figure | claim | paper's statement | our numbers | holds |",
+             "|---|---|---|---|---|"]
+    for r in results:
+        lines.append(f"| {r['figure']} | {r['claim']} | {r['statement']} | {r['numbers']} | "
+                     f"{'yes' if r['holds'] else '**no**'} |")
+    held = sum(r["holds"] for r in results)
+    lines += ["", f"{held} of {len(results)} claims hold.", ""]
+    return "\n".join(lines)
+
+
+def run(params: dict[str, Any]) -> None:
+    results = evaluate_all(params)
+    write_text(paths.claims_markdown(), markdown(results, params))
+    write_json(paths.claims_metrics(), {"claims": results,
+                                        "held": sum(r["holds"] for r in results),
+                                        "total": len(results)})

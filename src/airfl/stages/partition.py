@@ -1,0 +1,65 @@
+"""Stage `partition`: split the training set over devices, measure heterogeneity, draw a heat map.
+
+Outputs the index sets (NPZ), the per-device label histograms, each device's 1-D Wasserstein
+distance to the global label distribution (LAPA eq. 20) and the derived weights (LAPA eq. 21,
+and data-size weights), plus a heat map of labels per device.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from airfl import paths
+from airfl.data import dataset_info, load_labels
+from airfl.data.heterogeneity import (data_size_weights, label_histograms, wasserstein_softmax_weights,
+                                      wasserstein_to_global)
+from airfl.data.partition import make_partition
+from airfl.experiments import get_experiment
+from airfl.io import provenance, write_json
+from airfl.stages.setup import partition_generator
+
+_OPTION_KEYS = ("classes_per_device", "alpha", "min_size", "samples_per_device", "per_class",
+                "num_iid", "size_range")
+
+
+def run(params: dict[str, Any], experiment_id: str) -> None:
+    experiment = get_experiment(experiment_id)
+    block = experiment.params(params)
+    spec = block["partition"]
+    labels = load_labels(block["dataset"], params["data"]["root"], "train")
+    options = {k: spec[k] for k in _OPTION_KEYS if k in spec}
+    partition = make_partition(spec["kind"], labels, block["num_devices"],
+                               partition_generator(params, experiment_id), **options)
+    num_classes = dataset_info(block["dataset"]).num_classes
+    histograms = label_histograms(labels, partition, num_classes)
+    distances = wasserstein_to_global(histograms)
+    sizes = histograms.sum(axis=1)
+    partition.to_npz(paths.partition(experiment_id), labels=labels, num_classes=num_classes)
+    write_json(paths.partition_summary(experiment_id), {
+        "provenance": provenance({"seed": params["seed"], "dataset": block["dataset"],
+                                  "num_devices": block["num_devices"], "partition": spec}),
+        "sizes": sizes, "label_histograms": histograms, "wasserstein": distances,
+        "wasserstein_softmax_weights": wasserstein_softmax_weights(distances, sizes),
+        "data_size_weights": data_size_weights(sizes)})
+    _heatmap(histograms, distances, experiment_id, block)
+
+
+def _heatmap(histograms: np.ndarray, distances: np.ndarray, experiment_id: str,
+             block: dict[str, Any]) -> None:
+    from airfl.plotting import plt, save_figure, set_theme, sns
+
+    set_theme()
+    n = histograms.shape[0]
+    fig, ax = plt.subplots(figsize=(max(5.0, 0.25 * n + 2), 4.0))
+    sns.heatmap(histograms.T, ax=ax, cmap="viridis", cbar_kws={"label": "samples"},
+                xticklabels=[f"{m}\n{d:.2f}" for m, d in enumerate(distances)] if n <= 30 else False)
+    ax.set(xlabel="device (and Wasserstein distance to the global label distribution)",
+           ylabel="label", title=f"{block['dataset']}: {block['partition']['kind']} partition, "
+                                 f"{n} devices")
+    ax.tick_params(axis="x", labelsize=6)
+    fig.tight_layout()
+    stem = paths.partition_heatmap(experiment_id).with_suffix("")
+    written = save_figure(fig, stem)
+    written[-1].unlink()          # the heat map is a diagnostic: keep the PNG only

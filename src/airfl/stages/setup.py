@@ -1,0 +1,98 @@
+"""Shared set-up of a training experiment: data, partition, geometry and channel statistics.
+
+Partition: one per experiment (seeded by (seed, experiment, 'partition')), so trials differ in
+placement, fading, noise, initialisation and mini-batches, as in papers that fix a dataset split.
+Placement: one per trial (seeded by (seed, experiment, trial, 'placement')), unless
+`placement: quantile` (deterministic equal-area radii, Biased FL spec 2.3).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import torch
+
+from airfl import paths
+from airfl.channel.geometry import quantile_radii, uniform_disc
+from airfl.channel.pathloss import free_space_db, gain_from_db, log_distance_db
+from airfl.core.engine import ClientData
+from airfl.core.scheme import ChannelStatistics
+from airfl.data import dataset_info, load_dataset, to_float_tensor
+from airfl.data.partition import Partition
+from airfl.rng import numpy_generator, torch_generator
+
+
+def path_gain_db(distances: torch.Tensor, pathloss: dict[str, Any]) -> torch.Tensor:
+    """Path loss in dB of the configured model."""
+    if pathloss["model"] == "log_distance":
+        return log_distance_db(distances, pathloss["pl0_db"], pathloss["exponent"])
+    return free_space_db(distances, pathloss["carrier_hz"])
+
+
+def channel_statistics(params: dict[str, Any], block: dict[str, Any], experiment_id: str,
+                       trial: int) -> ChannelStatistics:
+    """Device distances and mean channel gains of one trial (statistical CSI for designs)."""
+    channel = block["channel"]
+    n = block["num_devices"]
+    if channel["placement"] == "quantile":
+        distances = quantile_radii(n, channel["radius_m"], channel["min_radius_m"])
+    else:
+        generator = torch_generator(params["seed"], experiment_id, "trial", trial, "placement")
+        distances = uniform_disc(n, channel["radius_m"], generator, channel["min_radius_m"])
+    gain = gain_from_db(path_gain_db(distances, channel["pathloss"]))
+    edge = gain_from_db(path_gain_db(torch.tensor([float(channel["radius_m"])], dtype=torch.float64),
+                                     channel["pathloss"]))
+    return ChannelStatistics(path_gain=gain, reference_gain=float(edge[0]),
+                             bandwidth_hz=float(channel["bandwidth_hz"]), distances_m=distances)
+
+
+def partition_generator(params: dict[str, Any], experiment_id: str) -> np.random.Generator:
+    return numpy_generator(params["seed"], experiment_id, "partition")
+
+
+def load_partition(experiment_id: str) -> Partition:
+    return Partition.from_npz(paths.partition(experiment_id))
+
+
+def client_data(params: dict[str, Any], block: dict[str, Any], partition: Partition,
+                device: torch.device) -> ClientData:
+    """All devices' training data as one tensor plus CSR offsets into it."""
+    x, y = load_dataset(block["dataset"], params["data"]["root"], "train")
+    sizes = torch.tensor([len(idx) for idx in partition.indices], dtype=torch.long)
+    offsets = torch.zeros(len(sizes) + 1, dtype=torch.long)
+    offsets[1:] = torch.cumsum(sizes, 0)
+    index = torch.from_numpy(np.concatenate(partition.indices).astype(np.int64))
+    return ClientData(to_float_tensor(x, block["dataset"]).to(device), torch.from_numpy(y).to(device),
+                      index.to(device), offsets.to(device), sizes.to(device))
+
+
+def test_data(params: dict[str, Any], block: dict[str, Any], device: torch.device):
+    x, y = load_dataset(block["dataset"], params["data"]["root"], "test")
+    limit = block["scale"]["test_subset"]
+    if limit is not None:
+        x, y = x[:limit], y[:limit]
+    return to_float_tensor(x, block["dataset"]).to(device), torch.from_numpy(y).to(device)
+
+
+def train_eval_data(params: dict[str, Any], block: dict[str, Any], data: ClientData,
+                    experiment_id: str):
+    """A fixed, seeded subset of the devices' training samples for the training loss."""
+    rng = numpy_generator(params["seed"], experiment_id, "train_eval")
+    pool = data.client_index.cpu().numpy()
+    size = min(block["scale"]["train_eval_subset"], pool.size)
+    chosen = torch.from_numpy(np.sort(rng.choice(pool, size=size, replace=False))).to(data.x.device)
+    return data.x[chosen], data.y[chosen]
+
+
+def image_shape(dataset: str) -> tuple[int, int, int]:
+    return dataset_info(dataset).image_shape
+
+
+def torch_device(params: dict[str, Any]) -> torch.device:
+    wanted = params.get("device", "cpu")
+    if wanted == "auto":
+        wanted = "cuda" if torch.cuda.is_available() else "cpu"
+    if wanted == "cuda" and not torch.cuda.is_available():
+        raise RuntimeError("params.yaml device: cuda, but torch finds no CUDA device; use cpu or auto")
+    return torch.device(wanted)

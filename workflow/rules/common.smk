@@ -1,0 +1,58 @@
+# Config validation, the experiment registry, and input functions shared by the rules.
+import os
+import shlex
+
+from snakemake.utils import validate
+
+import airfl.schemes  # registers the generic schemes
+from airfl import dag, paths
+from airfl.config import ConfigError, override_args, validate_params
+from airfl.experiments import all_experiments, get_experiment
+
+os.environ.setdefault("OMP_NUM_THREADS", "1")      # one thread per job (ENVIRONMENT.md)
+os.environ.setdefault("MKL_NUM_THREADS", "1")
+
+try:
+    validate_params(config)                        # clear message naming the key, before any job
+except ConfigError as error:
+    raise WorkflowError(str(error))
+validate(config, "../schemas/params.schema.yaml")  # Snakemake's own check, same schema file
+
+AIRFL = "airfl " + override_args("params.yaml", config)   # --config overrides reach every job
+
+
+wildcard_constraints:
+    paper="[a-z_]+",
+    figure="[a-z0-9_]+",
+    curve="[a-z][a-z0-9_]*",
+    dataset="[a-z0-9_]+",
+
+
+def experiment_of(wildcards):
+    return get_experiment(f"{wildcards.paper}/{wildcards.figure}")
+
+
+def experiment_block(wildcards):
+    return experiment_of(wildcards).params(config)
+
+
+def curve_params(wildcards):
+    return experiment_of(wildcards).curves(config)[wildcards.curve]
+
+
+def dataset_manifest(wildcards):
+    return str(paths.dataset_manifest(experiment_block(wildcards)["dataset"]))
+
+
+def figure_caption(wildcards):
+    from airfl.stages.figure import caption
+
+    return caption(config, experiment_of(wildcards))
+
+
+def all_targets():
+    targets = [str(paths.claims_markdown())]
+    for experiment in all_experiments():
+        targets += dag.figure_outputs(experiment.id)
+        targets += dag.partition_outputs(experiment.id)
+    return targets
