@@ -70,7 +70,8 @@ def test_dataset_info_constants():
 
 def test_file_lists_match_torchvision():
     files = dict(dataset_files("fashion_mnist"))
-    assert files["FashionMNIST/raw/train-images-idx3-ubyte.gz"] == "8d4fb7e6c68d591d4c3dfef9ec88bf0d"
+    assert files["FashionMNIST/raw/train-images-idx3-ubyte.gz"] == \
+        "8d4fb7e6c68d591d4c3dfef9ec88bf0d"
     c10 = dict(dataset_files("cifar10"))
     assert len(c10) == 7 and c10["cifar-10-batches-py/batches.meta"] == \
         "5ff9c542aee3614f3951f8cda6e48888"

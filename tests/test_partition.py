@@ -119,7 +119,7 @@ def test_shards_classic_mode_and_errors(mnist_labels):
     assert np.all(sub.sizes == 200) and np.all(n_classes(sub) == 2)
 
 
-# ------------------------------------------------------------------------------ one class / Biased FL
+# --------------------------------------------------------------------------- one class / Biased FL
 
 def test_one_class_and_shared_classes(mnist_labels):
     p = one_class(mnist_labels, 10, rng(), samples_per_device=500)

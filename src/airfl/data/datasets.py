@@ -31,9 +31,12 @@ import urllib.error
 import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
+if TYPE_CHECKING:
+    import torch
 
 __all__ = [
     "DatasetInfo",
@@ -356,7 +359,7 @@ def _extract_from_archive(spec: _Spec, root: Path, archive: Path, todo: list[str
                 try:
                     _write_atomically(root / spec.folder / fname, fill,
                                       wanted[fname] if verify_md5 else None)
-                except ValueError as exc:
+                except (OSError, ValueError, tarfile.TarError) as exc:
                     notes.append(f"{spec.relpath(fname)} from {archive.name}: {exc}")
     except (OSError, tarfile.TarError, EOFError) as exc:
         notes.append(f"could not read {archive.name}: {exc}")
@@ -614,7 +617,7 @@ def load_labels(name: str, root: str | os.PathLike, split: str, verify_md5: bool
     return _load_cifar(spec, root, split, labels_only=True)[1]
 
 
-def to_float_tensor(x: np.ndarray, name: str, normalize: bool = False):
+def to_float_tensor(x: np.ndarray, name: str, normalize: bool = False) -> "torch.Tensor":
     """Convert uint8 images from :func:`load_dataset` to a float32 tensor ``[n, C, H, W]``.
 
     Pixels are scaled to [0, 1]; with ``normalize=True`` each channel is then standardised with
@@ -627,8 +630,8 @@ def to_float_tensor(x: np.ndarray, name: str, normalize: bool = False):
     if arr.dtype != np.uint8:
         raise ValueError(f"expected uint8 images, got {arr.dtype}")
     if arr.shape[1:] != info.raw_shape:
-        raise ValueError(f"{info.name} images must have shape [n, {', '.join(map(str, info.raw_shape))}],"
-                         f" got {list(arr.shape)}")
+        dims = ", ".join(map(str, info.raw_shape))
+        raise ValueError(f"{info.name} images must have shape [n, {dims}], got {list(arr.shape)}")
     t = torch.from_numpy(np.ascontiguousarray(arr)).to(torch.float32).div_(255.0)
     t = t.unsqueeze(1) if info.channels == 1 else t.permute(0, 3, 1, 2).contiguous()
     if normalize:

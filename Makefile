@@ -1,0 +1,32 @@
+# Two set-up commands for a fresh machine with Python 3.11:
+#   make reproduce   create .venv, install, regenerate every result and figure (snakemake --cores 8)
+#   make test        create .venv, install with dev extras, run the test suite
+PYTHON ?= python3.11
+VENV ?= .venv
+CORES ?= 8
+BIN := $(VENV)/bin
+# Offline: a torchvision-layout folder to take datasets from (shared/data beside the checkout
+# when it exists); otherwise datasets are downloaded into data/.
+AIRFL_DATA_MIRROR ?= $(wildcard $(abspath ../shared/data))
+export AIRFL_DATA_MIRROR
+export DVC_NO_ANALYTICS := 1
+export OMP_NUM_THREADS := 1
+
+.PHONY: install reproduce test clean-results
+
+$(BIN)/airfl: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install -qq --upgrade pip
+	$(BIN)/pip install -qq -e '.[dev]'
+	touch $@
+
+install: $(BIN)/airfl
+
+reproduce: install
+	$(BIN)/snakemake --cores $(CORES)
+
+test: install
+	$(BIN)/pytest -q
+
+clean-results:
+	rm -rf results figures .snakemake/metadata
