@@ -1,0 +1,80 @@
+"""params.yaml validation: the committed file is valid; wrong keys, types and values are named."""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+import yaml
+
+from airfl.config import (SCHEMA_PATH, ConfigError, experiment_params, load_params, load_schema,
+                          override_args, validate_params)
+from airfl.core.scheme import SCHEME_TYPES
+
+
+@pytest.fixture()
+def params(repo_root):
+    return yaml.safe_load((repo_root / "params.yaml").read_text())
+
+
+def test_committed_params_are_valid_and_defaults_filled(params):
+    validated = validate_params(params)
+    assert validated["threads"] == 1 and validated["data"]["mirror"] is None
+    block = experiment_params(validated, "baselines.accuracy_vs_rounds")
+    assert block["scale"]["trials"] >= 3 and block["model"]["engine"] == "auto"
+
+
+def test_paper_profile_has_ten_trials(params):
+    params["profile"] = "paper"
+    block = experiment_params(validate_params(params), "baselines.accuracy_vs_rounds")
+    assert block["scale"]["trials"] >= 10
+
+
+@pytest.mark.parametrize("mutate, expected", [
+    (lambda p: p.update(bogus=1), "<top level>: Additional properties are not allowed ('bogus'"),
+    (lambda p: p.update(profile="fast"), "profile: 'fast' is not one of ['quick', 'paper']"),
+    (lambda p: p["baselines"]["accuracy_vs_rounds"].update(num_devices="20"),
+     "baselines.accuracy_vs_rounds.num_devices: '20' is not of type 'integer'"),
+    (lambda p: p["baselines"]["accuracy_vs_rounds"]["curves"]["ota_low_snr"].update(snr_d=3),
+     "Allowed keys: clip_norm, scheme, snr_db, truncation_threshold"),
+    (lambda p: p["baselines"]["accuracy_vs_rounds"]["curves"]["fedavg_dp"].update(sampling_rate=1.5),
+     "curves.fedavg_dp.sampling_rate: 1.5 is greater than the maximum of 1"),
+    (lambda p: p["baselines"]["accuracy_vs_rounds"]["curves"]["ideal"].update(scheme="magic"),
+     "Allowed values: ideal_fedavg"),
+    (lambda p: p["baselines"]["accuracy_vs_rounds"]["partition"].update(kind="random"),
+     "partition.kind: 'random' is not one of"),
+])
+def test_bad_values_are_named(params, mutate, expected):
+    mutate(params)
+    with pytest.raises(ConfigError) as info:
+        validate_params(params)
+    assert expected in str(info.value)
+
+
+def test_schema_enum_of_schemes_matches_registry():
+    import airfl.schemes  # noqa: F401
+
+    enum = load_schema()["$defs"]["curve"]["properties"]["scheme"]["enum"]
+    assert sorted(enum) == sorted(SCHEME_TYPES)
+
+
+def test_snakemake_reads_the_same_schema_file(repo_root):
+    linked = repo_root / "workflow" / "schemas" / "params.schema.yaml"
+    assert linked.resolve() == SCHEMA_PATH.resolve()
+
+
+def test_override_args_pass_only_differences(repo_root, params):
+    effective = validate_params(copy.deepcopy(params))
+    assert override_args(repo_root / "params.yaml", effective) == ""
+    effective["profile"] = "paper"
+    effective["baselines"]["accuracy_vs_rounds"]["curves"]["ota_low_snr"]["snr_db"] = -5.0
+    args = override_args(repo_root / "params.yaml", effective)
+    assert "--set 'profile=\"paper\"'" in args
+    assert "baselines.accuracy_vs_rounds.curves.ota_low_snr.snr_db=-5.0" in args
+
+
+def test_load_params_applies_cli_overrides(repo_root):
+    params = load_params(repo_root / "params.yaml", {"profile": "paper", "seed": 7})
+    assert params["profile"] == "paper" and params["seed"] == 7
+    with pytest.raises(ConfigError, match="seed: -1 is less than the minimum of 0"):
+        load_params(repo_root / "params.yaml", {"seed": -1})

@@ -1,0 +1,122 @@
+"""End-to-end pipeline tests on a tiny copy of the quick profile (real Snakemake, DVC and
+cluster-executor runs in a temporary workspace)."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+pytestmark = pytest.mark.slow
+BIN = Path(sys.executable).parent
+SKIP = {".git", ".venv", "results", "figures", ".snakemake", "data", "logs", ".pytest_cache",
+        ".hypothesis", "benchmarks"}
+
+
+def _run(args, cwd, env, check=True):
+    done = subprocess.run(args, cwd=cwd, env=env, capture_output=True, text=True, timeout=900)
+    if check and done.returncode != 0:
+        raise AssertionError(f"{' '.join(args)} failed ({done.returncode}):\n{done.stdout[-3000:]}"
+                             f"\n{done.stderr[-3000:]}")
+    return done
+
+
+def _tiny(params: dict) -> dict:
+    block = params["baselines"]["accuracy_vs_rounds"]
+    block["scale"]["quick"] = {"rounds": 2, "trials": 1, "eval_every": 1, "test_subset": 300,
+                               "train_eval_subset": 300}
+    return params
+
+
+@pytest.fixture(scope="module")
+def env(mnist_mirror):
+    out = dict(os.environ)
+    out.update(PATH=f"{BIN}{os.pathsep}{out.get('PATH', '')}", AIRFL_DATA_MIRROR=str(mnist_mirror),
+               DVC_NO_ANALYTICS="1", OMP_NUM_THREADS="1", GIT_AUTHOR_NAME="t", GIT_AUTHOR_EMAIL="t@t",
+               GIT_COMMITTER_NAME="t", GIT_COMMITTER_EMAIL="t@t")
+    return out
+
+
+def _workspace(repo_root: Path, target: Path, env) -> Path:
+    shutil.copytree(repo_root, target, ignore=lambda d, names: [n for n in names if n in SKIP]
+                    if Path(d) == repo_root else [n for n in names if n == "__pycache__"],
+                    symlinks=True)
+    params_path = target / "params.yaml"
+    params_path.write_text(yaml.safe_dump(_tiny(yaml.safe_load(params_path.read_text())),
+                                          sort_keys=False))
+    (target / "dvc.lock").unlink(missing_ok=True)
+    _run(["airfl", "dvc-yaml"], target, env)
+    _run(["git", "init", "-q"], target, env)
+    _run(["git", "add", "-A"], target, env)
+    _run(["git", "commit", "-qm", "workspace"], target, env)
+    return target
+
+
+@pytest.fixture(scope="module")
+def built(repo_root, tmp_path_factory, env):
+    """A workspace where the whole tiny pipeline ran once with Snakemake."""
+    work = _workspace(repo_root, tmp_path_factory.mktemp("pipe") / "ws", env)
+    _run(["snakemake", "--cores", "2", "-q"], work, env)
+    return work
+
+
+def test_committed_dvc_yaml_is_generated_from_the_registry(repo_root, env):
+    done = _run(["airfl", "dvc-yaml", "--check"], repo_root, env, check=False)
+    assert done.returncode == 0, done.stderr
+
+
+def test_snakemake_builds_every_stage_and_the_claims(built):
+    for path in ["results/data/mnist.json", "results/partitions/baselines/accuracy_vs_rounds.npz",
+                 "results/designs/baselines/accuracy_vs_rounds/ota_low_snr.json",
+                 "results/privacy/baselines/accuracy_vs_rounds/fedavg_dp.csv",
+                 "figures/baselines/accuracy_vs_rounds.png", "figures/baselines/accuracy_vs_rounds.pdf",
+                 "figures/partitions/baselines/accuracy_vs_rounds.png"]:
+        assert (built / path).stat().st_size > 0, path
+    claims = (built / "figures/CLAIMS.md").read_text()
+    assert "ideal_is_best" in claims and "ota_snr_ordering" in claims
+
+
+def test_report_has_every_figure_with_its_caption(built, env):
+    _run(["snakemake", "--report", "report.html"], built, env)
+    html = (built / "report.html").read_text(errors="replace")
+    assert "accuracy_vs_rounds" in html and "Profile" in html
+
+
+def test_dvc_reruns_only_what_a_parameter_change_touches(built, env):
+    _run(["dvc", "commit", "-f", "-q"], built, env)
+    assert "up to date" in _run(["dvc", "status"], built, env).stdout
+    params_path = built / "params.yaml"
+    params = yaml.safe_load(params_path.read_text())
+    params["baselines"]["accuracy_vs_rounds"]["curves"]["ota_low_snr"]["snr_db"] = -5.0
+    params_path.write_text(yaml.safe_dump(params, sort_keys=False))
+    out = _run(["dvc", "repro"], built, env).stdout
+    ran = set(re.findall(r"Running stage '([^']+)'", out))
+    curve = "baselines-accuracy_vs_rounds-ota_low_snr"
+    assert ran == {f"design-{curve}", f"train-{curve}", f"privacy-{curve}",
+                   "figure-baselines-accuracy_vs_rounds", "claims"}, ran
+
+
+def test_bad_params_stop_snakemake_before_any_job(repo_root, tmp_path, env):
+    work = _workspace(repo_root, tmp_path / "ws", env)
+    params = yaml.safe_load((work / "params.yaml").read_text())
+    params["baselines"]["accuracy_vs_rounds"]["curves"]["ota_high_snr"]["snr_dB"] = 10
+    (work / "params.yaml").write_text(yaml.safe_dump(params))
+    done = _run(["snakemake", "--cores", "1"], work, env, check=False)
+    assert done.returncode != 0
+    message = done.stdout + done.stderr
+    assert "baselines.accuracy_vs_rounds.curves.ota_high_snr" in message and "'snr_dB'" in message
+    assert not (work / "results").exists()
+
+
+def test_slurm_profile_runs_real_jobs_through_the_cluster_generic_executor(repo_root, tmp_path, env):
+    work = _workspace(repo_root, tmp_path / "ws", env)
+    target = "results/partitions/baselines/accuracy_vs_rounds.npz"
+    _run(["snakemake", "--profile", "workflow/profiles/slurm", "--executor", "cluster-generic",
+          "--cluster-generic-submit-cmd", "bash", "--jobs", "2", target], work, env)
+    assert (work / target).exists() and (work / "results/data/mnist.json").exists()
