@@ -57,8 +57,10 @@ Threads: the script calls ``torch.set_num_threads(--threads)``. Set ``OMP_NUM_TH
 value in the environment (as in the usage line above) so OpenMP/BLAS pools also use that many;
 on a busy 2-core machine more than one thread was measured to be much slower (ENVIRONMENT.md).
 
-fedavg_cnn is optional (``--models softmax,cnn_mnist,fedavg_cnn``); it runs with
-``--fedavg-clients`` clients (default 20), not ``--clients``, to keep the run short on 2 cores.
+fedavg_cnn (d = 582,026) is optional: ``--models softmax,cnn_mnist,fedavg_cnn``. It runs with
+``--fedavg-clients`` clients (default: the same as ``--clients``); with 100 clients it adds about
+70 s on an idle 2-core machine (its vmap engine alone takes about 5.5 s per round), so pass
+``--fedavg-clients 20`` for a quicker look on a loaded machine.
 """
 
 from __future__ import annotations
@@ -210,6 +212,17 @@ def matmul_gflops(repeats: int, n: int = 2048) -> tuple[float, float]:
 
 # --------------------------------------------------------------------------------------- main
 
+def cpu_model() -> str:
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
 def bench_model(name: str, clients: int, args) -> dict:
     data = make_data(clients, samples_per_client=max(2 * args.batch, 64))
     engines = ["batched"] if name == "softmax" else ["vmap", "loop"]
@@ -261,8 +274,8 @@ def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--clients", type=int, default=100)
-    p.add_argument("--fedavg-clients", type=int, default=20,
-                   help="clients for fedavg_cnn (default 20: 100 is slow on 2 CPU cores)")
+    p.add_argument("--fedavg-clients", type=int, default=None,
+                   help="clients for fedavg_cnn (default: --clients; 20 is quicker on 2 cores)")
     p.add_argument("--steps", type=int, default=1, help="local SGD steps per round")
     p.add_argument("--batch", type=int, default=32)
     p.add_argument("--repeats", type=int, default=5)
@@ -282,6 +295,8 @@ def main(argv=None) -> int:
         print(f"note: OMP_NUM_THREADS={omp!r}; set OMP_NUM_THREADS={args.threads} to match "
               f"--threads", file=sys.stderr)
 
+    date = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    print(f"{date}  {cpu_model()}  ({os.cpu_count()} logical CPUs)")
     print(f"torch {torch.__version__}, threads {torch.get_num_threads()}, "
           f"OMP_NUM_THREADS={omp}, clients {args.clients}, steps {args.steps}, "
           f"batch {args.batch}, repeats {args.repeats}", flush=True)
@@ -290,7 +305,9 @@ def main(argv=None) -> int:
 
     reports = []
     for name in names:
-        clients = args.fedavg_clients if name == "fedavg_cnn" else args.clients
+        clients = args.clients
+        if name == "fedavg_cnn" and args.fedavg_clients is not None:
+            clients = args.fedavg_clients
         reports.append(bench_model(name, clients, args))
 
     header = (f"{'model':10s} {'N':>4s} {'d':>8s} {'implementation':22s} {'median ms':>10s} "
@@ -311,9 +328,8 @@ def main(argv=None) -> int:
     print("\n".join(lines))
 
     if args.json:
-        out = {"date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-               "torch": torch.__version__, "python": platform.python_version(),
-               "processor": platform.processor(), "threads": args.threads,
+        out = {"date": date, "torch": torch.__version__, "python": platform.python_version(),
+               "cpu": cpu_model(), "cpu_count": os.cpu_count(), "threads": args.threads,
                "omp_num_threads": omp, "clients": args.clients,
                "fedavg_clients": args.fedavg_clients, "steps": args.steps, "batch": args.batch,
                "repeats": args.repeats, "lr": LR, "matmul_gflops": mm_gflops,

@@ -184,12 +184,30 @@ class FunctionalNetwork(FlatModel):
         return self.engine == "vmap" or (self.engine == "auto" and params.is_cuda)
 
     def loss_and_grads(self, params, x, y, weights):
-        step = grad_and_value(self._loss)
         if self._use_vmap(params):
-            grads, losses = vmap(step)(params, x, y, weights)
+            grads, losses = vmap(grad_and_value(self._loss))(params, x, y, weights)
             return losses, grads
-        results = [step(params[n], x[n], y[n], weights[n]) for n in range(params.shape[0])]
-        return torch.stack([r[1] for r in results]), torch.stack([r[0] for r in results])
+        return self._loop_loss_and_grads(params, x, y, weights)
+
+    def _loop_loss_and_grads(self, params, x, y, weights):
+        """Per client: autograd on per-layer leaf views, gradients written into one [N, d] buffer
+        (differentiating through slices of the flat vector costs a full-size zero-fill per
+        layer; benchmarks/README.md measured this form 1.2-1.4x faster)."""
+        grads = torch.empty_like(params)
+        losses = torch.empty(params.shape[0], dtype=params.dtype, device=params.device)
+        with torch.enable_grad():
+            for n in range(params.shape[0]):
+                leaves = [params[n, s.start:s.stop].detach().view(s.shape).requires_grad_()
+                          for s in self.slots]
+                out = functional_call(self.module, {s.name: leaf for s, leaf in
+                                                    zip(self.slots, leaves)}, (x[n],))
+                loss = (weights[n] * nn.functional.cross_entropy(out, y[n], reduction="none")).sum()
+                if self.l2:
+                    loss = loss + 0.5 * self.l2 * sum((leaf * leaf).sum() for leaf in leaves)
+                for slot, g in zip(self.slots, torch.autograd.grad(loss, leaves)):
+                    grads[n, slot.start:slot.stop] = g.reshape(-1)
+                losses[n] = loss.detach()
+        return losses, grads
 
     def logits(self, params, x):
         return functional_call(self.module, self.unflatten(params), (x,))
