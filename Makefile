@@ -11,6 +11,7 @@ AIRFL_DATA_MIRROR ?= $(wildcard $(abspath ../shared/data))
 export AIRFL_DATA_MIRROR
 export DVC_NO_ANALYTICS := 1
 export OMP_NUM_THREADS := 1
+export PATH := $(abspath $(BIN)):$(PATH)
 
 .PHONY: install reproduce test clean-results
 

@@ -1,6 +1,7 @@
 # Config validation, the experiment registry, and input functions shared by the rules.
 import os
 import shlex
+import sys
 
 from snakemake.utils import validate
 
@@ -18,7 +19,9 @@ except ConfigError as error:
     raise WorkflowError(str(error))
 validate(config, "../schemas/params.schema.yaml")  # Snakemake's own check, same schema file
 
-AIRFL = "airfl " + override_args("params.yaml", config)   # --config overrides reach every job
+# Jobs run `python -m airfl` with the interpreter that runs Snakemake (no PATH assumptions);
+# --config overrides reach every job as --set arguments.
+AIRFL = f"{shlex.quote(sys.executable)} -m airfl " + override_args("params.yaml", config)
 
 
 wildcard_constraints:

@@ -15,7 +15,12 @@ rule partition:
     output:
         "results/partitions/{paper}/{figure}.npz",
         "results/partitions/{paper}/{figure}.json",
-        "figures/partitions/{paper}/{figure}.png",
+        report(
+            "figures/partitions/{paper}/{figure}.png",
+            caption="../report/partition.rst",
+            category="{paper}",
+            subcategory="{figure}",
+        ),
     params:
         seed=config["seed"],
         spec=lambda w: {k: experiment_block(w)[k] for k in ("dataset", "num_devices", "partition")},
