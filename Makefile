@@ -13,7 +13,7 @@ export DVC_NO_ANALYTICS := 1
 export OMP_NUM_THREADS := 1
 export PATH := $(abspath $(BIN)):$(PATH)
 
-.PHONY: install reproduce test clean-results
+.PHONY: install reproduce test lock clean-results
 
 $(BIN)/airfl: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -28,6 +28,13 @@ reproduce: install
 
 test: install
 	$(BIN)/pytest -q
+
+# After changing code or params: regenerate the quick profile from scratch and record it in
+# dvc.lock (committed), so that CI's `dvc status` check compares against current code.
+lock: install clean-results
+	$(BIN)/snakemake --cores 2 --config profile=quick
+	$(BIN)/dvc commit -f -q
+	$(BIN)/dvc status
 
 clean-results:
 	rm -rf results figures .snakemake/metadata

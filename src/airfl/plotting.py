@@ -66,11 +66,15 @@ def line_plot(frame: pd.DataFrame, x: str, y: str, xlabel: str, ylabel: str, tit
     return fig
 
 
-def save_figure(fig, stem: Path) -> list[Path]:
-    """PNG and PDF with metadata stripped, so equal data give equal bytes."""
+_METADATA = {"png": {"Software": None},
+             "pdf": {"Creator": None, "Producer": None, "CreationDate": None}}
+
+
+def save_figure(fig, stem: Path, formats: tuple[str, ...] = ("png", "pdf")) -> list[Path]:
+    """The figure in each format with metadata stripped, so equal data give equal bytes."""
     written = []
-    for suffix, metadata in (("png", {"Software": None}),
-                             ("pdf", {"Creator": None, "Producer": None, "CreationDate": None})):
+    for suffix in formats:
+        metadata = _METADATA[suffix]
         path = Path(f"{stem}.{suffix}")
         with atomic_path(path) as tmp:
             fig.savefig(tmp, format=suffix, metadata=metadata)

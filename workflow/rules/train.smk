@@ -16,8 +16,7 @@ rule train:
     log:
         "logs/train/{paper}/{figure}/{curve}.log",
     shell:
-        "AIRFL_PROGRESS=1 {AIRFL} train {wildcards.paper}/{wildcards.figure} {wildcards.curve} "
-        "> {log} 2>&1"
+        "{AIRFL} train {wildcards.paper}/{wildcards.figure} {wildcards.curve} > {log} 2>&1"
 
 
 rule privacy:

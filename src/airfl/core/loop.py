@@ -14,6 +14,7 @@ import pandas as pd
 import torch
 from tqdm import tqdm
 
+from airfl.channel.fading import rayleigh_power
 from airfl.core.engine import ClientData, evaluate, local_sgd
 from airfl.core.scheme import ChannelStatistics, RoundState, Scheme
 from airfl.models import FlatModel
@@ -42,8 +43,6 @@ class TrialSetup:
 
 def draw_channel_power(setup: TrialSetup, streams: RoundStreams) -> torch.Tensor:
     """|h_{m,t}|^2 = Lambda_m * Exp(1) for all devices (Rayleigh block fading), one draw per round."""
-    from airfl.channel.fading import rayleigh_power
-
     return rayleigh_power(setup.statistics.path_gain, 1, streams("channel"))[0]
 
 

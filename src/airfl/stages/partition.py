@@ -61,5 +61,4 @@ def _heatmap(histograms: np.ndarray, distances: np.ndarray, experiment_id: str,
     ax.tick_params(axis="x", labelsize=6)
     fig.tight_layout()
     stem = paths.partition_heatmap(experiment_id).with_suffix("")
-    written = save_figure(fig, stem)
-    written[-1].unlink()          # the heat map is a diagnostic: keep the PNG only
+    save_figure(fig, stem, formats=("png",))         # a diagnostic: PNG only
