@@ -92,3 +92,51 @@ def test_ideal_training_reduces_the_loss():
     evaluated = table.dropna(subset=["train_loss"])
     assert evaluated["train_loss"].iloc[-1] < evaluated["train_loss"].iloc[0]
     assert len(records) == 6 and all(r["privacy"] is None for r in records)
+
+
+def test_full_batches_give_exact_local_objectives_and_gradients():
+    from airfl.core.engine import client_gradients, full_batches
+
+    data = _data()                                  # unequal sizes 5, 9, 3, 7
+    model = SoftmaxRegression(6, 3, l2=0.02)
+    w = torch.randn(model.dim, generator=torch.Generator().manual_seed(4), dtype=torch.float64)
+    data64 = ClientData(data.x.double(), data.y, data.client_index, data.offsets, data.sizes)
+    losses, grads = client_gradients(model, w, data64, full_batches(data64))
+    for m in range(4):
+        idx = data.client_index[data.offsets[m]:data.offsets[m + 1]]
+        wr = w.clone().requires_grad_(True)
+        logits = model._augment(data64.x[idx]) @ wr.view(3, 7).T
+        f_m = torch.nn.functional.cross_entropy(logits, data.y[idx]) + 0.01 * (wr * wr).sum()
+        (g,) = torch.autograd.grad(f_m, wr)
+        assert torch.allclose(losses[m], f_m.detach()) and torch.allclose(grads[m], g)
+
+
+def _gradient_setup(**kw):
+    base = _setup()
+    return TrialSetup(base.experiment, base.seed, 0, SoftmaxRegression(6, 3, l2=0.01), base.data,
+                      base.test, base.train_eval, base.statistics, rounds=kw.pop("rounds", 50),
+                      eval_every=5, local_steps=1, batch_size=1, lr=0.0, server_lr=0.5,
+                      upload="gradient", full_batch=True, track_objective=True, **kw)
+
+
+def test_gradient_upload_is_projected_gradient_descent_on_F():
+    ideal = build_scheme("ideal", {"scheme": "ideal_fedavg"})   # equal sizes: weights 1/N
+    table, _ = run_trial(_gradient_setup(), ideal, {}, progress=False)
+    objective = table["objective"].dropna().to_numpy()
+    assert (objective[1:] <= objective[:-1] + 1e-12).all()      # GD with a small step descends
+    tiny = _gradient_setup(projection_radius=1e-3)
+    table, _ = run_trial(tiny, ideal, {}, progress=False)
+    assert table["objective"].notna().any()
+
+
+def test_horizon_stops_the_run_and_time_schedule_drives_evaluation():
+    scheme = build_scheme("ota", {"scheme": "ota_truncated_inversion", "snr_db": 0.0,
+                                  "truncation_threshold": 0.3, "clip_norm": 1.0})
+    design = {"amplitude": 2.0, "threshold_power": 0.3, "noise_multiplier": 0.5}
+    per_round = 21 / 1e6                           # OTA latency d / B, d = 3 * (6 + 1)
+    setup = _gradient_setup(rounds=1000, horizon_s=34.5 * per_round, eval_every_s=10 * per_round)
+    table, records = run_trial(setup, scheme, design, progress=False)
+    assert len(records) == 35                      # the first round that reaches the horizon
+    assert table["time_s"].iloc[-1] >= setup.horizon_s > table["time_s"].iloc[-2]
+    evaluated = table.dropna(subset=["test_accuracy"])["round"].tolist()
+    assert evaluated == [0, 10, 20, 30, 35]

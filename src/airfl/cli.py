@@ -33,6 +33,7 @@ def _parser() -> argparse.ArgumentParser:
     sub.add_parser("validate", help="validate params.yaml and print the resolved profile")
     sub.add_parser("data", help="fetch and md5-check a dataset").add_argument("dataset")
     sub.add_parser("partition", help="partition an experiment's data").add_argument("experiment")
+    sub.add_parser("reference", help="a paper's reference optimum and constants").add_argument("name")
     for stage in ("design", "train", "privacy"):
         p = sub.add_parser(stage, help=f"{stage} stage of one curve of an experiment")
         p.add_argument("experiment")
@@ -73,7 +74,8 @@ def main(argv: list[str] | None = None) -> int:
             print(experiment.id, " ".join(experiment.curves(params)))
     else:
         stage = importlib.import_module(f"airfl.stages.{args.stage}")
-        positional = [getattr(args, k) for k in ("dataset", "experiment", "curve") if hasattr(args, k)]
+        positional = [getattr(args, k) for k in ("dataset", "name", "experiment", "curve")
+                      if hasattr(args, k)]
         stage.run(params, *positional)
     return 0
 

@@ -16,14 +16,20 @@ from airfl.experiments import Experiment, all_experiments
 STAGE_CODE = {
     "data": ["src/airfl/data/datasets.py", "src/airfl/stages/data.py"],
     "partition": ["src/airfl/data", "src/airfl/stages/partition.py", "src/airfl/plotting.py"],
+    "reference": ["src/airfl/stages/reference.py"],
     "design": ["src/airfl/schemes", "src/airfl/channel", "src/airfl/stages/design.py",
                "src/airfl/stages/setup.py"],
     "train": ["src/airfl/core", "src/airfl/schemes", "src/airfl/channel", "src/airfl/models.py",
               "src/airfl/rng.py", "src/airfl/stages/train.py", "src/airfl/stages/setup.py"],
     "privacy": ["src/airfl/privacy", "src/airfl/stages/privacy.py"],
     "figure": ["src/airfl/plotting.py", "src/airfl/stages/figure.py"],
-    "claims": ["src/airfl/claims.py", "src/airfl/stages/claims.py", "src/airfl/papers"],
+    "claims": ["src/airfl/claims.py", "src/airfl/stages/claims.py", "src/airfl/papers/__init__.py"],
 }
+
+
+def wing(paper: str) -> str:
+    """The folder of a paper's wing: its schemes, designs, labels and claims (a code dep)."""
+    return f"src/airfl/papers/{paper}"
 
 
 @dataclass
@@ -47,6 +53,10 @@ def partition_outputs(experiment_id: str) -> list[str]:
             str(paths.partition_heatmap(experiment_id))]
 
 
+def reference_outputs(name: str) -> list[str]:
+    return [str(paths.reference(name, "npz")), str(paths.reference(name, "json"))]
+
+
 def train_outputs(experiment_id: str, curve: str) -> list[str]:
     return [str(paths.run_table(experiment_id, curve)), str(paths.run_records(experiment_id, curve)),
             str(paths.run_info(experiment_id, curve))]
@@ -62,29 +72,38 @@ def experiment_jobs(experiment: Experiment, params: dict[str, Any]) -> list[Job]
     block = experiment.params(params)
     key = experiment.config_key
     manifest = str(paths.dataset_manifest(block["dataset"]))
-    partition_keys = ["seed", "data.root", f"{key}.dataset", f"{key}.num_devices", f"{key}.partition"]
+    if experiment.compose is None:
+        partition_keys = ["seed", "data.root", f"{key}.dataset", f"{key}.num_devices",
+                          f"{key}.partition"]
+    else:                                       # composed: the shared sections hold the data
+        partition_keys = ["seed", "data.root", *experiment.shared_keys]
     jobs = [Job("partition", _slug("partition", eid), [eid], [manifest], partition_outputs(eid),
                 partition_keys)]
+    reference = [str(paths.reference(experiment.reference.name, "json"))] \
+        if experiment.reference else []
     for curve in experiment.curves(params):
         design_keys = ["seed", "profile", f"{key}.channel", f"{key}.model", f"{key}.scale",
-                       f"{key}.curves.{curve}"]
+                       f"{key}.curves.{curve}"] if experiment.compose is None else \
+            ["seed", "profile", *experiment.param_keys(params, curve)]
         jobs += [
-            Job("design", _slug("design", eid, curve), [eid, curve], [str(paths.partition(eid))],
+            Job("design", _slug("design", eid, curve), [eid, curve],
+                [str(paths.partition(eid)), *reference, wing(experiment.paper)],
                 [str(paths.design(eid, curve))], design_keys),
             Job("train", _slug("train", eid, curve), [eid, curve],
-                [manifest, str(paths.partition(eid)), str(paths.design(eid, curve))],
+                [manifest, str(paths.partition(eid)), str(paths.design(eid, curve)), *reference,
+                 wing(experiment.paper)],
                 train_outputs(eid, curve),
-                ["seed", "profile", "device", "threads", "data.root"] + experiment.param_keys(curve)),
+                ["seed", "profile", "device", "threads", "data.root"] + experiment.param_keys(params, curve)),
             Job("privacy", _slug("privacy", eid, curve), [eid, curve],
                 [str(paths.run_records(eid, curve))], [str(paths.privacy(eid, curve))],
                 [f"{key}.curves.{curve}"]),
         ]
     curves = list(experiment.curves(params))
     figure_deps = [str(paths.run_table(eid, c)) for c in curves] + \
-        [str(paths.privacy(eid, c)) for c in curves]
+        [str(paths.privacy(eid, c)) for c in curves] + reference + [wing(experiment.paper)]
     outs = figure_outputs(eid)
     jobs.append(Job("figure", _slug("figure", eid), [eid], figure_deps, outs[1:3],
-                    ["seed", "profile"] + experiment.param_keys(), plots=[outs[0]], metrics=[outs[3]]))
+                    ["seed", "profile"] + experiment.param_keys(params), plots=[outs[0]], metrics=[outs[3]]))
     return jobs
 
 
@@ -96,9 +115,15 @@ def jobs(params: dict[str, Any]) -> list[Job]:
     """Every job of the pipeline, in data-flow order."""
     out = [Job("data", _slug("data", d), [d], [], [str(paths.dataset_manifest(d))],
                ["data.root"]) for d in datasets(params)]
+    references = {e.reference.name: e.reference for e in all_experiments() if e.reference}
+    for name, ref in sorted(references.items()):
+        out.append(Job("reference", _slug("reference", name), [name],
+                       [str(paths.dataset_manifest(ref.dataset)), wing(name)], reference_outputs(name),
+                       ["seed", "profile", "data.root", *ref.config_keys]))
     for experiment in all_experiments():
         out += experiment_jobs(experiment, params)
     figure_csvs = [str(paths.figure(e.id, "csv")) for e in all_experiments()]
-    out.append(Job("claims", "claims", [], figure_csvs, [str(paths.claims_markdown())],
+    wings = sorted({wing(e.paper) for e in all_experiments()})
+    out.append(Job("claims", "claims", [], figure_csvs + wings, [str(paths.claims_markdown())],
                    ["seed", "profile"], metrics=[str(paths.claims_metrics())]))
     return out

@@ -41,7 +41,23 @@ class FigureSpec:
 
 
 @dataclass(frozen=True)
+class Reference:
+    """A per-paper precomputation every experiment of the paper reads (e.g. the exact optimum w*
+    and the data constants of Biased FL): one DAG node, results/reference/<name>.{npz,json}."""
+
+    name: str
+    config_keys: tuple[str, ...]      # params.yaml keys it depends on
+    dataset: str
+    compute: Callable[[dict[str, Any]], tuple[dict[str, Any], dict[str, Any]]]  # -> arrays, json
+
+
+@dataclass(frozen=True)
 class Experiment:
+    """One figure's worth of runs. Its resolved block (`params()`) has the generic layout the
+    stages read (dataset, num_devices, partition, model, training, channel, scale, curves);
+    a wing whose panels share sections composes it with `compose` and names the sections it
+    reads in `shared_keys`."""
+
     paper: str
     figure: str
     config_key: str                   # dotted key of the experiment's block in params.yaml
@@ -50,27 +66,33 @@ class Experiment:
     figure_spec: FigureSpec
     claims: tuple[Claim, ...] = field(default_factory=tuple)
     label: Callable[[str, dict[str, Any]], str] | None = None   # curve id, curve params -> legend
+    compose: Callable[[dict[str, Any]], dict[str, Any]] | None = None
+    shared_keys: tuple[str, ...] = ()
+    reference: Reference | None = None
+    extra_figures: tuple[FigureSpec, ...] = ()   # more panels drawn from the same runs
 
     @property
     def id(self) -> str:
         return f"{self.paper}/{self.figure}"
 
     def params(self, params: dict[str, Any]) -> dict[str, Any]:
+        if self.compose is not None:
+            return self.compose(params)
         return experiment_params(params, self.config_key)
 
     def curves(self, params: dict[str, Any]) -> dict[str, dict[str, Any]]:
-        return get_dotted(params, self.config_key + ".curves")
+        return self.params(params)["curves"]
 
     def curve_label(self, curve: str, curve_params: dict[str, Any]) -> str:
         return self.label(curve, curve_params) if self.label else curve
 
-    def param_keys(self, curve: str | None = None) -> list[str]:
-        """The params.yaml keys a stage of this experiment depends on (for DVC and Snakemake)."""
-        shared = [f"{self.config_key}.{k}" for k in ("dataset", "num_devices", "partition", "model",
-                                                     "training", "channel", "scale")]
-        if curve is None:
-            return shared + [f"{self.config_key}.curves"]
-        return shared + [f"{self.config_key}.curves.{curve}"]
+    def param_keys(self, params: dict[str, Any], curve: str | None = None) -> list[str]:
+        """The params.yaml keys a stage of this experiment depends on (for DVC and Snakemake):
+        the shared sections, the experiment's own keys except `curves`, and its curve(s)."""
+        own = [f"{self.config_key}.{k}" for k in get_dotted(params, self.config_key)
+               if k != "curves"]
+        curves = f"{self.config_key}.curves" + ("" if curve is None else f".{curve}")
+        return list(self.shared_keys) + own + [curves]
 
 
 def all_experiments() -> list[Experiment]:
@@ -78,6 +100,13 @@ def all_experiments() -> list[Experiment]:
     from airfl.papers import EXPERIMENTS
 
     return list(EXPERIMENTS)
+
+
+def get_reference(name: str) -> Reference:
+    for experiment in all_experiments():
+        if experiment.reference is not None and experiment.reference.name == name:
+            return experiment.reference
+    raise KeyError(f"unknown reference {name!r}")
 
 
 def get_experiment(experiment_id: str) -> Experiment:

@@ -24,6 +24,10 @@ def partition_heatmap(experiment_id: str) -> Path:
     return FIGURES / "partitions" / f"{experiment_id}.png"
 
 
+def reference(name: str, suffix: str) -> Path:
+    return RESULTS / "reference" / f"{name}.{suffix}"
+
+
 def design(experiment_id: str, curve: str) -> Path:
     return RESULTS / "designs" / experiment_id / f"{curve}.json"
 

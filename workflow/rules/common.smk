@@ -7,8 +7,8 @@ from snakemake.utils import validate
 
 import airfl.schemes  # registers the generic schemes
 from airfl import dag, paths
-from airfl.config import ConfigError, override_args, validate_params
-from airfl.experiments import all_experiments, get_experiment
+from airfl.config import ConfigError, get_dotted, override_args, validate_params
+from airfl.experiments import all_experiments, get_experiment, get_reference
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")      # one thread per job (ENVIRONMENT.md)
 os.environ.setdefault("MKL_NUM_THREADS", "1")
@@ -29,6 +29,7 @@ wildcard_constraints:
     figure="[a-z0-9_]+",
     curve="[a-z][a-z0-9_]*",
     dataset="[a-z0-9_]+",
+    name="[a-z0-9_]+",
 
 
 def experiment_of(wildcards):

@@ -1,6 +1,28 @@
+def reference_inputs(wildcards):
+    experiment = experiment_of(wildcards)
+    return [str(paths.reference(experiment.reference.name, "json"))] if experiment.reference else []
+
+
+rule reference:
+    input:
+        lambda w: str(paths.dataset_manifest(get_reference(w.name).dataset)),
+    output:
+        "results/reference/{name}.npz",
+        "results/reference/{name}.json",
+    params:
+        seed=config["seed"],
+        profile=config["profile"],
+        used=lambda w: {k: get_dotted(config, k) for k in get_reference(w.name).config_keys},
+    log:
+        "logs/reference/{name}.log",
+    shell:
+        "{AIRFL} reference {wildcards.name} > {log} 2>&1"
+
+
 rule design:
     input:
         "results/partitions/{paper}/{figure}.npz",
+        reference_inputs,
     output:
         "results/designs/{paper}/{figure}/{curve}.json",
     params:

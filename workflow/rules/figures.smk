@@ -1,9 +1,11 @@
 def figure_inputs(wildcards):
     experiment = experiment_of(wildcards)
     curves = list(experiment.curves(config))
-    return [str(paths.run_table(experiment.id, c)) for c in curves] + [
-        str(paths.privacy(experiment.id, c)) for c in curves
-    ]
+    return (
+        [str(paths.run_table(experiment.id, c)) for c in curves]
+        + [str(paths.privacy(experiment.id, c)) for c in curves]
+        + reference_inputs(wildcards)
+    )
 
 
 rule figure:

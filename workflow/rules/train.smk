@@ -3,6 +3,7 @@ rule train:
         dataset_manifest,
         "results/partitions/{paper}/{figure}.npz",
         "results/designs/{paper}/{figure}/{curve}.json",
+        reference_inputs,
     output:
         "results/runs/{paper}/{figure}/{curve}.csv",
         "results/runs/{paper}/{figure}/{curve}.records.json",

@@ -50,6 +50,27 @@ def sample_batches(data: ClientData, batch_size: int, generator: torch.Generator
     return index, weights
 
 
+def full_batches(data: ClientData) -> tuple[torch.Tensor, torch.Tensor]:
+    """Every client's whole local dataset as one padded [N, n_max] index, with weights mask/|D_m|,
+    so a weighted loss over it is exactly the local objective f_m (full-batch gradients)."""
+    n_max = int(data.sizes.max())
+    position = torch.arange(n_max, device=data.sizes.device).unsqueeze(0)
+    mask = position < data.sizes.unsqueeze(1)
+    position = torch.where(mask, position, torch.zeros_like(position))
+    index = data.client_index[data.offsets[:-1].unsqueeze(1) + position]
+    weights = mask.to(torch.float32) / data.sizes.unsqueeze(1).to(torch.float32)
+    return index, weights
+
+
+def client_gradients(model: FlatModel, params: torch.Tensor, data: ClientData,
+                     batch: tuple[torch.Tensor, torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor]:
+    """Per-client losses [N] and gradients [N, d] of the global model on the given batches."""
+    index, weights = batch
+    stacked = params.unsqueeze(0).expand(data.num_clients, -1)
+    return model.loss_and_grads(stacked, data.x[index], data.y[index],
+                                weights.to(params.device, params.dtype))
+
+
 def local_sgd(model: FlatModel, global_params: torch.Tensor, data: ClientData, steps: int,
               batch_size: int, lr: float, generator: torch.Generator) -> torch.Tensor:
     """Each client runs `steps` SGD steps from the global model; returns updates w_m - w [N, d]."""

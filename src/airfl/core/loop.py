@@ -15,7 +15,7 @@ import torch
 from tqdm import tqdm
 
 from airfl.channel.fading import rayleigh_power
-from airfl.core.engine import ClientData, evaluate, local_sgd
+from airfl.core.engine import ClientData, client_gradients, evaluate, full_batches, local_sgd, sample_batches
 from airfl.core.scheme import ChannelStatistics, RoundState, Scheme
 from airfl.models import FlatModel
 from airfl.rng import RoundStreams, torch_generator
@@ -39,18 +39,69 @@ class TrialSetup:
     batch_size: int
     lr: float
     server_lr: float
+    upload: str = "delta"                 # "delta": w_m - w after local SGD; "gradient": one gradient
+    full_batch: bool = False              # gradients on the whole local dataset (sigma_m = 0)
+    projection_radius: float | None = None  # server projects onto {||w|| <= radius} (Biased FL eq. 3)
+    horizon_s: float | None = None        # stop once the simulated uplink time reaches it
+    eval_every_s: float | None = None     # evaluate whenever simulated time crosses a multiple
+    track_objective: bool = False         # also log F(w) = (1/N) sum_m f_m(w) (regularised)
+
+    def __post_init__(self):
+        if self.upload not in ("delta", "gradient"):
+            raise ValueError(f"upload must be 'delta' or 'gradient', got {self.upload!r}")
+        self._full = full_batches(self.data) if (self.full_batch or self.track_objective) else None
 
 
-def draw_channel_power(setup: TrialSetup, streams: RoundStreams) -> torch.Tensor:
+def draw_channel_power(path_gain: torch.Tensor, streams: RoundStreams) -> torch.Tensor:
     """|h_{m,t}|^2 = Lambda_m * Exp(1) for all devices (Rayleigh block fading), one draw per round."""
-    return rayleigh_power(setup.statistics.path_gain, 1, streams("channel"))[0]
+    return rayleigh_power(path_gain, 1, streams("channel"))[0]
+
+
+def channel_power_sequence(seed: int, experiment: str, trial: int, path_gain: torch.Tensor,
+                           rounds: int) -> torch.Tensor:
+    """The |h|^2 [T, N] that rounds 1..T of a trial draw: non-causal CSI for genie-aided designs."""
+    return torch.stack([draw_channel_power(path_gain, RoundStreams(seed, experiment, trial, t))
+                        for t in range(1, rounds + 1)])
 
 
 def _evaluate_row(setup: TrialSetup, params: torch.Tensor) -> dict[str, float]:
     test_loss, test_acc = evaluate(setup.model, params, *setup.test)
     train_loss, train_acc = evaluate(setup.model, params, *setup.train_eval)
-    return {"train_loss": train_loss, "train_accuracy": train_acc, "test_loss": test_loss,
-            "test_accuracy": test_acc}
+    row = {"train_loss": train_loss, "train_accuracy": train_acc, "test_loss": test_loss,
+           "test_accuracy": test_acc}
+    if setup.track_objective:
+        losses, _ = client_gradients(setup.model, params, setup.data, setup._full)
+        row["objective"] = float(losses.double().mean())     # F(w) = (1/N) sum_m f_m(w)
+    return row
+
+
+def client_updates(setup: TrialSetup, params: torch.Tensor, streams: RoundStreams) -> torch.Tensor:
+    """What clients upload: model deltas after local SGD, or one (full- or mini-batch) gradient."""
+    if setup.upload == "delta":
+        return local_sgd(setup.model, params, setup.data, setup.local_steps, setup.batch_size,
+                         setup.lr, streams("data"))
+    batch = setup._full if setup.full_batch else \
+        sample_batches(setup.data, setup.batch_size, streams("data"))
+    return client_gradients(setup.model, params, setup.data, batch)[1]
+
+
+def server_step(setup: TrialSetup, params: torch.Tensor, aggregate: torch.Tensor) -> torch.Tensor:
+    """w + lr_s * Delta (delta upload) or P_W(w - lr_s * g) (gradient upload, Biased FL eq. 18)."""
+    sign = 1.0 if setup.upload == "delta" else -1.0
+    params = params + sign * setup.server_lr * aggregate.to(params.dtype)
+    if setup.projection_radius is not None:
+        norm = float(torch.linalg.vector_norm(params))
+        if norm > setup.projection_radius:
+            params = params * (setup.projection_radius / norm)    # P_W(v) = v min(1, rho_W/||v||)
+    return params
+
+
+def _due(setup: TrialSetup, t: int, elapsed: float, before: float) -> bool:
+    """Evaluate on the round schedule, on the time schedule, and at the end."""
+    if setup.eval_every_s is not None:                 # 1e-9 slack: sums of latencies are inexact
+        ticks = lambda time_s: int(time_s / setup.eval_every_s * (1 + 1e-9))  # noqa: E731
+        return ticks(elapsed) > ticks(before)
+    return t % setup.eval_every == 0
 
 
 def _scalar_fields(record: dict[str, Any]) -> dict[str, float]:
@@ -69,16 +120,17 @@ def run_trial(setup: TrialSetup, scheme: Scheme, design: dict[str, Any], progres
                disable=not progress, mininterval=5.0, file=None)
     for t in bar:
         streams = RoundStreams(setup.seed, setup.experiment, setup.trial, t)
-        state = RoundState(t, draw_channel_power(setup, streams), setup.data.sizes, setup.statistics,
-                           streams)
-        updates = local_sgd(setup.model, params, setup.data, setup.local_steps, setup.batch_size,
-                            setup.lr, streams("data"))
-        server_update, record = scheme.aggregate(updates, state, design)
-        params = params + setup.server_lr * server_update
-        elapsed += float(record.get("latency_s", 0.0))
+        power = draw_channel_power(setup.statistics.path_gain, streams)
+        state = RoundState(t, power, setup.data.sizes, setup.statistics, streams)
+        server_update, record = scheme.aggregate(client_updates(setup, params, streams), state, design)
+        params = server_step(setup, params, server_update)
+        before, elapsed = elapsed, elapsed + float(record.get("latency_s", 0.0))
         records.append({"round": t, **record})
         row = {"round": t, "time_s": elapsed, **_scalar_fields(record)}
-        if t % setup.eval_every == 0 or t == setup.rounds:
+        finished = t == setup.rounds or (setup.horizon_s is not None and elapsed >= setup.horizon_s)
+        if finished or _due(setup, t, elapsed, before):
             row.update(_evaluate_row(setup, params))     # a diverged run is recorded, not hidden
         rows.append(row)
+        if finished:
+            break
     return pd.DataFrame(rows), records

@@ -29,17 +29,26 @@ class ChannelStatistics:
     reference_gain: float            # Lambda at the cell edge: SNRs in params are defined there
     bandwidth_hz: float
     distances_m: torch.Tensor        # [N]
+    energy_per_symbol: float | None = None   # E_s in J, for papers with physical radio units
+    noise_psd: float | None = None           # N0 in W/Hz (= J per real channel use)
 
 
 @dataclass
 class DesignContext:
-    """Inputs of a scheme's design step."""
+    """Inputs of a scheme's design step.
+
+    `future_channel_power(T)` returns the |h_{m,t}|^2 [T, N] that the trial's rounds 1..T will
+    draw (the same draws, common random numbers): only genie-aided baselines with non-causal CSI
+    may call it.
+    """
 
     num_devices: int
     dim: int
     rounds: int
     data_sizes: torch.Tensor         # [N] |D_m|
     channel: ChannelStatistics
+    trial: int = 0
+    future_channel_power: Callable[[int], torch.Tensor] | None = None
 
 
 @dataclass
