@@ -51,11 +51,23 @@ def test_bad_values_are_named(params, mutate, expected):
     assert expected in str(info.value)
 
 
-def test_schema_enum_of_schemes_matches_registry():
+def test_schema_enums_of_schemes_match_the_registry():
+    import airfl.papers  # noqa: F401  (registers every wing's schemes)
     import airfl.schemes  # noqa: F401
 
-    enum = load_schema()["$defs"]["curve"]["properties"]["scheme"]["enum"]
-    assert sorted(enum) == sorted(SCHEME_TYPES)
+    defs = load_schema()["$defs"]
+    generic = defs["curve"]["properties"]["scheme"]["enum"]
+    biased = defs["biased_fl_curve"]["properties"]["scheme"]["enum"]
+    assert sorted(generic + biased) == sorted(SCHEME_TYPES)
+
+
+def test_biased_fl_curve_schema_is_generated_from_the_schemes(repo_root):
+    """params.schema.yaml's $defs.biased_fl_curve is generated; regenerate it with
+    airfl.papers.biased_fl.setting.curve_schema_yaml() when a scheme's parameters change."""
+    from airfl.papers.biased_fl.setting import curve_schema_yaml
+
+    text = (repo_root / "src" / "airfl" / "params.schema.yaml").read_text()
+    assert curve_schema_yaml() in text
 
 
 def test_snakemake_reads_the_same_schema_file(repo_root):
@@ -78,3 +90,14 @@ def test_load_params_applies_cli_overrides(repo_root):
     assert params["profile"] == "paper" and params["seed"] == 7
     with pytest.raises(ConfigError, match="seed: -1 is less than the minimum of 0"):
         load_params(repo_root / "params.yaml", {"seed": -1})
+
+
+def test_every_stage_param_key_exists_in_params_yaml(repo_root):
+    """DVC refuses a stage whose param key is missing; generated curves map to their source."""
+    from airfl import dag
+    from airfl.config import get_dotted
+
+    params = load_params(repo_root / "params.yaml")
+    for job in dag.jobs(params):
+        for key in job.params:
+            get_dotted(params, key)          # raises ConfigError naming the missing key

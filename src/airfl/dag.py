@@ -17,8 +17,11 @@ STAGE_CODE = {
     "data": ["src/airfl/data/datasets.py", "src/airfl/stages/data.py"],
     "partition": ["src/airfl/data", "src/airfl/stages/partition.py", "src/airfl/plotting.py"],
     "reference": ["src/airfl/stages/reference.py"],
+    "tune": ["src/airfl/core", "src/airfl/schemes", "src/airfl/channel", "src/airfl/models.py",
+             "src/airfl/rng.py", "src/airfl/stages/tune.py", "src/airfl/stages/design.py",
+             "src/airfl/stages/train.py", "src/airfl/stages/setup.py"],
     "design": ["src/airfl/schemes", "src/airfl/channel", "src/airfl/stages/design.py",
-               "src/airfl/stages/setup.py"],
+               "src/airfl/stages/setup.py", "src/airfl/stages/tune.py"],
     "train": ["src/airfl/core", "src/airfl/schemes", "src/airfl/channel", "src/airfl/models.py",
               "src/airfl/rng.py", "src/airfl/stages/train.py", "src/airfl/stages/setup.py"],
     "privacy": ["src/airfl/privacy", "src/airfl/stages/privacy.py"],
@@ -62,9 +65,13 @@ def train_outputs(experiment_id: str, curve: str) -> list[str]:
             str(paths.run_info(experiment_id, curve))]
 
 
-def figure_outputs(experiment_id: str) -> list[str]:
-    return [str(paths.figure(experiment_id, s)) for s in ("csv", "png", "pdf")] + \
-        [str(paths.summary(experiment_id))]
+def figure_outputs(experiment: Experiment) -> list[str]:
+    """Every panel's CSV, PNG and PDF, then the experiment's summary JSON."""
+    from airfl.stages.figure import figure_names
+
+    stems = [f"{experiment.paper}/{name}" for name in figure_names(experiment)]
+    return [str(paths.figure(stem, s)) for stem in stems for s in ("csv", "png", "pdf")] + \
+        [str(paths.summary(experiment.id))]
 
 
 def experiment_jobs(experiment: Experiment, params: dict[str, Any]) -> list[Job]:
@@ -81,29 +88,44 @@ def experiment_jobs(experiment: Experiment, params: dict[str, Any]) -> list[Job]
                 partition_keys)]
     reference = [str(paths.reference(experiment.reference.name, "json"))] \
         if experiment.reference else []
+    tuned = "tuning" in block
     for curve in experiment.curves(params):
+        tuning = [str(paths.tuning(eid, curve))] if tuned else []
+        if tuned:
+            from airfl.stages.tune import lead_of
+
+            lead = lead_of(experiment, curve)
+            lead_dep = [str(paths.tuning(eid, lead))] if lead != curve else []
+            jobs.append(Job("tune", _slug("tune", eid, curve), [eid, curve],
+                            [manifest, str(paths.partition(eid)), *reference, *lead_dep,
+                             wing(experiment.paper)], tuning,
+                            ["seed", "profile", "threads", "data.root",
+                             *experiment.param_keys(params, curve)]))
         design_keys = ["seed", "profile", f"{key}.channel", f"{key}.model", f"{key}.scale",
                        f"{key}.curves.{curve}"] if experiment.compose is None else \
             ["seed", "profile", *experiment.param_keys(params, curve)]
         jobs += [
             Job("design", _slug("design", eid, curve), [eid, curve],
-                [str(paths.partition(eid)), *reference, wing(experiment.paper)],
+                [str(paths.partition(eid)), *reference, *tuning, wing(experiment.paper)],
                 [str(paths.design(eid, curve))], design_keys),
             Job("train", _slug("train", eid, curve), [eid, curve],
                 [manifest, str(paths.partition(eid)), str(paths.design(eid, curve)), *reference,
-                 wing(experiment.paper)],
+                 *tuning, wing(experiment.paper)],
                 train_outputs(eid, curve),
                 ["seed", "profile", "device", "threads", "data.root"] + experiment.param_keys(params, curve)),
             Job("privacy", _slug("privacy", eid, curve), [eid, curve],
                 [str(paths.run_records(eid, curve))], [str(paths.privacy(eid, curve))],
-                [f"{key}.curves.{curve}"]),
+                experiment.param_keys(params, curve)[-1:]),          # the curve's own key
         ]
     curves = list(experiment.curves(params))
     figure_deps = [str(paths.run_table(eid, c)) for c in curves] + \
         [str(paths.privacy(eid, c)) for c in curves] + reference + [wing(experiment.paper)]
-    outs = figure_outputs(eid)
-    jobs.append(Job("figure", _slug("figure", eid), [eid], figure_deps, outs[1:3],
-                    ["seed", "profile"] + experiment.param_keys(params), plots=[outs[0]], metrics=[outs[3]]))
+    outs = figure_outputs(experiment)
+    csvs = [o for o in outs[:-1] if o.endswith(".csv")]
+    jobs.append(Job("figure", _slug("figure", eid), [eid], figure_deps,
+                    [o for o in outs[:-1] if not o.endswith(".csv")],
+                    ["seed", "profile"] + experiment.param_keys(params), plots=csvs,
+                    metrics=[outs[-1]]))
     return jobs
 
 
@@ -122,7 +144,7 @@ def jobs(params: dict[str, Any]) -> list[Job]:
                        ["seed", "profile", "data.root", *ref.config_keys]))
     for experiment in all_experiments():
         out += experiment_jobs(experiment, params)
-    figure_csvs = [str(paths.figure(e.id, "csv")) for e in all_experiments()]
+    figure_csvs = [o for e in all_experiments() for o in figure_outputs(e) if o.endswith(".csv")]
     wings = sorted({wing(e.paper) for e in all_experiments()})
     out.append(Job("claims", "claims", [], figure_csvs + wings, [str(paths.claims_markdown())],
                    ["seed", "profile"], metrics=[str(paths.claims_metrics())]))

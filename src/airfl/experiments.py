@@ -27,17 +27,29 @@ class Claim:
     name: str
     statement: str                    # the paper's words, paraphrased
     evaluate: Callable[[pd.DataFrame], ClaimResult]
+    panel: str | None = None          # the figure (file stem) whose CSV it is checked on
 
 
 @dataclass(frozen=True)
 class FigureSpec:
-    """What the figure stage draws: y against x, one line per curve label, mean and band over trials."""
+    """What the figure stage draws: y against x, one line per curve label, mean and band over trials.
+
+    `name`: the figure's file stem (default: the experiment's figure name), so that one
+    experiment's runs can feed several panels. `time_grid_s`: resample every trial onto a common
+    time grid (step-hold: the value after the last round completed by each grid time) before
+    averaging, for schemes whose rounds take random time. `final`: plot each curve's value at its
+    last evaluation against `x`, a curve parameter (e.g. an SNR offset), one line per label.
+    """
 
     x: str
     y: str
     xlabel: str
     ylabel: str
     logy: bool = False
+    name: str | None = None
+    time_grid_s: float | None = None
+    final: bool = False
+    title: str | None = None          # default: the experiment's title
 
 
 @dataclass(frozen=True)
@@ -70,6 +82,8 @@ class Experiment:
     shared_keys: tuple[str, ...] = ()
     reference: Reference | None = None
     extra_figures: tuple[FigureSpec, ...] = ()   # more panels drawn from the same runs
+    tuning_lead: Callable[[str], str] | None = None  # curve whose tuned eta a curve shares
+    curve_key: Callable[[str | None], str] | None = None  # params key of generated curves
 
     @property
     def id(self) -> str:
@@ -91,7 +105,10 @@ class Experiment:
         the shared sections, the experiment's own keys except `curves`, and its curve(s)."""
         own = [f"{self.config_key}.{k}" for k in get_dotted(params, self.config_key)
                if k != "curves"]
-        curves = f"{self.config_key}.curves" + ("" if curve is None else f".{curve}")
+        if self.curve_key is not None:
+            curves = self.curve_key(curve)
+        else:
+            curves = f"{self.config_key}.curves" + ("" if curve is None else f".{curve}")
         return list(self.shared_keys) + own + [curves]
 
 

@@ -28,6 +28,10 @@ def reference(name: str, suffix: str) -> Path:
     return RESULTS / "reference" / f"{name}.{suffix}"
 
 
+def tuning(experiment_id: str, curve: str) -> Path:
+    return RESULTS / "tuning" / experiment_id / f"{curve}.json"
+
+
 def design(experiment_id: str, curve: str) -> Path:
     return RESULTS / "designs" / experiment_id / f"{curve}.json"
 

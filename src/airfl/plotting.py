@@ -1,13 +1,7 @@
-"""The figure theme: one colour and marker per scheme name in every figure; deterministic bytes.
-
-Colours come from a fixed table of scheme names (add new schemes here so every wing shares
-them); a name not in the table gets a colour from a stable hash, never from its position in a
-legend, so a scheme keeps its colour when other curves are added or removed.
-"""
+"""The figure theme (seaborn) and deterministic saving; colours and markers come from styles.py."""
 
 from __future__ import annotations
 
-import hashlib
 from pathlib import Path
 
 import matplotlib
@@ -19,25 +13,7 @@ import seaborn as sns  # noqa: E402
 
 from airfl.io import atomic_path  # noqa: E402
 
-_PALETTE = sns.color_palette("tab20", 20).as_hex()
-_MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*", "<", ">", "h", "p")
-
-SCHEME_STYLES: dict[str, tuple[str, str]] = {
-    "Ideal FedAvg": ("#000000", "o"),
-    "OTA-FL": ("#1f77b4", "s"),
-    "Digital FL": ("#2ca02c", "^"),
-    "FedAvg + DP": ("#d62728", "D"),
-}
-
-
-def style_for(name: str) -> tuple[str, str]:
-    """(colour, marker) of a scheme name; variants 'Name, detail' keep the base's marker."""
-    if name in SCHEME_STYLES:
-        return SCHEME_STYLES[name]
-    digest = int(hashlib.sha256(name.encode()).hexdigest(), 16)
-    base = name.split(",")[0].strip()
-    marker = SCHEME_STYLES[base][1] if base in SCHEME_STYLES else _MARKERS[digest % len(_MARKERS)]
-    return _PALETTE[digest % len(_PALETTE)], marker
+from airfl.styles import style_for  # noqa: E402
 
 
 def set_theme() -> None:

@@ -1,5 +1,6 @@
 # Config validation, the experiment registry, and input functions shared by the rules.
 import os
+from pathlib import Path
 import shlex
 import sys
 
@@ -48,15 +49,15 @@ def dataset_manifest(wildcards):
     return str(paths.dataset_manifest(experiment_block(wildcards)["dataset"]))
 
 
-def figure_caption(wildcards):
+def figure_caption(experiment):
     from airfl.stages.figure import caption
 
-    return caption(config, experiment_of(wildcards))
+    return caption(config, experiment)
 
 
 def all_targets():
     targets = [str(paths.claims_markdown())]
     for experiment in all_experiments():
-        targets += dag.figure_outputs(experiment.id)
+        targets += dag.figure_outputs(experiment)
         targets += dag.partition_outputs(experiment.id)
     return targets

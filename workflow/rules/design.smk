@@ -19,10 +19,44 @@ rule reference:
         "{AIRFL} reference {wildcards.name} > {log} 2>&1"
 
 
+def tuning_inputs(wildcards):
+    experiment = experiment_of(wildcards)
+    if "tuning" not in experiment.params(config):
+        return []
+    return [str(paths.tuning(experiment.id, wildcards.curve))]
+
+
+def lead_tuning_inputs(wildcards):
+    from airfl.stages.tune import lead_of
+
+    experiment = experiment_of(wildcards)
+    lead = lead_of(experiment, wildcards.curve)
+    return [str(paths.tuning(experiment.id, lead))] if lead != wildcards.curve else []
+
+
+rule tune:
+    input:
+        dataset_manifest,
+        "results/partitions/{paper}/{figure}.npz",
+        reference_inputs,
+        lead_tuning_inputs,
+    output:
+        "results/tuning/{paper}/{figure}/{curve}.json",
+    params:
+        seed=config["seed"],
+        curve=curve_params,
+        setting=lambda w: {k: v for k, v in experiment_block(w).items() if k != "curves"},
+    log:
+        "logs/tune/{paper}/{figure}/{curve}.log",
+    shell:
+        "{AIRFL} tune {wildcards.paper}/{wildcards.figure} {wildcards.curve} > {log} 2>&1"
+
+
 rule design:
     input:
         "results/partitions/{paper}/{figure}.npz",
         reference_inputs,
+        tuning_inputs,
     output:
         "results/designs/{paper}/{figure}/{curve}.json",
     params:

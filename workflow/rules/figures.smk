@@ -1,38 +1,44 @@
-def figure_inputs(wildcards):
-    experiment = experiment_of(wildcards)
+# One figure rule per experiment: an experiment's runs can feed several panels.
+def figure_inputs(experiment):
     curves = list(experiment.curves(config))
-    return (
-        [str(paths.run_table(experiment.id, c)) for c in curves]
-        + [str(paths.privacy(experiment.id, c)) for c in curves]
-        + reference_inputs(wildcards)
-    )
+    inputs = [str(paths.run_table(experiment.id, c)) for c in curves]
+    inputs += [str(paths.privacy(experiment.id, c)) for c in curves]
+    if experiment.reference:
+        inputs.append(str(paths.reference(experiment.reference.name, "json")))
+    return inputs
 
 
-rule figure:
-    input:
-        figure_inputs,
-    output:
-        "figures/{paper}/{figure}.csv",
-        report(
-            "figures/{paper}/{figure}.png",
-            caption="../report/figure.rst",
-            category="{paper}",
-            subcategory="{figure}",
-        ),
-        "figures/{paper}/{figure}.pdf",
-        "results/summaries/{paper}/{figure}.json",
-    params:
-        caption=figure_caption,
-        profile=config["profile"],
-    log:
-        "logs/figure/{paper}/{figure}.log",
-    shell:
-        "{AIRFL} figure {wildcards.paper}/{wildcards.figure} > {log} 2>&1"
+def figure_targets(experiment):
+    """Every panel's files; the PNGs go into the report (category paper, subcategory panel)."""
+    return [as_report_item(o, experiment.paper) if o.endswith(".png") else o
+            for o in dag.figure_outputs(experiment)]
+
+
+def as_report_item(path, paper):
+    return report(path, caption="../report/figure.rst", category=paper, subcategory=Path(path).stem)
+
+
+for _experiment in all_experiments():
+
+    rule:
+        name: f"figure_{_experiment.paper}_{_experiment.figure}"
+        input:
+            figure_inputs(_experiment),
+        output:
+            figure_targets(_experiment),
+        params:
+            caption=figure_caption(_experiment),
+            profile=config["profile"],
+            experiment=_experiment.id,
+        log:
+            f"logs/figure/{_experiment.id}.log",
+        shell:
+            "{AIRFL} figure {params.experiment} > {log} 2>&1"
 
 
 rule claims:
     input:
-        [str(paths.figure(e.id, "csv")) for e in all_experiments()],
+        [o for e in all_experiments() for o in dag.figure_outputs(e) if o.endswith(".csv")],
     output:
         report("figures/CLAIMS.md", caption="../report/claims.rst", category="claims"),
         "results/claims.json",

@@ -4,6 +4,7 @@ rule train:
         "results/partitions/{paper}/{figure}.npz",
         "results/designs/{paper}/{figure}/{curve}.json",
         reference_inputs,
+        tuning_inputs,
     output:
         "results/runs/{paper}/{figure}/{curve}.csv",
         "results/runs/{paper}/{figure}/{curve}.records.json",

@@ -71,6 +71,7 @@ class Scheme:
     """Base class; subclasses set `kind` and implement `aggregate` (and `design` if they have one)."""
 
     kind: str = ""
+    uses_future_channels: bool = False   # genie-aided designs: one design per trial's channels
 
     def __init__(self, name: str, **params: Any):
         self.name = name
@@ -95,9 +96,13 @@ def register_scheme(cls):
     return cls
 
 
+# Curve keys the stages consume (channel overrides), not parameters of the scheme itself.
+CURVE_SETTINGS = ("snr_offset_db",)
+
+
 def build_scheme(name: str, curve: dict[str, Any]) -> Scheme:
     """The scheme of one curve of an experiment (params.yaml `curves.<name>`)."""
-    params = dict(curve)
+    params = {k: v for k, v in curve.items() if k not in CURVE_SETTINGS}
     kind = params.pop("scheme")
     if kind not in SCHEME_TYPES:
         raise ValueError(f"curves.{name}.scheme: unknown scheme {kind!r}; allowed: "

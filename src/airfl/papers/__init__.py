@@ -4,5 +4,6 @@ Wings may import the core; the core never imports a wing; wings never import eac
 """
 
 from airfl.papers import baselines
+from airfl.papers.biased_fl import experiments as biased_fl
 
-EXPERIMENTS = (*baselines.EXPERIMENTS,)
+EXPERIMENTS = (*baselines.EXPERIMENTS, *biased_fl.EXPERIMENTS)

@@ -14,10 +14,10 @@ from airfl.io import write_json, write_text
 def evaluate_all(params: dict[str, Any]) -> list[dict[str, Any]]:
     results = []
     for experiment in all_experiments():
-        frame = pd.read_csv(paths.figure(experiment.id, "csv"))
         for claim in experiment.claims:
-            result = claim.evaluate(frame)
-            results.append({"figure": experiment.id, "claim": claim.name,
+            figure = f"{experiment.paper}/{claim.panel or experiment.figure}"
+            result = claim.evaluate(pd.read_csv(paths.figure(figure, "csv")))
+            results.append({"figure": figure, "claim": claim.name,
                             "statement": claim.statement, "numbers": result.numbers,
                             "holds": bool(result.holds)})
     return results

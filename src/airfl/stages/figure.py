@@ -1,6 +1,8 @@
-"""Stage `figure`: draw one experiment's figure from stored runs only; write what is drawn as CSV.
+"""Stage `figure`: draw an experiment's figures from stored runs only; write what is drawn as CSV.
 
-Also writes the experiment's summary (final mean and s.d. over trials per curve; DVC metrics).
+Derived metrics come from the paper's reference (when the experiment has one): the
+sub-optimality gap F(w_t) - F(w*) and the accuracy normalised by the accuracy of w*. Also writes
+the experiment's summary (final mean and s.d. over trials per curve; DVC metrics).
 """
 
 from __future__ import annotations
@@ -8,11 +10,12 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from airfl import paths
-from airfl.experiments import Experiment, get_experiment
-from airfl.io import write_csv, write_json
+from airfl.experiments import Experiment, FigureSpec, get_experiment
+from airfl.io import read_json, write_csv, write_json
 from airfl.plotting import line_plot, save_figure
 
 
@@ -20,52 +23,111 @@ def caption(params: dict[str, Any], experiment: Experiment) -> str:
     """What the figure shows, and the profile and dataset it was made with."""
     block = experiment.params(params)
     scale = block["scale"]
+    horizon = f"{scale['horizon_s']:g} s of uplink time" if scale.get("horizon_s") else \
+        f"{scale['rounds']} rounds"
     return (f"{experiment.description} Dataset: {block['dataset']}, {block['num_devices']} devices, "
             f"{block['partition']['kind']} partition, model {block['model']['name']}. "
-            f"Profile '{params['profile']}': {scale['rounds']} rounds, mean and +-1 s.d. band over "
+            f"Profile '{params['profile']}': {horizon}, mean and +-1 s.d. band over "
             f"{scale['trials']} trials (seed {params['seed']}).")
 
 
-def _curve_frame(experiment: Experiment, params: dict[str, Any], curve: str,
-                 curve_params: dict[str, Any]) -> pd.DataFrame:
+def figure_names(experiment: Experiment) -> list[str]:
+    return [spec.name or experiment.figure for spec in (experiment.figure_spec,
+                                                        *experiment.extra_figures)]
+
+
+def figure_id(experiment: Experiment, spec: FigureSpec) -> str:
+    return f"{experiment.paper}/{spec.name or experiment.figure}"
+
+
+def _curve_frame(experiment: Experiment, curve: str, curve_params: dict[str, Any]) -> pd.DataFrame:
     runs = pd.read_csv(paths.run_table(experiment.id, curve))
     eps = pd.read_csv(paths.privacy(experiment.id, curve))
     runs = runs.merge(eps[["trial", "round", "epsilon"]], on=["trial", "round"], how="left")
-    runs = runs.dropna(subset=[experiment.figure_spec.y])
+    runs = runs.dropna(subset=["test_accuracy"])
     base = experiment.curve_label(curve, curve_params)
     label = base
     if "delta" in curve_params:                      # DP curves show their final guarantee
         final_eps = eps.groupby("trial")["epsilon"].last().max()
         label = f"{base} (ε = {final_eps:.3g}, δ = {curve_params['delta']:g})" \
             if math.isfinite(final_eps) else base
-    columns = ["trial", "round", "time_s", "test_accuracy", "test_loss", "train_loss", "epsilon"]
+    columns = ["trial", "round", "time_s", "test_accuracy", "test_loss", "train_loss", "objective",
+               "epsilon"]
     frame = runs[[c for c in columns if c in runs.columns]].copy()
+    for key, value in curve_params.items():          # curve parameters a figure may plot against
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            frame[f"param_{key}"] = value
     frame.insert(0, "style_key", base)
     frame.insert(0, "label", label)
     frame.insert(0, "curve", curve)
     return frame
 
 
+def derive(frame: pd.DataFrame, reference: dict[str, Any] | None) -> pd.DataFrame:
+    """Sub-optimality gap and normalised accuracy from the reference optimum (Biased FL, Sec. V)."""
+    if reference is None:
+        return frame
+    frame = frame.copy()
+    if "objective" in frame:
+        frame["suboptimality_gap"] = frame["objective"] - reference["F_star"]
+    frame["normalized_accuracy"] = frame["test_accuracy"] / reference["accuracy_star"]
+    return frame
+
+
+def resample(frame: pd.DataFrame, y: str, step_s: float) -> pd.DataFrame:
+    """Step-hold each (curve, trial) onto the grid 0, step, ..., up to the shortest run's end."""
+    horizon = frame.groupby(["curve", "trial"])["time_s"].max().min()
+    grid = np.arange(0.0, horizon + 1e-12, step_s)
+    pieces = []
+    for (curve, trial), rows in frame.groupby(["curve", "trial"], sort=False):
+        rows = rows.sort_values("time_s")
+        position = np.searchsorted(rows["time_s"].to_numpy(), grid, side="right") - 1
+        picked = rows.iloc[np.clip(position, 0, None)].copy()
+        picked["time_s"] = grid
+        pieces.append(picked)
+    return pd.concat(pieces, ignore_index=True)
+
+
+def finals(frame: pd.DataFrame) -> pd.DataFrame:
+    """Each (curve, trial)'s last evaluated row."""
+    last = frame["round"] == frame.groupby(["curve", "trial"])["round"].transform("max")
+    return frame[last]
+
+
+def drawn_frame(frame: pd.DataFrame, spec: FigureSpec) -> pd.DataFrame:
+    if spec.final:
+        return finals(frame)
+    if spec.time_grid_s:
+        return resample(frame, spec.y, spec.time_grid_s)
+    return frame
+
+
 def run(params: dict[str, Any], experiment_id: str) -> None:
     experiment = get_experiment(experiment_id)
     curves = experiment.curves(params)
-    frame = pd.concat([_curve_frame(experiment, params, c, p) for c, p in curves.items()],
-                      ignore_index=True)
-    spec = experiment.figure_spec
-    write_csv(paths.figure(experiment_id, "csv"), frame)
-    fig = line_plot(frame, spec.x, spec.y, spec.xlabel, spec.ylabel, experiment.title, spec.logy)
-    save_figure(fig, paths.figure(experiment_id, "png").with_suffix(""))
+    reference = read_json(paths.reference(experiment.reference.name, "json")) \
+        if experiment.reference else None
+    frame = derive(pd.concat([_curve_frame(experiment, c, p) for c, p in curves.items()],
+                             ignore_index=True), reference)
+    for spec in (experiment.figure_spec, *experiment.extra_figures):
+        fid = figure_id(experiment, spec)
+        drawn = drawn_frame(frame, spec)
+        write_csv(paths.figure(fid, "csv"), drawn)
+        fig = line_plot(drawn, spec.x, spec.y, spec.xlabel, spec.ylabel,
+                        spec.title or experiment.title, spec.logy)
+        save_figure(fig, paths.figure(fid, "png").with_suffix(""))
     write_json(paths.summary(experiment_id), {"caption": caption(params, experiment),
                                               "final": _final_summary(frame)})
 
 
 def _final_summary(frame: pd.DataFrame) -> dict[str, dict[str, float]]:
-    last = frame[frame["round"] == frame.groupby("curve")["round"].transform("max")]
     summary = {}
-    for curve, rows in last.groupby("curve", sort=False):
-        summary[curve] = {"test_accuracy_mean": float(rows["test_accuracy"].mean()),
-                          "test_accuracy_sd": float(rows["test_accuracy"].std(ddof=1))
-                          if len(rows) > 1 else 0.0,
-                          "epsilon_max": float(rows["epsilon"].max()),
-                          "round": int(rows["round"].max())}
+    for curve, rows in finals(frame).groupby("curve", sort=False):
+        entry = {"round": int(rows["round"].max())}
+        for metric in ("test_accuracy", "suboptimality_gap", "normalized_accuracy"):
+            if metric in rows:
+                entry[f"{metric}_mean"] = float(rows[metric].mean())
+                entry[f"{metric}_sd"] = float(rows[metric].std(ddof=1)) if len(rows) > 1 else 0.0
+        entry["epsilon_max"] = float(rows["epsilon"].max())
+        summary[curve] = entry
     return summary

@@ -15,7 +15,7 @@ import torch
 
 from airfl import paths
 from airfl.channel.geometry import quantile_radii, uniform_disc
-from airfl.channel.pathloss import free_space_db, gain_from_db, log_distance_db
+from airfl.channel.pathloss import dbm_to_watt, free_space_db, gain_from_db, log_distance_db
 from airfl.core.engine import ClientData
 from airfl.core.scheme import ChannelStatistics
 from airfl.data import dataset_info, load_dataset, to_float_tensor
@@ -30,8 +30,19 @@ def path_gain_db(distances: torch.Tensor, pathloss: dict[str, Any]) -> torch.Ten
     return free_space_db(distances, pathloss["carrier_hz"])
 
 
+def radio_units(channel: dict[str, Any], curve: dict[str, Any] | None = None
+                ) -> tuple[float | None, float | None]:
+    """(E_s, N0) in J and W/Hz when the channel block is physical: E_s = P / B, scaled by the SNR
+    offset (Biased FL spec 2.5 and A1; a curve's own `snr_offset_db` overrides the channel's)."""
+    if "power_dbm" not in channel:
+        return None, None
+    offset = (curve or {}).get("snr_offset_db", channel.get("snr_offset_db", 0.0))
+    es = float(dbm_to_watt(channel["power_dbm"])) / channel["bandwidth_hz"] * 10 ** (offset / 10)
+    return es, float(dbm_to_watt(channel["n0_dbm_per_hz"]))
+
+
 def channel_statistics(params: dict[str, Any], block: dict[str, Any], experiment_id: str,
-                       trial: int) -> ChannelStatistics:
+                       trial: int, curve: dict[str, Any] | None = None) -> ChannelStatistics:
     """Device distances and mean channel gains of one trial (statistical CSI for designs)."""
     channel = block["channel"]
     n = block["num_devices"]
@@ -43,8 +54,10 @@ def channel_statistics(params: dict[str, Any], block: dict[str, Any], experiment
     gain = gain_from_db(path_gain_db(distances, channel["pathloss"]))
     edge = gain_from_db(path_gain_db(torch.tensor([float(channel["radius_m"])], dtype=torch.float64),
                                      channel["pathloss"]))
+    es, n0 = radio_units(channel, curve)
     return ChannelStatistics(path_gain=gain, reference_gain=float(edge[0]),
-                             bandwidth_hz=float(channel["bandwidth_hz"]), distances_m=distances)
+                             bandwidth_hz=float(channel["bandwidth_hz"]), distances_m=distances,
+                             energy_per_symbol=es, noise_psd=n0)
 
 
 def partition_generator(params: dict[str, Any], experiment_id: str) -> np.random.Generator:

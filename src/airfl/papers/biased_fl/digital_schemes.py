@@ -1,0 +1,645 @@
+"""The proposed digital FL scheme of Biased FL and the six digital baselines of its Fig. 3(b,c).
+
+Paper: Ul Abrar, Michelusi, "Biased Federated Learning under Wireless Heterogeneity" (arXiv
+2503.06078), §II-C (eqs. 12-17), §IV-B, §V-C/D. Spec: shared/specs/biased_fl.md §2.6, §3.2, §6.2,
+§6.4 (exact adapted algorithms of the baselines), §9 (A5, A6, A7, A10) and its Errata.
+
+Every scheme aggregates per-round GRADIENTS g [N, d] in physical units: Lambda_m =
+statistics.path_gain, |h_{m,t}|^2 = state.channel_power, E_s = energy_per_symbol, N0 = noise_psd,
+B = bandwidth_hz. Every upload is quantized by the dithered r-bit quantizer of spec §2.6
+(``stochastic_quantize``, draws from the round's "quantization" stream; every row is quantized so
+the stream advances identically whatever is scheduled) and costs L = 64 + d r bits
+(``payload_bits``). Device sampling draws from the round's "sampling" stream.
+
+Round latency (errata 1, spec §6.4): TDMA, the sum over uploading devices of L/(B C_{m,t}) with the
+capacity C_{m,t} = log2(1 + E_s |h_{m,t}|^2 / N0) for capacity-based schemes (proposed by default,
+Best Channel, Best Channel-Norm, Proportional Fairness, QML) and L/(B R) for the fixed-rate schemes
+(UQOS, FedTOE) by default. The paper times *every* scheme by capacity (§V-D) but does not say how
+a fixed-rate upload in outage is charged [A, errata 1]: we charge fixed-rate uploads their slot
+L/(B R) whether or not they are decoded (option ``latency_mode: capacity`` charges L/(B C_{m,t})).
+A round in which nobody uploads has g_hat = 0 and latency 0 (spec §3.2 note).
+
+Record of a round: participants (devices whose update enters g_hat), scheduled (devices that used
+a slot), latency_s, bits (total uploaded, failed uploads included), privacy None, and per-scheme
+extras (mean bit width, outages, QML's variance, ...).
+
+Choices the spec leaves open (all [A]):
+
+* Best Channel(-Norm) budget T_BC: spec §6.4-1's Monte-Carlo median rule with ``mc_draws`` = 4000
+  draws from ``numpy_generator(design_seed, design_key, "trial", trial, "design")`` (params, default
+  0 and "biased_fl_digital"): a per-trial, reproducible design that does not consume the training
+  streams; ``T_BC_s`` overrides it.
+* QML and FedTOE bit allocation: solved exactly (Pareto dynamic programme, :func:`pareto_bits`)
+  instead of the spec's greedy marginal allocation, which missed the optimum in about a quarter
+  of random 3-device cases.
+* Best Channel-Norm with all selected gradients zero: r = 1.
+* UQOS sampling without replacement: Madow systematic sampling (exact inclusion probabilities pi,
+  exactly K devices).
+* Outage uploads of fixed-rate schemes are charged L/(B R) and their bits count as uploaded.
+* Every row is quantized (the quantization stream advances the same way whatever is scheduled).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+import torch
+from jsonschema import Draft202012Validator
+
+from airfl.channel.digital import shannon_rate, tdma_round_latency
+from airfl.channel.quantization import payload_bits, stochastic_quantize
+from airfl.core.scheme import DesignContext, RoundState, Scheme, register_scheme
+from airfl.papers.biased_fl import digital_design
+from airfl.rng import numpy_generator
+
+__all__ = ["PARAMS_SCHEMA", "equal_bit_width", "best_channel_budget", "uqos_inclusion",
+           "madow_sample", "pareto_bits", "qml_allocate", "fedtoe_rates", "fedtoe_allocate"]
+
+HEADER = digital_design.HEADER_BITS     # 64 bits for ||g||_inf (paper §II-C)
+
+# --------------------------------------------------------------------------------------------
+# Parameters (JSON schema fragments, draft 2020-12, one per kind; defaults are used by the code)
+# --------------------------------------------------------------------------------------------
+
+_POS = {"type": "number", "exclusiveMinimum": 0}
+_K = {"type": "integer", "minimum": 1, "default": 5,
+      "description": "devices scheduled per round (spec §6.5 quick default 5)"}
+_RMAX = {"type": "integer", "minimum": 1, "maximum": 16, "default": 16,
+         "description": "largest bit width per entry (paper §V-D: r <= 16)"}
+_LAT_FIXED = {"enum": ["fixed_rate", "capacity"], "default": "fixed_rate",
+              "description": "charge L/(B R) (fixed rate, default) or L/(B C_t) per upload [A, errata 1]"}
+_BUDGET = {
+    "T_BC_s": {"type": ["number", "null"], "exclusiveMinimum": 0, "default": None,
+               "description": "per-round budget; null: median over Monte-Carlo draws of the time K "
+                              "best-channel devices need for r_max bits (spec §6.4-1 [A])"},
+    "mc_draws": {"type": "integer", "minimum": 1, "default": 4000,
+                 "description": "Monte-Carlo channel draws of the T_BC rule"},
+    "design_seed": {"type": "integer", "minimum": 0, "default": 0,
+                    "description": "seed of the T_BC draws: numpy_generator(design_seed, design_key, "
+                                   "'trial', trial, 'design')"},
+    "design_key": {"type": "string", "default": "biased_fl_digital"},
+}
+
+
+def _kind_schema(kind: str, properties: dict[str, dict]) -> dict:
+    return {"type": "object", "additionalProperties": False, "required": [],
+            "properties": {"scheme": {"const": kind}, **properties}}
+
+
+PARAMS_SCHEMA: dict[str, dict] = {
+    "biased_digital": _kind_schema("biased_digital", {
+        "variant": {"enum": ["opt", "zb_opt", "zb_qnv"], "default": "opt",
+                    "description": "opt: SCA (24); zb_opt: zero bias; zb_qnv: zero-bias min "
+                                   "quantization noise (spec §5.6)"},
+        "G": {**_POS, "default": 0.5, "description": "G_max in the design (paper Fig. 3: 50 kappa)"},
+        "eta": {**_POS, "default": 0.05, "description": "step size eta entering Psi"},
+        "mu": {**_POS, "default": 0.01},
+        "kappa": {"type": "number", "minimum": 0, "default": 0.01},
+        "T_max_s": {**_POS, "default": 0.25, "description": "average round-latency budget (23b)"},
+        "r_max": _RMAX,
+        "sca_max_iter": {"type": "integer", "minimum": 1, "default": 200},
+        "sca_tol": {**_POS, "default": 1.0e-9,
+                    "description": "relative decrease of the true relaxed objective"},
+        "sca_solver": {"enum": ["CLARABEL", "SCS"], "default": "CLARABEL"},
+        "latency_mode": {"enum": ["capacity", "fixed_rate"], "default": "capacity",
+                         "description": "errata 1: capacity L/(B C_t) (default) or L/(B R_m)"},
+    }),
+    "best_channel": _kind_schema("best_channel", {"K": _K, "r_max": _RMAX, **_BUDGET}),
+    "best_channel_norm": _kind_schema("best_channel_norm", {
+        "K": _K, "K_prime": {"type": "integer", "minimum": 1, "default": 7,
+                             "description": "best-channel pre-selection size, K <= K' <= N"},
+        "r_max": _RMAX, **_BUDGET}),
+    "proportional_fairness": _kind_schema("proportional_fairness", {
+        "K": _K, "T_PF_s": {**_POS, "default": 0.5, "description": "per-round budget"},
+        "r_max": _RMAX}),
+    "uqos": _kind_schema("uqos", {
+        "K": _K, "R": {**_POS, "default": 0.2, "description": "common fixed rate (bit/s/Hz)"},
+        "r_U": {"type": "integer", "minimum": 1, "maximum": 16, "default": 8},
+        "latency_mode": _LAT_FIXED}),
+    "qml": _kind_schema("qml", {
+        "K": _K, "eps0_rel": {**_POS, "default": 0.01, "description": "eps_0 = eps0_rel G^2"},
+        "G": {**_POS, "default": 0.5}, "r_max": _RMAX}),
+    "fedtoe": _kind_schema("fedtoe", {
+        "K": _K, "p_out": {"type": "number", "exclusiveMinimum": 0, "exclusiveMaximum": 1,
+                           "default": 0.1, "description": "common outage probability"},
+        "T_TOE_s": {**_POS, "default": 0.5, "description": "per-round budget"},
+        "r_max": _RMAX, "latency_mode": _LAT_FIXED}),
+}
+
+
+class _DigitalScheme(Scheme):
+    """Validates params against PARAMS_SCHEMA, fills defaults; shared radio helpers."""
+
+    def __init__(self, name: str, **params: Any):
+        schema = PARAMS_SCHEMA[self.kind]
+        errors = list(Draft202012Validator(schema).iter_errors({"scheme": self.kind, **params}))
+        if errors:
+            raise ValueError(f"scheme {name!r} ({self.kind}): " + "; ".join(sorted(
+                f"{'/'.join(map(str, e.absolute_path)) or 'params'}: {e.message}" for e in errors)))
+        filled = {k: v["default"] for k, v in schema["properties"].items() if "default" in v}
+        filled.update(params)
+        super().__init__(name, **filled)
+
+    def param(self, name: str):
+        return self.params[name]
+
+    @staticmethod
+    def radio(statistics) -> tuple[float, float, float]:
+        """(E_s, N0, B) of the experiment; the biased_fl digital schemes need physical units."""
+        if statistics.energy_per_symbol is None or statistics.noise_psd is None:
+            raise ValueError("Biased FL digital schemes need energy_per_symbol and noise_psd")
+        return (float(statistics.energy_per_symbol), float(statistics.noise_psd),
+                float(statistics.bandwidth_hz))
+
+    def capacity(self, state: RoundState) -> torch.Tensor:
+        """C_{m,t} = log2(1 + E_s |h_{m,t}|^2 / N0) [N] (errata 1)."""
+        es, n0, _ = self.radio(state.statistics)
+        return shannon_rate(es * state.channel_power.to(torch.float64) / n0)  # errata 1: capacity
+
+    def check_k(self, n: int, *names: str) -> None:
+        for key in names:
+            if self.param(key) > n:
+                raise ValueError(f"scheme {self.name!r}: {key} = {self.param(key)} > N = {n}")
+
+
+def _quantize_all(updates: torch.Tensor, bits: torch.Tensor, state: RoundState) -> torch.Tensor:
+    """Every row quantized with its bit width (spec §2.6) in float64; unused rows are discarded."""
+    return stochastic_quantize(updates.to(torch.float64), bits.to(torch.int64),
+                               state.streams("quantization"))
+
+
+def _record(participants, scheduled, latency, bits, **extra) -> dict[str, Any]:
+    return {"participants": int(participants), "scheduled": int(scheduled), "latency_s": float(latency),
+            "bits": int(bits), "privacy": None, **extra}
+
+
+def _tdma_latency(bits: torch.Tensor, rates: torch.Tensor, bandwidth: float,
+                  mask: torch.Tensor) -> float:
+    """sum over mask of L/(B rate) (spec §2.6 eq. 17 form; errata 1 with capacity rates)."""
+    return float(tdma_round_latency(bits.to(torch.float64), rates.to(torch.float64), bandwidth,
+                                    mask.unsqueeze(0))[0])
+
+
+# --------------------------------------------------------------------------------------------
+# Proposed: Biased digital FL (paper §II-C, §IV-B; spec §3.2, §5.4-5.6, §6.2)
+# --------------------------------------------------------------------------------------------
+
+@register_scheme
+class BiasedDigital(_DigitalScheme):
+    """Threshold participation chi = 1{|h| >= rho_m}, r_m-bit quantization, post-scalers nu_m.
+
+    design: (rho, nu, r) from digital_design per variant; also beta, p, R, L, expected latency,
+    Psi with the integer r, and the SCA trace. aggregate (paper eq. 13):
+    g_hat = sum_m chi_m Q_{r_m}(g_m) / nu_m, unbiased for sum_m p_m g_m (p_m = beta_m/nu_m).
+    """
+
+    kind = "biased_digital"
+
+    def design(self, context: DesignContext) -> dict[str, Any]:
+        es, n0, bw = self.radio(context.channel)
+        lam = context.channel.path_gain.double().numpy()
+        kwargs = dict(lam=lam, G=float(self.param("G")), d=int(context.dim), Es=es, N0=n0, B=bw,
+                      eta=float(self.param("eta")), mu=float(self.param("mu")),
+                      kappa=float(self.param("kappa")), T_max=float(self.param("T_max_s")),
+                      r_max=int(self.param("r_max")), max_iter=int(self.param("sca_max_iter")),
+                      tol=float(self.param("sca_tol")), solver=self.param("sca_solver"))
+        variant = self.param("variant")
+        if variant == "zb_qnv":
+            out = digital_design.design_zb_qnv(**kwargs)
+        else:
+            out = digital_design.design_sca(**kwargs, zero_bias=(variant == "zb_opt"))
+        result = {key: np.asarray(out[key]).tolist() for key in
+                  ("rho", "nu", "r", "r_prime", "beta", "p", "R", "L")}
+        result.update({key: float(out[key]) for key in
+                       ("expected_latency_s", "psi", "psi_relaxed", "zeta", "bias")})
+        result.update({"variant": variant, "latency_mode": self.param("latency_mode"),
+                       "sca": {"start": out["start"], "iterations": int(out["iterations"]),
+                               "converged": bool(out["converged"]), "stop_reason": out["stop_reason"],
+                               "statuses": sorted(set(out["statuses"])),
+                               "psi_history": [float(v) for v in out["psi_history"]],
+                               "starts": out.get("starts")}})
+        return result
+
+    def aggregate(self, updates, state: RoundState, design):
+        rho = torch.as_tensor(design["rho"], dtype=torch.float64)
+        nu = torch.as_tensor(design["nu"], dtype=torch.float64)
+        bits = torch.as_tensor(design["r"], dtype=torch.int64)
+        chi = state.channel_power.to(torch.float64) >= rho ** 2           # paper (12): |h| >= rho
+        quantized = _quantize_all(updates, bits, state)
+        weights = chi.to(torch.float64) / nu                               # paper (13): chi / nu
+        estimate = (weights @ quantized).to(updates.dtype)
+        payload = payload_bits(updates.shape[1], bits)                     # L_m = 64 + d r_m
+        _, _, bw = self.radio(state.statistics)
+        if self.param("latency_mode") == "capacity":
+            rates = self.capacity(state)                                   # errata 1: L/(B C_t)
+        else:
+            rates = torch.as_tensor(design["R"], dtype=torch.float64)      # spec §2.6: L/(B R_m)
+        latency = _tdma_latency(payload, rates, bw, chi)
+        return estimate, _record(chi.sum(), chi.sum(), latency, payload[chi].sum(),
+                                 mean_bits=float(bits[chi].double().mean()) if chi.any() else 0.0)
+
+
+# --------------------------------------------------------------------------------------------
+# Best Channel / Best Channel-Norm [7] and Proportional Fairness [9] (spec §6.4 items 1-3)
+# --------------------------------------------------------------------------------------------
+
+def equal_bit_width(budget_s: float, capacities: torch.Tensor, dim: int, bandwidth: float,
+                    r_max: int) -> int:
+    """Common r of an equal-bit time split of a budget (spec §6.4-1).
+
+    L = T B / sum_k 1/C_k bits per device fill the budget exactly; r = clip(floor((L - 64)/d), 1, r_max).
+    """
+    total = float(budget_s * bandwidth / torch.sum(1.0 / capacities))      # L_t = T B / sum 1/C_k
+    return int(min(max(math.floor((total - HEADER) / dim), 1), r_max))     # clip(floor((L-64)/d), 1, r_max)
+
+
+def best_channel_budget(lam: np.ndarray, es: float, n0: float, bandwidth: float, dim: int, k: int,
+                        r_max: int, draws: int, generator: np.random.Generator) -> float:
+    """T_BC = median over channel draws of sum_{K best} (64 + r_max d)/(B C_k) (spec §6.4-1 [A]).
+
+    Chosen so that the selected devices 'typically' get r ~ r_max bits (paper §V-D: r ~ 16).
+    """
+    power = lam[None, :] * generator.exponential(1.0, size=(draws, lam.size))   # |h|^2 = Lambda Exp(1)
+    best = torch.as_tensor(np.sort(power, axis=1)[:, -k:])                      # K best channels
+    cap = shannon_rate(es * best / n0)                                           # C = log2(1 + E_s|h|^2/N0)
+    return float(torch.median(torch.sum((HEADER + r_max * dim) / (bandwidth * cap), dim=1)))
+
+
+class _EqualSplit(_DigitalScheme):
+    """Schedule K devices by a per-round score, equal bits within a per-round time budget."""
+
+    budget_key = ""
+
+    def score(self, state: RoundState) -> torch.Tensor:
+        raise NotImplementedError
+
+    def budget(self, design) -> float:
+        return float(design[self.budget_key])
+
+    def schedule(self, state: RoundState) -> torch.Tensor:
+        """Bool mask of the K devices with the largest score this round."""
+        score = self.score(state)
+        mask = torch.zeros(score.numel(), dtype=torch.bool)
+        mask[torch.topk(score, int(self.param("K"))).indices] = True
+        return mask
+
+    def aggregate(self, updates, state: RoundState, design):
+        n, dim = updates.shape
+        k = int(self.param("K"))
+        _, _, bw = self.radio(state.statistics)
+        cap = self.capacity(state)
+        mask = self.schedule(state)
+        r = equal_bit_width(self.budget(design), cap[mask], dim, bw, int(self.param("r_max")))
+        bits = torch.full((n,), r, dtype=torch.int64)
+        quantized = _quantize_all(updates, bits, state)
+        estimate = (mask.to(torch.float64) @ quantized / k).to(updates.dtype)   # (1/K) sum_S g^q
+        payload = payload_bits(dim, bits)
+        latency = _tdma_latency(payload, cap, bw, mask)                # sum_S (64 + d r)/(B C_k)
+        return estimate, _record(k, k, latency, payload[mask].sum(), mean_bits=float(r))
+
+
+class _BestChannelBudget:
+    """Design step shared by Best Channel and Best Channel-Norm: the T_BC rule."""
+
+    def design(self, context: DesignContext) -> dict[str, Any]:
+        self.check_k(context.num_devices, "K")
+        if self.param("T_BC_s") is not None:
+            return {"T_BC_s": float(self.param("T_BC_s")), "T_BC_rule": "param"}
+        es, n0, bw = self.radio(context.channel)
+        generator = numpy_generator(int(self.param("design_seed")), str(self.param("design_key")),
+                                    "trial", context.trial, "design")
+        t_bc = best_channel_budget(context.channel.path_gain.double().numpy(), es, n0, bw,
+                                   context.dim, int(self.param("K")), int(self.param("r_max")),
+                                   int(self.param("mc_draws")), generator)
+        return {"T_BC_s": t_bc, "T_BC_rule": "monte_carlo_median"}
+
+
+@register_scheme
+class BestChannel(_BestChannelBudget, _EqualSplit):
+    """Amiri et al. [7] without sparsification: the K largest |h_{m,t}|^2, equal bits in T_BC."""
+
+    kind = "best_channel"
+    budget_key = "T_BC_s"
+
+    def score(self, state):
+        return state.channel_power.to(torch.float64)                   # spec §6.4-1: largest |h|^2
+
+
+@register_scheme
+class ProportionalFairness(_EqualSplit):
+    """Yang et al. [9]: the K largest |h_{m,t}|^2 / Lambda_m, equal bits in T_PF (spec §6.4-3)."""
+
+    kind = "proportional_fairness"
+    budget_key = "T_PF_s"
+
+    def design(self, context: DesignContext) -> dict[str, Any]:
+        self.check_k(context.num_devices, "K")
+        return {"T_PF_s": float(self.param("T_PF_s"))}
+
+    def score(self, state):
+        lam = state.statistics.path_gain.to(torch.float64)
+        return state.channel_power.to(torch.float64) / lam             # spec §6.4-3: |h|^2 / Lambda
+
+
+@register_scheme
+class BestChannelNorm(_BestChannelBudget, _DigitalScheme):
+    """Amiri et al. [7]: K' best channels, then the K largest ||g||; bits proportional to ||g||.
+
+    L_k = lambda ||g_k|| with sum_k L_k/(B C_k) = T_BC, r_k = clip(floor((L_k - 64)/d), 1, r_max)
+    (spec §6.4-2). When every selected gradient is zero, r = 1 [A] (nothing to send).
+    """
+
+    kind = "best_channel_norm"
+
+    def design(self, context: DesignContext) -> dict[str, Any]:
+        if self.param("K_prime") < self.param("K"):
+            raise ValueError(f"scheme {self.name!r}: K_prime < K")
+        self.check_k(context.num_devices, "K_prime")
+        return super().design(context)
+
+    def schedule(self, state: RoundState, norms: torch.Tensor) -> torch.Tensor:
+        """Bool mask: among the K' largest |h|^2, the K largest gradient norms (spec §6.4-2)."""
+        pre = torch.topk(state.channel_power.to(torch.float64), int(self.param("K_prime"))).indices
+        mask = torch.zeros(norms.numel(), dtype=torch.bool)
+        mask[pre[torch.topk(norms[pre], int(self.param("K"))).indices]] = True
+        return mask
+
+    def aggregate(self, updates, state: RoundState, design):
+        n, dim = updates.shape
+        k = int(self.param("K"))
+        _, _, bw = self.radio(state.statistics)
+        cap = self.capacity(state)
+        norms = torch.linalg.vector_norm(updates.to(torch.float64), dim=1)
+        mask = self.schedule(state, norms)
+        weight = float(torch.sum(norms[mask] / cap[mask]))
+        if weight > 0:
+            scale = float(design["T_BC_s"]) * bw / weight       # lambda: sum lambda ||g||/(B C) = T_BC
+            raw = torch.floor((scale * norms - HEADER) / dim)             # floor((L_k - 64)/d)
+        else:
+            raw = torch.ones(n, dtype=torch.float64)
+        bits = torch.clamp(raw, 1, int(self.param("r_max"))).to(torch.int64)
+        bits = torch.where(mask, bits, torch.ones_like(bits))
+        quantized = _quantize_all(updates, bits, state)
+        estimate = (mask.to(torch.float64) @ quantized / k).to(updates.dtype)   # (1/K) sum_S g^q
+        payload = payload_bits(dim, bits)
+        latency = _tdma_latency(payload, cap, bw, mask)
+        return estimate, _record(k, k, latency, payload[mask].sum(),
+                                 mean_bits=float(bits[mask].double().mean()))
+
+
+# --------------------------------------------------------------------------------------------
+# UQOS [32] (spec §6.4-4, A7)
+# --------------------------------------------------------------------------------------------
+
+def uqos_inclusion(success: np.ndarray, k: int) -> np.ndarray:
+    """pi minimising (1/N) sum 1/(s_m pi_m) s.t. sum pi = K, 0 <= pi <= 1 (spec §6.4-4, A7).
+
+    KKT: pi_m = min(1, theta/sqrt(s_m)) (water-filling). Exact: with s sorted ascending and the c
+    least reliable devices capped at 1, theta = (K - c)/sum_{uncapped} 1/sqrt(s); c is the
+    smallest count for which no uncapped pi exceeds 1.
+    """
+    s = np.asarray(success, dtype=np.float64)
+    if not 1 <= k <= s.size:
+        raise ValueError(f"K must be in 1..N; got {k}")
+    if np.any(s <= 0):
+        raise ValueError("success probabilities must be > 0")
+    order = np.argsort(s)
+    inv_root = 1.0 / np.sqrt(s[order])
+    for capped in range(k):
+        theta = (k - capped) / inv_root[capped:].sum()          # sum pi = capped + theta sum 1/sqrt(s)
+        if theta * inv_root[capped] <= 1.0:
+            break
+    else:                                                       # K == N: everyone always sampled
+        capped, theta = k, 0.0
+    pi_sorted = np.minimum(1.0, theta * inv_root)               # pi_m = min(1, theta/sqrt(s_m))
+    pi_sorted[:capped] = 1.0
+    pi = np.empty_like(pi_sorted)
+    pi[order] = pi_sorted
+    return pi
+
+
+def madow_sample(pi: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
+    """Systematic (Madow) sampling: exactly sum(pi) = K units, unit m with probability pi_m [A].
+
+    One U ~ U[0, 1); unit m is taken when some U + j (j = 0..K-1) falls in [C_{m-1}, C_m), C the
+    cumulative sums of pi (pi_m <= 1 makes that at most one j). Vectorised; returns a bool mask.
+    """
+    cum = torch.cumsum(pi.to(torch.float64), 0)
+    k = round(float(cum[-1]))
+    cum[-1] = float(k)                                 # remove float drift: sum pi = K exactly
+    prev = torch.cat([torch.zeros(1, dtype=torch.float64), cum[:-1]])
+    u = torch.rand(1, generator=generator, dtype=torch.float64)
+    return (torch.ceil(cum - u) - torch.ceil(prev - u)) > 0      # #{j : prev <= u + j < cum} = 1
+
+
+@register_scheme
+class Uqos(_DigitalScheme):
+    """Yao et al. [32]: common fixed rate R, sampling without replacement with inclusion pi_m.
+
+    s_m = exp(-(2^R - 1) N0/(E_s Lambda_m)) (success probability, A7); g_hat =
+    (1/N) sum_{sampled & decoded} g^q_m/(pi_m s_m), unbiased for the mean gradient.
+    """
+
+    kind = "uqos"
+
+    def design(self, context: DesignContext) -> dict[str, Any]:
+        self.check_k(context.num_devices, "K")
+        es, n0, _ = self.radio(context.channel)
+        lam = context.channel.path_gain.double().numpy()
+        rate = float(self.param("R"))
+        threshold = math.expm1(rate * math.log(2.0)) * n0 / es          # |h|^2 >= (2^R - 1) N0/E_s
+        success = np.exp(-threshold / lam)                              # s_m = P(|h|^2 >= threshold)
+        pi = uqos_inclusion(success, int(self.param("K")))
+        return {"success": success.tolist(), "pi": pi.tolist(), "threshold_power": threshold,
+                "rate": rate}
+
+    def aggregate(self, updates, state: RoundState, design):
+        n, dim = updates.shape
+        pi = torch.as_tensor(design["pi"], dtype=torch.float64)
+        success = torch.as_tensor(design["success"], dtype=torch.float64)
+        sampled = madow_sample(pi, state.streams("sampling"))
+        decoded = sampled & (state.channel_power.to(torch.float64) >= design["threshold_power"])
+        bits = torch.full((n,), int(self.param("r_U")), dtype=torch.int64)
+        quantized = _quantize_all(updates, bits, state)
+        weights = decoded.to(torch.float64) / (n * pi * success)        # 1/(N pi_m s_m)
+        estimate = (weights @ quantized).to(updates.dtype)
+        payload = payload_bits(dim, bits)
+        _, _, bw = self.radio(state.statistics)
+        rates = (torch.full((n,), float(design["rate"]), dtype=torch.float64)
+                 if self.param("latency_mode") == "fixed_rate" else self.capacity(state))
+        latency = _tdma_latency(payload, rates, bw, sampled)            # paid even on outage [A]
+        return estimate, _record(decoded.sum(), sampled.sum(), latency, payload[sampled].sum(),
+                                 outages=int((sampled & ~decoded).sum()),
+                                 mean_bits=float(self.param("r_U")))
+
+
+# --------------------------------------------------------------------------------------------
+# QML [11] with uniform K-device sampling (spec §6.4-5)
+# --------------------------------------------------------------------------------------------
+
+def _quant_var(sinf2: np.ndarray, r: np.ndarray, dim: int) -> np.ndarray:
+    return dim * sinf2 / (2.0 ** r - 1.0) ** 2        # spec §2.6 / paper (14): d ||g||_inf^2/(2^r - 1)^2
+
+
+def pareto_bits(cost: np.ndarray, var: np.ndarray, var_cap: float = math.inf,
+                cost_cap: float = math.inf) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """Exact Pareto front of (sum_k cost[k, r_k], sum_k var[k, r_k]) over r_k in 1..R.
+
+    ``cost``, ``var``: [K, R] per device and bit width. A dynamic programme over devices keeps only
+    non-dominated partial sums (sorted by cost, strictly decreasing variance) and drops partial
+    sums that cannot meet ``var_cap`` / ``cost_cap`` even with the best remaining choices.
+    Returns (costs, variances, bit widths [F, K]) of the front sorted by cost, or None when no
+    allocation meets the caps. Vectorised per device (K <= N steps of numpy work).
+    """
+    k_count, levels = cost.shape
+    tail_var = np.concatenate([np.cumsum(var.min(axis=1)[::-1])[::-1][1:], [0.0]])
+    tail_cost = np.concatenate([np.cumsum(cost.min(axis=1)[::-1])[::-1][1:], [0.0]])
+    front_cost, front_var = np.zeros(1), np.zeros(1)
+    bits = np.zeros((1, 0), dtype=np.int64)
+    for k in range(k_count):
+        cand_cost = (front_cost[:, None] + cost[k][None, :]).ravel()
+        cand_var = (front_var[:, None] + var[k][None, :]).ravel()
+        parent = np.repeat(np.arange(front_cost.size), levels)
+        level = np.tile(np.arange(1, levels + 1), front_cost.size)
+        ok = (cand_var + tail_var[k] <= var_cap) & (cand_cost + tail_cost[k] <= cost_cap)
+        if not ok.any():
+            return None
+        cand_cost, cand_var, parent, level = cand_cost[ok], cand_var[ok], parent[ok], level[ok]
+        order = np.lexsort((cand_var, cand_cost))
+        cand_cost, cand_var, parent, level = cand_cost[order], cand_var[order], parent[order], level[order]
+        best_before = np.minimum.accumulate(np.concatenate([[np.inf], cand_var[:-1]]))
+        keep = cand_var < best_before                       # not dominated by a cheaper candidate
+        front_cost, front_var = cand_cost[keep], cand_var[keep]
+        bits = np.concatenate([bits[parent[keep]], level[keep][:, None]], axis=1)
+    return front_cost, front_var, bits
+
+
+def qml_allocate(sinf2: np.ndarray, seconds_per_bit: np.ndarray, dim: int, eps0: float,
+                 r_max: int) -> tuple[np.ndarray, bool]:
+    """Bits minimising sum_k (64 + d r_k) t_k s.t. (1/K) sum_k d ||g_k||_inf^2/(2^r_k - 1)^2 <= eps0.
+
+    t_k = 1/(B C_k) seconds per bit (spec §6.4-5). Solved exactly by :func:`pareto_bits` [A]: the
+    spec's greedy marginal allocation missed the optimum in ~25% of random 3-device cases (it
+    overshoots the constraint with its last increments), and the exact programme costs a few ms
+    for K = 10. Returns (r, feasible); when even r = r_max everywhere violates the constraint the
+    allocation is r_max everywhere and feasible = False.
+    """
+    levels = np.arange(1, r_max + 1, dtype=np.float64)
+    cost = dim * np.outer(seconds_per_bit, levels)                       # d r_k t_k (64 t_k is fixed)
+    var = _quant_var(np.asarray(sinf2)[:, None], levels[None, :], dim)  # per device and width
+    front = pareto_bits(cost, var, var_cap=sinf2.size * eps0)            # (1/K) sum var <= eps0
+    if front is None:
+        return np.full(sinf2.size, r_max, dtype=np.int64), False
+    return front[2][0], True                                             # cheapest feasible
+
+
+def _uniform_k(n: int, k: int, state: RoundState) -> torch.Tensor:
+    """K of N devices uniformly at random without replacement, as a bool mask."""
+    mask = torch.zeros(n, dtype=torch.bool)
+    mask[torch.randperm(n, generator=state.streams("sampling"))[:k]] = True
+    return mask
+
+
+@register_scheme
+class Qml(_DigitalScheme):
+    """Bouzinis et al. [11], with uniform K-device sampling [S §V-D]: per round, the latency-minimal
+    bits under the average quantization-variance constraint eps_0 = eps0_rel G^2 (spec §6.4-5).
+    g_hat = (1/K) sum_S g^q; latency = the minimised value, sum_S (64 + d r_k)/(B C_k)."""
+
+    kind = "qml"
+
+    def design(self, context: DesignContext) -> dict[str, Any]:
+        self.check_k(context.num_devices, "K")
+        return {"eps0": float(self.param("eps0_rel")) * float(self.param("G")) ** 2}
+
+    def aggregate(self, updates, state: RoundState, design):
+        n, dim = updates.shape
+        k = int(self.param("K"))
+        _, _, bw = self.radio(state.statistics)
+        cap = self.capacity(state)
+        mask = _uniform_k(n, k, state)
+        sinf2 = (updates.to(torch.float64).abs().amax(dim=1) ** 2)[mask].numpy()
+        r_sel, feasible = qml_allocate(sinf2, (1.0 / (bw * cap[mask])).numpy(), dim,
+                                       float(design["eps0"]), int(self.param("r_max")))
+        bits = torch.ones(n, dtype=torch.int64)
+        bits[mask] = torch.as_tensor(r_sel)
+        quantized = _quantize_all(updates, bits, state)
+        estimate = (mask.to(torch.float64) @ quantized / k).to(updates.dtype)
+        payload = payload_bits(dim, bits)
+        latency = _tdma_latency(payload, cap, bw, mask)
+        return estimate, _record(k, k, latency, payload[mask].sum(),
+                                 mean_bits=float(r_sel.mean()), variance_feasible=bool(feasible),
+                                 quantization_variance=float(np.mean(_quant_var(sinf2, r_sel, dim))))
+
+
+# --------------------------------------------------------------------------------------------
+# FedTOE [10] (spec §6.4-6)
+# --------------------------------------------------------------------------------------------
+
+def fedtoe_rates(lam, es: float, n0: float, p_out: float) -> np.ndarray:
+    """R_m = log2(1 - (E_s Lambda_m/N0) ln(1 - p_out)): outage probability exactly p_out (spec §6.4-6)."""
+    snr = torch.as_tensor(np.asarray(lam, dtype=np.float64) * es / n0)
+    # P(log2(1 + snr E) < R) = 1 - exp(-(2^R - 1)/snr) = p_out  <=>  2^R - 1 = -snr ln(1 - p_out)
+    return shannon_rate(snr * -math.log1p(-p_out)).numpy()
+
+
+def fedtoe_allocate(sinf2: np.ndarray, seconds_per_bit: np.ndarray, dim: int, budget_s: float,
+                    r_max: int) -> tuple[np.ndarray, bool]:
+    """Bits minimising sum_k d ||g_k||_inf^2/(2^r_k - 1)^2 s.t. sum_k (64 + d r_k) t_k <= T_TOE.
+
+    t_k = 1/(B R_k) (spec §6.4-6). Solved exactly by :func:`pareto_bits` [A] (the spec's greedy
+    is not optimal in general). If r = 1 already overruns the budget, r = 1 is used and the round
+    overruns (spec §6.4-6; within_budget = False).
+    """
+    levels = np.arange(1, r_max + 1, dtype=np.float64)
+    cost = dim * np.outer(seconds_per_bit, levels)
+    var = _quant_var(np.asarray(sinf2)[:, None], levels[None, :], dim)
+    front = pareto_bits(cost, var, cost_cap=budget_s - HEADER * float(np.sum(seconds_per_bit)))
+    if front is None:
+        return np.ones(sinf2.size, dtype=np.int64), False
+    return front[2][-1], True                                            # lowest variance within budget
+
+
+@register_scheme
+class FedToe(_DigitalScheme):
+    """Wang et al. [10]: common outage p_out, K uniform devices, variance-minimal bits in T_TOE.
+
+    g_hat = (1/K) sum_{S, decoded} g^q_k/(1 - p_out): unbiased for the mean gradient since each
+    device is sampled w.p. K/N and decoded w.p. 1 - p_out.
+    """
+
+    kind = "fedtoe"
+
+    def design(self, context: DesignContext) -> dict[str, Any]:
+        self.check_k(context.num_devices, "K")
+        es, n0, _ = self.radio(context.channel)
+        lam = context.channel.path_gain.double().numpy()
+        p_out = float(self.param("p_out"))
+        rates = fedtoe_rates(lam, es, n0, p_out)
+        threshold = -lam * math.log1p(-p_out)                 # (2^R - 1) N0/E_s = -Lambda ln(1 - p_out)
+        return {"rates": rates.tolist(), "threshold_power": threshold.tolist(), "p_out": p_out}
+
+    def aggregate(self, updates, state: RoundState, design):
+        n, dim = updates.shape
+        k = int(self.param("K"))
+        _, _, bw = self.radio(state.statistics)
+        rates = torch.as_tensor(design["rates"], dtype=torch.float64)
+        mask = _uniform_k(n, k, state)
+        sinf2 = (updates.to(torch.float64).abs().amax(dim=1) ** 2)[mask].numpy()
+        r_sel, within = fedtoe_allocate(sinf2, (1.0 / (bw * rates[mask])).numpy(), dim,
+                                        float(self.param("T_TOE_s")), int(self.param("r_max")))
+        bits = torch.ones(n, dtype=torch.int64)
+        bits[mask] = torch.as_tensor(r_sel)
+        threshold = torch.as_tensor(design["threshold_power"], dtype=torch.float64)
+        decoded = mask & (state.channel_power.to(torch.float64) >= threshold)
+        quantized = _quantize_all(updates, bits, state)
+        weights = decoded.to(torch.float64) / (k * (1.0 - float(design["p_out"])))
+        estimate = (weights @ quantized).to(updates.dtype)
+        payload = payload_bits(dim, bits)
+        charge = rates if self.param("latency_mode") == "fixed_rate" else self.capacity(state)
+        latency = _tdma_latency(payload, charge, bw, mask)                 # paid even on outage [A]
+        return estimate, _record(decoded.sum(), k, latency, payload[mask].sum(),
+                                 outages=int((mask & ~decoded).sum()), within_budget=bool(within),
+                                 mean_bits=float(r_sel.mean()))

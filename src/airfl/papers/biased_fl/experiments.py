@@ -1,0 +1,240 @@
+"""Biased FL's figures (Figs. 2(a-c), 3(a-c)) and the SNR-offset sensitivity, with the claims of
+spec section 8, checked on the stored figure data. Thresholds are the spec's acceptance values."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pandas as pd
+
+from airfl.claims import final_values, fmt, speedups
+from airfl.experiments import Claim, ClaimResult, Experiment, FigureSpec, Reference
+from airfl.styles import register_styles
+from airfl.papers.biased_fl.setting import compose_panel, compute_reference, sensitivity_curves
+
+REFERENCE = Reference("biased_fl", ("biased_fl.problem", "biased_fl.radio.num_devices"), "mnist",
+                      compute_reference)
+SHARED = ("biased_fl.problem", "biased_fl.radio")
+
+LEGENDS = {   # spec 6: names as they should appear in legends
+    ("biased_ota", "opt"): "Optimized OTA-FL (proposed)",
+    ("biased_ota", "nv"): "Minimum noise variance (biased)",
+    ("biased_ota", "zb"): "Zero-bias minimum noise variance",
+    ("biased_digital", "opt"): "Optimized digital FL (proposed)",
+    ("biased_digital", "zb_opt"): "Optimized zero-bias",
+    ("biased_digital", "zb_qnv"): "Zero-bias min. quantization noise",
+    "opc_ota_comp": "OPC OTA-Comp", "lcpc_ota_comp": "LCPC OTA-Comp",
+    "opc_ota_fl": "OPC OTA-FL (genie-aided)", "vanilla_ota_fl": "Vanilla OTA-FL",
+    "bbfl_interior": "BB-FL Interior", "bbfl_alternative": "BB-FL Alternative",
+    "best_channel": "Best Channel", "best_channel_norm": "Best Channel-Norm",
+    "proportional_fairness": "Proportional Fairness", "uqos": "UQOS", "qml": "QML",
+    "fedtoe": "FedTOE",
+}
+
+
+register_styles({   # distinct within every panel; the proposed schemes are red stars
+    "Optimized OTA-FL (proposed)": ("#d62728", "*"),
+    "Optimized digital FL (proposed)": ("#d62728", "*"),
+    "Minimum noise variance (biased)": ("#1f77b4", "s"),
+    "Zero-bias minimum noise variance": ("#2ca02c", "^"),
+    "Optimized zero-bias": ("#2ca02c", "^"),
+    "Zero-bias min. quantization noise": ("#9467bd", "v"),
+    "OPC OTA-Comp": ("#ff7f0e", "o"), "LCPC OTA-Comp": ("#8c564b", "D"),
+    "OPC OTA-FL (genie-aided)": ("#000000", "P"), "Vanilla OTA-FL": ("#7f7f7f", "X"),
+    "BB-FL Interior": ("#e377c2", "<"), "BB-FL Alternative": ("#17becf", ">"),
+    "Best Channel": ("#1f77b4", "s"), "Best Channel-Norm": ("#17becf", "D"),
+    "Proportional Fairness": ("#2ca02c", "^"), "UQOS": ("#9467bd", "v"), "QML": ("#8c564b", "X"),
+    "FedTOE": ("#ff7f0e", "o"),
+})
+
+
+def label(curve: str, params: dict[str, Any]) -> str:
+    kind = params["scheme"]
+    return LEGENDS.get((kind, params.get("variant")), LEGENDS.get(kind, curve))
+
+
+GAP = dict(y="suboptimality_gap", ylabel="Sub-optimality gap F(w_t) - F(w*)", logy=True)
+ACC = dict(y="normalized_accuracy", ylabel="Test accuracy / accuracy of w*")
+TIME = dict(x="time_s", xlabel="Training (uplink) time (s)")
+DIGITAL_GRID_S = 0.5
+
+
+def _ordering(lower: list[str], higher: list[str], strict: bool, metric="suboptimality_gap"):
+    """max over `lower` of the final value is <= (or <) min over `higher`."""
+    def evaluate(frame: pd.DataFrame) -> ClaimResult:
+        final = final_values(frame, metric)
+        lo, hi = max(final[c] for c in lower), min(final[c] for c in higher)
+        holds = lo < hi if strict else lo <= hi
+        return ClaimResult(holds, fmt({c: final[c] for c in lower + higher}))
+    return evaluate
+
+
+def _within(curve: str, low: float, high: float, metric: str):
+    def evaluate(frame: pd.DataFrame) -> ClaimResult:
+        value = final_values(frame, metric)[curve]
+        return ClaimResult(low <= value <= high, f"{curve} {value:.4g} (target [{low:g}, {high:g}])")
+    return evaluate
+
+
+def _speedup(proposed: str, others: list[str], threshold: float, metric: str, lower: bool,
+             best_only: bool = False):
+    """Spec 8: speedup against each other scheme (or only the best one) >= threshold."""
+    def evaluate(frame: pd.DataFrame) -> ClaimResult:
+        targets = others
+        if best_only:
+            final = final_values(frame, metric)
+            targets = [min(others, key=final.get) if lower else max(others, key=final.get)]
+        ratios = speedups(frame, proposed, targets, metric, lower)
+        return ClaimResult(min(ratios.values()) >= threshold,
+                           f"speed-ups {fmt(ratios, 3)} (need >= {threshold:g})")
+    return evaluate
+
+
+def _small_difference(a: str, b: str, reference: str, fraction: float):
+    """|gap_a - gap_b| <= fraction * (gap_reference - gap_a): 'loses little' (spec 8, Fig. 3(a))."""
+    def evaluate(frame: pd.DataFrame) -> ClaimResult:
+        f = final_values(frame, "suboptimality_gap")
+        diff, scale = abs(f[a] - f[b]), f[reference] - f[a]
+        return ClaimResult(diff <= fraction * scale,
+                           f"|{a} - {b}| = {diff:.4g} vs {fraction:g} x ({reference} - {a}) = "
+                           f"{fraction * scale:.4g}")
+    return evaluate
+
+
+OTA_NON_GENIE = ["opc_ota_comp", "lcpc_ota_comp", "vanilla_ota_fl", "bbfl_interior",
+                 "bbfl_alternative"]
+DIGITAL_SOTA = ["best_channel", "best_channel_norm", "proportional_fairness", "uqos", "qml", "fedtoe"]
+
+FIG2A = Experiment(
+    paper="biased_fl", figure="fig2a", config_key="biased_fl.fig2a",
+    title="Fig. 2(a): OTA variants",
+    description=("Sub-optimality gap over uplink time of the optimized (SCA), minimum-noise-variance "
+                 "and zero-bias OTA designs (G = 20, kappa = 0.01), one common step size."),
+    figure_spec=FigureSpec(**TIME, **GAP), label=label, reference=REFERENCE, shared_keys=SHARED,
+    compose=compose_panel("fig2a"), tuning_lead=lambda curve: "ota_opt",
+    claims=(
+        Claim("fig2a_optimized_best", "The optimized OTA design ends with the lowest gap.",
+              _ordering(["ota_opt"], ["ota_nv", "ota_zb"], strict=False)),
+        Claim("fig2a_zb_below_nv", "Zero-bias ends below minimum noise variance (late crossing).",
+              _ordering(["ota_zb"], ["ota_nv"], strict=True)),
+    ))
+
+FIG2B = Experiment(
+    paper="biased_fl", figure="fig2b", config_key="biased_fl.fig2b",
+    title="Fig. 2(b): OTA vs SOTA, sub-optimality gap",
+    description=("Proposed optimized OTA-FL (statistical CSI) against six OTA baselines (G = 5): "
+                 "sub-optimality gap (b) and test accuracy normalised by w*'s (c) over uplink time."),
+    figure_spec=FigureSpec(**TIME, **GAP),
+    extra_figures=(FigureSpec(**TIME, **ACC, name="fig2c",
+                              title="Fig. 2(c): OTA vs SOTA, normalised accuracy"),),
+    label=label, reference=REFERENCE, shared_keys=SHARED, compose=compose_panel("fig2b"),
+    claims=(
+        Claim("fig2b_genie_best", "OPC OTA-FL (genie-aided, non-causal CSI) is the best.",
+              _ordering(["opc_ota_fl"], ["proposed", *OTA_NON_GENIE], strict=False)),
+        Claim("fig2b_beats_opc_comp", "The proposed scheme ends better than OPC OTA-Comp.",
+              _ordering(["proposed"], ["opc_ota_comp"], strict=True)),
+        Claim("fig2b_beats_lcpc", "LCPC OTA-Comp is worse than the proposed scheme.",
+              _ordering(["proposed"], ["lcpc_ota_comp"], strict=True)),
+        Claim("fig2b_bbfl_alternative", "BB-FL Alternative is better than BB-FL Interior.",
+              _ordering(["bbfl_alternative"], ["bbfl_interior"], strict=True)),
+        Claim("fig2b_vanilla_poor", "Vanilla OTA-FL converges to a poor gap (above the proposed).",
+              _ordering(["proposed"], ["vanilla_ota_fl"], strict=True)),
+        Claim("fig2b_speedup_4x", "The proposed scheme reaches each non-genie SOTA scheme's final "
+              "gap more than 4x faster.", _speedup("proposed", OTA_NON_GENIE, 4.0,
+                                                     "suboptimality_gap", lower=True)),
+        Claim("fig2c_accuracy_97", "The proposed scheme's final normalised accuracy is about 97%.",
+              _within("proposed", 0.94, 1.0, "normalized_accuracy"), panel="fig2c"),
+        Claim("fig2c_bbfl_interior_poor", "BB-FL Interior generalises poorly (never sees exterior "
+              "classes): normalised accuracy <= 0.6.",
+              _within("bbfl_interior", 0.0, 0.6, "normalized_accuracy"), panel="fig2c"),
+        Claim("fig2c_speedup_2_5x", "The proposed scheme reaches the other SOTA schemes' final "
+              "accuracy more than 2.5x faster.", _speedup("proposed", OTA_NON_GENIE, 2.5,
+                                                            "normalized_accuracy", lower=False),
+              panel="fig2c"),
+    ))
+
+FIG3A = Experiment(
+    paper="biased_fl", figure="fig3a", config_key="biased_fl.fig3a",
+    title="Fig. 3(a): digital variants",
+    description=("Sub-optimality gap over uplink time of the optimized, optimized zero-bias and "
+                 "zero-bias minimum-quantization-noise digital designs (G = 0.5, T_max = 0.25 s)."),
+    figure_spec=FigureSpec(**TIME, **GAP, time_grid_s=DIGITAL_GRID_S), label=label,
+    reference=REFERENCE, shared_keys=SHARED, compose=compose_panel("fig3a"),
+    tuning_lead=lambda curve: "dig_opt",
+    claims=(
+        Claim("fig3a_optimized_best", "The optimized digital design is best.",
+              _ordering(["dig_opt"], ["dig_zb_opt", "dig_zb_qnv"], strict=False)),
+        Claim("fig3a_zb_qnv_poor", "Zero-bias minimum quantization noise is poor (above both).",
+              _ordering(["dig_opt", "dig_zb_opt"], ["dig_zb_qnv"], strict=True)),
+        Claim("fig3a_zero_bias_loses_little", "Optimized zero-bias loses little against the "
+              "optimized design (difference <= 20% of the zb-qnv gap excess).",
+              _small_difference("dig_opt", "dig_zb_opt", "dig_zb_qnv", 0.2)),
+    ))
+
+FIG3B = Experiment(
+    paper="biased_fl", figure="fig3b", config_key="biased_fl.fig3b",
+    title="Fig. 3(b): digital vs SOTA, sub-optimality gap",
+    description=("Proposed optimized digital FL against six digital baselines (G = 0.5): "
+                 "sub-optimality gap (b) and normalised accuracy (c) over uplink time "
+                 "(capacity-based latency for every scheme)."),
+    figure_spec=FigureSpec(**TIME, **GAP, time_grid_s=DIGITAL_GRID_S),
+    extra_figures=(FigureSpec(**TIME, **ACC, name="fig3c", time_grid_s=DIGITAL_GRID_S,
+                              title="Fig. 3(c): digital vs SOTA, normalised accuracy"),),
+    label=label, reference=REFERENCE, shared_keys=SHARED, compose=compose_panel("fig3b"),
+    claims=(
+        Claim("fig3b_proposed_best", "The proposed digital scheme ends with the lowest gap.",
+              _ordering(["proposed"], DIGITAL_SOTA, strict=False)),
+        Claim("fig3b_gap_0_1", "The proposed scheme's final gap is about 0.1 (factor 2).",
+              _within("proposed", 0.05, 0.2, "suboptimality_gap")),
+        Claim("fig3b_fedtoe_best_sota", "FedTOE is the best SOTA scheme.",
+              _ordering(["fedtoe"], [s for s in DIGITAL_SOTA if s != "fedtoe"], strict=False)),
+        Claim("fig3b_bcn_beats_bc", "Best Channel-Norm is better than Best Channel.",
+              _ordering(["best_channel_norm"], ["best_channel"], strict=True)),
+        Claim("fig3b_speedup_3x", "The proposed scheme is more than 3x faster than the best SOTA "
+              "scheme to reach its final gap.",
+              _speedup("proposed", DIGITAL_SOTA, 3.0, "suboptimality_gap", True, best_only=True)),
+        Claim("fig3c_accuracy_98", "The proposed scheme's final normalised accuracy is about 98%.",
+              _within("proposed", 0.95, 1.0, "normalized_accuracy"), panel="fig3c"),
+        Claim("fig3c_speedup_2x", "The proposed scheme is more than 2x faster than the best SOTA "
+              "scheme to reach its final accuracy.",
+              _speedup("proposed", DIGITAL_SOTA, 2.0, "normalized_accuracy", False, best_only=True),
+              panel="fig3c"),
+    ))
+
+
+def _at_offset(claim_eval, offset: float):
+    """Evaluate a variant-ordering claim on the curves of one SNR offset (ids <curve>_<off>db)."""
+    suffix = f"_{int(offset)}db"
+
+    def evaluate(frame: pd.DataFrame) -> ClaimResult:
+        rows = frame[frame["curve"].str.endswith(suffix)].copy()
+        rows["curve"] = rows["curve"].str[: -len(suffix)]
+        return claim_eval(rows)
+    return evaluate
+
+
+SNR_OFFSETS_DB = (0.0, 30.0, 60.0)     # spec 9 A1; the params key lists the ones that run
+
+
+def _sensitivity(source: Experiment, figure: str) -> Experiment:
+    claims = tuple(Claim(f"{c.name}_at_{int(o)}db", f"{c.statement} (SNR offset +{int(o)} dB)",
+                         _at_offset(c.evaluate, o))
+                   for o in SNR_OFFSETS_DB for c in source.claims)
+    return Experiment(
+        paper="biased_fl", figure=figure, config_key="biased_fl.snr_sensitivity",
+        title=f"{source.title.split(':')[0]} variants: final gap vs SNR offset",
+        description=(f"Final sub-optimality gap of the {source.title.split(': ')[1]} against the SNR "
+                     "offset added to the paper's literal E_s/N0 (spec A1: 0, +30, +60 dB)."),
+        figure_spec=FigureSpec(x="param_snr_offset_db", xlabel="SNR offset (dB)", final=True, **GAP),
+        label=label, reference=REFERENCE, shared_keys=(*SHARED, source.config_key),
+        compose=compose_panel(source.figure, experiment_id=f"biased_fl/{figure}",
+                              curves_of=sensitivity_curves(source.figure, "snr_sensitivity"),
+                              scale_key="snr_sensitivity"),
+        tuning_lead=lambda curve: source.tuning_lead("") + curve[curve.rindex("_"):],
+        curve_key=lambda curve: f"{source.config_key}.curves"
+        + ("" if curve is None else f".{curve[:curve.rindex('_')]}"),
+        claims=claims)
+
+
+EXPERIMENTS = (FIG2A, FIG2B, FIG3A, FIG3B, _sensitivity(FIG2A, "snr_sensitivity_ota"),
+               _sensitivity(FIG3A, "snr_sensitivity_digital"))

@@ -1,0 +1,509 @@
+"""The proposed OTA-FL scheme of Biased FL and the six OTA baselines of its Fig. 2(b,c).
+
+Paper: Ul Abrar, Michelusi, "Biased Federated Learning under Wireless Heterogeneity" (arXiv
+2503.06078), §II-B (eqs. 6-10), §IV-A, §V-A/B. Spec: shared/specs/biased_fl.md §2.5, §3.1, §6.1,
+§6.3 (exact adapted algorithms of the baselines), §9 (A3, A8, A14).
+
+Every scheme aggregates per-round GRADIENTS g [N, d] in physical units:
+Lambda_m = statistics.path_gain, |h_{m,t}|^2 = state.channel_power, E_s = energy_per_symbol,
+N0 = noise_psd, B = bandwidth_hz. The receiver noise is real N(0, N0 I_d) (A8), drawn from the
+round's "noise" stream; every OTA round lasts d/B (A14). No clipping: when ||g|| > G the energy
+budget d E_s is exceeded and logged (A3, record "max_energy_ratio" / "energy_violations").
+
+Baseline notation (spec §6.3): q_{m,t} = d E_s |h_{m,t}|^2 / G^2 (largest received amplitude^2 a
+device can reach with energy d E_s when ||g|| <= G), s2 = d N0 / G^2. A device whose received
+amplitude is r_m (signal r_m g_m after phase alignment) spends ||x_m||^2 = r_m^2 ||g_m||^2/|h_m|^2.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+import torch
+from scipy.optimize import minimize_scalar
+
+from airfl.channel.ota import inversion_threshold_power, truncated_inversion_mask
+from airfl.core.scheme import DesignContext, RoundState, Scheme, register_scheme
+from airfl.papers.biased_fl import ota_design
+
+__all__ = ["PARAMS_SCHEMA", "ota_estimate", "update_norms", "energy_ratio", "opc_mse",
+           "opc_denoising_factor", "average_mse", "truncation_level", "opc_fl_gains",
+           "opc_fl_objective", "opc_fl_design"]
+
+# --------------------------------------------------------------------------------------------
+# Parameters (JSON schema fragments, draft 2020-12, one per kind; defaults used by the code)
+# --------------------------------------------------------------------------------------------
+
+_POS = {"type": "number", "exclusiveMinimum": 0}
+_G = {**_POS, "description": "gradient-norm bound G_max used in the design and truncation rule"}
+_ETA = {**_POS, "default": 0.05, "description": "learning step size eta entering the design"}
+_MU = {**_POS, "default": 0.01, "description": "strong-convexity constant mu"}
+
+
+def _kind_schema(required: list[str], properties: dict[str, dict]) -> dict:
+    return {"additionalProperties": False, "required": ["G", *required],
+            "properties": {"scheme": {}, "G": _G, **properties}}
+
+
+PARAMS_SCHEMA: dict[str, dict] = {
+    "biased_ota": _kind_schema([], {
+        "variant": {"enum": ["opt", "nv", "zb"], "default": "opt",
+                    "description": "opt: SCA (eq. 21); nv: min noise variance (eq. 22); zb: zero bias"},
+        "eta": _ETA, "mu": _MU,
+        "kappa": {"type": "number", "minimum": 0, "default": 0.01,
+                  "description": "data-heterogeneity constant kappa of the bias term"},
+        "sca_max_iter": {"type": "integer", "minimum": 1, "default": 200},
+        "sca_tol": {**_POS, "default": 1.0e-9, "description": "relative change of the true Psi"},
+        "sca_solver": {"enum": ["CLARABEL", "SCS"], "default": "CLARABEL"},
+        "diameter": {**_POS, "description": "D of Theorem 1; when given, the design reports the "
+                                            "init term at t = rounds"},
+    }),
+    "opc_ota_comp": _kind_schema([], {}),
+    "lcpc_ota_comp": _kind_schema([], {}),
+    "opc_ota_fl": _kind_schema([], {
+        "kappa_peak": {**_POS, "default": 4.0, "description": "peak/average energy ratio"},
+        "eta0_grid": {"type": "integer", "minimum": 2, "default": 60},
+        "eta": _ETA, "mu": _MU,
+    }),
+    "vanilla_ota_fl": _kind_schema([], {}),
+    "bbfl_interior": _kind_schema(["radius_m"], {
+        "radius_m": {**_POS, "description": "disc radius rho_max (m)"},
+        "rho_in_frac": {**_POS, "maximum": 1, "default": 0.7},
+    }),
+    "bbfl_alternative": _kind_schema(["radius_m"], {
+        "radius_m": {**_POS, "description": "disc radius rho_max (m)"},
+        "rho_in_frac": {**_POS, "maximum": 1, "default": 0.7},
+        "q_alt": {"type": "number", "minimum": 0, "maximum": 1, "default": 0.5,
+                  "description": "probability of scheduling all devices in a round"},
+    }),
+}
+
+
+class _OtaScheme(Scheme):
+    """Shared parameter access (schema defaults) and radio constants."""
+
+    def param(self, name: str):
+        if name in self.params:
+            return self.params[name]
+        spec = PARAMS_SCHEMA[self.kind]["properties"].get(name, {})
+        if "default" not in spec:
+            raise ValueError(f"scheme {self.name!r} ({self.kind}): missing param {name!r}")
+        return spec["default"]
+
+    @staticmethod
+    def radio(statistics) -> tuple[float, float]:
+        if statistics.energy_per_symbol is None or statistics.noise_psd is None:
+            raise ValueError("Biased FL OTA schemes need energy_per_symbol and noise_psd")
+        return float(statistics.energy_per_symbol), float(statistics.noise_psd)
+
+    def quality(self, channel_power: torch.Tensor, dim: int, statistics) -> torch.Tensor:
+        """q_{m,t} = d E_s |h|^2 / G^2 (spec §6.3 notation)."""
+        es, _ = self.radio(statistics)
+        return dim * es * channel_power.to(torch.float64) / self.param("G") ** 2
+
+    def noise_ratio(self, dim: int, statistics) -> float:
+        """s2 = d N0 / G^2 (spec §6.3 notation)."""
+        _, n0 = self.radio(statistics)
+        return dim * n0 / self.param("G") ** 2
+
+
+# --------------------------------------------------------------------------------------------
+# Shared per-round primitives
+# --------------------------------------------------------------------------------------------
+
+def ota_estimate(updates: torch.Tensor, weights: torch.Tensor, noise_std: float,
+                 state: RoundState) -> torch.Tensor:
+    """g_hat = sum_m w_m g_m + noise_std * n, n ~ N(0, I_d) from the round's noise stream (A8)."""
+    noise = torch.randn(updates.shape[1], generator=state.streams("noise"), dtype=torch.float64)
+    weights = weights.to(device=updates.device, dtype=torch.float64)
+    estimate = weights @ updates.to(torch.float64) + noise_std * noise.to(updates.device)  # eq. 9 form
+    return estimate.to(updates.dtype)
+
+
+def update_norms(updates: torch.Tensor) -> torch.Tensor:
+    """||g_m|| as a CPU float64 [N] tensor (the channel quantities live on the CPU)."""
+    return torch.linalg.vector_norm(updates.to(torch.float64), dim=1).cpu()
+
+
+def energy_ratio(received_amplitude: torch.Tensor, norms: torch.Tensor,
+                 channel_power: torch.Tensor, dim: int, energy_per_symbol: float) -> torch.Tensor:
+    """||x_m||^2 / (d E_s) with x_m = r_m g_m / h_m (received amplitude r_m; paper eq. 7 form)."""
+    energy = received_amplitude ** 2 * norms ** 2 / channel_power.to(torch.float64)  # ||r g / h||^2
+    return energy / (dim * energy_per_symbol)
+
+
+def _record(participants: int, dim: int, statistics, noise_std: float, ratios: torch.Tensor,
+            **extra) -> dict[str, Any]:
+    """The per-round record shared by every OTA scheme (latency d/B, A14; energy log, A3)."""
+    return {"participants": int(participants), "latency_s": dim / statistics.bandwidth_hz,
+            "privacy": None, "noise_std": float(noise_std),
+            "max_energy_ratio": float(ratios.max()) if ratios.numel() else 0.0,
+            "energy_violations": int((ratios > 1.0 + 1e-12).sum()), **extra}
+
+
+# --------------------------------------------------------------------------------------------
+# Proposed: Biased OTA-FL (paper §II-B, §IV-A; spec §3.1, §6.1)
+# --------------------------------------------------------------------------------------------
+
+@register_scheme
+class BiasedOta(_OtaScheme):
+    """Truncated channel inversion with per-device pre-scalers gamma_m and post-scaler alpha.
+
+    design: gamma from ota_design per variant (opt: SCA, nv: eq. 22, zb: bisection); returns
+    gamma, alpha, p, beta, zeta (Lemma 1), psi (eq. 20a), bound terms (Theorem 1).
+    aggregate: g_hat = (sum_m chi_m gamma_m g_m + n)/alpha, chi_m = 1{|h_m| >= G gamma_m/sqrt(d E_s)}.
+    """
+
+    kind = "biased_ota"
+
+    def design(self, context: DesignContext) -> dict[str, Any]:
+        es, n0 = self.radio(context.channel)
+        lam = context.channel.path_gain.double().numpy()
+        G, d = float(self.param("G")), context.dim
+        eta, mu, kappa = float(self.param("eta")), float(self.param("mu")), float(self.param("kappa"))
+        variant = self.param("variant")
+        extra: dict[str, Any] = {}
+        if variant == "opt":
+            out = ota_design.design_sca(lam, G, d, es, n0, eta, mu, kappa,
+                                        max_iter=int(self.param("sca_max_iter")),
+                                        tol=float(self.param("sca_tol")),
+                                        solver=self.param("sca_solver"))
+            extra["sca"] = {key: out[key] for key in (
+                "start", "iterations", "converged", "stop_reason", "psi_history",
+                "iterations_per_start", "converged_per_start", "stop_reason_per_start")}
+            extra["sca"]["status_counts"] = {status: out["statuses"].count(status)
+                                             for status in sorted(set(out["statuses"]))}
+        elif variant == "nv":
+            out = ota_design.design_nv(lam, G, d, es)
+        elif variant == "zb":
+            out = ota_design.design_zb(lam, G, d, es)
+        else:
+            raise ValueError(f"biased_ota: unknown variant {variant!r}; allowed: opt, nv, zb")
+        zeta = ota_design.zeta_ota(out["p"], out["beta"], out["alpha"], G, d, n0)
+        result = {"variant": variant, "gamma": np.asarray(out["gamma"]).tolist(),
+                  "alpha": float(out["alpha"]), "p": np.asarray(out["p"]).tolist(),
+                  "beta": np.asarray(out["beta"]).tolist(), "zeta": zeta,
+                  "psi": ota_design.psi(zeta, out["p"], eta, mu, kappa), **extra}
+        diameter = self.params.get("diameter")
+        terms = ota_design.bound_terms(out["p"], zeta, eta, mu, kappa,
+                                       float(diameter) if diameter else 0.0, context.rounds)
+        if not diameter:
+            terms["init"] = terms["total"] = None     # D unknown: only bias and var are defined
+        result["bound"] = terms
+        return result
+
+    def aggregate(self, updates, state: RoundState, design):
+        es, n0 = self.radio(state.statistics)
+        dim = updates.shape[1]
+        gamma = torch.as_tensor(design["gamma"], dtype=torch.float64)
+        alpha = float(design["alpha"])
+        threshold = inversion_threshold_power(self.param("G"), gamma, dim, es)   # eq. 8, squared
+        chi = truncated_inversion_mask(state.channel_power, threshold)           # eq. 8
+        weights = chi.to(torch.float64) * gamma / alpha                          # eq. 9: chi gamma / alpha
+        estimate = ota_estimate(updates, weights, math.sqrt(n0) / alpha, state)  # eq. 9: + z/alpha
+        ratios = energy_ratio(gamma[chi], update_norms(updates)[chi], state.channel_power[chi], dim, es)
+        return estimate, _record(int(chi.sum()), dim, state.statistics, math.sqrt(n0) / alpha, ratios)
+
+
+# --------------------------------------------------------------------------------------------
+# OPC OTA-Comp (Cao, Zhu, Xu, Huang, TWC 2020) — spec §6.3 item 1
+# --------------------------------------------------------------------------------------------
+
+def opc_mse(eta, q: torch.Tensor, s2: float) -> torch.Tensor:
+    """Per-round MSE/G^2 of [19]: sum_m (min(1, sqrt(q_m/eta)) - 1)^2 + s2/eta (eta broadcasts)."""
+    eta = torch.as_tensor(eta, dtype=torch.float64).unsqueeze(-1)
+    a = torch.clamp(torch.sqrt(q / eta), max=1.0)
+    return ((a - 1.0) ** 2).sum(-1) + s2 / eta.squeeze(-1)         # spec §6.3-1: MSE(eta)
+
+
+def opc_denoising_factor(q: torch.Tensor, s2: float) -> tuple[float, float]:
+    """eta* of [19]: the best of eta_i = ((s2 + sum_{k<=i} q_(k)) / sum_{k<=i} sqrt(q_(k)))^2.
+
+    The MSE is C^1 and convex quadratic in 1/sqrt(eta) between consecutive sorted q, so its global
+    minimum is the stationary point of one interval, i.e. one of these N candidates.
+    """
+    qs, _ = torch.sort(q.to(torch.float64))
+    cand = ((s2 + torch.cumsum(qs, 0)) / torch.cumsum(torch.sqrt(qs), 0)) ** 2   # spec §6.3-1
+    mse = opc_mse(cand, q.to(torch.float64), s2)
+    best = int(torch.argmin(mse))
+    return float(cand[best]), float(mse[best])
+
+
+@register_scheme
+class OpcOtaComp(_OtaScheme):
+    """Per-round MSE-optimal power control with global instantaneous CSI; all devices transmit."""
+
+    kind = "opc_ota_comp"
+
+    def aggregate(self, updates, state: RoundState, design):
+        es, n0 = self.radio(state.statistics)
+        n, dim = updates.shape
+        q = self.quality(state.channel_power, dim, state.statistics)
+        eta, mse = opc_denoising_factor(q, self.noise_ratio(dim, state.statistics))
+        a = torch.clamp(torch.sqrt(q / eta), max=1.0)             # weak: full energy; strong: invert
+        noise_std = math.sqrt(n0 / eta) / n                        # g_hat = (1/N)[sum a g + n/sqrt(eta*)]
+        estimate = ota_estimate(updates, a / n, noise_std, state)
+        ratios = energy_ratio(math.sqrt(eta) * a, update_norms(updates), state.channel_power, dim, es)
+        return estimate, _record(n, dim, state.statistics, noise_std, ratios,
+                                 denoising_factor=eta, mse=mse)
+
+
+# --------------------------------------------------------------------------------------------
+# Common-threshold truncated inversion: LCPC OTA-Comp [19] and BB-FL [16] — spec §6.3 items 2, 5, 6
+# --------------------------------------------------------------------------------------------
+
+def average_mse(eta, qbar: np.ndarray, s2: float) -> float:
+    """Fading-averaged MSE/G^2 of a common threshold eta: sum_m (1 - exp(-eta/qbar_m)) + s2/eta."""
+    return float(np.sum(1.0 - np.exp(-eta / qbar)) + s2 / eta)      # spec §6.3-2: J(eta)
+
+
+def truncation_level(qbar, s2: float, points: int = 2001) -> tuple[float, bool]:
+    """argmin_eta J(eta) over [1e-4, 1e4] * min qbar: log grid, then bounded refinement.
+
+    Returns (eta, at_edge). The spec suggests golden section on log eta, which presumes J
+    unimodal; J is a sum of saturating terms and s2/eta, so a dense log grid first (2001 points)
+    guards against a second local minimum, and a bounded Brent search between the best point's
+    neighbours refines it. at_edge flags a minimiser on the upper end of the range: J decreases
+    towards N (nobody transmits) when the noise term dominates, as at the literal SNR (A1), and
+    the chosen eta is then an artefact of the range (reported by the designs, not hidden).
+    """
+    qbar = np.asarray(qbar, dtype=float)
+    base = float(qbar.min())
+    x = np.linspace(math.log(1e-4), math.log(1e4), points)        # x = ln(eta / min qbar)
+    values = np.array([average_mse(base * math.exp(v), qbar, s2) for v in x])
+    k = int(np.argmin(values))
+    lo, hi = x[max(k - 1, 0)], x[min(k + 1, points - 1)]
+    res = minimize_scalar(lambda v: average_mse(base * math.exp(v), qbar, s2), bounds=(lo, hi),
+                          method="bounded", options={"xatol": 1e-12})
+    best = res.x if res.fun <= values[k] else x[k]
+    return base * math.exp(best), k in (0, points - 1)
+
+
+class _CommonThreshold(_OtaScheme):
+    """Helpers for schemes that invert with a common received amplitude sqrt(eta) above q >= eta."""
+
+    def mean_quality(self, context: DesignContext) -> np.ndarray:
+        es, _ = self.radio(context.channel)
+        return context.dim * es * context.channel.path_gain.double().numpy() / self.param("G") ** 2
+
+    def interior(self, statistics) -> torch.Tensor:
+        """BB-FL's S_in: devices within rho_in = rho_in_frac * rho_max of the PS [16; S §V-B]."""
+        radius = float(self.param("rho_in_frac")) * float(self.param("radius_m"))
+        return statistics.distances_m.to(torch.float64) <= radius
+
+    def threshold_round(self, updates, state, eta: float, scheduled: torch.Tensor, divide_by: str):
+        """a_m = 1{m scheduled, q_m >= eta}; g_hat = [sum a g + n/sqrt(eta)] / (N or |A_t|)."""
+        es, n0 = self.radio(state.statistics)
+        n, dim = updates.shape
+        q = self.quality(state.channel_power, dim, state.statistics)
+        active = scheduled & (q >= eta)                                # truncated channel inversion
+        count = int(active.sum())
+        scale = n if divide_by == "all" else max(count, 1)
+        ratios = energy_ratio(torch.full((count,), math.sqrt(eta), dtype=torch.float64),
+                              update_norms(updates)[active], state.channel_power[active], dim, es)
+        noise_std = math.sqrt(n0 / eta) / scale
+        if divide_by == "active" and count == 0:                       # spec §6.3-5: A_t empty -> 0
+            estimate = torch.zeros(dim, dtype=updates.dtype, device=updates.device)
+            return estimate, _record(0, dim, state.statistics, 0.0, ratios)
+        estimate = ota_estimate(updates, active.to(torch.float64) / scale, noise_std, state)
+        return estimate, _record(count, dim, state.statistics, noise_std, ratios)
+
+
+@register_scheme
+class LcpcOtaComp(_CommonThreshold):
+    """Common pre-scaler sqrt(eta_L) from statistics; = proposed with gamma_m = gamma, alpha = N gamma."""
+
+    kind = "lcpc_ota_comp"
+
+    def design(self, context: DesignContext) -> dict[str, Any]:
+        qbar = self.mean_quality(context)
+        s2 = self.noise_ratio(context.dim, context.channel)
+        eta, edge = truncation_level(qbar, s2)
+        return {"eta": eta, "eta_at_grid_edge": edge, "mse": average_mse(eta, qbar, s2),
+                "participation": np.exp(-eta / qbar).tolist()}   # P(q >= eta) = exp(-eta/qbar)
+
+    def aggregate(self, updates, state: RoundState, design):
+        scheduled = torch.ones(updates.shape[0], dtype=torch.bool)
+        return self.threshold_round(updates, state, float(design["eta"]), scheduled, "all")
+
+
+@register_scheme
+class BbflInterior(_CommonThreshold):
+    """BB-FL [16] restricted to the interior devices (distance <= 0.7 rho_max)."""
+
+    kind = "bbfl_interior"
+
+    def design(self, context: DesignContext) -> dict[str, Any]:
+        inside = self.interior(context.channel)
+        if not bool(inside.any()):
+            raise ValueError(f"{self.name}: no device within rho_in of the PS")
+        qbar = self.mean_quality(context)
+        s2 = self.noise_ratio(context.dim, context.channel)
+        eta_in, edge = truncation_level(qbar[inside.numpy()], s2)       # J_S: sum over m in S only
+        return {"interior": inside.tolist(), "eta_in": eta_in, "eta_in_at_grid_edge": edge,
+                "participation_in": np.exp(-eta_in / qbar[inside.numpy()]).tolist()}
+
+    def aggregate(self, updates, state: RoundState, design):
+        scheduled = torch.as_tensor(design["interior"], dtype=torch.bool)
+        return self.threshold_round(updates, state, float(design["eta_in"]), scheduled, "active")
+
+
+@register_scheme
+class BbflAlternative(BbflInterior):
+    """BB-FL [16] alternating: all devices with probability q_alt, else the interior set."""
+
+    kind = "bbfl_alternative"
+
+    def design(self, context: DesignContext) -> dict[str, Any]:
+        out = super().design(context)
+        qbar = self.mean_quality(context)
+        out["eta_all"], out["eta_all_at_grid_edge"] = truncation_level(
+            qbar, self.noise_ratio(context.dim, context.channel))
+        out["participation_all"] = np.exp(-out["eta_all"] / qbar).tolist()
+        return out
+
+    def aggregate(self, updates, state: RoundState, design):
+        draw = float(torch.rand((), generator=state.streams("sampling"), dtype=torch.float64))
+        use_all = draw < float(self.param("q_alt"))                      # spec §6.3-6 [A]
+        scheduled = torch.ones(updates.shape[0], dtype=torch.bool) if use_all else \
+            torch.as_tensor(design["interior"], dtype=torch.bool)
+        eta = float(design["eta_all"] if use_all else design["eta_in"])
+        estimate, record = self.threshold_round(updates, state, eta, scheduled, "active")
+        record["scheduled_all"] = use_all
+        return estimate, record
+
+
+# --------------------------------------------------------------------------------------------
+# Vanilla OTA-FL (Yang, Jiang, Shi, Ding, TWC 2020) — spec §6.3 item 4
+# --------------------------------------------------------------------------------------------
+
+@register_scheme
+class VanillaOtaFl(_OtaScheme):
+    """Full channel inversion to the worst instantaneous channel: eta_t = min_m q_{m,t}, a_m = 1."""
+
+    kind = "vanilla_ota_fl"
+
+    def aggregate(self, updates, state: RoundState, design):
+        es, n0 = self.radio(state.statistics)
+        n, dim = updates.shape
+        q = self.quality(state.channel_power, dim, state.statistics)
+        eta = float(q.min())                                             # spec §6.3-4
+        noise_std = math.sqrt(n0 / eta) / n                              # (1/N)[sum g + n/sqrt(eta_t)]
+        estimate = ota_estimate(updates, torch.full((n,), 1.0 / n, dtype=torch.float64), noise_std,
+                                state)
+        ratios = energy_ratio(torch.full((n,), math.sqrt(eta), dtype=torch.float64),
+                              update_norms(updates), state.channel_power, dim, es)
+        return estimate, _record(n, dim, state.statistics, noise_std, ratios, denoising_factor=eta)
+
+
+# --------------------------------------------------------------------------------------------
+# OPC OTA-FL (Cao, Zhu, Xu, Wang, Cui, JSAC 2022), genie-aided — spec §6.3 item 3
+# --------------------------------------------------------------------------------------------
+
+def _opc_fl_candidate(q, omega, eta0, kappa_peak, lam):
+    """a_{m,t}(lambda_m) = min(sqrt(kappa_peak q/eta0), omega q/(omega q + lambda_m eta0))."""
+    peak = np.sqrt(kappa_peak * q / eta0)                                     # e_{m,t} <= kappa_peak
+    return np.minimum(peak, omega * q / (omega * q + lam * eta0))              # regularised inversion
+
+
+def opc_fl_gains(q: np.ndarray, omega: np.ndarray, eta0: float, kappa_peak: float,
+                 steps: int = 100) -> tuple[np.ndarray, np.ndarray]:
+    """Per-device optimal gains a [T, N] and multipliers lambda [N] for a fixed eta0 (spec §6.3-3).
+
+    lambda_m = 0 when the average-energy constraint (1/T) sum_t a^2 eta0/q <= 1 is slack; else
+    bisection on ln lambda_m (energy decreases in lambda), returning the feasible end of the
+    bracket so the constraint holds to rounding.
+    """
+    omega = omega[:, None]
+    energy = lambda a: np.mean(a ** 2 * eta0 / q, axis=0)                      # (1/T) sum_t e_{m,t}
+    zero = _opc_fl_candidate(q, omega, eta0, kappa_peak, 0.0)
+    tight = energy(zero) > 1.0
+    lam = np.zeros(q.shape[1])
+    if tight.any():
+        hi = np.full(q.shape[1], math.log(float(np.max(omega * q)) / eta0 + 1e-300))
+        while True:                                                            # bracket: energy(hi) <= 1
+            over = energy(_opc_fl_candidate(q, omega, eta0, kappa_peak, np.exp(hi))) > 1.0
+            if not over.any():
+                break
+            hi = np.where(over, hi + 5.0, hi)
+        lo = hi - 200.0
+        for _ in range(steps):
+            mid = 0.5 * (lo + hi)
+            over = energy(_opc_fl_candidate(q, omega, eta0, kappa_peak, np.exp(mid))) > 1.0
+            lo, hi = np.where(over, mid, lo), np.where(over, hi, mid)
+        lam = np.where(tight, np.exp(hi), 0.0)
+    return _opc_fl_candidate(q, omega, eta0, kappa_peak, lam), lam
+
+
+def opc_fl_objective(a: np.ndarray, omega: np.ndarray, eta0: float, G: float, d: int,
+                     N0: float) -> float:
+    """J = sum_t omega_t [ (G^2/N) sum_m (a - 1)^2 + d N0/(N^2 eta0) ] (spec §6.3-3).
+
+    eta0 is in the units of q = d E_s |h|^2/G^2 (a device's received amplitude is sqrt(eta0) a
+    and its energy ratio a^2 eta0/q), so the noise of g_hat = (1/N)[sum a g + n/sqrt(eta0)] has
+    total variance d N0/(N^2 eta0): the bracket is the per-round MSE bound of [20] (distortion
+    ||(1/N) sum (a-1) g||^2 <= (G^2/N) sum (a-1)^2 by Cauchy-Schwarz, plus noise).
+    """
+    n = a.shape[1]
+    per_round = G ** 2 / n * np.sum((a - 1.0) ** 2, axis=1) + d * N0 / (n ** 2 * eta0)
+    return float(np.sum(omega * per_round))
+
+
+def opc_fl_design(q: np.ndarray, eta: float, mu: float, kappa_peak: float, G: float, d: int,
+                  N0: float, grid: int = 60) -> dict[str, Any]:
+    """Genie-aided OPC OTA-FL: best eta0 on a log grid [1e-3, 1e2] x median q (spec §6.3-3)."""
+    T = q.shape[0]
+    omega = (1.0 - eta * mu) ** (2 * (T - 1 - np.arange(T)))        # omega_t = (1 - eta mu)^{2(T-1-t)}
+    med = float(np.median(q))
+    best = None
+    for i, eta0 in enumerate(np.logspace(math.log10(1e-3 * med), math.log10(1e2 * med), grid)):
+        a, lam = opc_fl_gains(q, omega, float(eta0), kappa_peak)
+        value = opc_fl_objective(a, omega, float(eta0), G, d, N0)
+        if best is None or value < best["objective"]:
+            best = {"eta0": float(eta0), "objective": value, "gains": a, "multipliers": lam,
+                    "eta0_at_grid_edge": i in (0, grid - 1)}
+    return best
+
+
+@register_scheme
+class OpcOtaFl(_OtaScheme):
+    """Genie-aided power control over all T rounds (non-causal CSI), fixed normalisation eta0."""
+
+    kind = "opc_ota_fl"
+    uses_future_channels = True
+
+    def design(self, context: DesignContext) -> dict[str, Any]:
+        if context.future_channel_power is None:
+            raise ValueError(f"{self.name}: OPC OTA-FL is genie-aided and needs future_channel_power")
+        _, n0 = self.radio(context.channel)
+        power = context.future_channel_power(context.rounds).to(torch.float64)     # [T, N]
+        q = self.quality(power, context.dim, context.channel).numpy()
+        best = opc_fl_design(q, float(self.param("eta")), float(self.param("mu")),
+                             float(self.param("kappa_peak")), float(self.param("G")), context.dim,
+                             n0, int(self.param("eta0_grid")))
+        energy = best["gains"] ** 2 * best["eta0"] / q                         # e_{m,t}
+        return {"eta0": best["eta0"], "eta0_at_grid_edge": best["eta0_at_grid_edge"],
+                "objective": best["objective"],
+                "gains": best["gains"].tolist(), "multipliers": best["multipliers"].tolist(),
+                "channel_power": power.numpy().tolist(),
+                "average_energy": energy.mean(axis=0).tolist(),
+                "peak_energy": energy.max(axis=0).tolist()}
+
+    def aggregate(self, updates, state: RoundState, design):
+        es, n0 = self.radio(state.statistics)
+        n, dim = updates.shape
+        t = state.round_index                                  # rounds are 1..T (future row t-1)
+        if not 1 <= t <= len(design["gains"]):
+            raise ValueError(f"{self.name}: round {t} outside the genie design's 1..{len(design['gains'])}")
+        planned = torch.as_tensor(design["channel_power"][t - 1], dtype=torch.float64)
+        if not torch.allclose(planned, state.channel_power.to(torch.float64), rtol=1e-9, atol=0.0):
+            raise ValueError(f"{self.name}: round {t} channel differs from the genie design's "
+                             "(the design must use this trial's channel sequence)")
+        a = torch.as_tensor(design["gains"][t - 1], dtype=torch.float64)
+        eta0 = float(design["eta0"])
+        noise_std = math.sqrt(n0 / eta0) / n                    # (1/N)[sum a g + n/sqrt(eta0)]
+        estimate = ota_estimate(updates, a / n, noise_std, state)
+        ratios = energy_ratio(math.sqrt(eta0) * a, update_norms(updates), state.channel_power, dim, es)
+        return estimate, _record(n, dim, state.statistics, noise_std, ratios)

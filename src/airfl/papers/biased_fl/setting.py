@@ -1,0 +1,137 @@
+"""How Biased FL's params sections (problem, radio, one block per panel) become the generic run
+block the stages read, and the paper's reference (w*, data constants).
+
+Design constants of a panel (G, kappa, eta, T_max_s, radius_m) are passed to every curve whose
+scheme takes them (spec 7: the same G and kappa for all schemes of a panel; eta common in the
+variant panels, per scheme where a curve sets its own).
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import numpy as np
+
+from airfl.papers.biased_fl import digital_schemes, ota_schemes
+
+PARAMS_SCHEMA = {**ota_schemes.PARAMS_SCHEMA, **digital_schemes.PARAMS_SCHEMA}
+PANEL_DEFAULTS = ("G", "kappa", "eta", "T_max_s", "radius_m")
+
+
+def _accepted(kind: str) -> set[str]:
+    return set(PARAMS_SCHEMA[kind]["properties"]) if kind in PARAMS_SCHEMA else set()
+
+
+def curve_params(params: dict[str, Any], panel: dict[str, Any], curve: dict[str, Any],
+                 experiment_id: str) -> dict[str, Any]:
+    """A curve's params with the panel's design constants and the problem's mu filled in."""
+    kind = curve["scheme"]
+    accepted = _accepted(kind)
+    out = dict(curve)
+    sources = {**{k: panel[k] for k in PANEL_DEFAULTS if k in panel},
+               "mu": params["biased_fl"]["problem"]["mu"], "design_seed": params["seed"],
+               "design_key": experiment_id}
+    for key, value in sources.items():
+        if key in accepted and key not in out:
+            out[key] = value
+    return out
+
+
+def compose_panel(panel_key: str, experiment_id: str | None = None, curves_of=None,
+                  scale_key: str | None = None):
+    """A compose function (see airfl.experiments.Experiment) for one panel of params.yaml; the
+    sensitivity experiments reuse a panel's setting with their own curves and scale."""
+    experiment_id = experiment_id or f"biased_fl/{panel_key}"
+
+    def compose(params: dict[str, Any]) -> dict[str, Any]:
+        section = params["biased_fl"]
+        problem, radio, panel = section["problem"], section["radio"], section[panel_key]
+        scale = copy.deepcopy(section[scale_key or panel_key]["scale"][params["profile"]])
+        scale.setdefault("eval_every", 1)
+        scale.update(test_subset=problem["test_subset"][params["profile"]],
+                     train_eval_subset=problem["per_class"] * radio["num_devices"],
+                     rounds=panel["max_rounds"], horizon_s=panel.get("horizon_s"))
+        raw = curves_of(params) if curves_of else panel["curves"]
+        tuning = section[scale_key or panel_key]["tuning"][params["profile"]]
+        return {
+            "tuning": tuning,
+            "dataset": problem["dataset"], "num_devices": radio["num_devices"],
+            "partition": {"kind": "per_class_one_class", "per_class": problem["per_class"]},
+            "model": {"name": "softmax", "l2": problem["mu"], "engine": "auto"},
+            "training": {"upload": "gradient", "full_batch": True, "local_steps": 1,
+                         "batch_size": problem["per_class"], "lr": 0.0, "server_lr": panel["eta"]},
+            "channel": {"radius_m": panel["radius_m"], "min_radius_m": 0.0,
+                        "placement": radio["placement"],
+                        "pathloss": {"model": "log_distance", "pl0_db": radio["pl0_db"],
+                                     "exponent": radio["exponent"]},
+                        "bandwidth_hz": radio["bandwidth_hz"], "power_dbm": radio["power_dbm"],
+                        "n0_dbm_per_hz": radio["n0_dbm_per_hz"],
+                        "snr_offset_db": radio["snr_offset_db"]},
+            "scale": scale,
+            "curves": {name: curve_params(params, panel, c, experiment_id)
+                       for name, c in raw.items()},
+        }
+
+    return compose
+
+
+def sensitivity_curves(source_panel: str, offsets_key: str):
+    """The source panel's curves repeated at every SNR offset (spec 9 A1), named <curve>_<off>db."""
+
+    def curves_of(params: dict[str, Any]) -> dict[str, dict[str, Any]]:
+        section = params["biased_fl"]
+        out = {}
+        for name, curve in section[source_panel]["curves"].items():
+            for offset in section[offsets_key]["snr_offsets_db"]:
+                out[f"{name}_{int(offset)}db"] = {**curve, "snr_offset_db": float(offset)}
+        return out
+
+    return curves_of
+
+
+def compute_reference(params: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """w*, F(w*), the accuracy of w* on the test set the experiments use, and the data constants."""
+    from airfl.data import load_dataset
+    from airfl.data.partition import make_partition
+    from airfl.papers.biased_fl.problem import accuracy, build_problem, constants, solve_optimum
+
+    problem_params = params["biased_fl"]["problem"]
+    root = params["data"]["root"]
+    x, y = load_dataset(problem_params["dataset"], root, "train")
+    xt, yt = load_dataset(problem_params["dataset"], root, "test")
+    subset = problem_params["test_subset"][params["profile"]]
+    if subset is not None:
+        xt, yt = xt[:subset], yt[:subset]
+    partition = make_partition("per_class_one_class", y, params["biased_fl"]["radio"]["num_devices"],
+                               np.random.default_rng(0), per_class=problem_params["per_class"])
+    problem = build_problem(x, y, partition.indices, 10, problem_params["mu"])
+    w_star = solve_optimum(problem)
+    scalars = {**constants(problem, w_star), "accuracy_star": accuracy(w_star, xt, yt, 10),
+               "test_size": int(len(yt))}
+    return {"w_star": w_star}, scalars
+
+
+def curve_schema() -> dict[str, Any]:
+    """The JSON schema of one Biased FL curve in params.yaml: one if/then per scheme kind, from
+    the schemes' PARAMS_SCHEMA; keys the panel or the problem supplies are optional there.
+    params.schema.yaml's $defs.biased_fl_curve must equal this (tests/test_config.py)."""
+    supplied = {*PANEL_DEFAULTS, "mu", "design_seed", "design_key"}
+    branches = []
+    for kind, fragment in sorted(PARAMS_SCHEMA.items()):
+        properties = {k: v for k, v in fragment["properties"].items() if k != "scheme"}
+        then = {"additionalProperties": False, "properties": {"scheme": {}, **properties}}
+        required = [k for k in fragment.get("required", []) if k not in supplied]
+        if required:
+            then["required"] = required
+        branches.append({"if": {"properties": {"scheme": {"const": kind}}}, "then": then})
+    return {"type": "object", "required": ["scheme"],
+            "properties": {"scheme": {"enum": sorted(PARAMS_SCHEMA)}}, "allOf": branches}
+
+
+def curve_schema_yaml() -> str:
+    """The `biased_fl_curve:` entry of params.schema.yaml's $defs, as one YAML flow line."""
+    import yaml
+
+    body = yaml.safe_dump(curve_schema(), default_flow_style=True, width=10**9, sort_keys=True)
+    return "  biased_fl_curve: " + body.strip() + "\n"

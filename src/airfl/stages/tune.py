@@ -1,0 +1,76 @@
+"""Stage `tune`: the step-size protocol of Biased FL spec 6.5, for any experiment with `tuning`.
+
+`mode: fixed` keeps the panel's eta (quick profile: 0.05 for every scheme, spec 10). `mode: grid`
+searches eta in {factors} x eta_max, eta_max = 2 / (mu + L) from the reference, on the first
+`selection_trials` trials; the design is re-solved for each eta (eta enters the SCA objective).
+Criterion: lowest final sub-optimality gap, ties by accuracy. With a lead curve (the variant
+panels), every curve takes the lead's eta ("one common eta ... of the proposed scheme"); otherwise
+each scheme gets its own.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from airfl import paths
+from airfl.experiments import Experiment, get_experiment
+from airfl.io import read_json, write_json
+
+
+def tuned_curve(experiment: Experiment, block: dict[str, Any], curve: str
+                ) -> tuple[dict[str, Any], float]:
+    """A curve's params and server step size after tuning (unchanged without a tuning stage)."""
+    curve_params = dict(block["curves"][curve])
+    if "tuning" not in block:
+        return curve_params, block["training"]["server_lr"]
+    eta = read_json(paths.tuning(experiment.id, curve))["eta"]
+    return with_eta(curve_params, eta), eta
+
+
+def with_eta(curve_params: dict[str, Any], eta: float) -> dict[str, Any]:
+    """The step size enters a design only where the scheme takes an `eta` parameter."""
+    return {**curve_params, "eta": eta} if "eta" in curve_params else dict(curve_params)
+
+
+def lead_of(experiment: Experiment, curve: str) -> str:
+    return experiment.tuning_lead(curve) if experiment.tuning_lead else curve
+
+
+def candidate_score(params: dict[str, Any], experiment: Experiment, block: dict[str, Any],
+                    curve: str, eta: float, trials: range, reference: dict[str, Any]
+                    ) -> dict[str, float]:
+    """Final gap and normalised accuracy (means over the selection trials) for one eta."""
+    from airfl.stages.design import design_trials
+    from airfl.stages.train import run_trials
+
+    curve_params = with_eta(block["curves"][curve], eta)
+    designs = design_trials(params, experiment.id, block, curve, curve_params, trials)
+    frame, _ = run_trials(params, experiment, block, curve, curve_params, eta, designs, trials,
+                          progress=False, final_only=True)
+    last = frame.dropna(subset=["objective"]).groupby("trial").tail(1)
+    gap = float((last["objective"] - reference["F_star"]).mean())
+    accuracy = float(last["test_accuracy"].mean() / reference["accuracy_star"])
+    return {"eta": eta, "final_gap": gap if math.isfinite(gap) else math.inf,
+            "final_normalized_accuracy": accuracy}
+
+
+def run(params: dict[str, Any], experiment_id: str, curve: str) -> None:
+    experiment = get_experiment(experiment_id)
+    block = experiment.params(params)
+    settings = block["tuning"]
+    lead = lead_of(experiment, curve)
+    out: dict[str, Any] = {"mode": settings["mode"], "lead": lead}
+    if settings["mode"] == "fixed":
+        out["eta"] = block["training"]["server_lr"]
+    elif lead != curve:
+        out["eta"] = read_json(paths.tuning(experiment_id, lead))["eta"]
+    else:
+        reference = read_json(paths.reference(experiment.reference.name, "json"))
+        trials = range(settings["selection_trials"])
+        grid = [candidate_score(params, experiment, block, curve, f * reference["eta_max"], trials,
+                                reference) for f in settings["eta_factors"]]
+        best = min(grid, key=lambda g: (g["final_gap"], -g["final_normalized_accuracy"]))
+        out.update(eta=best["eta"], grid=grid, selection_trials=settings["selection_trials"],
+                   eta_max=reference["eta_max"])
+    write_json(paths.tuning(experiment_id, curve), out)

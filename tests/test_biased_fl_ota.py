@@ -1,0 +1,389 @@
+"""Biased FL OTA design math (closed forms, Lemma 1 / Theorem 1, SCA) and the OTA schemes.
+
+Reference values: spec shared/specs/biased_fl.md §5.3 (default quantile geometry) and its Errata
+(SCA iteration counts; at the literal SNR the optimum is the NV design).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+
+import jsonschema
+import numpy as np
+import pytest
+import torch
+
+from airfl.channel.fading import rayleigh_power
+from airfl.core.scheme import SCHEME_TYPES, ChannelStatistics, DesignContext, RoundState, build_scheme
+from airfl.papers.biased_fl import ota_design as od
+from airfl.papers.biased_fl import ota_schemes as osch
+from airfl.rng import RoundStreams
+
+# ---- default OTA geometry (spec §2.3, §2.5) --------------------------------------------------
+N, R_MAX, D_MODEL = 10, 3000.0, 7850
+RADII = R_MAX * np.sqrt((np.arange(1, N + 1) - 0.5) / N)
+LAM = 10.0 ** (-(50.0 + 22.0 * np.log10(RADII)) / 10.0)
+ES, N0 = 1e-9, 10.0 ** ((-161.0 - 30.0) / 10.0)
+ETA, MU, KAPPA = 0.05, 0.01, 0.01
+
+
+def _psi_of(design, G):
+    zeta = od.zeta_ota(design["p"], design["beta"], design["alpha"], G, D_MODEL, N0)
+    return od.psi(zeta, design["p"], ETA, MU, KAPPA)
+
+
+# ---- closed forms ------------------------------------------------------------------------------
+
+def test_nv_has_beta_e_half_and_p_proportional_to_sqrt_lambda():
+    nv = od.design_nv(LAM, 20.0, D_MODEL, ES)
+    assert np.allclose(nv["beta"], math.exp(-0.5), rtol=1e-14)
+    assert np.allclose(nv["p"], np.sqrt(LAM) / np.sqrt(LAM).sum(), rtol=1e-12)
+    q = od.ota_quantities(nv["gamma"], LAM, 20.0, D_MODEL, ES)
+    assert q["alpha"] == pytest.approx(nv["alpha"], rel=1e-14)
+    assert np.allclose(nv["gamma"], np.sqrt(D_MODEL * LAM * ES / (2 * 20.0 ** 2)), rtol=1e-14)  # eq. 22
+
+
+def test_alpha_m_is_maximal_at_gamma_nv():
+    nv = od.design_nv(LAM, 20.0, D_MODEL, ES)
+    for factor in (0.3, 0.9, 0.999, 1.001, 1.1, 2.0):
+        other = od.ota_quantities(nv["gamma"] * factor, LAM, 20.0, D_MODEL, ES)
+        assert np.all(other["alpha_m"] < nv["alpha"] * nv["p"])
+
+
+def test_zb_is_zero_bias_on_the_lower_branch():
+    zb = od.design_zb(LAM, 20.0, D_MODEL, ES)
+    nv = od.design_nv(LAM, 20.0, D_MODEL, ES)
+    assert np.allclose(zb["p"], 1.0 / N, atol=1e-13)
+    assert np.all(zb["gamma"] <= nv["gamma"] * (1 + 1e-15))            # lower branch: gamma <= gamma^NV
+    assert zb["gamma"][-1] == pytest.approx(nv["gamma"][-1], rel=1e-12)  # weakest device uses gamma^NV
+    alpha_max = nv["alpha"] * nv["p"]
+    assert zb["alpha"] == pytest.approx(N * alpha_max.min(), rel=1e-12)
+    assert np.all(np.diff(zb["beta"]) < 0)                               # stronger devices: higher beta
+
+
+def test_sanity_values_of_spec_5_3():
+    for G, zeta_nv, zeta_zb in ((20.0, 2071.1, 7294.0), (5.0, 129.4, 455.9)):
+        nv, zb = od.design_nv(LAM, G, D_MODEL, ES), od.design_zb(LAM, G, D_MODEL, ES)
+        assert od.zeta_ota(nv["p"], nv["beta"], nv["alpha"], G, D_MODEL, N0) == pytest.approx(zeta_nv, rel=1e-3)
+        assert od.zeta_ota(zb["p"], zb["beta"], zb["alpha"], G, D_MODEL, N0) == pytest.approx(zeta_zb, rel=1e-3)
+    nv = od.design_nv(LAM, 20.0, D_MODEL, ES)
+    expected = [0.267, 0.146, 0.110, 0.092, 0.080, 0.071, 0.065, 0.060, 0.056, 0.053]
+    assert np.allclose(nv["p"], expected, atol=6e-4)
+    beta_zb = [0.99, 0.97, 0.95, 0.93, 0.91, 0.88, 0.84, 0.80, 0.75, 0.61]
+    assert np.allclose(od.design_zb(LAM, 20.0, D_MODEL, ES)["beta"], beta_zb, atol=6e-3)
+
+
+def test_bound_terms_use_2_d_squared_and_twice_psi():
+    p = np.array([0.5, 0.3, 0.2])
+    terms = od.bound_terms(p, 3.0, eta=0.1, mu=0.2, kappa=0.5, D=4.0, t=7)
+    assert terms["init"] == pytest.approx(2 * 16.0 * (1 - 0.02) ** 14)     # A4: 2 D^2 (1 - eta mu)^{2t}
+    bias = 3 * 0.25 / 0.04 * np.sum((p - 1 / 3) ** 2)
+    assert terms["bias"] == pytest.approx(2 * bias)
+    assert terms["var"] == pytest.approx(2 * 0.5 * 3.0)
+    assert terms["total"] == pytest.approx(terms["init"] + 2 * od.psi(3.0, p, 0.1, 0.2, 0.5))
+
+
+# ---- SCA -------------------------------------------------------------------------------------
+
+def _relaxed_objective(gt, p, at, G, norm):
+    """(20a) with (20b) relaxed: (eta/mu)[G^2 sum p gt ct/at - G^2 sum p^2 + sig2t/at^2] + bias."""
+    var = G ** 2 * np.sum(p * gt * norm["ct"] / at) - G ** 2 * np.sum(p ** 2) + norm["sig2t"] / at ** 2
+    return ETA / MU * var + N * KAPPA ** 2 / MU ** 2 * np.sum((p - 1 / N) ** 2)
+
+
+@pytest.mark.parametrize("offset_db", [0.0, 30.0])
+def test_surrogate_is_a_tight_upper_bound(offset_db):
+    G, es = 20.0, ES * 10 ** (offset_db / 10)
+    norm = od.normalisation(LAM, G, D_MODEL, es, N0)
+    zb = od.design_zb(LAM, G, D_MODEL, es)
+    gt_bar, p_bar = zb["gamma"] / norm["s"], zb["p"]
+    at_bar = zb["alpha"] / norm["aref"]
+    kw = dict(G=G, sig2t=norm["sig2t"], eta=ETA, mu=MU, kappa=KAPPA)
+    z_bar = p_bar * gt_bar * norm["ct"] / at_bar
+    tight = od.surrogate_objective(gt_bar, p_bar, z_bar, at_bar, p_bar, **kw)
+    assert tight == pytest.approx(od.true_psi(zb["gamma"], LAM, G, D_MODEL, es, N0, ETA, MU, KAPPA), rel=1e-11)
+    assert np.allclose(od.linearised_z(gt_bar, p_bar, at_bar, gt_bar, p_bar, norm["ct"]), z_bar, rtol=1e-12)
+    assert od.surrogate_feasible(gt_bar, p_bar, z_bar, at_bar, gt_bar, p_bar, at_bar, norm["ct"])
+    rng = np.random.default_rng(0)
+    checked = 0
+    for _ in range(300):
+        p = p_bar * np.exp(0.05 * rng.standard_normal(N))
+        p /= p.sum()
+        at = at_bar * math.exp(0.05 * rng.standard_normal())
+        level = np.exp(np.log(at_bar * p_bar) + at / at_bar + p / p_bar - 2.0) / norm["ct"]  # (21c) LHS
+        if np.any(level > math.exp(-0.5)):
+            continue
+        gt = np.minimum(od.lower_branch_root(level) * (1 + 1e-12), 1.0)
+        z = od.linearised_z(gt, p, at, gt_bar, p_bar, norm["ct"])                       # (21b) tight
+        if not od.surrogate_feasible(gt, p, z, at, gt_bar, p_bar, at_bar, norm["ct"], tol=1e-9):
+            continue
+        checked += 1
+        upper = od.surrogate_objective(gt, p, z, at, p_bar, **kw)
+        relaxed = _relaxed_objective(gt, p, at, G, norm)
+        assert upper >= relaxed * (1 - 1e-12)
+        # post-processing (A12) of this point never exceeds the relaxed objective
+        gt_pp = od.lower_branch_root(at * p / norm["ct"])
+        true = od.true_psi(gt_pp * norm["s"], LAM, G, D_MODEL, es, N0, ETA, MU, KAPPA)
+        assert true <= relaxed * (1 + 1e-9)
+    assert checked >= 50
+
+
+def test_sca_at_literal_snr_is_the_nv_design_and_monotone():
+    out = od.design_sca(LAM, 20.0, D_MODEL, ES, N0, ETA, MU, KAPPA)
+    nv, zb = od.design_nv(LAM, 20.0, D_MODEL, ES), od.design_zb(LAM, 20.0, D_MODEL, ES)
+    psi_nv, psi_zb = _psi_of(nv, 20.0), _psi_of(zb, 20.0)
+    assert out["converged"] and out["iterations"] <= 10                 # Errata: 3-7 iterations
+    assert out["psi"] <= min(psi_nv, psi_zb)
+    assert out["psi"] == pytest.approx(psi_nv, rel=1e-3)                 # Errata: optimum = NV
+    assert np.allclose(out["p"], nv["p"], atol=2e-3)
+    assert out["psi"] == pytest.approx(_psi_of(out, 20.0), rel=1e-12)
+    for history in out["psi_history"].values():
+        assert np.all(np.diff(history) <= 0)
+    assert out["psi_history"]["nv"][0] == pytest.approx(psi_nv, rel=1e-12)
+    assert out["psi_history"]["zb"][0] == pytest.approx(psi_zb, rel=1e-12)
+    assert set(out["statuses"]) <= {"optimal", "optimal_inaccurate"}
+
+
+def test_sca_at_high_snr_moves_toward_zero_bias():
+    es = ES * 1e6                                                       # +60 dB (A1 sensitivity)
+    out = od.design_sca(LAM, 5.0, D_MODEL, es, N0, ETA, MU, KAPPA, max_iter=60)
+    nv, zb = od.design_nv(LAM, 5.0, D_MODEL, es), od.design_zb(LAM, 5.0, D_MODEL, es)
+    zeta = lambda d: od.zeta_ota(d["p"], d["beta"], d["alpha"], 5.0, D_MODEL, N0)  # noqa: E731
+    psi_nv, psi_zb = (od.psi(zeta(x), x["p"], ETA, MU, KAPPA) for x in (nv, zb))
+    assert not out["converged"] and out["stop_reason"] == "max_iter"    # Errata: 600-1000 needed
+    assert out["iterations"] == 60
+    assert out["psi"] < 0.1 * psi_zb < psi_nv
+    assert np.abs(out["p"] - 1 / N).max() < 0.2 * np.abs(nv["p"] - 1 / N).max()
+    assert np.all(out["beta"] > 0.9)
+    for history in out["psi_history"].values():
+        assert np.all(np.diff(history) <= 0)
+
+
+def test_sca_at_30_db_beats_both_closed_forms():
+    es = ES * 1e3
+    out = od.design_sca(LAM, 20.0, D_MODEL, es, N0, ETA, MU, KAPPA)
+    psi_nv = _psi_of(od.design_nv(LAM, 20.0, D_MODEL, es), 20.0)
+    psi_zb = _psi_of(od.design_zb(LAM, 20.0, D_MODEL, es), 20.0)
+    assert out["converged"] and 20 <= out["iterations"] <= 200         # Errata: ~60 iterations
+    assert out["psi"] < 0.7 * min(psi_nv, psi_zb)
+    runs = out["psi_history"]
+    assert runs["nv"][-1] == pytest.approx(runs["zb"][-1], rel=1e-6)    # both starts agree
+
+
+def test_design_errors_name_status_and_inputs():
+    bad = LAM.copy()
+    bad[3] = -1e-12
+    with pytest.raises(od.DesignError, match=r"status=invalid_input.*Lambda=.*G=20"):
+        od.design_sca(bad, 20.0, D_MODEL, ES, N0, ETA, MU, KAPPA)
+    with pytest.raises(od.DesignError, match=r"status=solver_error.*iteration 0.*NO_SUCH_SOLVER.*Es=1e-09"):
+        od.design_sca(LAM, 20.0, D_MODEL, ES, N0, ETA, MU, KAPPA, solver="NO_SUCH_SOLVER")
+    assert issubclass(od.DesignError, RuntimeError)
+
+
+# ---- schemes -----------------------------------------------------------------------------------
+NS, DS = 5, 12
+LAM_S = torch.tensor([2.0, 1.0, 0.5, 0.25, 0.1], dtype=torch.float64)
+DIST_S = torch.tensor([100.0, 300.0, 600.0, 800.0, 950.0], dtype=torch.float64)
+STATS = ChannelStatistics(LAM_S, reference_gain=0.1, bandwidth_hz=2e5, distances_m=DIST_S,
+                          energy_per_symbol=0.5, noise_psd=1e-3)
+G_S = 1.0
+
+
+def _context(rounds=20, future=None):
+    return DesignContext(NS, DS, rounds, torch.full((NS,), 100), STATS, trial=0,
+                         future_channel_power=future)
+
+
+def _state(t, seed=0, stats=STATS):
+    streams = RoundStreams(seed, "biased_ota_test", 0, t)
+    power = rayleigh_power(stats.path_gain, 1, streams("channel"))[0]
+    return RoundState(t, power, torch.full((NS,), 100), stats, streams)
+
+
+def _gradients(scale=1.0):
+    g = torch.randn(NS, DS, generator=torch.Generator().manual_seed(3), dtype=torch.float64)
+    return g / torch.linalg.vector_norm(g, dim=1, keepdim=True) * scale * G_S
+
+
+def _scheme(kind, **params):
+    return build_scheme(kind, {"scheme": kind, "G": G_S, **params})
+
+
+def _mean_estimate(scheme, design, updates, rounds):
+    est = torch.stack([scheme.aggregate(updates, _state(t), design)[0] for t in range(1, rounds + 1)])
+    return est.mean(0), est.std(0) / math.sqrt(rounds)
+
+
+@pytest.mark.parametrize("variant", ["nv", "zb", "opt"])
+def test_biased_ota_is_unbiased_for_the_p_weighted_mean(variant):
+    scheme = _scheme("biased_ota", variant=variant)
+    design = scheme.design(_context())
+    p = torch.tensor(design["p"], dtype=torch.float64)
+    if variant == "zb":
+        assert torch.allclose(p, torch.full((NS,), 1 / NS, dtype=torch.float64), atol=1e-12)
+    updates = _gradients(0.9)
+    mean, se = _mean_estimate(scheme, design, updates, 2000)
+    target = p @ updates                                                 # eq. 10: E g_hat = sum p g
+    assert torch.all((mean - target).abs() <= 5 * se + 1e-12)
+    if variant == "nv":                                                  # biased: not the plain mean
+        assert (updates.mean(0) - target).abs().max() > 10 * se.max()
+
+
+def test_biased_ota_formula_energy_and_record():
+    scheme = _scheme("biased_ota", variant="nv")
+    design = scheme.design(_context())
+    updates = _gradients(1.0)
+    for t in range(1, 30):
+        state = _state(t)
+        est, rec = scheme.aggregate(updates, state, design)
+        gamma = torch.tensor(design["gamma"], dtype=torch.float64)
+        chi = state.channel_power.sqrt() >= G_S * gamma / math.sqrt(DS * 0.5)     # eq. 8
+        noise = torch.randn(DS, generator=_state(t).streams("noise"), dtype=torch.float64)
+        expected = ((chi * gamma) @ updates + math.sqrt(1e-3) * noise) / design["alpha"]  # eq. 9
+        assert torch.allclose(est, expected, rtol=1e-12, atol=1e-12)
+        assert rec["participants"] == int(chi.sum())
+        assert rec["latency_s"] == DS / 2e5 and rec["privacy"] is None
+        assert rec["max_energy_ratio"] <= 1.0 + 1e-12 and rec["energy_violations"] == 0
+    _, rec = scheme.aggregate(_gradients(3.0), _state(1), design)        # ||g|| > G: logged, not clipped
+    assert rec["max_energy_ratio"] > 1.0 and rec["energy_violations"] >= 1
+
+
+def test_biased_ota_design_reports_psi_and_bound():
+    design = _scheme("biased_ota", variant="opt", diameter=10.0).design(_context(rounds=50))
+    bias = NS * KAPPA ** 2 / MU ** 2 * np.sum((np.array(design["p"]) - 1 / NS) ** 2)
+    assert design["psi"] == pytest.approx(ETA / MU * design["zeta"] + bias)
+    assert design["bound"]["init"] == pytest.approx(2 * 100.0 * (1 - ETA * MU) ** 100)
+    assert design["sca"]["converged"]
+    json.dumps(design)                                                   # JSON-able
+
+
+def test_vanilla_ota_fl_is_unbiased():
+    scheme = _scheme("vanilla_ota_fl")
+    updates = _gradients(0.7)
+    mean, se = _mean_estimate(scheme, {}, updates, 1500)
+    assert torch.all((mean - updates.mean(0)).abs() <= 5 * se + 1e-12)
+
+
+def test_lcpc_is_proposed_with_common_gamma_and_post_scaler_n_gamma():
+    lcpc = _scheme("lcpc_ota_comp")
+    design = lcpc.design(_context())
+    gamma = math.sqrt(design["eta"])                                     # q >= eta <=> chi with gamma
+    proposed = _scheme("biased_ota", variant="nv")
+    fake = {"gamma": [gamma] * NS, "alpha": NS * gamma}                  # post-scaler N gamma
+    updates = _gradients(0.8)
+    for t in range(1, 40):
+        a, rec_a = lcpc.aggregate(updates, _state(t), design)
+        b, rec_b = proposed.aggregate(updates, _state(t), fake)
+        assert torch.allclose(a, b, rtol=1e-12, atol=1e-13)
+        assert rec_a["participants"] == rec_b["participants"]
+    # eta_L minimises the fading-averaged MSE J on a dense grid
+    qbar = DS * 0.5 * LAM_S.numpy() / G_S ** 2
+    s2 = DS * 1e-3 / G_S ** 2
+    grid = np.exp(np.linspace(math.log(qbar.min() * 1e-4), math.log(qbar.max() * 1e4), 20001))
+    assert design["mse"] <= min(osch.average_mse(e, qbar, s2) for e in grid) + 1e-12
+
+
+def test_opc_ota_comp_denoising_factor_minimises_the_mse():
+    rng = np.random.default_rng(1)
+    for _ in range(20):
+        q = torch.tensor(rng.exponential(size=NS) * rng.uniform(0.01, 10, size=NS), dtype=torch.float64)
+        s2 = float(rng.uniform(0.01, 5))
+        eta, mse = osch.opc_denoising_factor(q, s2)
+        grid = torch.exp(torch.linspace(math.log(float(q.min()) * 1e-3), math.log(float(q.max()) * 1e3),
+                                        200001, dtype=torch.float64))
+        dense = osch.opc_mse(grid, q, s2)
+        assert mse <= float(dense.min()) * (1 + 1e-12)
+        assert mse == pytest.approx(float(osch.opc_mse(torch.tensor(eta), q, s2)), rel=1e-12)
+    scheme = _scheme("opc_ota_comp")
+    updates = _gradients(1.0)
+    est, rec = scheme.aggregate(updates, _state(4), {})
+    assert rec["participants"] == NS and rec["max_energy_ratio"] <= 1 + 1e-12
+
+
+def test_opc_ota_fl_meets_average_and_peak_energy():
+    T = 40
+    future = torch.stack([_state(t).channel_power for t in range(1, T + 1)])
+    scheme = _scheme("opc_ota_fl", eta0_grid=25, kappa_peak=4.0)
+    design = scheme.design(_context(rounds=T, future=lambda rounds: future[:rounds]))
+    a = np.array(design["gains"])
+    q = DS * 0.5 * future.numpy() / G_S ** 2
+    energy = a ** 2 * design["eta0"] / q
+    assert a.shape == (T, NS)
+    assert np.all(energy.mean(0) <= 1 + 1e-9)                            # (1/T) sum_t e <= 1
+    assert np.all(energy <= 4.0 * (1 + 1e-12))                           # peak
+    # a large eta0 makes every average constraint bind: lambda_m > 0 and (1/T) sum_t e = 1
+    omega = (1 - ETA * MU) ** (2 * (T - 1 - np.arange(T)))
+    gains, lam = osch.opc_fl_gains(q, omega, 50.0 * float(np.median(q)), 4.0)
+    tight_energy = (gains ** 2 * 50.0 * float(np.median(q)) / q).mean(0)
+    assert np.all(lam > 0) and np.allclose(tight_energy, 1.0, atol=1e-9)
+    assert np.all(tight_energy <= 1 + 1e-12)
+    updates = _gradients(1.0)
+    est, rec = scheme.aggregate(updates, _state(7), design)
+    noise = torch.randn(DS, generator=_state(7).streams("noise"), dtype=torch.float64)
+    expected = (torch.tensor(a[6]) @ updates + math.sqrt(1e-3 / design["eta0"]) * noise) / NS
+    assert torch.allclose(est, expected, rtol=1e-12, atol=1e-13)
+    assert rec["max_energy_ratio"] <= 4.0 * (1 + 1e-12)
+    with pytest.raises(ValueError, match="channel differs"):
+        scheme.aggregate(updates, _state(7, seed=1), design)
+
+
+def test_bbfl_interior_never_schedules_exterior_devices():
+    scheme = _scheme("bbfl_interior", radius_m=1000.0)                   # rho_in = 700 m: devices 0-2
+    design = scheme.design(_context())
+    assert design["interior"] == [True, True, True, False, False]
+    updates = _gradients(1.0)
+    updates[3:] = 1e6                                                    # exterior: unmistakable
+    qs = []
+    for t in range(1, 80):
+        state = _state(t)
+        est, rec = scheme.aggregate(updates, state, design)
+        assert est.abs().max() < 1e3 and rec["participants"] <= 3
+        q = DS * 0.5 * state.channel_power / G_S ** 2
+        qs.append(q)
+        active = torch.tensor(design["interior"]) & (q >= design["eta_in"])
+        if active.any():
+            noise = torch.randn(DS, generator=_state(t).streams("noise"), dtype=torch.float64)
+            expected = (updates[active].sum(0) + math.sqrt(1e-3 / design["eta_in"]) * noise) \
+                / int(active.sum())
+            assert torch.allclose(est, expected, rtol=1e-12, atol=1e-12)
+        else:
+            assert torch.all(est == 0)
+    alt = _scheme("bbfl_alternative", radius_m=1000.0, q_alt=0.5)
+    design_alt = alt.design(_context())
+    flags = [alt.aggregate(updates, _state(t), design_alt)[1]["scheduled_all"] for t in range(1, 80)]
+    assert 10 < sum(flags) < 70                                          # both modes occur
+
+
+@pytest.mark.parametrize("kind,params", [
+    ("biased_ota", {"variant": "zb"}), ("opc_ota_comp", {}), ("lcpc_ota_comp", {}),
+    ("opc_ota_fl", {"eta0_grid": 5}), ("vanilla_ota_fl", {}),
+    ("bbfl_interior", {"radius_m": 1000.0}), ("bbfl_alternative", {"radius_m": 1000.0})])
+def test_every_kind_is_deterministic_with_latency_d_over_b(kind, params):
+    future = torch.stack([_state(t).channel_power for t in range(1, 6)])
+    scheme = _scheme(kind, **params)
+    design = scheme.design(_context(rounds=5, future=lambda rounds: future[:rounds]))
+    updates = _gradients(1.0).float()
+    for t in range(1, 6):
+        a, rec_a = scheme.aggregate(updates, _state(t), design)
+        b, rec_b = scheme.aggregate(updates, _state(t), design)
+        assert torch.equal(a, b) and a.dtype == torch.float32 and a.shape == (DS,)
+        assert rec_a == rec_b
+        assert rec_a["latency_s"] == DS / STATS.bandwidth_hz and rec_a["privacy"] is None
+        assert isinstance(rec_a["participants"], int)
+    validator = jsonschema.Draft202012Validator(osch.PARAMS_SCHEMA[kind])
+    validator.validate({"scheme": kind, "G": G_S, **params})
+    assert kind in SCHEME_TYPES
+
+
+def test_params_schema_covers_every_kind_and_rejects_bad_values():
+    kinds = {"biased_ota", "opc_ota_comp", "lcpc_ota_comp", "opc_ota_fl", "vanilla_ota_fl",
+             "bbfl_interior", "bbfl_alternative"}
+    assert set(osch.PARAMS_SCHEMA) == kinds
+    for kind, schema in osch.PARAMS_SCHEMA.items():
+        jsonschema.Draft202012Validator.check_schema(schema)
+        validator = jsonschema.Draft202012Validator(schema)
+        assert not validator.is_valid({"scheme": kind})                  # G required
+        assert not validator.is_valid({"scheme": kind, "G": -1.0, "radius_m": 1.0})
+    bad = {"scheme": "biased_ota", "G": 1.0, "variant": "best"}
+    assert not jsonschema.Draft202012Validator(osch.PARAMS_SCHEMA["biased_ota"]).is_valid(bad)
