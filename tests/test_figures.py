@@ -16,7 +16,7 @@ def _frame():
 
 
 def test_resample_is_step_hold_up_to_the_shortest_run():
-    out = resample(_frame(), "gap", 0.5)
+    out = resample(_frame(), 0.5)
     t0 = out[out.trial == 0].set_index("time_s")["gap"]
     assert list(t0.index) == [0.0, 0.5, 1.0, 1.5, 2.0]      # shortest run ends at 2.2 s
     assert list(t0) == [10.0, 9.0, 9.0, 8.0, 7.0]           # value after the last completed round

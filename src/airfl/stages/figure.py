@@ -74,7 +74,7 @@ def derive(frame: pd.DataFrame, reference: dict[str, Any] | None) -> pd.DataFram
     return frame
 
 
-def resample(frame: pd.DataFrame, y: str, step_s: float) -> pd.DataFrame:
+def resample(frame: pd.DataFrame, step_s: float) -> pd.DataFrame:
     """Step-hold each (curve, trial) onto the grid 0, step, ..., up to the shortest run's end."""
     horizon = frame.groupby(["curve", "trial"])["time_s"].max().min()
     grid = np.arange(0.0, horizon + 1e-12, step_s)
@@ -98,7 +98,7 @@ def drawn_frame(frame: pd.DataFrame, spec: FigureSpec) -> pd.DataFrame:
     if spec.final:
         return finals(frame)
     if spec.time_grid_s:
-        return resample(frame, spec.y, spec.time_grid_s)
+        return resample(frame, spec.time_grid_s)
     return frame
 
 

@@ -267,6 +267,19 @@ def best_channel_budget(lam: np.ndarray, es: float, n0: float, bandwidth: float,
     return float(torch.median(torch.sum((HEADER + r_max * dim) / (bandwidth * cap), dim=1)))
 
 
+def scheduled_mean(updates: torch.Tensor, bits: torch.Tensor, mask: torch.Tensor, k: int,
+                   cap: torch.Tensor, bw: float, state: RoundState, mean_bits: float):
+    """(1/K) sum_{k in S} g^q_k with r_k-bit quantization, TDMA latency sum_S (64 + d r_k)/(B C_k)
+    (Best Channel and Best Channel-Norm, spec 6.4 items 1-2)."""
+    dim = updates.shape[1]
+    quantized = _quantize_all(updates, bits, state)
+    estimate = (mask.to(torch.float64) @ quantized / k).to(updates.dtype)   # (1/K) sum_S g^q
+    payload = payload_bits(dim, bits)
+    latency = _tdma_latency(payload, cap, bw, mask)
+    return estimate, _record(k, k, latency, payload[mask].sum(), mean_bits=mean_bits)
+
+
+
 class _EqualSplit(_DigitalScheme):
     """Schedule K devices by a per-round score, equal bits within a per-round time budget."""
 
@@ -293,11 +306,7 @@ class _EqualSplit(_DigitalScheme):
         mask = self.schedule(state)
         r = equal_bit_width(self.budget(design), cap[mask], dim, bw, int(self.param("r_max")))
         bits = torch.full((n,), r, dtype=torch.int64)
-        quantized = _quantize_all(updates, bits, state)
-        estimate = (mask.to(torch.float64) @ quantized / k).to(updates.dtype)   # (1/K) sum_S g^q
-        payload = payload_bits(dim, bits)
-        latency = _tdma_latency(payload, cap, bw, mask)                # sum_S (64 + d r)/(B C_k)
-        return estimate, _record(k, k, latency, payload[mask].sum(), mean_bits=float(r))
+        return scheduled_mean(updates, bits, mask, k, cap, bw, state, mean_bits=float(r))
 
 
 class _BestChannelBudget:
@@ -381,12 +390,8 @@ class BestChannelNorm(_BestChannelBudget, _DigitalScheme):
             raw = torch.ones(n, dtype=torch.float64)
         bits = torch.clamp(raw, 1, int(self.param("r_max"))).to(torch.int64)
         bits = torch.where(mask, bits, torch.ones_like(bits))
-        quantized = _quantize_all(updates, bits, state)
-        estimate = (mask.to(torch.float64) @ quantized / k).to(updates.dtype)   # (1/K) sum_S g^q
-        payload = payload_bits(dim, bits)
-        latency = _tdma_latency(payload, cap, bw, mask)
-        return estimate, _record(k, k, latency, payload[mask].sum(),
-                                 mean_bits=float(bits[mask].double().mean()))
+        return scheduled_mean(updates, bits, mask, k, cap, bw, state,
+                              mean_bits=float(bits[mask].double().mean()))
 
 
 # --------------------------------------------------------------------------------------------

@@ -231,6 +231,19 @@ def opc_denoising_factor(q: torch.Tensor, s2: float) -> tuple[float, float]:
     return float(cand[best]), float(mse[best])
 
 
+def denoised_mean(updates: torch.Tensor, a: torch.Tensor, eta: float, state: RoundState,
+                  **extra) -> tuple[torch.Tensor, dict[str, Any]]:
+    """g_hat = (1/N)[sum_m a_m g_m + n/sqrt(eta)], all devices transmitting with received
+    amplitude sqrt(eta) a_m (OPC OTA-Comp and Vanilla OTA-FL, spec 6.3 items 1 and 4)."""
+    es, n0 = _OtaScheme.radio(state.statistics)
+    n, dim = updates.shape
+    noise_std = math.sqrt(n0 / eta) / n
+    estimate = ota_estimate(updates, a / n, noise_std, state)
+    ratios = energy_ratio(math.sqrt(eta) * a, update_norms(updates), state.channel_power, dim, es)
+    return estimate, _record(n, dim, state.statistics, noise_std, ratios, denoising_factor=eta,
+                             **extra)
+
+
 @register_scheme
 class OpcOtaComp(_OtaScheme):
     """Per-round MSE-optimal power control with global instantaneous CSI; all devices transmit."""
@@ -238,16 +251,11 @@ class OpcOtaComp(_OtaScheme):
     kind = "opc_ota_comp"
 
     def aggregate(self, updates, state: RoundState, design):
-        es, n0 = self.radio(state.statistics)
-        n, dim = updates.shape
+        dim = updates.shape[1]
         q = self.quality(state.channel_power, dim, state.statistics)
         eta, mse = opc_denoising_factor(q, self.noise_ratio(dim, state.statistics))
         a = torch.clamp(torch.sqrt(q / eta), max=1.0)             # weak: full energy; strong: invert
-        noise_std = math.sqrt(n0 / eta) / n                        # g_hat = (1/N)[sum a g + n/sqrt(eta*)]
-        estimate = ota_estimate(updates, a / n, noise_std, state)
-        ratios = energy_ratio(math.sqrt(eta) * a, update_norms(updates), state.channel_power, dim, es)
-        return estimate, _record(n, dim, state.statistics, noise_std, ratios,
-                                 denoising_factor=eta, mse=mse)
+        return denoised_mean(updates, a, eta, state, mse=mse)
 
 
 # --------------------------------------------------------------------------------------------
@@ -386,16 +394,10 @@ class VanillaOtaFl(_OtaScheme):
     kind = "vanilla_ota_fl"
 
     def aggregate(self, updates, state: RoundState, design):
-        es, n0 = self.radio(state.statistics)
         n, dim = updates.shape
         q = self.quality(state.channel_power, dim, state.statistics)
         eta = float(q.min())                                             # spec §6.3-4
-        noise_std = math.sqrt(n0 / eta) / n                              # (1/N)[sum g + n/sqrt(eta_t)]
-        estimate = ota_estimate(updates, torch.full((n,), 1.0 / n, dtype=torch.float64), noise_std,
-                                state)
-        ratios = energy_ratio(torch.full((n,), math.sqrt(eta), dtype=torch.float64),
-                              update_norms(updates), state.channel_power, dim, es)
-        return estimate, _record(n, dim, state.statistics, noise_std, ratios, denoising_factor=eta)
+        return denoised_mean(updates, torch.ones(n, dtype=torch.float64), eta, state)
 
 
 # --------------------------------------------------------------------------------------------
