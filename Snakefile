@@ -1,4 +1,5 @@
-# airfl: dataset -> partition -> design -> train -> privacy -> figure -> claims.
+# airfl: dataset -> partition -> design -> train -> privacy -> figure -> claims; analytic figures
+# (formulas only) -> claims.
 # A table of contents: load and validate the config, include one rules file per stage family.
 from snakemake.utils import min_version
 

@@ -55,10 +55,16 @@ def test_schema_enums_of_schemes_match_the_registry():
     import airfl.papers  # noqa: F401  (registers every wing's schemes)
     import airfl.schemes  # noqa: F401
 
+    from airfl.papers.cdpb.setting import STRATEGIES
+
     defs = load_schema()["$defs"]
     generic = defs["curve"]["properties"]["scheme"]["enum"]
     biased = defs["biased_fl_curve"]["properties"]["scheme"]["enum"]
-    assert sorted(generic + biased) == sorted(SCHEME_TYPES)
+    # CDPB's curves are composed from `cdpb.fig4.strategies` (one `cdpb` scheme, its strategy
+    # a parameter); that enum must be the wing's strategies with a fixed mechanism
+    cdpb = defs["cdpb"]["properties"]["fig4"]["properties"]["strategies"]["items"]["enum"]
+    assert sorted(cdpb) == sorted(s for s in STRATEGIES if s != "cdpb_mixed")
+    assert sorted(generic + biased + ["cdpb"]) == sorted(SCHEME_TYPES)
 
 
 def test_biased_fl_curve_schema_is_generated_from_the_schemes(repo_root):

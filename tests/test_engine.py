@@ -33,6 +33,11 @@ def test_batches_stay_inside_each_clients_data():
     assert torch.allclose(weights.sum(dim=1), torch.ones(4))
 
 
+def _with_bias_feature(x):
+    """Inputs with the constant-1 feature whose weight is the bias (the model's layout)."""
+    return torch.cat([x, torch.ones(len(x), 1, dtype=x.dtype)], dim=1)
+
+
 def test_local_sgd_matches_a_per_client_loop():
     data = _data()
     model = SoftmaxRegression(6, 3, l2=0.01)
@@ -45,7 +50,7 @@ def test_local_sgd_matches_a_per_client_loop():
         w = w0.clone().requires_grad_(True)
         for step in range(3):
             idx = batches[step][m]
-            logits = model._augment(data.x[idx]) @ w.view(3, 7).T
+            logits = _with_bias_feature(data.x[idx]) @ w.view(3, 7).T
             loss = torch.nn.functional.cross_entropy(logits, data.y[idx]) + 0.005 * (w * w).sum()
             (grad,) = torch.autograd.grad(loss, w)
             w = (w - 0.2 * grad).detach().requires_grad_(True)
@@ -105,7 +110,7 @@ def test_full_batches_give_exact_local_objectives_and_gradients():
     for m in range(4):
         idx = data.client_index[data.offsets[m]:data.offsets[m + 1]]
         wr = w.clone().requires_grad_(True)
-        logits = model._augment(data64.x[idx]) @ wr.view(3, 7).T
+        logits = _with_bias_feature(data64.x[idx]) @ wr.view(3, 7).T
         f_m = torch.nn.functional.cross_entropy(logits, data.y[idx]) + 0.01 * (wr * wr).sum()
         (g,) = torch.autograd.grad(f_m, wr)
         assert torch.allclose(losses[m], f_m.detach()) and torch.allclose(grads[m], g)
@@ -140,3 +145,36 @@ def test_horizon_stops_the_run_and_time_schedule_drives_evaluation():
     assert table["time_s"].iloc[-1] >= setup.horizon_s > table["time_s"].iloc[-2]
     evaluated = table.dropna(subset=["test_accuracy"])["round"].tolist()
     assert evaluated == [0, 10, 20, 30, 35]
+
+
+def test_batched_evaluation_matches_one_model_at_a_time():
+    """evaluate_many / objective_many (one GEMM for all snapshots) agree with a per-model
+    cross-entropy and with the clients' own full-batch losses."""
+    from airfl.core.engine import (client_gradients, evaluate_many, full_batches, gather,
+                                   objective_many)
+
+    data = _data()
+    model = SoftmaxRegression(6, 3, l2=0.02)
+    snapshots = torch.randn(5, model.dim, generator=torch.Generator().manual_seed(8))
+    loss, accuracy = evaluate_many(model, snapshots, data.x, data.y, chunk=7)   # chunks too
+    full = gather(data, full_batches(data))
+    objective = objective_many(model, snapshots, full)
+    for e, w in enumerate(snapshots):
+        logits = _with_bias_feature(data.x) @ w.view(3, 7).T
+        assert torch.isclose(loss[e].float(),
+                             torch.nn.functional.cross_entropy(logits, data.y), atol=1e-6)
+        assert accuracy[e] == (logits.argmax(1) == data.y).double().mean()
+        losses, _ = client_gradients(model, w, data, full)
+        assert torch.isclose(objective[e], losses.double().mean(), atol=1e-6)
+
+
+def test_deferred_evaluation_fills_the_same_rows_whatever_the_batch():
+    ideal = build_scheme("ideal", {"scheme": "ideal_fedavg"})
+    table, _ = run_trial(_gradient_setup(rounds=12), ideal, {}, progress=False)
+    single, _ = run_trial(_gradient_setup(rounds=12, eval_batch=1), ideal, {}, progress=False)
+    assert list(single.columns) == list(table.columns)
+    evaluated = table["objective"].notna()
+    assert evaluated.equals(single["objective"].notna()) and evaluated.sum() == 4  # 0,5,10,12
+    for column in ("objective", "test_loss", "test_accuracy", "train_loss"):
+        assert torch.allclose(torch.tensor(table[column].dropna().to_numpy()),
+                              torch.tensor(single[column].dropna().to_numpy()), atol=1e-6)

@@ -106,6 +106,9 @@ def test_parameter_counts():
     assert cnn.dim == 21_840 == sum(p.numel() for p in MnistCNN().parameters())
     fedavg = build_model("fedavg_cnn", IMAGE_SHAPE, 10)
     assert fedavg.dim == 582_026 == sum(p.numel() for p in FedAvgCNN().parameters())
+    # ResNet-18 (CIFAR form) has 11,173,962 parameters with BatchNorm; GroupNorm has the same
+    # affine parameters, so the count is the same (CDPB spec 7)
+    assert build_model("resnet18_gn", (3, 32, 32), 10).dim == 11_173_962
 
 
 @pytest.mark.parametrize("name", MODEL_NAMES)
@@ -119,3 +122,15 @@ def test_init_is_deterministic(name):
         c = model.init(torch.Generator().manual_seed(6))
         assert not torch.equal(a, c)
         assert torch.isfinite(a).all() and a.abs().max() <= 1.0
+
+
+def test_logits_of_many_models_match_one_at_a_time():
+    from airfl.models import SoftmaxRegression, build_model
+
+    x = torch.randn(9, 1, 28, 28, generator=torch.Generator().manual_seed(2))
+    for model in (SoftmaxRegression(784, 10), build_model("cnn_mnist", (1, 28, 28), 10)):
+        params = torch.randn(3, model.dim, generator=torch.Generator().manual_seed(5)) * 0.05
+        many = model.logits_many(params, x)
+        assert many.shape == (3, 9, 10)
+        for e in range(3):
+            assert torch.allclose(many[e], model.logits(params[e], x), atol=1e-5)

@@ -45,15 +45,40 @@ def test_grid_picks_the_lowest_final_gap_and_ties_go_to_accuracy(workspace, monk
     out = json.loads(paths.tuning("biased_fl/fig2a", "ota_opt").read_text())
     assert out["eta"] == pytest.approx(0.025) and len(out["grid"]) == 3
     assert [s[2] for s in seen] == [[0, 1]] * 3                      # selection trials only
-    # the other variants share the lead's eta and run no search of their own
-    seen.clear()
-    tune.run(params, "biased_fl/fig2a", "ota_zb")
-    assert seen == []
-    assert json.loads(paths.tuning("biased_fl/fig2a", "ota_zb").read_text())["eta"] == 0.025
+    # the other variants share the lead's eta: no tune job, no search of their own
+    experiment = get_experiment("biased_fl/fig2a")
+    block = experiment.params(params)
+    assert tune.tuned_curves(experiment, block) == ["ota_opt"]
+    with pytest.raises(ValueError, match="lead"):
+        tune.run(params, "biased_fl/fig2a", "ota_zb")
+    zb, lr = tune.tuned_curve(experiment, block, "ota_zb")
+    assert lr == pytest.approx(0.025) and zb["eta"] == pytest.approx(0.025)
+
+
+def test_sota_panels_at_snr_offsets_reuse_the_panels_step_sizes(workspace):
+    from airfl import dag
+
+    params = workspace
+    params["biased_fl"]["fig3b"]["tuning"]["quick"] = {
+        "mode": "grid", "eta_factors": [1.0], "selection_trials": 1}
+    source, offset = get_experiment("biased_fl/fig3b"), get_experiment("biased_fl/fig3b_snr60")
+    target = paths.tuning(source.id, "qml")
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(json.dumps({"eta": 0.0123}))
+    block = offset.params(params)
+    assert tune.tuning_file(offset, block, "qml") == target
+    assert tune.tuned_curve(offset, block, "qml")[1] == 0.0123
+    jobs = dag.experiment_jobs(offset, params)
+    assert not [j for j in jobs if j.stage == "tune"]
+    assert all(str(paths.tuning(source.id, j.args[1])) in j.deps
+               for j in jobs if j.stage in ("design", "train"))
+    assert {c["snr_offset_db"] for c in block["curves"].values()} == {60.0}
 
 
 def test_tuned_eta_reaches_the_design_only_where_the_scheme_takes_it(workspace):
     params = workspace
+    params["biased_fl"]["fig2b"]["tuning"]["quick"] = {
+        "mode": "grid", "eta_factors": [1.0], "selection_trials": 1}
     experiment = get_experiment("biased_fl/fig2b")
     block = experiment.params(params)
     for curve in ("proposed", "vanilla_ota_fl"):
@@ -66,7 +91,19 @@ def test_tuned_eta_reaches_the_design_only_where_the_scheme_takes_it(workspace):
     assert "eta" not in vanilla
 
 
-def test_fixed_mode_keeps_the_panel_step_size(workspace):
-    tune.run(workspace, "biased_fl/fig2b", "opc_ota_fl")
-    out = json.loads(paths.tuning("biased_fl/fig2b", "opc_ota_fl").read_text())
-    assert out == {"eta": 0.05, "lead": "opc_ota_fl", "mode": "fixed"}
+def test_fixed_mode_keeps_the_panel_step_size_without_a_tune_job(workspace):
+    from airfl import dag
+
+    experiment = get_experiment("biased_fl/fig2b")
+    block = experiment.params(workspace)
+    assert block["tuning"]["mode"] == "fixed"
+    for curve in block["curves"]:
+        curve_params, lr = tune.tuned_curve(experiment, block, curve)
+        assert lr == 0.05 and curve_params == block["curves"][curve]
+        assert curve_params.get("eta", 0.05) == 0.05        # the design's eta is the step size
+    assert not [j for j in dag.experiment_jobs(experiment, workspace) if j.stage == "tune"]
+    with pytest.raises(ValueError, match="no step-size search"):
+        tune.run(workspace, "biased_fl/fig2b", "opc_ota_fl")
+    searched = _grid(workspace)
+    assert [j for j in dag.experiment_jobs(get_experiment("biased_fl/fig2a"), searched)
+            if j.stage == "tune"]

@@ -39,6 +39,7 @@ def _parser() -> argparse.ArgumentParser:
         p.add_argument("experiment")
         p.add_argument("curve")
     sub.add_parser("figure", help="draw an experiment's figure").add_argument("experiment")
+    sub.add_parser("analytic", help="compute and draw an analytic figure").add_argument("experiment")
     sub.add_parser("claims", help="evaluate all claims; write figures/CLAIMS.md")
     gen = sub.add_parser("dvc-yaml", help="write dvc.yaml generated from the experiment registry")
     gen.add_argument("--check", action="store_true", help="fail if the committed dvc.yaml differs")
@@ -70,8 +71,11 @@ def main(argv: list[str] | None = None) -> int:
         return dvcgen.main(params, check=args.check)
     elif args.stage == "list":
         from airfl.experiments import all_experiments
+        from airfl.experiments import all_analytic
         for experiment in all_experiments():
             print(experiment.id, " ".join(experiment.curves(params)))
+        for figure in all_analytic():
+            print(figure.id, "(analytic)")
     else:
         stage = importlib.import_module(f"airfl.stages.{args.stage}")
         positional = [getattr(args, k) for k in ("dataset", "name", "experiment", "curve")

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from airfl import paths
-from airfl.experiments import Experiment, all_experiments
+from airfl.experiments import AnalyticFigure, Experiment, all_analytic, all_experiments
 
 # Code each stage family depends on (DVC `deps`): a change reruns the stage under `dvc repro`.
 STAGE_CODE = {
@@ -26,6 +26,7 @@ STAGE_CODE = {
               "src/airfl/rng.py", "src/airfl/stages/train.py", "src/airfl/stages/setup.py"],
     "privacy": ["src/airfl/privacy", "src/airfl/stages/privacy.py"],
     "figure": ["src/airfl/plotting.py", "src/airfl/stages/figure.py"],
+    "analytic": ["src/airfl/plotting.py", "src/airfl/stages/analytic.py"],
     "claims": ["src/airfl/claims.py", "src/airfl/stages/claims.py", "src/airfl/papers/__init__.py"],
 }
 
@@ -45,6 +46,7 @@ class Job:
     params: list[str]
     plots: list[str] = field(default_factory=list)
     metrics: list[str] = field(default_factory=list)
+    plot_axes: tuple[str, str] = ("round", "test_accuracy")
 
 
 def _slug(*parts: str) -> str:
@@ -88,16 +90,15 @@ def experiment_jobs(experiment: Experiment, params: dict[str, Any]) -> list[Job]
                 partition_keys)]
     reference = [str(paths.reference(experiment.reference.name, "json"))] \
         if experiment.reference else []
-    tuned = "tuning" in block
-    for curve in experiment.curves(params):
-        tuning = [str(paths.tuning(eid, curve))] if tuned else []
-        if tuned:
-            from airfl.stages.tune import lead_of
+    from airfl.stages.tune import tuned_curves, tuning_file
 
-            lead = lead_of(experiment, curve)
-            lead_dep = [str(paths.tuning(eid, lead))] if lead != curve else []
+    searching = tuned_curves(experiment, block)
+    for curve in experiment.curves(params):
+        source = tuning_file(experiment, block, curve)
+        tuning = [] if source is None else [str(source)]
+        if curve in searching:
             jobs.append(Job("tune", _slug("tune", eid, curve), [eid, curve],
-                            [manifest, str(paths.partition(eid)), *reference, *lead_dep,
+                            [manifest, str(paths.partition(eid)), *reference,
                              wing(experiment.paper)], tuning,
                             ["seed", "profile", "threads", "data.root",
                              *experiment.param_keys(params, curve)]))
@@ -113,13 +114,15 @@ def experiment_jobs(experiment: Experiment, params: dict[str, Any]) -> list[Job]
                  *tuning, wing(experiment.paper)],
                 train_outputs(eid, curve),
                 ["seed", "profile", "device", "threads", "data.root"] + experiment.param_keys(params, curve)),
-            Job("privacy", _slug("privacy", eid, curve), [eid, curve],
-                [str(paths.run_records(eid, curve))], [str(paths.privacy(eid, curve))],
-                experiment.param_keys(params, curve)[-1:]),          # the curve's own key
         ]
+        if experiment.privacy:
+            jobs.append(Job("privacy", _slug("privacy", eid, curve), [eid, curve],
+                            [str(paths.run_records(eid, curve))], [str(paths.privacy(eid, curve))],
+                            experiment.param_keys(params, curve)[-1:]))   # the curve's own key
     curves = list(experiment.curves(params))
     figure_deps = [str(paths.run_table(eid, c)) for c in curves] + \
-        [str(paths.privacy(eid, c)) for c in curves] + reference + [wing(experiment.paper)]
+        [str(paths.privacy(eid, c)) for c in curves if experiment.privacy] + reference + \
+        [wing(experiment.paper)]
     outs = figure_outputs(experiment)
     csvs = [o for o in outs[:-1] if o.endswith(".csv")]
     jobs.append(Job("figure", _slug("figure", eid), [eid], figure_deps,
@@ -127,6 +130,24 @@ def experiment_jobs(experiment: Experiment, params: dict[str, Any]) -> list[Job]
                     ["seed", "profile"] + experiment.param_keys(params), plots=csvs,
                     metrics=[outs[-1]]))
     return jobs
+
+
+def analytic_outputs(figure: AnalyticFigure) -> list[str]:
+    """The CSV (what is drawn), PNG, PDF and the attributes JSON of an analytic figure."""
+    return [str(paths.figure(figure.id, s)) for s in ("csv", "png", "pdf")] + \
+        [str(paths.analytic(figure.id))]
+
+
+def analytic_job(figure: AnalyticFigure) -> Job:
+    outs = analytic_outputs(figure)
+    return Job("analytic", _slug("analytic", figure.id), [figure.id], [wing(figure.paper)],
+               outs[1:], ["profile", figure.config_key], plots=outs[:1], plot_axes=("x", "value"))
+
+
+def claim_inputs() -> list[str]:
+    """Every CSV a claim is checked on (experiments' figures and analytic figures)."""
+    return [o for e in all_experiments() for o in figure_outputs(e) if o.endswith(".csv")] + \
+        [analytic_outputs(f)[0] for f in all_analytic() if f.check is not None]
 
 
 def datasets(params: dict[str, Any]) -> list[str]:
@@ -144,8 +165,8 @@ def jobs(params: dict[str, Any]) -> list[Job]:
                        ["seed", "profile", "data.root", *ref.config_keys]))
     for experiment in all_experiments():
         out += experiment_jobs(experiment, params)
-    figure_csvs = [o for e in all_experiments() for o in figure_outputs(e) if o.endswith(".csv")]
-    wings = sorted({wing(e.paper) for e in all_experiments()})
-    out.append(Job("claims", "claims", [], figure_csvs + wings, [str(paths.claims_markdown())],
+    out += [analytic_job(figure) for figure in all_analytic()]
+    wings = sorted({wing(e.paper) for e in [*all_experiments(), *all_analytic()]})
+    out.append(Job("claims", "claims", [], claim_inputs() + wings, [str(paths.claims_markdown())],
                    ["seed", "profile"], metrics=[str(paths.claims_metrics())]))
     return out

@@ -24,7 +24,8 @@ def render(params: dict[str, Any]) -> str:
         if job.outs:
             stage["outs"] = job.outs
         if job.plots:
-            stage["plots"] = [{p: {"x": "round", "y": "test_accuracy"}} for p in job.plots]
+            x, y = job.plot_axes
+            stage["plots"] = [{p: {"x": x, "y": y}} for p in job.plots]
         if job.metrics:
             stage["metrics"] = [{m: {"cache": False}} for m in job.metrics]
         stages[job.name] = stage

@@ -84,6 +84,8 @@ class Experiment:
     extra_figures: tuple[FigureSpec, ...] = ()   # more panels drawn from the same runs
     tuning_lead: Callable[[str], str] | None = None  # curve whose tuned eta a curve shares
     curve_key: Callable[[str | None], str] | None = None  # params key of generated curves
+    privacy: bool = True              # False: the paper accounts no privacy (no privacy jobs)
+    tuning_source: str | None = None  # experiment whose tuned step sizes it reuses (no search)
 
     @property
     def id(self) -> str:
@@ -112,6 +114,66 @@ class Experiment:
         return list(self.shared_keys) + own + [curves]
 
 
+@dataclass(frozen=True)
+class Panel:
+    """One subplot of an analytic figure: one metric of its tidy frame against x."""
+
+    metric: str
+    ylabel: str
+    logy: bool = False
+
+
+AnalyticClaim = tuple[str, str, str, bool]     # claim id, the paper's words, our numbers, holds
+
+
+@dataclass(frozen=True)
+class AnalyticFigure:
+    """A figure computed from a paper's formulas alone (no training). `compute` takes the
+    figure's params block and returns a tidy frame with columns x, scheme, metric, value (its
+    `attrs` are stored beside it); `check` evaluates the paper's claims on the stored frame."""
+
+    paper: str
+    figure: str
+    config_key: str                   # dotted key of its params block (the wing's analytic block)
+    title: str
+    description: str
+    xlabel: str
+    panels: tuple[Panel, ...]
+    compute: Callable[[dict[str, Any]], pd.DataFrame]
+    check: Callable[[pd.DataFrame], list[AnalyticClaim]] | None = None
+    label: Callable[[str], str] | None = None   # scheme id -> legend name
+    logx: bool = False
+
+    @property
+    def id(self) -> str:
+        return f"{self.paper}/{self.figure}"
+
+    def params(self, params: dict[str, Any]) -> dict[str, Any]:
+        return dict(get_dotted(params, self.config_key))
+
+    def scheme_label(self, scheme: str) -> str:
+        return self.label(scheme) if self.label else scheme
+
+
+def all_analytic() -> list[AnalyticFigure]:
+    """Every registered analytic figure, from every wing."""
+    from airfl.papers import ANALYTIC
+
+    return list(ANALYTIC)
+
+
+def _by_id(items: list, item_id: str, what: str):
+    for item in items:
+        if item.id == item_id:
+            return item
+    known = ", ".join(i.id for i in items)
+    raise KeyError(f"unknown {what} {item_id!r}; known: {known}")
+
+
+def get_analytic(figure_id: str) -> AnalyticFigure:
+    return _by_id(all_analytic(), figure_id, "analytic figure")
+
+
 def all_experiments() -> list[Experiment]:
     """Every registered experiment, from every wing."""
     from airfl.papers import EXPERIMENTS
@@ -127,8 +189,4 @@ def get_reference(name: str) -> Reference:
 
 
 def get_experiment(experiment_id: str) -> Experiment:
-    for experiment in all_experiments():
-        if experiment.id == experiment_id:
-            return experiment
-    known = ", ".join(e.id for e in all_experiments())
-    raise KeyError(f"unknown experiment {experiment_id!r}; known: {known}")
+    return _by_id(all_experiments(), experiment_id, "experiment")

@@ -56,6 +56,11 @@ def figure(experiment_id: str, suffix: str) -> Path:
     return FIGURES / f"{experiment_id}.{suffix}"
 
 
+def analytic(figure_id: str) -> Path:
+    """An analytic figure's frame attributes (the resolved parameters) and provenance."""
+    return RESULTS / "analytic" / f"{figure_id}.json"
+
+
 def summary(experiment_id: str) -> Path:
     return RESULTS / "summaries" / f"{experiment_id}.json"
 

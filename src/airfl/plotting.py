@@ -42,6 +42,31 @@ def line_plot(frame: pd.DataFrame, x: str, y: str, xlabel: str, ylabel: str, tit
     return fig
 
 
+def panel_plot(frame: pd.DataFrame, panels, xlabel: str, title: str, logx: bool = False,
+               hue: str = "label"):
+    """One subplot per panel (a metric of a tidy x/metric/value frame), one line per `hue` value,
+    styled by scheme name; exact values, so no band."""
+    set_theme()
+    fig, axes = plt.subplots(1, len(panels), figsize=(5.2 * len(panels), 4.0), squeeze=False)
+    for ax, panel in zip(axes[0], panels):
+        rows = frame[frame["metric"] == panel.metric]
+        order = list(dict.fromkeys(rows[hue]))
+        sns.lineplot(data=rows, x="x", y="value", hue=hue, style=hue, hue_order=order,
+                     style_order=order, palette={k: style_for(k)[0] for k in order},
+                     markers={k: style_for(k)[1] for k in order}, dashes=False, errorbar=None,
+                     ax=ax, markevery=max(1, rows["x"].nunique() // 10), markersize=6,
+                     linewidth=1.6)
+        ax.set(xlabel=xlabel, ylabel=panel.ylabel)
+        if panel.logy:
+            ax.set_yscale("log")
+        if logx:
+            ax.set_xscale("log")
+        ax.legend(title=None, fontsize=8, loc="best")
+    fig.suptitle(title)
+    fig.tight_layout()
+    return fig
+
+
 _METADATA = {"png": {"Software": None},
              "pdf": {"Creator": None, "Producer": None, "CreationDate": None}}
 

@@ -9,7 +9,7 @@ from snakemake.utils import validate
 import airfl.schemes  # registers the generic schemes
 from airfl import dag, paths
 from airfl.config import ConfigError, get_dotted, override_args, validate_params
-from airfl.experiments import all_experiments, get_experiment, get_reference
+from airfl.experiments import all_analytic, all_experiments, get_experiment, get_reference
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")      # one thread per job (ENVIRONMENT.md)
 os.environ.setdefault("MKL_NUM_THREADS", "1")
@@ -60,4 +60,6 @@ def all_targets():
     for experiment in all_experiments():
         targets += dag.figure_outputs(experiment)
         targets += dag.partition_outputs(experiment.id)
+    for figure in all_analytic():
+        targets += dag.analytic_outputs(figure)
     return targets

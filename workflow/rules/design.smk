@@ -20,18 +20,11 @@ rule reference:
 
 
 def tuning_inputs(wildcards):
-    experiment = experiment_of(wildcards)
-    if "tuning" not in experiment.params(config):
-        return []
-    return [str(paths.tuning(experiment.id, wildcards.curve))]
-
-
-def lead_tuning_inputs(wildcards):
-    from airfl.stages.tune import lead_of
+    from airfl.stages.tune import tuning_file
 
     experiment = experiment_of(wildcards)
-    lead = lead_of(experiment, wildcards.curve)
-    return [str(paths.tuning(experiment.id, lead))] if lead != wildcards.curve else []
+    source = tuning_file(experiment, experiment.params(config), wildcards.curve)
+    return [] if source is None else [str(source)]
 
 
 rule tune:
@@ -39,7 +32,6 @@ rule tune:
         dataset_manifest,
         "results/partitions/{paper}/{figure}.npz",
         reference_inputs,
-        lead_tuning_inputs,
     output:
         "results/tuning/{paper}/{figure}/{curve}.json",
     params:

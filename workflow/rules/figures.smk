@@ -2,7 +2,8 @@
 def figure_inputs(experiment):
     curves = list(experiment.curves(config))
     inputs = [str(paths.run_table(experiment.id, c)) for c in curves]
-    inputs += [str(paths.privacy(experiment.id, c)) for c in curves]
+    if experiment.privacy:
+        inputs += [str(paths.privacy(experiment.id, c)) for c in curves]
     if experiment.reference:
         inputs.append(str(paths.reference(experiment.reference.name, "json")))
     return inputs
@@ -36,9 +37,28 @@ for _experiment in all_experiments():
             "{AIRFL} figure {params.experiment} > {log} 2>&1"
 
 
+# One rule per analytic figure (formulas only, no training): the params block is a rule param,
+# so a change to it reruns the figure.
+for _figure in all_analytic():
+
+    rule:
+        name: f"analytic_{_figure.paper}_{_figure.figure}"
+        output:
+            [as_report_item(o, _figure.paper) if o.endswith(".png") else o
+             for o in dag.analytic_outputs(_figure)],
+        params:
+            block=_figure.params(config),
+            profile=config["profile"],
+            figure=_figure.id,
+        log:
+            f"logs/analytic/{_figure.id}.log",
+        shell:
+            "{AIRFL} analytic {params.figure} > {log} 2>&1"
+
+
 rule claims:
     input:
-        [o for e in all_experiments() for o in dag.figure_outputs(e) if o.endswith(".csv")],
+        dag.claim_inputs(),
     output:
         report("figures/CLAIMS.md", caption="../report/claims.rst", category="claims"),
         "results/claims.json",

@@ -51,16 +51,18 @@ def stochastic_quantize(x, bits, generator: torch.Generator) -> torch.Tensor:
     xt = xt.to(torch.float64)
     if xt.ndim < 1:
         raise ValueError("x must have shape [..., d]")
-    if not torch.isfinite(xt).all():
-        raise ValueError("x must be finite")
     levels = _levels(_bits_tensor(bits, xt.shape[:-1])).unsqueeze(-1)  # 2^r - 1, [..., 1]
     scale = xt.abs().amax(dim=-1, keepdim=True)  # s = ||x||_inf (biased_fl §2.6 step 1)
+    if not torch.isfinite(scale).all():          # amax propagates NaN and inf
+        raise ValueError("x must be finite")
     safe = torch.where(scale > 0, scale, torch.ones_like(scale))
-    pos = (xt / safe + 1.0) * (levels / 2.0)  # (u + 1)/Delta in [0, 2^r - 1]
-    low = torch.clamp(torch.floor(pos), max=levels - 1.0)  # index k of l_k <= u
-    up = torch.rand(xt.shape, generator=generator, dtype=torch.float64) < (pos - low)  # P = (u-l_k)/Delta
-    q = -1.0 + (low + up.to(torch.float64)) * (2.0 / levels)  # l_k or l_{k+1}, Delta = 2/(2^r - 1)
-    return (scale * q).to(out_dtype)  # reconstruction g^q = s q; s = 0 gives 0
+    half = levels / 2.0
+    pos = torch.addcmul(half, xt, half / safe)  # (u + 1)/Delta = (x/s + 1)(2^r - 1)/2 in [0, 2^r - 1]
+    low = torch.floor(pos).clamp_(max=levels - 1.0)  # index k of l_k <= u
+    frac = pos.sub_(low)  # (u - l_k)/Delta, in place (fewer passes over [..., d])
+    up = torch.rand(xt.shape, generator=generator, dtype=torch.float64) < frac  # P = (u-l_k)/Delta
+    q = low.add_(up).mul_(2.0 / levels).sub_(1.0)  # l_k or l_{k+1} = -1 + k Delta, Delta = 2/(2^r - 1)
+    return q.mul_(scale).to(out_dtype)  # reconstruction g^q = s q; s = 0 gives 0
 
 
 def quantization_variance_bound(x, bits) -> torch.Tensor:

@@ -15,7 +15,8 @@ import torch
 from tqdm import tqdm
 
 from airfl.channel.fading import rayleigh_power
-from airfl.core.engine import ClientData, client_gradients, evaluate, full_batches, local_sgd, sample_batches
+from airfl.core.engine import (ClientData, client_gradients, evaluate_many, full_batches, gather,
+                               local_sgd, objective_many, sample_batches)
 from airfl.core.scheme import ChannelStatistics, RoundState, Scheme
 from airfl.models import FlatModel
 from airfl.rng import RoundStreams, torch_generator
@@ -45,11 +46,13 @@ class TrialSetup:
     horizon_s: float | None = None        # stop once the simulated uplink time reaches it
     eval_every_s: float | None = None     # evaluate whenever simulated time crosses a multiple
     track_objective: bool = False         # also log F(w) = (1/N) sum_m f_m(w) (regularised)
+    eval_batch: int | None = None         # snapshots evaluated together (None: <= 64, ~64 MB)
 
     def __post_init__(self):
         if self.upload not in ("delta", "gradient"):
             raise ValueError(f"upload must be 'delta' or 'gradient', got {self.upload!r}")
-        self._full = full_batches(self.data) if (self.full_batch or self.track_objective) else None
+        self._full = gather(self.data, full_batches(self.data)) \
+            if (self.full_batch or self.track_objective) else None
 
 
 def draw_channel_power(path_gain: torch.Tensor, streams: RoundStreams) -> torch.Tensor:
@@ -64,15 +67,36 @@ def channel_power_sequence(seed: int, experiment: str, trial: int, path_gain: to
                         for t in range(1, rounds + 1)])
 
 
-def _evaluate_row(setup: TrialSetup, params: torch.Tensor) -> dict[str, float]:
-    test_loss, test_acc = evaluate(setup.model, params, *setup.test)
-    train_loss, train_acc = evaluate(setup.model, params, *setup.train_eval)
-    row = {"train_loss": train_loss, "train_accuracy": train_acc, "test_loss": test_loss,
-           "test_accuracy": test_acc}
-    if setup.track_objective:
-        losses, _ = client_gradients(setup.model, params, setup.data, setup._full)
-        row["objective"] = float(losses.double().mean())     # F(w) = (1/N) sum_m f_m(w)
-    return row
+class DeferredEvaluation:
+    """Evaluation of the models of due rounds, in batches of snapshots: one batched pass over
+    the test set for many models is several times cheaper than one pass per model (softmax:
+    one GEMM with E C columns). Rows are filled in place when their batch is evaluated; memory
+    stays bounded (at most ~64 MB of snapshots)."""
+
+    def __init__(self, setup: "TrialSetup"):
+        self.setup = setup
+        self.capacity = setup.eval_batch or max(1, min(64, 2 ** 24 // setup.model.dim))
+        self.pending: list[tuple[dict[str, Any], torch.Tensor]] = []
+
+    def add(self, row: dict[str, Any], params: torch.Tensor) -> None:
+        self.pending.append((row, params.detach().clone()))
+        if len(self.pending) >= self.capacity:
+            self.flush()
+
+    def flush(self) -> None:
+        if not self.pending:
+            return
+        setup = self.setup
+        params = torch.stack([p for _, p in self.pending])
+        test_loss, test_acc = evaluate_many(setup.model, params, *setup.test)
+        train_loss, train_acc = evaluate_many(setup.model, params, *setup.train_eval)
+        columns = {"train_loss": train_loss, "train_accuracy": train_acc, "test_loss": test_loss,
+                   "test_accuracy": test_acc}
+        if setup.track_objective:                          # F(w) = (1/N) sum_m f_m(w)
+            columns["objective"] = objective_many(setup.model, params, setup._full)
+        for i, (row, _) in enumerate(self.pending):
+            row.update({name: float(values[i]) for name, values in columns.items()})
+        self.pending = []
 
 
 def client_updates(setup: TrialSetup, params: torch.Tensor, streams: RoundStreams) -> torch.Tensor:
@@ -114,7 +138,9 @@ def run_trial(setup: TrialSetup, scheme: Scheme, design: dict[str, Any], progres
     device = setup.data.x.device
     params = setup.model.init(torch_generator(setup.seed, setup.experiment, "trial", setup.trial,
                                               "init")).to(device)
-    rows = [{"round": 0, "time_s": 0.0, **_evaluate_row(setup, params)}]
+    evaluation = DeferredEvaluation(setup)
+    rows = [{"round": 0, "time_s": 0.0}]
+    evaluation.add(rows[0], params)
     records, elapsed = [], 0.0
     bar = tqdm(range(1, setup.rounds + 1), desc=f"{scheme.name} trial {setup.trial}",
                disable=not progress, mininterval=5.0, file=None)
@@ -129,8 +155,9 @@ def run_trial(setup: TrialSetup, scheme: Scheme, design: dict[str, Any], progres
         row = {"round": t, "time_s": elapsed, **_scalar_fields(record)}
         finished = t == setup.rounds or (setup.horizon_s is not None and elapsed >= setup.horizon_s)
         if finished or _due(setup, t, elapsed, before):
-            row.update(_evaluate_row(setup, params))     # a diverged run is recorded, not hidden
+            evaluation.add(row, params)                  # a diverged run is recorded, not hidden
         rows.append(row)
         if finished:
             break
+    evaluation.flush()
     return pd.DataFrame(rows), records

@@ -10,9 +10,12 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 import numpy as np
-from scipy.stats import wasserstein_distance
+
+from airfl.lazy import lazy_import
 
 from .partition import Partition
+
+stats = lazy_import("scipy.stats")   # ~0.3 s; only the partition stage needs it
 
 __all__ = [
     "W_FLOOR",
@@ -71,7 +74,7 @@ def wasserstein_to_global(histograms: Any) -> np.ndarray:
     support = np.arange(h.shape[1], dtype=np.float64)
     global_pmf = h.sum(axis=0) / h.sum()
     pmfs = h / h.sum(axis=1, keepdims=True)
-    return np.array([wasserstein_distance(support, support, p, global_pmf) for p in pmfs])
+    return np.array([stats.wasserstein_distance(support, support, p, global_pmf) for p in pmfs])
 
 
 def _participants(n: int, mask: Any) -> np.ndarray:

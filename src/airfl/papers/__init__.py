@@ -1,9 +1,13 @@
-"""The wings: one package per paper (plus shared baselines). Each exposes EXPERIMENTS.
+"""The wings: one package per paper (plus shared baselines). Each exposes EXPERIMENTS (training
+figures) and/or ANALYTIC (figures from formulas alone).
 
 Wings may import the core; the core never imports a wing; wings never import each other.
 """
 
-from airfl.papers import baselines
-from airfl.papers.biased_fl import experiments as biased_fl
+from airfl.papers.baselines import EXPERIMENTS as _BASELINES
+from airfl.papers.biased_fl.experiments import EXPERIMENTS as _BIASED_FL
+from airfl.papers.cdpb.experiments import ANALYTIC as _CDPB_ANALYTIC
+from airfl.papers.cdpb.experiments import EXPERIMENTS as _CDPB
 
-EXPERIMENTS = (*baselines.EXPERIMENTS, *biased_fl.EXPERIMENTS)
+EXPERIMENTS = (*_BASELINES, *_BIASED_FL, *_CDPB)
+ANALYTIC = (*_CDPB_ANALYTIC,)

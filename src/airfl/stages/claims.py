@@ -7,7 +7,7 @@ from typing import Any
 import pandas as pd
 
 from airfl import paths
-from airfl.experiments import all_experiments
+from airfl.experiments import all_analytic, all_experiments
 from airfl.io import write_json, write_text
 
 
@@ -20,6 +20,14 @@ def evaluate_all(params: dict[str, Any]) -> list[dict[str, Any]]:
             results.append({"figure": figure, "claim": claim.name,
                             "statement": claim.statement, "numbers": result.numbers,
                             "holds": bool(result.holds)})
+    for figure in all_analytic():
+        if figure.check is None:
+            continue
+        from airfl.stages.analytic import load_frame
+
+        for claim_id, statement, numbers, holds in figure.check(load_frame(figure)):
+            results.append({"figure": figure.id, "claim": claim_id, "statement": statement,
+                            "numbers": numbers, "holds": bool(holds)})
     return results
 
 

@@ -42,12 +42,13 @@ def figure_id(experiment: Experiment, spec: FigureSpec) -> str:
 
 def _curve_frame(experiment: Experiment, curve: str, curve_params: dict[str, Any]) -> pd.DataFrame:
     runs = pd.read_csv(paths.run_table(experiment.id, curve))
-    eps = pd.read_csv(paths.privacy(experiment.id, curve))
-    runs = runs.merge(eps[["trial", "round", "epsilon"]], on=["trial", "round"], how="left")
+    if experiment.privacy:
+        eps = pd.read_csv(paths.privacy(experiment.id, curve))
+        runs = runs.merge(eps[["trial", "round", "epsilon"]], on=["trial", "round"], how="left")
     runs = runs.dropna(subset=["test_accuracy"])
     base = experiment.curve_label(curve, curve_params)
     label = base
-    if "delta" in curve_params:                      # DP curves show their final guarantee
+    if experiment.privacy and "delta" in curve_params:   # DP curves show their final guarantee
         final_eps = eps.groupby("trial")["epsilon"].last().max()
         label = f"{base} (ε = {final_eps:.3g}, δ = {curve_params['delta']:g})" \
             if math.isfinite(final_eps) else base
@@ -109,6 +110,8 @@ def run(params: dict[str, Any], experiment_id: str) -> None:
         if experiment.reference else None
     frame = derive(pd.concat([_curve_frame(experiment, c, p) for c, p in curves.items()],
                              ignore_index=True), reference)
+    block = experiment.params(params)      # what was trained: a substitute dataset shows here
+    frame = frame.assign(dataset=block["dataset"], model=block["model"]["name"])
     for spec in (experiment.figure_spec, *experiment.extra_figures):
         fid = figure_id(experiment, spec)
         drawn = drawn_frame(frame, spec)
@@ -128,6 +131,7 @@ def _final_summary(frame: pd.DataFrame) -> dict[str, dict[str, float]]:
             if metric in rows:
                 entry[f"{metric}_mean"] = float(rows[metric].mean())
                 entry[f"{metric}_sd"] = float(rows[metric].std(ddof=1)) if len(rows) > 1 else 0.0
-        entry["epsilon_max"] = float(rows["epsilon"].max())
+        if "epsilon" in rows:
+            entry["epsilon_max"] = float(rows["epsilon"].max())
         summary[curve] = entry
     return summary

@@ -43,9 +43,16 @@ def radio_units(channel: dict[str, Any], curve: dict[str, Any] | None = None
 
 def channel_statistics(params: dict[str, Any], block: dict[str, Any], experiment_id: str,
                        trial: int, curve: dict[str, Any] | None = None) -> ChannelStatistics:
-    """Device distances and mean channel gains of one trial (statistical CSI for designs)."""
+    """Device distances and mean channel gains of one trial (statistical CSI for designs).
+    A channel block with `mean_gain` and no geometry is i.i.d. Rayleigh with E|h|^2 = mean_gain
+    for every device (papers that give the channel distribution, not a layout: CDPB)."""
     channel = block["channel"]
     n = block["num_devices"]
+    if "mean_gain" in channel:
+        gain = torch.full((n,), float(channel["mean_gain"]), dtype=torch.float64)
+        return ChannelStatistics(path_gain=gain, reference_gain=float(channel["mean_gain"]),
+                                 bandwidth_hz=float(channel.get("bandwidth_hz", 1.0e6)),
+                                 distances_m=torch.zeros(n, dtype=torch.float64))
     if channel["placement"] == "quantile":
         distances = quantile_radii(n, channel["radius_m"], channel["min_radius_m"])
     else:
@@ -70,14 +77,19 @@ def load_partition(experiment_id: str) -> Partition:
 
 def client_data(params: dict[str, Any], block: dict[str, Any], partition: Partition,
                 device: torch.device) -> ClientData:
-    """All devices' training data as one tensor plus CSR offsets into it."""
+    """All devices' training data as one tensor plus CSR offsets into it.
+
+    Only the samples some device holds are converted (Biased FL uses 1,000 of 60,000); they keep
+    their dataset order, so every index drawn into them picks the same sample as before."""
     x, y = load_dataset(block["dataset"], params["data"]["root"], "train")
     sizes = torch.tensor([len(idx) for idx in partition.indices], dtype=torch.long)
     offsets = torch.zeros(len(sizes) + 1, dtype=torch.long)
     offsets[1:] = torch.cumsum(sizes, 0)
-    index = torch.from_numpy(np.concatenate(partition.indices).astype(np.int64))
-    return ClientData(to_float_tensor(x, block["dataset"]).to(device), torch.from_numpy(y).to(device),
-                      index.to(device), offsets.to(device), sizes.to(device))
+    held, index = np.unique(np.concatenate(partition.indices), return_inverse=True)
+    index = torch.from_numpy(index.reshape(-1).astype(np.int64))
+    return ClientData(to_float_tensor(x[held], block["dataset"]).to(device),
+                      torch.from_numpy(y[held]).to(device), index.to(device), offsets.to(device),
+                      sizes.to(device))
 
 
 def test_data(params: dict[str, Any], block: dict[str, Any], device: torch.device):

@@ -1,7 +1,7 @@
 """Stage `tune`: the step-size protocol of Biased FL spec 6.5, for any experiment with `tuning`.
 
-`mode: fixed` keeps the panel's eta (quick profile: 0.05 for every scheme, spec 10). `mode: grid`
-searches eta in {factors} x eta_max, eta_max = 2 / (mu + L) from the reference, on the first
+`mode: fixed` keeps the panel's eta (quick profile: 0.05 for every scheme, spec 10) and makes no
+tune job. `mode: grid` searches eta in {factors} x eta_max, eta_max = 2 / (mu + L) from the reference, on the first
 `selection_trials` trials; the design is re-solved for each eta (eta enters the SCA objective).
 Criterion: lowest final sub-optimality gap, ties by accuracy. With a lead curve (the variant
 panels), every curve takes the lead's eta ("one common eta ... of the proposed scheme"); otherwise
@@ -11,6 +11,7 @@ each scheme gets its own.
 from __future__ import annotations
 
 import math
+from pathlib import Path
 from typing import Any
 
 from airfl import paths
@@ -18,13 +19,40 @@ from airfl.experiments import Experiment, get_experiment
 from airfl.io import read_json, write_json
 
 
+def searched(block: dict[str, Any]) -> bool:
+    """Whether the step size is searched (a tune job per curve) in this block's profile."""
+    return block.get("tuning", {}).get("mode") == "grid"
+
+
+def tuning_file(experiment: Experiment, block: dict[str, Any], curve: str) -> Path | None:
+    """Where a curve's tuned step size is read from: the tune job of its lead curve (itself, or
+    the proposed scheme in a variant panel), in `experiment.tuning_source` when it reuses another
+    experiment's; None when the step size is not searched."""
+    if not searched(block):
+        return None
+    return paths.tuning(experiment.tuning_source or experiment.id, lead_of(experiment, curve))
+
+
+def has_tune_jobs(experiment: Experiment, block: dict[str, Any]) -> bool:
+    return searched(block) and experiment.tuning_source is None
+
+
+def tuned_curves(experiment: Experiment, block: dict[str, Any]) -> list[str]:
+    """The curves that get a tune job: each lead curve, when the experiment searches itself."""
+    if not has_tune_jobs(experiment, block):
+        return []
+    return [c for c in block["curves"] if lead_of(experiment, c) == c]
+
+
 def tuned_curve(experiment: Experiment, block: dict[str, Any], curve: str
                 ) -> tuple[dict[str, Any], float]:
-    """A curve's params and server step size after tuning (unchanged without a tuning stage)."""
+    """A curve's params and server step size after tuning (the panel's eta, which every curve
+    already carries, when the step size is not searched)."""
     curve_params = dict(block["curves"][curve])
-    if "tuning" not in block:
+    source = tuning_file(experiment, block, curve)
+    if source is None:
         return curve_params, block["training"]["server_lr"]
-    eta = read_json(paths.tuning(experiment.id, curve))["eta"]
+    eta = read_json(source)["eta"]
     return with_eta(curve_params, eta), eta
 
 
@@ -58,19 +86,16 @@ def candidate_score(params: dict[str, Any], experiment: Experiment, block: dict[
 def run(params: dict[str, Any], experiment_id: str, curve: str) -> None:
     experiment = get_experiment(experiment_id)
     block = experiment.params(params)
+    if curve not in tuned_curves(experiment, block):
+        raise ValueError(f"{experiment_id} {curve}: no step-size search of its own in profile "
+                         f"{params['profile']!r} (tuning mode is not 'grid', the experiment reuses "
+                         "another's, or the curve shares its lead curve's)")
     settings = block["tuning"]
-    lead = lead_of(experiment, curve)
-    out: dict[str, Any] = {"mode": settings["mode"], "lead": lead}
-    if settings["mode"] == "fixed":
-        out["eta"] = block["training"]["server_lr"]
-    elif lead != curve:
-        out["eta"] = read_json(paths.tuning(experiment_id, lead))["eta"]
-    else:
-        reference = read_json(paths.reference(experiment.reference.name, "json"))
-        trials = range(settings["selection_trials"])
-        grid = [candidate_score(params, experiment, block, curve, f * reference["eta_max"], trials,
-                                reference) for f in settings["eta_factors"]]
-        best = min(grid, key=lambda g: (g["final_gap"], -g["final_normalized_accuracy"]))
-        out.update(eta=best["eta"], grid=grid, selection_trials=settings["selection_trials"],
-                   eta_max=reference["eta_max"])
-    write_json(paths.tuning(experiment_id, curve), out)
+    reference = read_json(paths.reference(experiment.reference.name, "json"))
+    trials = range(settings["selection_trials"])
+    grid = [candidate_score(params, experiment, block, curve, f * reference["eta_max"], trials,
+                            reference) for f in settings["eta_factors"]]
+    best = min(grid, key=lambda g: (g["final_gap"], -g["final_normalized_accuracy"]))
+    write_json(paths.tuning(experiment_id, curve), {
+        "mode": settings["mode"], "eta": best["eta"], "grid": grid,
+        "selection_trials": settings["selection_trials"], "eta_max": reference["eta_max"]})

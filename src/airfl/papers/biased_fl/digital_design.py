@@ -58,12 +58,14 @@ import math
 import warnings
 from dataclasses import dataclass
 
-import cvxpy as cp
 import numpy as np
 import torch
 
 from airfl.channel.digital import shannon_rate
 from airfl.channel.quantization import payload_bits
+from airfl.lazy import lazy_import
+
+cp = lazy_import("cvxpy")   # only design jobs solve; the others never load it
 
 # Shared with the OTA design: Psi of Theorem 1 (paper (20a)/(23a)) and the error type.
 from airfl.papers.biased_fl.ota_design import DesignError, bias_sum, psi

@@ -19,8 +19,11 @@ from __future__ import annotations
 import math
 import warnings
 
-import cvxpy as cp
 import numpy as np
+
+from airfl.lazy import lazy_import
+
+cp = lazy_import("cvxpy")   # only design jobs solve; the others never load it
 
 __all__ = [
     "DesignError",

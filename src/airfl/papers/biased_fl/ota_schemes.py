@@ -22,11 +22,13 @@ from typing import Any
 
 import numpy as np
 import torch
-from scipy.optimize import minimize_scalar
 
 from airfl.channel.ota import inversion_threshold_power, truncated_inversion_mask
 from airfl.core.scheme import DesignContext, RoundState, Scheme, register_scheme
+from airfl.lazy import lazy_import
 from airfl.papers.biased_fl import ota_design
+
+optimize = lazy_import("scipy.optimize")   # ~0.4 s; only OPC designs use it
 
 __all__ = ["PARAMS_SCHEMA", "ota_estimate", "update_norms", "energy_ratio", "opc_mse",
            "opc_denoising_factor", "average_mse", "truncation_level", "opc_fl_gains",
@@ -283,7 +285,7 @@ def truncation_level(qbar, s2: float, points: int = 2001) -> tuple[float, bool]:
     values = np.array([average_mse(base * math.exp(v), qbar, s2) for v in x])
     k = int(np.argmin(values))
     lo, hi = x[max(k - 1, 0)], x[min(k + 1, points - 1)]
-    res = minimize_scalar(lambda v: average_mse(base * math.exp(v), qbar, s2), bounds=(lo, hi),
+    res = optimize.minimize_scalar(lambda v: average_mse(base * math.exp(v), qbar, s2), bounds=(lo, hi),
                           method="bounded", options={"xatol": 1e-12})
     best = res.x if res.fun <= values[k] else x[k]
     return base * math.exp(best), k in (0, points - 1)

@@ -10,8 +10,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.optimize import minimize
 from scipy.special import log_softmax, softmax
+
+from airfl.lazy import lazy_import
+
+optimize = lazy_import("scipy.optimize")   # only the reference stage solves for w*
 
 
 @dataclass(frozen=True)
@@ -61,7 +64,7 @@ def solve_optimum(problem: Problem, gtol: float = 1e-8, max_iter: int = 20000) -
     """w* = argmin F by L-BFGS in float64 until ||grad F|| < gtol (spec 7, 'Metrics')."""
     # L-BFGS-B stops on the largest gradient component: ||g||_inf <= gtol / sqrt(d) implies
     # ||g||_2 <= gtol.
-    result = minimize(lambda w: global_objective(problem, w), np.zeros(problem.dim), jac=True,
+    result = optimize.minimize(lambda w: global_objective(problem, w), np.zeros(problem.dim), jac=True,
                       method="L-BFGS-B", options={"maxiter": max_iter, "ftol": 0.0, "maxcor": 30,
                                                   "gtol": gtol / np.sqrt(problem.dim)})
     grad_norm = float(np.linalg.norm(global_objective(problem, result.x)[1]))

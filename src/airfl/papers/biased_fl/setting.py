@@ -39,15 +39,18 @@ def curve_params(params: dict[str, Any], panel: dict[str, Any], curve: dict[str,
 
 
 def compose_panel(panel_key: str, experiment_id: str | None = None, curves_of=None,
-                  scale_key: str | None = None):
+                  scale_key: str | None = None, trials_key: str | None = None):
     """A compose function (see airfl.experiments.Experiment) for one panel of params.yaml; the
-    sensitivity experiments reuse a panel's setting with their own curves and scale."""
+    sensitivity experiments reuse a panel's setting with their own curves and scale (`scale_key`:
+    another section's scale; `trials_key`: the panel's schedule with that section's trials)."""
     experiment_id = experiment_id or f"biased_fl/{panel_key}"
 
     def compose(params: dict[str, Any]) -> dict[str, Any]:
         section = params["biased_fl"]
         problem, radio, panel = section["problem"], section["radio"], section[panel_key]
         scale = copy.deepcopy(section[scale_key or panel_key]["scale"][params["profile"]])
+        if trials_key is not None:
+            scale["trials"] = section[trials_key]["sota_trials"][params["profile"]]
         scale.setdefault("eval_every", 1)
         scale.update(test_subset=problem["test_subset"][params["profile"]],
                      train_eval_subset=problem["per_class"] * radio["num_devices"],
@@ -86,6 +89,16 @@ def sensitivity_curves(source_panel: str, offsets_key: str):
             for offset in section[offsets_key]["snr_offsets_db"]:
                 out[f"{name}_{int(offset)}db"] = {**curve, "snr_offset_db": float(offset)}
         return out
+
+    return curves_of
+
+
+def offset_curves(source_panel: str, offset_db: float):
+    """The source panel's curves, unchanged but for the SNR offset (spec 9 A1)."""
+
+    def curves_of(params: dict[str, Any]) -> dict[str, dict[str, Any]]:
+        return {name: {**curve, "snr_offset_db": float(offset_db)}
+                for name, curve in params["biased_fl"][source_panel]["curves"].items()}
 
     return curves_of
 

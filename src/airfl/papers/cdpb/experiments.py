@@ -1,0 +1,146 @@
+"""CDPB's figures: the analytic ones (Figs. 2(a,b), 3, 5, 6(a,b), 7(a,b), 9 and the spec's second
+Fig. 9 panel: the formulas of analytic_figures.py, the checks of analytic_claims.py, the axes of
+spec section 8; params.yaml `cdpb.analytic`) and the training figure Fig. 4 (`cdpb.fig4`)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pandas as pd
+
+from airfl.claims import final_values, fmt
+from airfl.experiments import (AnalyticClaim, AnalyticFigure, Claim, ClaimResult, Experiment,
+                               FigureSpec, Panel)
+from airfl.papers.cdpb import analytic_figures, schemes  # noqa: F401  (registers the scheme)
+from airfl.papers.cdpb.training import compose_fig4
+from airfl.styles import register_styles
+
+LEGENDS = {
+    "cdpb_i": "CDPB-i", "cdpb_n": "CDPB-n", "cdpb_mixed": "CDPB-mixed",
+    "gamma_bar": "γ̄-based", "is": "IS-based", "hmin": "h_min-based", "noise_free": "Noise-Free",
+    "disparity": "CDPB-i vs CDPB-n",
+}
+
+register_styles({
+    "CDPB-i": ("#d62728", "*"), "CDPB-n": ("#1f77b4", "o"), "CDPB-mixed": ("#9467bd", "P"),
+    "γ̄-based": ("#2ca02c", "^"), "IS-based": ("#ff7f0e", "s"), "h_min-based": ("#8c564b", "D"),
+    "Noise-Free": ("#7f7f7f", "X"), "CDPB-i vs CDPB-n": ("#000000", "v"),
+})
+
+
+def label(scheme: str) -> str:
+    """Legend name; mixed curves are 'beta=<b>' in the frames."""
+    if scheme.startswith("beta="):
+        return f"CDPB-mixed, β = {scheme[5:]}"
+    return LEGENDS.get(scheme, scheme)
+
+
+def _figure(name: str, title: str, description: str, xlabel: str, panels: tuple[Panel, ...],
+            logx: bool = False) -> AnalyticFigure:
+    make, claims = analytic_figures.FIGURES[name]
+
+    def compute(block: dict[str, Any]) -> pd.DataFrame:
+        return make(block)
+
+    def check(frame: pd.DataFrame) -> list[AnalyticClaim]:
+        return [tuple(c) for c in claims(frame)]
+
+    return AnalyticFigure(paper="cdpb", figure=name, config_key="cdpb.analytic", title=title,
+                          description=description, xlabel=xlabel, panels=panels,
+                          compute=compute, check=check, label=label, logx=logx)
+
+
+GAMMA = Panel("gamma", "Convergence error bound γ")
+EPS = Panel("eps", "RDP ε (α = 2)")
+
+ANALYTIC = (
+    _figure("fig2a", "Fig. 2(a): γ and ε vs ρ (τ = 72)",
+            "Theorem 2's convergence bound (approximate form) and the composed Theorem 1 RDP "
+            "against the received power-balancing level rho at tau = 72.",
+            "ρ (received amplitude², W = 1)", (GAMMA, EPS)),
+    _figure("fig2b", "Fig. 2(b): γ and ε vs τ at each variant's ρ_opt",
+            "The bound and the RDP against the number of global rounds at each variant's rho_opt.",
+            "Global iterations τ", (Panel("gamma", "Convergence error bound γ", logy=True), EPS)),
+    _figure("fig3", "Fig. 3: G(ρ, τ) vs τ per power-balancing strategy",
+            "The utility G = lambda1 gamma + lambda2 eps at each strategy's rho, literal per-tau "
+            "minimisation for CDPB (curves extend outside the feasible set).",
+            "Global iterations τ", (Panel("G", "Utility G", logy=True),)),
+    _figure("fig5", "Fig. 5: achievable RDP vs global iteration",
+            "Cumulative RDP (alpha = 2) of every strategy at its rho (spec 4.3).",
+            "Global iteration t", (Panel("eps", "Cumulative RDP ε(t)", logy=True),)),
+    _figure("fig6a", "Fig. 6(a): feasible-set sizes vs γ̄",
+            "Signed sizes |T| = tau_eps,max - tau_gamma,min + 1 of CDPB-i and CDPB-n and their "
+            "difference against the convergence target gamma-bar (K = 100).",
+            "Convergence target γ̄", (Panel("delta_T", "Δ|T| = |T_i| − |T_n|"),
+                                      Panel("T_size", "|T| (rounds)")), logx=True),
+    _figure("fig6b", "Fig. 6(b): feasible-set sizes vs K",
+            "The same against the number of clients K (gamma-bar = 0.01).",
+            "Number of clients K", (Panel("delta_T", "Δ|T| = |T_i| − |T_n|"),
+                                    Panel("T_size", "|T| (rounds)"))),
+    _figure("fig7a", "Fig. 7(a): G(ρ_opt, τ_opt) disparity vs K",
+            "Delta G = G_n - G_i at each variant's optimum (Algorithm 3, constrained) against K.",
+            "Number of clients K", (Panel("delta_G", "ΔG = G_n − G_i"),
+                                    Panel("G_opt", "G(ρ_opt, τ_opt)"))),
+    _figure("fig7b", "Fig. 7(b): G(ρ_opt, τ_opt) disparity vs P",
+            "The same against the power budget P (K = 100).",
+            "Power budget P", (Panel("delta_G", "ΔG = G_n − G_i"),
+                               Panel("G_opt", "G(ρ_opt, τ_opt)")), logx=True),
+    _figure("fig9a", "Fig. 9: G vs τ for CDPB-mixed(β)",
+            "The utility at the per-tau argmin rho for the portion beta of unreliable clients "
+            "that send noise (beta = 0: CDPB-i, 1: CDPB-n).",
+            "Global iterations τ", (Panel("G", "Utility G", logy=True),)),
+    _figure("fig9b", "Fig. 9 (second panel, spec 8): G(ρ_opt, τ_opt) vs β",
+            "Algorithm 3's optimum of CDPB-mixed against beta, constrained and literal Stage II.",
+            "Portion β of unreliable clients sending noise",
+            (Panel("G_opt", "G(ρ_opt, τ_opt), constrained"),
+             Panel("G_opt_literal", "G(ρ_opt, τ_opt), literal"))),
+)
+
+
+def curve_label(curve: str, params: dict[str, Any]) -> str:
+    return label(params.get("strategy", curve))
+
+
+def _final_accuracy(frame: pd.DataFrame) -> dict[str, float]:
+    return {k: 100.0 * v for k, v in final_values(frame, "test_accuracy").items()}
+
+
+def _accuracy_claim(test):
+    """A Fig. 4 check of spec 8 on the final accuracies in percentage points."""
+    def evaluate(frame: pd.DataFrame) -> ClaimResult:
+        acc = _final_accuracy(frame)
+        return ClaimResult(bool(test(acc)), fmt(acc, 4) + " (%)")
+    return evaluate
+
+
+OTHERS = ("cdpb_i", "cdpb_n", "gamma_bar", "hmin", "is")
+
+FIG4 = Experiment(
+    paper="cdpb", figure="fig4", config_key="cdpb.fig4",
+    title="Fig. 4: test accuracy vs global iteration",
+    description=("Every power-balancing strategy trains the same IID federation over the same "
+                 "i.i.d. Rayleigh channels (E[h] = h_bar), each at its designed rho (spec 4.3). "
+                 "The paper uses CIFAR-100 and ResNet-18 (GroupNorm); without CIFAR offline, the "
+                 "quick profile substitutes the dataset and model named below."),
+    figure_spec=FigureSpec(x="round", y="test_accuracy", xlabel="Global iteration t",
+                           ylabel="Test accuracy"),
+    label=curve_label, compose=compose_fig4, shared_keys=("cdpb.analytic",),
+    curve_key=lambda curve: "cdpb.fig4.strategies",      # curves are composed from the list
+    claims=(
+        Claim("fig4_noise_free_best", "Noise-Free has the highest accuracy (>= every other "
+              "strategy - 0.5 pp).", _accuracy_claim(
+                  lambda a: all(a["noise_free"] >= a[s] - 0.5 for s in OTHERS))),
+        Claim("fig4_cdpb_like_gamma_bar", "CDPB's accuracy is comparable to gamma-bar based "
+              "(|CDPB-i - gamma-bar| <= 1 pp).",
+              _accuracy_claim(lambda a: abs(a["cdpb_i"] - a["gamma_bar"]) <= 1.0)),
+        Claim("fig4_is_slightly_below", "IS is slightly below CDPB (CDPB-i - IS in [-0.5, 3] "
+              "pp).", _accuracy_claim(lambda a: -0.5 <= a["cdpb_i"] - a["is"] <= 3.0)),
+        Claim("fig4_hmin_lowest", "h_min has the lowest accuracy (>= 2 pp below every other).",
+              _accuracy_claim(lambda a: all(a[s] - a["hmin"] >= 2.0 for s in
+                                            ("cdpb_i", "cdpb_n", "gamma_bar", "is",
+                                             "noise_free")))),
+        Claim("fig4_i_beats_n", "CDPB-i beats CDPB-n in accuracy (CDPB-i >= CDPB-n - 0.5 pp).",
+              _accuracy_claim(lambda a: a["cdpb_i"] >= a["cdpb_n"] - 0.5)),
+    ))
+
+EXPERIMENTS = (FIG4,)

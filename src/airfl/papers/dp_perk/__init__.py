@@ -1,0 +1,16 @@
+"""DP as a perk: AirFL with a multi-antenna base station (Liang, Wen, Wu, Xing, Letaief).
+
+Spec: shared/specs/dp_perk_airfl.md (its Errata override the text). Wing contents, one job each:
+
+* :mod:`.beamforming` - the per-round combiner problem (P1): ZF (u = 1, the authors' default),
+  phase-optimised ZF, SCA (general, m < K) and SDR (validation).
+* :mod:`.uplink` - geometry, path loss, Rayleigh SIMO channels, the per-trial channel plan,
+  transmit scaling, the effective noise on the model (fast and physical paths).
+* :mod:`.privacy` - the user-level converging RDP bound (Prop. III.1) and its (eps, delta) forms.
+* :mod:`.design` - the norm allocation (water-filling, bisection, cvxpy), the perk window
+  (P_thr, P_full) and the finite-D allocation (App. D).
+* :mod:`.methods` - per-round aggregation of Vanilla FL, FL w/ clipping, AirFL-MIMO, AirFL-DP.
+* :mod:`.analytic_figures` - Fig. 2 and the analytic diagnostics as tidy frames, and their claims.
+
+No experiments are registered here yet (training-based figures 3-6 come later).
+"""

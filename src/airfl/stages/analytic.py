@@ -1,0 +1,39 @@
+"""Stage `analytic`: compute one analytic figure from its paper's formulas, store the tidy frame
+(figures/<paper>/<figure>.csv, exactly what is drawn) with its attributes and provenance, draw it."""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any
+
+import pandas as pd
+
+from airfl import paths
+from airfl.experiments import AnalyticFigure, get_analytic
+from airfl.io import provenance, read_json, record_run, write_csv, write_json
+
+
+def load_frame(figure: AnalyticFigure) -> pd.DataFrame:
+    """The stored frame with its attributes restored (claims are checked on stored data only)."""
+    frame = pd.read_csv(paths.figure(figure.id, "csv"))
+    frame.attrs.update(read_json(paths.analytic(figure.id))["attrs"])
+    return frame
+
+
+def run(params: dict[str, Any], figure_id: str) -> None:
+    from airfl.plotting import panel_plot, save_figure
+
+    started = time.perf_counter()
+    figure = get_analytic(figure_id)
+    block = figure.params(params)
+    frame = figure.compute(block)
+    attrs = json.loads(json.dumps(frame.attrs, default=float))
+    frame = frame.assign(label=frame["scheme"].map(figure.scheme_label))
+    write_csv(paths.figure(figure.id, "csv"), frame)
+    write_json(paths.analytic(figure.id), {
+        "attrs": attrs, "description": figure.description,
+        "provenance": provenance({"profile": params["profile"], figure.config_key: block})})
+    fig = panel_plot(frame, figure.panels, figure.xlabel, figure.title, figure.logx)
+    save_figure(fig, paths.figure(figure.id, "png").with_suffix(""))
+    record_run(paths.figure(figure.id, "csv"), wall_time_s=round(time.perf_counter() - started, 3))

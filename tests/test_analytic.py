@@ -1,0 +1,71 @@
+"""Analytic figures (formulas only): the stage stores the tidy frame, its attributes and the
+plot; the claims stage checks claims on the stored frame; the DAG has one job per figure."""
+
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+import pytest
+import yaml
+
+import airfl.papers
+from airfl import dag, paths
+from airfl.config import validate_params
+from airfl.experiments import AnalyticFigure, Panel, get_analytic
+
+
+def _compute(block):
+    x = [1.0, 2.0, 3.0]
+    frame = pd.DataFrame({"x": x * 2, "scheme": ["a"] * 3 + ["b"] * 3, "metric": "m",
+                          "value": [3.0, 2.0, 1.0, 4.0, 5.0, 6.0]})
+    frame.attrs.update(figure="toy", x="x", params={"K": block["K"]})
+    return frame
+
+
+def _check(frame):
+    a = frame[frame.scheme == "a"].value.to_numpy()
+    return [("toy.decreasing", "a decreases", f"a = {list(a)}", bool((a[1:] < a[:-1]).all())),
+            ("toy.k", "K is stored", str(frame.attrs["params"]["K"]),
+             frame.attrs["params"]["K"] == 100)]
+
+
+TOY = AnalyticFigure(paper="toy", figure="fig1", config_key="cdpb.analytic", title="Toy",
+                     description="A toy.", xlabel="x (units)", panels=(Panel("m", "m (units)"),),
+                     compute=_compute, check=_check, label=str.upper)
+
+
+@pytest.fixture()
+def workspace(tmp_path, monkeypatch, repo_root):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(airfl.papers, "ANALYTIC", (TOY,))
+    return validate_params(yaml.safe_load((repo_root / "params.yaml").read_text()))
+
+
+def test_stage_stores_frame_attributes_and_plot_and_claims_read_them_back(workspace,
+                                                                          monkeypatch):
+    from airfl.stages import analytic, claims
+
+    analytic.run(workspace, "toy/fig1")
+    stored = pd.read_csv(paths.figure("toy/fig1", "csv"))
+    assert list(stored["label"].unique()) == ["A", "B"]
+    assert json.loads(paths.analytic("toy/fig1").read_text())["attrs"]["params"] == {"K": 100}
+    assert paths.figure("toy/fig1", "png").stat().st_size > 0
+    assert paths.figure("toy/fig1", "pdf").stat().st_size > 0
+    assert analytic.load_frame(TOY).attrs["params"]["K"] == 100
+    monkeypatch.setattr(claims, "all_experiments", lambda: [])
+    results = claims.evaluate_all(workspace)
+    assert [(r["claim"], r["holds"]) for r in results] == [("toy.decreasing", True),
+                                                          ("toy.k", True)]
+
+
+def test_dag_has_one_job_per_analytic_figure_and_claims_depend_on_it(workspace):
+    jobs = dag.jobs(workspace)
+    (job,) = [j for j in jobs if j.stage == "analytic"]
+    assert job.args == ["toy/fig1"] and "cdpb.analytic" in job.params
+    assert job.plots == [str(paths.figure("toy/fig1", "csv"))]
+    (claims,) = [j for j in jobs if j.stage == "claims"]
+    assert str(paths.figure("toy/fig1", "csv")) in claims.deps
+    assert get_analytic("toy/fig1") is TOY
+    with pytest.raises(KeyError, match="known: toy/fig1"):
+        get_analytic("toy/nope")

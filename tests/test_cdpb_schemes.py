@@ -1,0 +1,77 @@
+"""CDPB's strategies as training schemes: the designed rho, the aggregation through the core's
+round state (common random numbers), W_clip scaling, and the per-round privacy record."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from airfl.core.scheme import ChannelStatistics, DesignContext, RoundState, build_scheme
+from airfl.papers.cdpb.analytic_figures import DEFAULTS
+from airfl.papers.cdpb.design import strategy_rho
+from airfl.papers.cdpb.privacy import strategy_rdp_round
+from airfl.papers.cdpb.schemes import SETTING_KEYS
+from airfl.papers.cdpb.setting import CdpbSetting
+from airfl.privacy import event_from_dict, event_rdp
+from airfl.rng import RoundStreams
+
+K, D = 100, 50
+
+
+def _scheme(strategy, **extra):
+    return build_scheme(strategy, {"scheme": "cdpb", "strategy": strategy, "w_clip": 0.5,
+                                   **{k: DEFAULTS[k] for k in SETTING_KEYS}, **extra})
+
+
+def _context():
+    stats = ChannelStatistics(torch.ones(K, dtype=torch.float64), 1.0, 1e6,
+                              torch.zeros(K, dtype=torch.float64))
+    return DesignContext(K, D, 10, torch.full((K,), 10), stats)
+
+
+def _state(gains, t=1):
+    stats = _context().channel
+    return RoundState(t, gains, torch.full((K,), 10), stats, RoundStreams(7, "test/cdpb", 0, t))
+
+
+@pytest.mark.parametrize("strategy", ["cdpb_i", "cdpb_n", "gamma_bar", "hmin", "is",
+                                      "noise_free"])
+def test_design_is_the_strategys_rho_and_the_record_its_round_rdp(strategy):
+    scheme = _scheme(strategy)
+    design = scheme.design(_context())
+    params = {**DEFAULTS, "K": K}
+    assert design["rho"] == pytest.approx(strategy_rho(params, strategy)[0], rel=1e-12)
+    gains = torch.distributions.Exponential(1.0).sample((K,)).double()
+    updates = torch.randn(K, D, generator=torch.Generator().manual_seed(1))
+    _, record = scheme.aggregate(updates, _state(gains), design)
+    (event,) = record["privacy"]
+    setting = CdpbSetting.from_dict(params)
+    expected = float(strategy_rdp_round(setting, strategy, design["rho"]))
+    assert float(event_rdp(event_from_dict(event), [2])[0]) == pytest.approx(expected, rel=1e-9)
+    if strategy == "cdpb_i":
+        assert design["tau_opt"] == 72 and design["algorithm3"]["feasible"]
+
+
+def test_noise_free_with_every_client_reliable_is_the_clipped_mean_times_w_clip():
+    scheme = _scheme("noise_free", sigma_z2=0.0)
+    design = scheme.design(_context())
+    updates = torch.randn(K, D, dtype=torch.float64, generator=torch.Generator().manual_seed(2))
+    estimate, record = scheme.aggregate(updates, _state(torch.full((K,), 1e6,
+                                                                   dtype=torch.float64)), design)
+    norms = torch.linalg.vector_norm(updates, dim=1, keepdim=True)
+    clipped = updates * torch.clamp(0.5 / norms, max=1.0)
+    assert record["participants"] == K
+    assert torch.allclose(estimate, clipped.mean(dim=0), atol=1e-12)
+
+
+def test_strategies_of_one_round_see_the_same_gains_and_coins():
+    """Common random numbers: IS participants are CDPB-i's reliable clients that pass the same
+    coins (IS uses CDPB-i's rho), and CDPB-i and Noise-Free pick the same clients."""
+    gains = torch.distributions.Exponential(1.0).sample((K,)).double()
+    updates = torch.randn(K, D, generator=torch.Generator().manual_seed(3))
+    counts = {}
+    for strategy in ("cdpb_i", "noise_free", "is"):
+        scheme = _scheme(strategy)
+        _, record = scheme.aggregate(updates, _state(gains), scheme.design(_context()))
+        counts[strategy] = record["participants"]
+    assert counts["cdpb_i"] == counts["noise_free"] > counts["is"] > 0

@@ -1,0 +1,99 @@
+"""DP as a perk: Fig. 2 and the analytic diagnostics (frames and claims; spec §8, §10.3)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import torch
+
+from airfl.papers.dp_perk import analytic_figures as af
+
+torch.set_num_threads(1)
+
+#: Two trials keep the Monte Carlo diagnostics cheap; the claims' tolerances are the spec's.
+SMALL = {**af.DEFAULTS, "trials": 2, "threshold_eps_tilde": [0.05, 0.1, 0.2],
+         "fig3_eps_tilde": [0.04, 0.1]}
+
+
+def _by_id(found):
+    for claim in found:
+        assert isinstance(claim[0], str) and isinstance(claim[1], str)
+        assert isinstance(claim[2], str) and isinstance(claim[3], bool)
+    return {c[0]: c for c in found}
+
+
+def test_fig2_frame_shape():
+    frame = af.fig2_frame(af.DEFAULTS)
+    assert set(frame.curve) == {"ours", "liu_linear"}
+    assert frame.groupby(["curve", "D"]).size().eq(80).all()
+    assert frame["T"].min() == 1 and frame["T"].max() == 80
+    assert frame.groupby("D").ngroups == 1 + len(af.DEFAULTS["fig2_D_variants"])  # inf shared
+    main = frame[(frame.curve == "ours") & np.isclose(frame.B, 50.0)]
+    # at T = 50 the RDP is eps/2 (the App. C choice eps' = eps/2 with q = sqrt(T/A))
+    at50 = main[main["T"] == 50].iloc[0]
+    assert at50.rdp == pytest.approx(0.1 * math.sqrt(af.DEFAULTS["dim"]) / 2, rel=1e-9)
+    assert at50.eps_paper == pytest.approx(0.1 * math.sqrt(af.DEFAULTS["dim"]), rel=1e-9)
+
+
+def test_fig2_claims_hold_and_can_fail():
+    found = _by_id(af.claims(af.DEFAULTS, parts=("fig2",)))
+    assert all(c[3] for c in found.values()), [c for c in found.values() if not c[3]]
+    frame = af.fig2_frame(af.DEFAULTS)
+    broken = frame.copy()
+    rows = (broken.curve == "ours") & np.isclose(broken.B, 50.0) & (broken["T"] > 60)
+    broken.loc[rows, "rdp"] *= 1.01                                 # no longer flat after T*
+    again = _by_id(af._fig2_claims(broken, af.DEFAULTS))
+    assert not again["fig2.linear_then_flat"][3]
+
+
+def test_threshold_claims_on_two_trials():
+    found = _by_id(af.claims(SMALL, parts=("threshold",)))
+    for cid in ("perk.zf_threshold", "perk.zf_opt_threshold", "perk.binding_at_2mW",
+                "fig6.threshold_in_grid", "perk.threshold_vs_eps", "perk.authors_labelling",
+                "perk.combiner_gain"):
+        assert found[cid][3], found[cid]
+
+
+def test_threshold_frame_columns_and_ordering():
+    frame = af.threshold_frame({**SMALL, "beamformers": ["zf"], "trials": 1})
+    assert len(frame) == len(SMALL["threshold_eps_tilde"])
+    assert (frame.power_full_w >= frame.power_threshold_w).all()
+    # P_thr is linear in A (51): the ratio of thresholds is the ratio of budgets
+    ratio = frame.power_threshold_w / frame.budget_A
+    np.testing.assert_allclose(ratio, ratio.iloc[0], rtol=1e-12)
+
+
+def test_allocation_frame_shows_the_two_regimes():
+    frame = af.allocation_frame(SMALL)
+    assert len(frame) == 2 * 2 * SMALL["rounds"]
+    top = frame[frame.power_w == 2e-3]
+    assert top.raised.all()                                        # binding by ~70 dB
+    for eps_tilde, group in top.groupby("eps_tilde"):
+        k = af._constants(SMALL, eps_tilde)
+        assert np.allclose(group.q, math.sqrt(SMALL["rounds"] / k["A"]), rtol=1e-15)
+    low = frame[(frame.power_w == 2e-10) & np.isclose(frame.eps_tilde, 0.1)]
+    assert not low.raised.all()
+
+
+def test_fig6_and_privacy_claims():
+    found = _by_id(af.claims(SMALL, parts=("fig6", "privacy")))
+    for cid in ("fig6.identical_below", "fig6.flat_above_full", "fig6.dp_noisier",
+                "privacy.target_met", "privacy.optimal_conversion"):
+        assert found[cid][3], found[cid]
+    frame = af.fig6_frame(SMALL)
+    assert set(frame.regime) == {"perk", "partial", "full"}
+    assert (frame[frame.regime == "partial"].sum_q2_dp
+            > frame[frame.regime == "partial"].sum_pi2_mimo).all()
+
+
+def test_quick_profile_claims():
+    found = _by_id(af.claims(af.DEFAULTS, parts=("quick",)))
+    assert found["quick.threshold"][3], found["quick.threshold"]
+    assert found["quick.fig6_grid"][3], found["quick.fig6_grid"]
+
+
+def test_unknown_claim_part():
+    with pytest.raises(ValueError, match="parts"):
+        af.claims(af.DEFAULTS, parts=("fig9",))
