@@ -69,10 +69,11 @@ def read_json(path: str | os.PathLike) -> Any:
     return json.loads(Path(path).read_text())
 
 
-def write_csv(path: str | os.PathLike, frame: pd.DataFrame) -> None:
-    """Write CSV with a fixed float format so equal numbers give equal bytes."""
+def write_csv(path: str | os.PathLike, frame: pd.DataFrame, float_format: str = "%.10g") -> None:
+    """Write CSV with a fixed float format so equal numbers give equal bytes ("%.17g": every
+    float64 read back exactly, for data whose claims test exact identities)."""
     with atomic_path(path) as tmp:
-        frame.to_csv(tmp, index=False, float_format="%.10g", lineterminator="\n")
+        frame.to_csv(tmp, index=False, float_format=float_format, lineterminator="\n")
 
 
 def write_npz(path: str | os.PathLike, **arrays: np.ndarray) -> None:

@@ -30,7 +30,7 @@ def run(params: dict[str, Any], figure_id: str) -> None:
     frame = figure.compute(block)
     attrs = json.loads(json.dumps(frame.attrs, default=float))
     frame = frame.assign(label=frame["scheme"].map(figure.scheme_label))
-    write_csv(paths.figure(figure.id, "csv"), frame)
+    write_csv(paths.figure(figure.id, "csv"), frame, float_format="%.17g")   # exact round trip
     write_json(paths.analytic(figure.id), {
         "attrs": attrs, "description": figure.description,
         "provenance": provenance({"profile": params["profile"], figure.config_key: block})})
