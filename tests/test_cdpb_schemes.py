@@ -75,3 +75,40 @@ def test_strategies_of_one_round_see_the_same_gains_and_coins():
         _, record = scheme.aggregate(updates, _state(gains), scheme.design(_context()))
         counts[strategy] = record["participants"]
     assert counts["cdpb_i"] == counts["noise_free"] > counts["is"] > 0
+
+
+def test_changing_distribution_is_shared_by_both_variants_and_costs_a_recomputation():
+    """Fig. 8 (spec 8 reconstruction): h_bar is drawn once per period from the trial's stream,
+    alike for CDPB-i and CDPB-n; the server's Algorithm-3 recomputation costs kappa |T_s| time
+    units at the first round of each period only, kappa = 1/|T_i(h_bar = 1)|."""
+    from airfl.papers.cdpb.design import design_from_params
+
+    setting = {k: DEFAULTS[k] for k in SETTING_KEYS}
+    setting.update(P=10.0, gamma_bar=0.1)
+    records = {}
+    for strategy in ("cdpb_i", "cdpb_n"):
+        scheme = build_scheme(strategy, {"scheme": "cdpb", "strategy": strategy, "w_clip": 0.5,
+                                         "change_every": 3, "h_bar_range": [0.5, 1.5],
+                                         **setting})
+        context = _context()
+        context.num_devices = 10
+        design = scheme.design(context)
+        updates = torch.randn(10, D, generator=torch.Generator().manual_seed(4))
+        gains = torch.ones(10, dtype=torch.float64)
+        records[strategy] = [scheme.aggregate(updates, RoundState(
+            t, gains, torch.full((10,), 10), context.channel,
+            RoundStreams(7, "test/cdpb8", 0, t)), design)[1] for t in range(1, 8)]
+    kappa = 1.0 / len(design_from_params({**setting, "K": 10, "h_bar": 1.0},
+                                         "cdpb_i").feasible_set)
+    h_i = [r["h_bar"] for r in records["cdpb_i"]]
+    assert h_i == [r["h_bar"] for r in records["cdpb_n"]]
+    assert h_i[0] == h_i[1] == h_i[2] != h_i[3] == h_i[4] == h_i[5] != h_i[6]
+    assert all(0.5 <= h <= 1.5 for h in h_i)
+    for strategy, rows in records.items():
+        assert [r["recomputed"] for r in rows] == [True, False, False, True, False, False, True]
+        for r in rows:
+            expected = 1.0 + (kappa * r["T_size"] if r["recomputed"] else 0.0)
+            assert r["latency_s"] == pytest.approx(expected)
+            design = design_from_params({**setting, "K": 10, "h_bar": r["h_bar"]}, strategy)
+            assert r["rho"] == pytest.approx(design.rho_opt) and r["T_size"] == len(
+                design.feasible_set)

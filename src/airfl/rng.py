@@ -48,6 +48,13 @@ class RoundStreams:
         self._key = (seed, experiment, trial, round_index)
         self._cache: dict[str, torch.Generator] = {}
 
+    def trial_numpy(self, *keys: int | str) -> np.random.Generator:
+        """A generator of this round's trial, keyed by `keys` instead of the round: draws that
+        hold for several rounds (e.g. a channel distribution that changes every 10 rounds) and
+        that every scheme of the trial must see alike (common random numbers)."""
+        seed, experiment, trial, _ = self._key
+        return numpy_generator(seed, experiment, "trial", trial, *keys)
+
     def __call__(self, stream: str) -> torch.Generator:
         if stream not in STREAMS:
             raise ValueError(f"unknown random stream {stream!r}; allowed: {', '.join(STREAMS)}")

@@ -21,15 +21,16 @@ def _profiled(value: Any, profile: str) -> Any:
     return value
 
 
-def compose_fig4(params: dict[str, Any]) -> dict[str, Any]:
-    """The generic run block of Fig. 4 (see airfl.experiments.Experiment.compose)."""
+def _block(params: dict[str, Any], key: str, curves_of) -> dict[str, Any]:
+    """The generic run block of a CDPB training figure from `cdpb.<key>` and the analytic
+    setting (its own keys override the analytic ones: Fig. 8's K, P, gamma_bar)."""
     section, profile = params["cdpb"], params["profile"]
-    analytic, fig = section["analytic"], section["fig4"]
+    fig = section[key]
     pick = {k: _profiled(v, profile) for k, v in fig.items() if k != "scale"}
-    setting = {k: analytic[k] for k in SETTING_KEYS}
-    curves = {strategy: {"scheme": "cdpb", "strategy": strategy, "w_clip": pick["w_clip"],
-                         "simulation": pick["simulation"], **setting}
-              for strategy in pick["strategies"]}
+    analytic = {**section["analytic"], **{k: pick[k] for k in SETTING_KEYS + ("K",)
+                                          if k in pick}}
+    base = {"scheme": "cdpb", "w_clip": pick["w_clip"], "simulation": pick["simulation"],
+            **{k: analytic[k] for k in SETTING_KEYS}}
     partition = {"kind": "iid"}
     if pick["samples_per_device"] is not None:
         partition["samples_per_device"] = pick["samples_per_device"]
@@ -38,7 +39,25 @@ def compose_fig4(params: dict[str, Any]) -> dict[str, Any]:
         "model": {"name": pick["model"], "l2": pick["weight_decay"], "engine": "auto"},
         "training": {"local_steps": pick["local_steps"], "batch_size": pick["batch_size"],
                      "lr": pick["lr"], "server_lr": 1.0},
-        "channel": {"mean_gain": analytic["h_bar"]},      # i.i.d. Rayleigh, E[h] = h_bar
+        "channel": {"mean_gain": analytic["h_bar"] if key == "fig4" else 1.0},  # i.i.d. Rayleigh
         "scale": fig["scale"][profile],
-        "curves": curves,
+        "curves": curves_of(pick, base),
     }
+
+
+def compose_fig4(params: dict[str, Any]) -> dict[str, Any]:
+    """The generic run block of Fig. 4 (see airfl.experiments.Experiment.compose)."""
+    return _block(params, "fig4", lambda pick, base: {
+        strategy: {**base, "strategy": strategy} for strategy in pick["strategies"]})
+
+
+def compose_fig8(panel: str):
+    """Fig. 8(a) or 8(b): CDPB-i and CDPB-n under a channel distribution that changes every
+    `cdpb.fig8.periods.<panel>` rounds (the channel is drawn with unit mean gain and scaled by
+    the period's h_bar inside the scheme)."""
+    def compose(params: dict[str, Any]) -> dict[str, Any]:
+        return _block(params, "fig8", lambda pick, base: {
+            strategy: {**base, "strategy": strategy, "change_every": pick["periods"][panel],
+                       "h_bar_range": list(pick["h_bar_range"])}
+            for strategy in ("cdpb_i", "cdpb_n")})
+    return compose
