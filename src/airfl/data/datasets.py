@@ -286,6 +286,22 @@ def find_problems(name: str, root: str | os.PathLike, verify_md5: bool = True
     return [(spec.relpath(f), r) for f, r in _problems(spec, Path(root), None, verify_md5)]
 
 
+def dataset_present(name: str, root: str | os.PathLike, mirror: str | os.PathLike | None = None
+                    ) -> bool:
+    """Whether the dataset can be supplied without a download: its files (or, for CIFAR, its
+    tarball) are under ``root`` or the mirror (``$AIRFL_DATA_MIRROR`` when None). Files are
+    only looked for here; ensure_dataset md5-checks them when it supplies them."""
+    spec = _SPECS[canonical_name(name)]
+    for place in (Path(root), _resolve_mirror(mirror)):
+        if place is None:
+            continue
+        if not _problems(spec, place, None, verify_md5=False):
+            return True
+        if spec.archive_name is not None and (place / spec.archive_name).is_file():
+            return True
+    return False
+
+
 # --------------------------------------------------------------------------------------------
 # Supplying files: atomic writes, mirror copies, archive extraction, downloads
 # --------------------------------------------------------------------------------------------

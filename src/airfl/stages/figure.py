@@ -25,7 +25,10 @@ def caption(params: dict[str, Any], experiment: Experiment) -> str:
     scale = block["scale"]
     horizon = f"{scale['horizon_s']:g} s of uplink time" if scale.get("horizon_s") else \
         f"{scale['rounds']} rounds"
-    return (f"{experiment.description} Dataset: {block['dataset']}, {block['num_devices']} devices, "
+    substituted = (f" Offline substitute for {block['substituted_for']} (not available here)."
+                   if "substituted_for" in block else "")
+    return (f"{experiment.description}{substituted} Dataset: {block['dataset']}, "
+            f"{block['num_devices']} devices, "
             f"{block['partition']['kind']} partition, model {block['model']['name']}. "
             f"Profile '{params['profile']}': {horizon}, mean and +-1 s.d. band over "
             f"{scale['trials']} trials (seed {params['seed']}).")
@@ -112,6 +115,8 @@ def run(params: dict[str, Any], experiment_id: str) -> None:
                              ignore_index=True), reference)
     block = experiment.params(params)      # what was trained: a substitute dataset shows here
     frame = frame.assign(dataset=block["dataset"], model=block["model"]["name"])
+    if "substituted_for" in block:                 # an offline run of a paper-scale figure
+        frame = frame.assign(substituted_for=block["substituted_for"])
     for spec in (experiment.figure_spec, *experiment.extra_figures):
         fid = figure_id(experiment, spec)
         drawn = drawn_frame(frame, spec)

@@ -21,12 +21,26 @@ def _profiled(value: Any, profile: str) -> Any:
     return value
 
 
+def substitute_if_missing(pick: dict[str, Any], data: dict[str, Any]) -> dict[str, Any]:
+    """The figure's dataset and model, or its `offline_substitute` when the dataset cannot be
+    supplied without a download (not under data.root nor the mirror), with `substituted_for`
+    naming what it replaces (the caption and the figure CSV say so). To download CIFAR
+    instead, run `airfl data cifar100` (or cifar10) first."""
+    from airfl.data import dataset_present
+
+    substitute = pick.get("offline_substitute")
+    if substitute is None or dataset_present(pick["dataset"], data["root"], data.get("mirror")):
+        return {"dataset": pick["dataset"], "model": pick["model"]}
+    return {**substitute, "substituted_for": f"{pick['dataset']} / {pick['model']}"}
+
+
 def _block(params: dict[str, Any], key: str, curves_of) -> dict[str, Any]:
     """The generic run block of a CDPB training figure from `cdpb.<key>` and the analytic
     setting (its own keys override the analytic ones: Fig. 8's K, P, gamma_bar)."""
     section, profile = params["cdpb"], params["profile"]
     fig = section[key]
     pick = {k: _profiled(v, profile) for k, v in fig.items() if k != "scale"}
+    pick.update(substitute_if_missing(pick, params["data"]))
     analytic = {**section["analytic"], **{k: pick[k] for k in SETTING_KEYS + ("K",)
                                           if k in pick}}
     base = {"scheme": "cdpb", "w_clip": pick["w_clip"], "simulation": pick["simulation"],
@@ -34,7 +48,9 @@ def _block(params: dict[str, Any], key: str, curves_of) -> dict[str, Any]:
     partition = {"kind": "iid"}
     if pick["samples_per_device"] is not None:
         partition["samples_per_device"] = pick["samples_per_device"]
+    substituted = {"substituted_for": pick["substituted_for"]} if "substituted_for" in pick else {}
     return {
+        **substituted,
         "dataset": pick["dataset"], "num_devices": analytic["K"], "partition": partition,
         "model": {"name": pick["model"], "l2": pick["weight_decay"], "engine": "auto"},
         "training": {"local_steps": pick["local_steps"], "batch_size": pick["batch_size"],
