@@ -99,13 +99,6 @@ def local_sgd(model: FlatModel, global_params: torch.Tensor, data: ClientData, s
     return params - global_params.unsqueeze(0)
 
 
-def evaluate(model: FlatModel, params: torch.Tensor, x: torch.Tensor, y: torch.Tensor
-             ) -> tuple[float, float]:
-    """Mean cross-entropy and accuracy of one model params [d] on (x, y)."""
-    loss, accuracy = evaluate_many(model, params.unsqueeze(0), x, y)
-    return float(loss[0]), float(accuracy[0])
-
-
 def _cross_entropy(logits: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
     """Per-sample cross-entropy of logits [..., C] (reduced along the last, contiguous axis,
     whatever the layout of the leading axes)."""

@@ -1,11 +1,12 @@
 """Stage `tune`: the step-size protocol of Biased FL spec 6.5, for any experiment with `tuning`.
 
 `mode: fixed` keeps the panel's eta (quick profile: 0.05 for every scheme, spec 10) and makes no
-tune job. `mode: grid` searches eta in {factors} x eta_max, eta_max = 2 / (mu + L) from the reference, on the first
-`selection_trials` trials; the design is re-solved for each eta (eta enters the SCA objective).
-Criterion: lowest final sub-optimality gap, ties by accuracy. With a lead curve (the variant
-panels), every curve takes the lead's eta ("one common eta ... of the proposed scheme"); otherwise
-each scheme gets its own.
+tune job. `mode: grid` searches eta in {factors} x eta_max, eta_max = 2 / (mu + L) from the
+reference, on the first `selection_trials` trials; the design is re-solved for each eta (eta
+enters the SCA objective). Criterion: lowest final sub-optimality gap, ties by accuracy. With a
+lead curve (the variant panels) only the lead has a tune job and every curve takes its eta ("one
+common eta ... of the proposed scheme"); otherwise each scheme gets its own. An experiment with
+`tuning_source` reuses that experiment's results (no search of its own).
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from airfl.io import read_json, write_json
 
 
 def searched(block: dict[str, Any]) -> bool:
-    """Whether the step size is searched (a tune job per curve) in this block's profile."""
+    """Whether the step size is searched (mode grid) in this block's profile."""
     return block.get("tuning", {}).get("mode") == "grid"
 
 
