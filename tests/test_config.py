@@ -64,7 +64,8 @@ def test_schema_enums_of_schemes_match_the_registry():
     # a parameter); that enum must be the wing's strategies with a fixed mechanism
     cdpb = defs["cdpb"]["properties"]["fig4"]["properties"]["strategies"]["items"]["enum"]
     assert sorted(cdpb) == sorted(s for s in STRATEGIES if s != "cdpb_mixed")
-    assert sorted(generic + biased + ["cdpb"]) == sorted(SCHEME_TYPES)
+    # DP as a perk's curves are composed (one `dp_perk` scheme, its method a parameter)
+    assert sorted(generic + biased + ["cdpb", "dp_perk"]) == sorted(SCHEME_TYPES)
 
 
 def test_biased_fl_curve_schema_is_generated_from_the_schemes(repo_root):

@@ -110,6 +110,14 @@ def get_dotted(params: dict[str, Any], dotted: str) -> Any:
     return node
 
 
+def profiled(value: Any, profile: str) -> Any:
+    """A `{quick: ..., paper: ...}` value resolved for the profile; other values as they are
+    (wings whose figures share one block with per-profile entries)."""
+    if isinstance(value, dict) and set(value) == {"quick", "paper"}:
+        return value[profile]
+    return value
+
+
 def experiment_params(params: dict[str, Any], config_key: str) -> dict[str, Any]:
     """One experiment's block with `scale` resolved for the active profile."""
     block = copy.deepcopy(get_dotted(params, config_key))

@@ -16,7 +16,7 @@ from airfl.config import experiment_params, get_dotted
 
 @dataclass(frozen=True)
 class ClaimResult:
-    holds: bool
+    holds: bool | None                # None: does not apply to this run (reported as n/a)
     numbers: str                      # our numbers, human-readable
 
 
@@ -27,7 +27,8 @@ class Claim:
     name: str
     statement: str                    # the paper's words, paraphrased
     evaluate: Callable[[pd.DataFrame], ClaimResult]
-    panel: str | None = None          # the figure (file stem) whose CSV it is checked on
+    panel: str | tuple[str, ...] | None = None  # the figure(s) (file stems) it is checked on;
+    # several: their CSVs concatenated with a `figure` column naming the stem
 
 
 @dataclass(frozen=True)
@@ -50,6 +51,10 @@ class FigureSpec:
     time_grid_s: float | None = None
     final: bool = False
     title: str | None = None          # default: the experiment's title
+    curves: Callable[[str, dict[str, Any]], bool] | None = None  # which curves it draws (all)
+    markers: tuple[tuple[str, str], ...] = ()  # (run-table column, legend): mean as a vertical line
+    label: Callable[[str, dict[str, Any]], str] | None = None  # legend per curve in this panel
+    logx: bool = False
 
 
 @dataclass(frozen=True)

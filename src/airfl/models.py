@@ -106,6 +106,70 @@ class SoftmaxRegression(FlatModel):
         return out.view(-1, n_models, self.num_classes).transpose(0, 1)
 
 
+class TwoLayerMLP(FlatModel):
+    """MLP input -> hidden -> ReLU -> classes (DP as a perk's quick model, spec 10.3: 784-32-10,
+    d = 25,450), batched over clients with hand-written gradients (one bmm per layer and
+    direction for all clients, like SoftmaxRegression). Parameter layout and initialisation are
+    those of nn.Sequential(Linear, ReLU, Linear): fc1.weight [h, p], fc1.bias, fc2.weight [C, h],
+    fc2.bias, each uniform in +-1/sqrt(fan_in) (PyTorch's default)."""
+
+    def __init__(self, input_dim: int, hidden: int, num_classes: int, l2: float = 0.0):
+        self.name = f"mlp{hidden}"
+        self.input_dim, self.hidden, self.num_classes = int(input_dim), int(hidden), int(num_classes)
+        self.shapes = ((hidden, input_dim), (hidden,), (num_classes, hidden), (num_classes,))
+        self.fans = (input_dim, input_dim, hidden, hidden)
+        self.dim = sum(math.prod(s) for s in self.shapes)
+        self.l2 = float(l2)
+
+    def init(self, generator: torch.Generator) -> torch.Tensor:
+        chunks = []
+        for shape, fan in zip(self.shapes, self.fans):
+            noise = torch.rand(math.prod(shape), generator=generator, dtype=torch.float64)
+            chunks.append((noise * 2 - 1) / math.sqrt(fan))
+        return torch.cat(chunks).to(torch.float32)
+
+    def _split(self, params: torch.Tensor):
+        lead, out, start = params.shape[:-1], [], 0
+        for shape in self.shapes:
+            size = math.prod(shape)
+            out.append(params[..., start:start + size].view(*lead, *shape))
+            start += size
+        return out
+
+    def _flatten(self, x: torch.Tensor) -> torch.Tensor:
+        return x if x.shape[-1] == self.input_dim and x.dim() <= 3 else x.flatten(start_dim=-3)
+
+    def loss_and_grads(self, params, x, y, weights):
+        w1, b1, w2, b2 = self._split(params)
+        flat = self._flatten(x)                                            # [N, B, p]
+        hidden = torch.baddbmm(b1.unsqueeze(1), flat, w1.transpose(1, 2)).clamp_(min=0)
+        logits = torch.baddbmm(b2.unsqueeze(1), hidden, w2.transpose(1, 2))
+        log_prob = torch.log_softmax(logits, dim=-1)
+        picked = log_prob.gather(-1, y.unsqueeze(-1)).squeeze(-1)
+        loss = -(weights * picked).sum(dim=1)
+        residual = log_prob.exp_()                                          # softmax - onehot
+        residual.scatter_add_(-1, y.unsqueeze(-1), -torch.ones_like(picked).unsqueeze(-1))
+        residual.mul_(weights.unsqueeze(-1))                                # dL/dlogits
+        back = torch.bmm(residual, w2).mul_(hidden > 0)                     # dL/d(pre-ReLU)
+        grad = torch.cat([torch.bmm(back.transpose(1, 2), flat).flatten(1), back.sum(dim=1),
+                          torch.bmm(residual.transpose(1, 2), hidden).flatten(1),
+                          residual.sum(dim=1)], dim=1)
+        if self.l2:
+            loss = loss + self.penalty(params)
+            grad.add_(params, alpha=self.l2)
+        return loss, grad
+
+    def logits(self, params, x):
+        return self.logits_many(params.unsqueeze(0), x)[0]
+
+    def logits_many(self, params, x):
+        w1, b1, w2, b2 = self._split(params)
+        flat = self._flatten(x)
+        hidden = torch.baddbmm(b1.unsqueeze(1), flat.expand(params.shape[0], -1, -1),
+                               w1.transpose(1, 2)).clamp_(min=0)
+        return torch.baddbmm(b2.unsqueeze(1), hidden, w2.transpose(1, 2))
+
+
 class MnistCNN(nn.Module):
     """The small MNIST CNN of the LAPA spec (sec. 8) without BatchNorm: conv(1->10,5) - pool - ReLU
     - conv(10->20,5) - pool - ReLU - FC(320->50) - ReLU - FC(50->10); 21,840 parameters. BatchNorm
@@ -272,7 +336,7 @@ class FunctionalNetwork(FlatModel):
         return functional_call(self.module, self.unflatten(params), (x,))
 
 
-MODEL_NAMES = ("softmax", "cnn_mnist", "fedavg_cnn", "resnet18_gn")
+MODEL_NAMES = ("softmax", "mlp32", "cnn_mnist", "fedavg_cnn", "resnet18_gn")
 
 
 def build_model(name: str, image_shape: tuple[int, int, int], num_classes: int, l2: float = 0.0,
@@ -281,6 +345,8 @@ def build_model(name: str, image_shape: tuple[int, int, int], num_classes: int, 
     channels, height, _ = image_shape
     if name == "softmax":
         return SoftmaxRegression(channels * height * height, num_classes, l2=l2)
+    if name == "mlp32":
+        return TwoLayerMLP(channels * height * height, 32, num_classes, l2=l2)
     if name == "cnn_mnist":
         return FunctionalNetwork(name, MnistCNN(channels, num_classes, height), num_classes, engine, l2)
     if name == "fedavg_cnn":

@@ -23,20 +23,34 @@ def set_theme() -> None:
 
 
 def line_plot(frame: pd.DataFrame, x: str, y: str, xlabel: str, ylabel: str, title: str,
-              logy: bool = False, hue: str = "label", style_key: str = "style_key"):
-    """Mean over trials with a +-1 standard-deviation band, one line per `hue` value."""
+              logy: bool = False, hue: str = "label", style_key: str = "style_key",
+              markers: tuple[tuple[str, str], ...] = (), logx: bool = False):
+    """Mean over trials with a +-1 standard-deviation band, one line per `hue` value. Rows
+    without an x value (a curve that does not depend on x) are drawn as dashed horizontal lines
+    at their mean; each `markers` (column, legend) as a dotted vertical line at its mean."""
     set_theme()
     fig, ax = plt.subplots(figsize=(6.4, 4.2))
-    order = list(dict.fromkeys(frame[hue]))
     keys = frame.drop_duplicates(hue).set_index(hue)[style_key]
+    flat = frame[frame[x].isna()] if x in frame else frame.iloc[:0]
+    frame = frame.drop(flat.index)
+    order = list(dict.fromkeys(frame[hue]))
     palette = {label: style_for(keys[label])[0] for label in order}
-    markers = {label: style_for(keys[label])[1] for label in order}
+    symbols = {label: style_for(keys[label])[1] for label in order}
     sns.lineplot(data=frame, x=x, y=y, hue=hue, style=hue, hue_order=order, style_order=order,
-                 palette=palette, markers=markers, dashes=False, errorbar="sd", ax=ax,
+                 palette=palette, markers=symbols, dashes=False, errorbar="sd", ax=ax,
                  markevery=max(1, frame[x].nunique() // 10), markersize=6, linewidth=1.6)
+    for label, rows in flat.groupby(hue, sort=False):
+        ax.axhline(rows[y].mean(), color=style_for(keys[label])[0], linestyle="--",
+                   linewidth=1.2, label=label)
+    for (column, legend), color in zip(markers, ("#444444", "#999999")):
+        if column in frame and frame[column].notna().any():
+            ax.axvline(frame[column].mean(), color=color, linestyle=":", linewidth=1.4,
+                       label=f"{legend} ({frame[column].mean():.3g})")
     ax.set(xlabel=xlabel, ylabel=ylabel, title=title)
     if logy:
         ax.set_yscale("log")
+    if logx:
+        ax.set_xscale("log")
     ax.legend(title=None, fontsize=8, loc="best")
     fig.tight_layout()
     return fig

@@ -29,6 +29,17 @@ class ClientData:
     def num_clients(self) -> int:
         return int(self.sizes.numel())
 
+    def subset(self, clients: torch.Tensor) -> "ClientData":
+        """The data of the given clients only, in that order (partial participation: only the
+        round's active devices train). Samples stay where they are; only the index is rebuilt."""
+        clients = clients.to(self.sizes.device)
+        sizes = self.sizes[clients]
+        offsets = torch.zeros(len(sizes) + 1, dtype=self.offsets.dtype, device=self.offsets.device)
+        offsets[1:] = torch.cumsum(sizes, 0)
+        index = torch.cat([self.client_index[self.offsets[c]:self.offsets[c + 1]]
+                           for c in clients.tolist()])
+        return ClientData(self.x, self.y, index, offsets, sizes)
+
     def to(self, device: torch.device | str) -> "ClientData":
         return ClientData(*(t.to(device) for t in (self.x, self.y, self.client_index,
                                                      self.offsets, self.sizes)))
@@ -48,6 +59,26 @@ def sample_batches(data: ClientData, batch_size: int, generator: torch.Generator
     index = data.client_index[(data.offsets[:-1].unsqueeze(1) + position).to(data.client_index.device)]
     weights = torch.full((data.num_clients, batch_size), 1.0 / batch_size)
     return index, weights
+
+
+def epoch_batches(data: ClientData, batch_size: int, generator: torch.Generator
+                  ) -> list[tuple[torch.Tensor, torch.Tensor]]:
+    """One local epoch of every client: a uniform random permutation of its samples cut into
+    consecutive mini-batches of `batch_size` (the last one smaller if |D_m| is not a multiple),
+    i.e. sampling without replacement as a data loader with shuffling does. Clients must hold
+    equally many samples so that their steps stay batched."""
+    size = int(data.sizes[0])
+    if bool((data.sizes != size).any()):
+        raise ValueError("local_mode 'epochs' needs equally sized client datasets (balanced "
+                         f"partitions); got sizes {sorted(set(data.sizes.tolist()))}")
+    keys = torch.rand(data.num_clients, size, generator=generator, dtype=torch.float64)
+    order = torch.argsort(keys, dim=1).to(data.sizes.device)
+    index = data.client_index[data.offsets[:-1].unsqueeze(1) + order]
+    batches = []
+    for start in range(0, size, batch_size):
+        chunk = index[:, start:start + batch_size]
+        batches.append((chunk, torch.full(chunk.shape, 1.0 / chunk.shape[1])))
+    return batches
 
 
 def full_batches(data: ClientData) -> tuple[torch.Tensor, torch.Tensor]:
@@ -88,11 +119,18 @@ def client_gradients(model: FlatModel, params: torch.Tensor, data: ClientData,
 
 
 def local_sgd(model: FlatModel, global_params: torch.Tensor, data: ClientData, steps: int,
-              batch_size: int, lr: float, generator: torch.Generator) -> torch.Tensor:
-    """Each client runs `steps` SGD steps from the global model; returns updates w_m - w [N, d]."""
+              batch_size: int, lr: float, generator: torch.Generator, epochs: int | None = None
+              ) -> torch.Tensor:
+    """Each client runs `steps` SGD steps on with-replacement mini-batches, or, with `epochs`,
+    that many shuffled passes over its data (epoch_batches), from the global model; returns the
+    updates w_m - w [N, d]."""
     params = global_params.unsqueeze(0).expand(data.num_clients, -1).clone()
-    for _ in range(steps):
-        index, weights = sample_batches(data, batch_size, generator)
+    if epochs is None:
+        schedule = (sample_batches(data, batch_size, generator) for _ in range(steps))
+    else:
+        schedule = (batch for _ in range(epochs)
+                    for batch in epoch_batches(data, batch_size, generator))
+    for index, weights in schedule:
         _, grads = model.loss_and_grads(params, data.x[index], data.y[index],
                                         weights.to(params.device, params.dtype))
         params.sub_(lr * grads)

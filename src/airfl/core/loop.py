@@ -47,6 +47,7 @@ class TrialSetup:
     eval_every_s: float | None = None     # evaluate whenever simulated time crosses a multiple
     track_objective: bool = False         # also log F(w) = (1/N) sum_m f_m(w) (regularised)
     eval_batch: int | None = None         # snapshots evaluated together (None: <= 64, ~64 MB)
+    local_epochs: int | None = None       # local work as shuffled epochs instead of local_steps
 
     def __post_init__(self):
         if self.upload not in ("delta", "gradient"):
@@ -99,11 +100,16 @@ class DeferredEvaluation:
         self.pending = []
 
 
-def client_updates(setup: TrialSetup, params: torch.Tensor, streams: RoundStreams) -> torch.Tensor:
-    """What clients upload: model deltas after local SGD, or one (full- or mini-batch) gradient."""
+def client_updates(setup: TrialSetup, params: torch.Tensor, streams: RoundStreams,
+                   participants: torch.Tensor | None = None) -> torch.Tensor:
+    """What clients upload: model deltas after local SGD, or one (full- or mini-batch) gradient.
+    With `participants`, only those clients train (rows in that order)."""
     if setup.upload == "delta":
-        return local_sgd(setup.model, params, setup.data, setup.local_steps, setup.batch_size,
-                         setup.lr, streams("data"))
+        data = setup.data if participants is None else setup.data.subset(participants)
+        return local_sgd(setup.model, params, data, setup.local_steps, setup.batch_size,
+                         setup.lr, streams("data"), setup.local_epochs)
+    if participants is not None:
+        raise ValueError("partial participation is implemented for delta uploads only")
     batch = setup._full if setup.full_batch else \
         sample_batches(setup.data, setup.batch_size, streams("data"))
     return client_gradients(setup.model, params, setup.data, batch)[1]
@@ -148,7 +154,10 @@ def run_trial(setup: TrialSetup, scheme: Scheme, design: dict[str, Any], progres
         streams = RoundStreams(setup.seed, setup.experiment, setup.trial, t)
         power = draw_channel_power(setup.statistics.path_gain, streams)
         state = RoundState(t, power, setup.data.sizes, setup.statistics, streams)
-        server_update, record = scheme.aggregate(client_updates(setup, params, streams), state, design)
+        participants = scheme.participants(state, design)       # None: every device trains
+        state.extras["participants"] = participants
+        updates = client_updates(setup, params, streams, participants)
+        server_update, record = scheme.aggregate(updates, state, design)
         params = server_step(setup, params, server_update)
         before, elapsed = elapsed, elapsed + float(record.get("latency_s", 0.0))
         records.append({"round": t, **record})

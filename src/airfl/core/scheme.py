@@ -49,6 +49,8 @@ class DesignContext:
     channel: ChannelStatistics
     trial: int = 0
     future_channel_power: Callable[[int], torch.Tensor] | None = None
+    seed: int = 0                    # with `experiment`: for designs that draw their own
+    experiment: str = ""             # per-trial channels from the trial's streams
 
 
 @dataclass
@@ -79,6 +81,12 @@ class Scheme:
 
     def design(self, context: DesignContext) -> dict[str, Any]:
         return {}
+
+    def participants(self, state: RoundState, design: dict[str, Any]) -> torch.Tensor | None:
+        """The devices that train in this round (their updates reach `aggregate` in this order),
+        or None for all of them. Schemes compared in one figure should draw it from the same
+        stream or design so they keep common random numbers."""
+        return None
 
     def aggregate(self, updates: torch.Tensor, state: RoundState, design: dict[str, Any]
                   ) -> tuple[torch.Tensor, RoundRecord]:

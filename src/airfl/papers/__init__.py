@@ -8,6 +8,8 @@ from airfl.papers.baselines import EXPERIMENTS as _BASELINES
 from airfl.papers.biased_fl.experiments import EXPERIMENTS as _BIASED_FL
 from airfl.papers.cdpb.experiments import ANALYTIC as _CDPB_ANALYTIC
 from airfl.papers.cdpb.experiments import EXPERIMENTS as _CDPB
+from airfl.papers.dp_perk.experiments import ANALYTIC as _DP_PERK_ANALYTIC
+from airfl.papers.dp_perk.experiments import EXPERIMENTS as _DP_PERK
 
-EXPERIMENTS = (*_BASELINES, *_BIASED_FL, *_CDPB)
-ANALYTIC = (*_CDPB_ANALYTIC,)
+EXPERIMENTS = (*_BASELINES, *_BIASED_FL, *_CDPB, *_DP_PERK)
+ANALYTIC = (*_CDPB_ANALYTIC, *_DP_PERK_ANALYTIC)

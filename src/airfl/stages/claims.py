@@ -15,11 +15,15 @@ def evaluate_all(params: dict[str, Any]) -> list[dict[str, Any]]:
     results = []
     for experiment in all_experiments():
         for claim in experiment.claims:
-            figure = f"{experiment.paper}/{claim.panel or experiment.figure}"
-            result = claim.evaluate(pd.read_csv(paths.figure(figure, "csv")))
+            stems = claim.panel if isinstance(claim.panel, tuple) else \
+                (claim.panel or experiment.figure,)
+            frames = [pd.read_csv(paths.figure(f"{experiment.paper}/{stem}", "csv"))
+                      .assign(figure=stem) for stem in stems]
+            figure = f"{experiment.paper}/{'+'.join(stems)}"
+            result = claim.evaluate(pd.concat(frames, ignore_index=True))
             results.append({"figure": figure, "claim": claim.name,
                             "statement": claim.statement, "numbers": result.numbers,
-                            "holds": bool(result.holds)})
+                            "holds": None if result.holds is None else bool(result.holds)})
     for figure in all_analytic():
         if figure.check is None:
             continue
@@ -39,15 +43,28 @@ def markdown(results: list[dict[str, Any]], params: dict[str, Any]) -> str:
              "|---|---|---|---|---|"]
     for r in results:
         lines.append(f"| {r['figure']} | {r['claim']} | {r['statement']} | {r['numbers']} | "
-                     f"{'yes' if r['holds'] else '**no**'} |")
-    held = sum(r["holds"] for r in results)
-    lines += ["", f"{held} of {len(results)} claims hold.", ""]
+                     f"{_verdict(r['holds'])} |")
+    held, checked = _tally(results)
+    lines += ["", f"{held} of {checked} claims hold"
+              + (f" ({len(results) - checked} not applicable to this profile)."
+                 if checked < len(results) else "."), ""]
     return "\n".join(lines)
+
+
+def _verdict(holds: bool | None) -> str:
+    return "n/a" if holds is None else "yes" if holds else "**no**"
+
+
+def _tally(results: list[dict[str, Any]]) -> tuple[int, int]:
+    """(claims that hold, claims checked); a claim with holds None does not apply (e.g. the
+    authors' paper-scale numbers checked on a quick run)."""
+    checked = [r for r in results if r["holds"] is not None]
+    return sum(r["holds"] for r in checked), len(checked)
 
 
 def run(params: dict[str, Any]) -> None:
     results = evaluate_all(params)
+    held, checked = _tally(results)
     write_text(paths.claims_markdown(), markdown(results, params))
-    write_json(paths.claims_metrics(), {"claims": results,
-                                        "held": sum(r["holds"] for r in results),
+    write_json(paths.claims_metrics(), {"claims": results, "held": held, "checked": checked,
                                         "total": len(results)})

@@ -35,7 +35,7 @@ def design_trials(params: dict[str, Any], experiment_id: str, block: dict[str, A
         future = functools.partial(channel_power_sequence, params["seed"], experiment_id, trial,
                                    stats.path_gain)
         context = DesignContext(block["num_devices"], dim, block["scale"]["rounds"], sizes, stats,
-                                trial, future)
+                                trial, future, params["seed"], experiment_id)
         # A design depends on the trial only through its statistics (placement), unless the
         # scheme reads the trial's future channels: equal statistics reuse one solve.
         key = trial if scheme.uses_future_channels else tuple(stats.distances_m.tolist())

@@ -43,7 +43,8 @@ def figure_id(experiment: Experiment, spec: FigureSpec) -> str:
     return f"{experiment.paper}/{spec.name or experiment.figure}"
 
 
-def _curve_frame(experiment: Experiment, curve: str, curve_params: dict[str, Any]) -> pd.DataFrame:
+def _curve_frame(experiment: Experiment, curve: str, curve_params: dict[str, Any],
+                 extra: tuple[str, ...] = ()) -> pd.DataFrame:
     runs = pd.read_csv(paths.run_table(experiment.id, curve))
     if experiment.privacy:
         eps = pd.read_csv(paths.privacy(experiment.id, curve))
@@ -56,7 +57,7 @@ def _curve_frame(experiment: Experiment, curve: str, curve_params: dict[str, Any
         label = f"{base} (ε = {final_eps:.3g}, δ = {curve_params['delta']:g})" \
             if math.isfinite(final_eps) else base
     columns = ["trial", "round", "time_s", "test_accuracy", "test_loss", "train_loss", "objective",
-               "epsilon"]
+               "epsilon", *extra]
     frame = runs[[c for c in columns if c in runs.columns]].copy()
     for key, value in curve_params.items():          # curve parameters a figure may plot against
         if isinstance(value, (int, float)) and not isinstance(value, bool):
@@ -98,7 +99,13 @@ def finals(frame: pd.DataFrame) -> pd.DataFrame:
     return frame[last]
 
 
-def drawn_frame(frame: pd.DataFrame, spec: FigureSpec) -> pd.DataFrame:
+def drawn_frame(frame: pd.DataFrame, spec: FigureSpec, curves: dict[str, dict[str, Any]]
+                ) -> pd.DataFrame:
+    if spec.curves is not None:
+        frame = frame[frame["curve"].map(lambda c: bool(spec.curves(c, curves[c])))]
+    if spec.label is not None:
+        names = frame["curve"].map(lambda c: spec.label(c, curves[c]))
+        frame = frame.assign(label=names, style_key=names)
     if spec.final:
         return finals(frame)
     if spec.time_grid_s:
@@ -111,18 +118,21 @@ def run(params: dict[str, Any], experiment_id: str) -> None:
     curves = experiment.curves(params)
     reference = read_json(paths.reference(experiment.reference.name, "json")) \
         if experiment.reference else None
-    frame = derive(pd.concat([_curve_frame(experiment, c, p) for c, p in curves.items()],
+    specs = (experiment.figure_spec, *experiment.extra_figures)
+    extra = tuple(dict.fromkeys(column for spec in specs for column, _ in spec.markers))
+    frame = derive(pd.concat([_curve_frame(experiment, c, p, extra) for c, p in curves.items()],
                              ignore_index=True), reference)
     block = experiment.params(params)      # what was trained: a substitute dataset shows here
     frame = frame.assign(dataset=block["dataset"], model=block["model"]["name"])
     if "substituted_for" in block:                 # an offline run of a paper-scale figure
         frame = frame.assign(substituted_for=block["substituted_for"])
-    for spec in (experiment.figure_spec, *experiment.extra_figures):
+    for spec in specs:
         fid = figure_id(experiment, spec)
-        drawn = drawn_frame(frame, spec)
+        drawn = drawn_frame(frame, spec, curves)
         write_csv(paths.figure(fid, "csv"), drawn)
         fig = line_plot(drawn, spec.x, spec.y, spec.xlabel, spec.ylabel,
-                        spec.title or experiment.title, spec.logy)
+                        spec.title or experiment.title, spec.logy, markers=spec.markers,
+                        logx=spec.logx)
         save_figure(fig, paths.figure(fid, "png").with_suffix(""))
     write_json(paths.summary(experiment_id), {"caption": caption(params, experiment),
                                               "final": _final_summary(frame)})

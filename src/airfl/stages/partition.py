@@ -15,13 +15,13 @@ from airfl import paths
 from airfl.data import dataset_info, load_labels
 from airfl.data.heterogeneity import (data_size_weights, label_histograms, wasserstein_softmax_weights,
                                       wasserstein_to_global)
-from airfl.data.partition import make_partition
+from airfl.data.partition import make_partition, per_class_subset
 from airfl.experiments import get_experiment
 from airfl.io import provenance, write_json
 from airfl.stages.setup import partition_generator
 
 _OPTION_KEYS = ("classes_per_device", "alpha", "min_size", "samples_per_device", "per_class",
-                "num_iid", "size_range")
+                "num_iid", "size_range", "balanced", "class_pure")
 
 
 def run(params: dict[str, Any], experiment_id: str) -> None:
@@ -30,6 +30,8 @@ def run(params: dict[str, Any], experiment_id: str) -> None:
     spec = block["partition"]
     labels = load_labels(block["dataset"], params["data"]["root"], "train")
     options = {k: spec[k] for k in _OPTION_KEYS if k in spec}
+    if "pool_per_class" in spec:      # the first n images of every class (file order)
+        options["pool"] = per_class_subset(labels, spec["pool_per_class"])
     partition = make_partition(spec["kind"], labels, block["num_devices"],
                                partition_generator(params, experiment_id), **options)
     num_classes = dataset_info(block["dataset"]).num_classes

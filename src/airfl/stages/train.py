@@ -48,7 +48,8 @@ def run_trials(params: dict[str, Any], experiment: Experiment, block: dict[str, 
                            projection_radius=reference.get("projection_radius"),
                            horizon_s=scale.get("horizon_s"),
                            eval_every_s=None if final_only else scale.get("eval_every_s"),
-                           track_objective=bool(reference))
+                           track_objective=bool(reference),
+                           local_epochs=training.get("local_epochs"))
         table, trial_records = run_trial(setup, scheme, design, progress)
         tables.append(table.assign(trial=trial))
         records.append({"trial": trial, "rounds": trial_records})

@@ -11,14 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from airfl.config import profiled
 from airfl.papers.cdpb.schemes import SETTING_KEYS
-
-
-def _profiled(value: Any, profile: str) -> Any:
-    """A {quick: ..., paper: ...} value resolved for the profile; other values as they are."""
-    if isinstance(value, dict) and set(value) == {"quick", "paper"}:
-        return value[profile]
-    return value
 
 
 def substitute_if_missing(pick: dict[str, Any], data: dict[str, Any]) -> dict[str, Any]:
@@ -39,7 +33,7 @@ def _block(params: dict[str, Any], key: str, curves_of) -> dict[str, Any]:
     setting (its own keys override the analytic ones: Fig. 8's K, P, gamma_bar)."""
     section, profile = params["cdpb"], params["profile"]
     fig = section[key]
-    pick = {k: _profiled(v, profile) for k, v in fig.items() if k != "scale"}
+    pick = {k: profiled(v, profile) for k, v in fig.items() if k != "scale"}
     pick.update(substitute_if_missing(pick, params["data"]))
     analytic = {**section["analytic"], **{k: pick[k] for k in SETTING_KEYS + ("K",)
                                           if k in pick}}

@@ -12,5 +12,6 @@ Spec: shared/specs/dp_perk_airfl.md (its Errata override the text). Wing content
 * :mod:`.methods` - per-round aggregation of Vanilla FL, FL w/ clipping, AirFL-MIMO, AirFL-DP.
 * :mod:`.analytic_figures` - Fig. 2 and the analytic diagnostics as tidy frames, and their claims.
 
-No experiments are registered here yet (training-based figures 3-6 come later).
+* :mod:`.schemes`, :mod:`.training`, :mod:`.experiments` - the pipeline scheme (kind ``dp_perk``),
+  the run blocks of Figs. 3-6 and the registered figures with their claims.
 """

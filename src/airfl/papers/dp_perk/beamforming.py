@@ -36,7 +36,9 @@ from __future__ import annotations
 import math
 import warnings
 
-import cvxpy as cp
+from airfl.lazy import lazy_import
+
+cp = lazy_import("cvxpy")   # only the SCA/SDR/cvxpy solvers need it
 import numpy as np
 import torch
 
@@ -46,7 +48,7 @@ __all__ = [
 ]
 
 METHODS = ("zf", "zf_opt", "sca", "sdr")
-_SOLVER_OPTS = {"solver": cp.CLARABEL, "tol_feas": 1e-10, "tol_gap_abs": 1e-10,
+_SOLVER_OPTS = {"solver": "CLARABEL", "tol_feas": 1e-10, "tol_gap_abs": 1e-10,
                 "tol_gap_rel": 1e-10}
 
 

@@ -40,7 +40,9 @@ import warnings
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-import cvxpy as cp
+from airfl.lazy import lazy_import
+
+cp = lazy_import("cvxpy")   # only the SCA/SDR/cvxpy solvers need it
 import numpy as np
 
 from .privacy import (ACCOUNTANTS, CONVENTIONS, NOISE_MODELS, PrivacyReport, accounting_sigma2,

@@ -1,0 +1,106 @@
+"""Benchmark: where the time of one paper-scale DP-as-a-perk round goes (issue 5, spec 10.2).
+
+Usage (from the repository root)::
+
+    OMP_NUM_THREADS=1 python benchmarks/dp_perk_round.py [--steps 6] [--threads 1] [--json OUT]
+
+Paper setting (spec 7): n = 50 devices, K = 45 active, m = 100 antennas, FedAvgCNN
+(d = 582,026), batch 10; T = 50 rounds. Timed with one thread, real Fashion-MNIST-shaped random
+inputs, one warm-up excluded:
+
+* local training: `--steps` batched SGD steps of all K clients (airfl.core.engine.local_sgd, the
+  `loop` engine the pipeline picks on CPU), extrapolated per round to the epochs mode (5 epochs
+  x 120 batches = 600 steps, the default) and to the literal steps mode (Q = 5);
+* beamforming: the trial's (P1) plan for all T rounds (ZF u = 1 and the phase-optimised ZF),
+  plus the water-filling (per trial, i.e. per round / T);
+* aggregation: one round of AirFL-DP on [K, d] updates (clip weights, GEMV, noise draw,
+  transmit-power record) through the pipeline's scheme adapter path;
+* evaluation: the full 10,000-image test set plus a 10,000-sample training-loss subset for one
+  model snapshot (every round in the paper profile).
+
+Results are printed as seconds and as shares of a round; ratios only compare parts measured in
+this one run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+
+import torch
+
+from airfl.core.engine import ClientData, evaluate_many, local_sgd
+from airfl.models import build_model
+from airfl.papers.dp_perk.design import clip_threshold, design_airfl_dp
+from airfl.papers.dp_perk.methods import airfl_dp
+from airfl.papers.dp_perk.uplink import plan_uplink, trial_generators
+
+
+def _timed(fn, repeats: int = 1) -> float:
+    fn()                                                      # warm-up
+    start = time.perf_counter()
+    for _ in range(repeats):
+        fn()
+    return (time.perf_counter() - start) / repeats
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--steps", type=int, default=6)
+    parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--json", default=None)
+    args = parser.parse_args()
+    torch.set_num_threads(args.threads)
+    n, k, m, rounds, batch, per_client = 50, 45, 100, 50, 10, 1200
+    model = build_model("fedavg_cnn", (1, 28, 28), 10)
+    d = model.dim
+    gen = torch.Generator().manual_seed(0)
+    x = torch.randn(k * per_client, 1, 28, 28, generator=gen)
+    y = torch.randint(0, 10, (k * per_client,), generator=gen)
+    sizes = torch.full((k,), per_client)
+    offsets = torch.arange(0, (k + 1) * per_client, per_client)
+    data = ClientData(x, y, torch.arange(k * per_client), offsets, sizes)
+    params = model.init(torch.Generator().manual_seed(1))
+
+    step = _timed(lambda: local_sgd(model, params, data, args.steps, batch, 0.005,
+                                    torch.Generator().manual_seed(2))) / args.steps
+    clip = clip_threshold(d)
+    plans = {}
+    for bf in ("zf", "zf_opt"):
+        plans[bf] = _timed(lambda bf=bf: plan_uplink(n, 0.9, m, rounds, clip, d, 2e-3,
+                                                     trial_generators(0, 0), beamformer=bf))
+    plan = plan_uplink(n, 0.9, m, rounds, clip, d, 2e-3, trial_generators(0, 0))
+    design = design_airfl_dp(plan.pi, eps_tilde=0.1, delta=1e-5, dim=d, clip=clip,
+                             sample_ratio=0.9, sigma2=1e-13, power_w=2e-3)
+    waterfill = _timed(lambda: design_airfl_dp(plan.pi, eps_tilde=0.1, delta=1e-5, dim=d,
+                                               clip=clip, sample_ratio=0.9, sigma2=1e-13,
+                                               power_w=2e-3))
+    updates = torch.randn(k, d, generator=gen)
+    aggregate = _timed(lambda: airfl_dp(updates, plan.round(0), design,
+                                        torch.Generator().manual_seed(3)), repeats=5)
+    test_x = torch.randn(10_000, 1, 28, 28, generator=gen)
+    test_y = torch.randint(0, 10, (10_000,), generator=gen)
+    evaluate = 2 * _timed(lambda: evaluate_many(model, params.unsqueeze(0), test_x, test_y))
+
+    per_round = {"local_training_epochs": 600 * step, "local_training_steps": 5 * step,
+                 "beamforming_zf": plans["zf"] / rounds, "beamforming_zf_opt":
+                 plans["zf_opt"] / rounds, "waterfill": waterfill / rounds,
+                 "aggregation": aggregate, "evaluation": evaluate}
+    out = {"dim": d, "clients": k, "step_all_clients_s": step, "per_round_s": per_round}
+    for mode in ("epochs", "steps"):
+        total = per_round[f"local_training_{mode}"] + per_round["beamforming_zf"] + \
+            per_round["waterfill"] + aggregate + evaluate
+        out[f"round_{mode}_s"] = total
+        out[f"run_{mode}_s"] = rounds * total
+        out[f"share_{mode}"] = {"local_training": per_round[f"local_training_{mode}"] / total,
+                                "beamforming_zf": per_round["beamforming_zf"] / total,
+                                "aggregation": aggregate / total, "evaluation": evaluate / total}
+    print(json.dumps(out, indent=2))
+    if args.json:
+        with open(args.json, "w") as handle:
+            json.dump(out, handle, indent=2)
+
+
+if __name__ == "__main__":
+    main()

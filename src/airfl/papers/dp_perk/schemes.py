@@ -1,0 +1,143 @@
+"""The four methods of DP as a perk (spec §6) as one pipeline Scheme, kind ``dp_perk``.
+
+Design (per trial, before training: offline, non-causal CSI, spec A8): draw the trial's uplink
+plan (distances, active sets I^(t), SIMO channels, (P1) combiners; :func:`.uplink.plan_uplink`
+from the trial's own generators, so every curve of an experiment sees the same draws: common
+random numbers) and, for AirFL-DP, the water-filled norms q_t* (Cor. IV.1 (49)); the stored
+design holds the active sets, pi_t, q_t, the budget A, the perk window (P_thr, P_full; Errata 1)
+and both methods' achieved (eps, delta) under the paper's conversion (23) and the optimal one.
+
+Rounds: only the K = r n active devices of I^(t) train (:meth:`participants`, the plan's sets);
+their uploads ``theta_i - theta = -eta Delta_i`` (core units) are divided by ``-eta`` into the
+paper's scaled differences Delta_i (4), aggregated by :mod:`.methods` (clip (6), over-the-air sum
+with the effective receiver noise of ||w^(t)|| = q_t (9)-(10), noise from the round's ``noise``
+stream, the same for every curve), and the estimate of (1/K) sum Delta_i goes back as
+``-eta x estimate``, so the core's server step ``theta + 1.0 x update`` is (10).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import torch
+
+from airfl.core.scheme import DesignContext, RoundState, Scheme, register_scheme
+
+from .design import AirflDesign, clip_threshold, design_airfl_dp
+from .methods import AGGREGATORS
+from .uplink import UplinkPlan, pathloss, plan_uplink, snr_wc_db, trial_generators
+
+METHODS = tuple(AGGREGATORS)
+OVER_THE_AIR = ("airfl_mimo", "airfl_dp")
+
+
+@register_scheme
+class DpPerkScheme(Scheme):
+    """Vanilla FL, FL w/ clipping, AirFL-MIMO or AirFL-DP (Sec. V-A) on the paper's uplink."""
+
+    kind = "dp_perk"
+    uses_future_channels = True           # the design reads the trial's channels (A8)
+
+    def __init__(self, name: str, *, method: str, lr: float, power_w: float, antennas: int,
+                 sample_ratio: float, clip_factor: float, sigma2_w: float, carrier_hz: float,
+                 radius_m: float, min_distance_m: float, distance_mode: str, zf_columns: str,
+                 beamformer: str, noise_model: str, dp_noise_convention: str, accountant: str,
+                 delta: float, eps_tilde: float | None = None, snr_wc_db: float | None = None,
+                 **unused: Any):
+        if method not in METHODS:
+            raise ValueError(f"curves.{name}.method: {method!r}; allowed: {', '.join(METHODS)}")
+        if method == "airfl_dp" and eps_tilde is None:
+            raise ValueError(f"curves.{name}: airfl_dp needs eps_tilde (the budget eps/sqrt(d))")
+        super().__init__(name, method=method, eps_tilde=eps_tilde, **unused)
+        self.method, self.lr, self.eps_tilde, self.delta = method, float(lr), eps_tilde, delta
+        self.radio = dict(power_w=float(power_w), antennas=int(antennas),
+                          sample_ratio=float(sample_ratio), clip_factor=float(clip_factor),
+                          sigma2_w=float(sigma2_w), carrier_hz=float(carrier_hz),
+                          radius_m=float(radius_m), min_distance_m=float(min_distance_m),
+                          distance_mode=distance_mode, zf_columns=zf_columns,
+                          beamformer=beamformer, noise_model=noise_model,
+                          dp_noise_convention=dp_noise_convention, accountant=accountant)
+        self._trials: dict[tuple, tuple[UplinkPlan, AirflDesign]] = {}
+
+    # -- design ---------------------------------------------------------------------------
+
+    def _plan(self, seed: int, experiment: str, trial: int, n_devices: int, rounds: int,
+              dim: int) -> tuple[UplinkPlan, AirflDesign]:
+        """The trial's plan and AirFL design (cached: the train job rebuilds what the design
+        job stored, bit for bit, and checks it)."""
+        key = (seed, experiment, trial, n_devices, rounds, dim)
+        if key not in self._trials:
+            r = self.radio
+            clip = clip_threshold(dim, r["clip_factor"])
+            plan = plan_uplink(n_devices, r["sample_ratio"], r["antennas"], rounds, clip, dim,
+                               r["power_w"], trial_generators(seed, trial, experiment),
+                               radius_m=r["radius_m"], min_distance_m=r["min_distance_m"],
+                               carrier_hz=r["carrier_hz"], distance_mode=r["distance_mode"],
+                               zf_columns=r["zf_columns"], beamformer=r["beamformer"])
+            design = design_airfl_dp(
+                plan.pi, eps_tilde=self.eps_tilde or 1.0, delta=self.delta, dim=dim, clip=clip,
+                sample_ratio=r["sample_ratio"], sigma2=r["sigma2_w"], power_w=r["power_w"],
+                noise_model=r["noise_model"], dp_noise_convention=r["dp_noise_convention"],
+                accountant=r["accountant"])
+            self._trials[key] = (plan, design)
+        return self._trials[key]
+
+    def _snr_db(self, power_w: float | None) -> float | None:
+        if power_w is None:
+            return None
+        edge = float(pathloss(self.radio["radius_m"], self.radio["carrier_hz"]))
+        return float(snr_wc_db(power_w, edge, self.radio["sigma2_w"]))
+
+    def design(self, context: DesignContext) -> dict[str, Any]:
+        plan, design = self._plan(context.seed, context.experiment, context.trial,
+                                  context.num_devices, context.rounds, context.dim)
+        out: dict[str, Any] = {
+            "plan": {"seed": context.seed, "experiment": context.experiment,
+                     "trial": context.trial, "n_devices": context.num_devices,
+                     "rounds": context.rounds, "dim": context.dim},
+            "method": self.method, "active": plan.active.tolist(), "beamformer": plan.beamformer,
+            "pi": list(design.pi), "snr_wc_db": self._snr_db(self.radio["power_w"]),
+            "device_distances_m": plan.distances.tolist()}
+        if self.method in OVER_THE_AIR:
+            full = design.to_dict()
+            q = full["q"] if self.method == "airfl_dp" else full["pi"]
+            report = full["privacy_dp" if self.method == "airfl_dp" else "privacy_mimo"]
+            out.update({"q": q, "privacy": report,
+                        "raised_fraction": sum(a > b for a, b in zip(q, full["pi"])) / len(q)})
+        if self.method == "airfl_dp":
+            out.update({
+                "budget_A": full["budget_A"], "binding": full["binding"],
+                "eps_tilde_target": self.eps_tilde,
+                "power_threshold_w": full["power_threshold_w"],
+                "power_full_w": full["power_full_w"],
+                "snr_threshold_db": self._snr_db(full["power_threshold_w"]),
+                "snr_full_db": self._snr_db(full["power_full_w"])})
+        return out
+
+    # -- rounds ---------------------------------------------------------------------------
+
+    def participants(self, state: RoundState, design: dict[str, Any]) -> torch.Tensor:
+        """I^(t): the plan's K active devices of this round (core rounds count from 1)."""
+        return torch.tensor(design["active"][state.round_index - 1], dtype=torch.long)
+
+    def aggregate(self, updates: torch.Tensor, state: RoundState, design: dict[str, Any]
+                  ) -> tuple[torch.Tensor, dict[str, Any]]:
+        key = design["plan"]
+        plan, airfl = self._plan(key["seed"], key["experiment"], key["trial"], key["n_devices"],
+                                 key["rounds"], key["dim"])
+        t = state.round_index - 1
+        if self.method in OVER_THE_AIR and not math.isclose(airfl.q[t] if self.method ==
+                                                            "airfl_dp" else airfl.pi[t],
+                                                            design["q"][t], rel_tol=1e-12):
+            raise ValueError(f"round {t}: the rebuilt allocation differs from the stored design "
+                             "(re-run the design stage)")
+        deltas = updates / (-self.lr)                                   # (4): Delta_i
+        update, record = AGGREGATORS[self.method](deltas, plan.round(t), airfl,
+                                                  state.streams("noise"))
+        record.pop("method", None)
+        record.pop("round_index", None)
+        if self.method == "airfl_dp":              # the perk window of its own budget
+            record["snr_threshold_db"] = design["snr_threshold_db"]
+            record["snr_full_db"] = design["snr_full_db"]
+        return update * (-self.lr), record                              # (10), server lr 1
