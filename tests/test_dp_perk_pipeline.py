@@ -193,3 +193,15 @@ def test_authors_numbers_do_not_apply_to_the_quick_model():
     paper = frame.assign(model="fedavg_cnn")
     assert dpx._authors({"vanilla": 0.895}, lambda f: {"vanilla": 0.8})(paper).holds is False
     assert dpx._authors({"vanilla": 0.81}, lambda f: {"vanilla": 0.8})(paper).holds is True
+
+
+def test_claims_table_escapes_pipes_and_counts_not_applicable_apart():
+    from airfl.stages.claims import markdown
+
+    results = [{"figure": "p/f", "claim": "a", "statement": "|x| small", "numbers": "||w||",
+                "holds": True},
+               {"figure": "p/f", "claim": "b", "statement": "s", "numbers": "n", "holds": None}]
+    text = markdown(results, {"profile": "quick", "seed": 0})
+    row = next(line for line in text.splitlines() if line.startswith("| p/f | a"))
+    assert row.count("|") - row.count("\\|") == 6              # five cells, unbroken
+    assert "| n/a |" in text and "1 of 1 claims hold (1 not applicable" in text

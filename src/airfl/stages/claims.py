@@ -41,9 +41,10 @@ def markdown(results: list[dict[str, Any]], params: dict[str, Any]) -> str:
              "finding, reported with our numbers; nothing is tuned to make it hold.", "",
              "| figure | claim | paper's statement | our numbers | holds |",
              "|---|---|---|---|---|"]
+    cell = lambda text: str(text).replace("|", "\\|")    # noqa: E731  (a literal | in a cell)
     for r in results:
-        lines.append(f"| {r['figure']} | {r['claim']} | {r['statement']} | {r['numbers']} | "
-                     f"{_verdict(r['holds'])} |")
+        lines.append(f"| {r['figure']} | {r['claim']} | {cell(r['statement'])} | "
+                     f"{cell(r['numbers'])} | {_verdict(r['holds'])} |")
     held, checked = _tally(results)
     lines += ["", f"{held} of {checked} claims hold"
               + (f" ({len(results) - checked} not applicable to this profile)."
