@@ -26,8 +26,9 @@ install: $(BIN)/airfl
 reproduce: install
 	$(BIN)/snakemake --cores $(CORES)
 
+# -n: one worker per core; the pipeline tests that share one built workspace stay together.
 test: install
-	$(BIN)/pytest -q
+	$(BIN)/pytest -q -n auto --dist loadgroup
 
 # After changing code or params: regenerate the quick profile from scratch and record it in
 # dvc.lock (committed), so that CI's `dvc status` check compares against current code.

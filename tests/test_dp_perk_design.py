@@ -121,6 +121,18 @@ def test_perk_threshold_of_eq_51_from_the_channels(plan):
     assert direct == pytest.approx(window[0], rel=1e-12)
 
 
+def test_no_dp_target_is_airfl_mimo(plan):
+    """eps_tilde=None (AirFL-MIMO, the benchmarks' plan): q = pi, no budget, no perk window;
+    its privacy is the MIMO report of the same norms."""
+    kw = dict(delta=DELTA, dim=DIM, clip=CLIP, sample_ratio=R, sigma2=SIGMA2, power_w=plan.power_w)
+    free = dz.design_airfl_dp(plan.pi, eps_tilde=None, **kw)
+    capped = dz.design_airfl_dp(plan.pi, eps_tilde=0.05, **kw)
+    assert free.q == free.pi == capped.pi and not free.binding
+    assert math.isinf(free.budget_A) and free.power_threshold_w is None is free.power_full_w
+    assert free.privacy_dp.to_dict() == free.privacy_mimo.to_dict() == capped.privacy_mimo.to_dict()
+    assert json.loads(json.dumps(free.to_dict()))["budget_A"] == "inf"
+
+
 @pytest.mark.parametrize("eps_tilde", [0.05, 0.3, 50.0])
 def test_design_meets_the_eps_target(plan, eps_tilde):
     design = dz.design_airfl_dp(plan.pi, eps_tilde=eps_tilde, delta=DELTA, dim=DIM, clip=CLIP,

@@ -77,6 +77,7 @@ def test_committed_dvc_yaml_is_generated_from_the_registry(repo_root, env):
     assert done.returncode == 0, done.stderr
 
 
+@pytest.mark.xdist_group("built_workspace")   # one build, shared (make test: -n)
 def test_snakemake_builds_every_stage_of_the_figure(built):
     for path in ["results/data/mnist.json", "results/partitions/baselines/accuracy_vs_rounds.npz",
                  "results/designs/baselines/accuracy_vs_rounds/ota_low_snr.json",
@@ -86,12 +87,14 @@ def test_snakemake_builds_every_stage_of_the_figure(built):
         assert (built / path).stat().st_size > 0, path
 
 
+@pytest.mark.xdist_group("built_workspace")   # one build, shared (make test: -n)
 def test_report_has_the_figure_with_its_caption(built, env):
     _run(["snakemake", "--report", "report.html", *TARGETS], built, env)
     html = (built / "report.html").read_text(errors="replace")
     assert "accuracy_vs_rounds" in html and "Profile" in html and "Wasserstein" in html
 
 
+@pytest.mark.xdist_group("built_workspace")   # one build, shared (make test: -n)
 def test_dvc_reruns_only_what_a_parameter_change_touches(built, env):
     _run(["dvc", "commit", "-f", "-q", "--with-deps", DVC_TARGET], built, env)
     assert "up to date" in _run(["dvc", "status", "--with-deps", DVC_TARGET], built, env).stdout

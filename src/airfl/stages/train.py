@@ -69,7 +69,8 @@ def run(params: dict[str, Any], experiment_id: str, curve: str, progress: bool =
     frame, records = run_trials(params, experiment, block, curve, curve_params, server_lr, designs,
                                 range(block["scale"]["trials"]), progress)
     write_csv(paths.run_table(experiment_id, curve), frame)
-    write_json(paths.run_records(experiment_id, curve), {"curve": curve, "trials": records})
+    write_json(paths.run_records(experiment_id, curve),     # what the privacy stage composes
+               {"curve": curve, "params": curve_params, "trials": records})
     write_json(paths.run_info(experiment_id, curve), {
         "provenance": provenance({"seed": params["seed"], "profile": params["profile"],
                                   "experiment": {k: v for k, v in block.items() if k != "curves"},

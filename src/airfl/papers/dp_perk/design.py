@@ -308,7 +308,8 @@ def allocate_finite_domain(pi: Any, A: float, B: float, solver: str = "closed_fo
 class AirflDesign:
     """AirFL-DP's design for one trial (Cor. IV.1 (49)), with the constants the aggregation needs.
 
-    ``q`` is AirFL-DP's allocation; AirFL-MIMO uses ``pi`` (no DP constraint). ``privacy_dp`` and
+    ``q`` is AirFL-DP's allocation (``pi`` itself where there is no DP target:
+    ``eps_tilde_target = inf``); AirFL-MIMO uses ``pi`` (no DP constraint). ``privacy_dp`` and
     ``privacy_mimo`` report the (eps, delta) each achieves (spec §3: logged for every method).
     """
 
@@ -343,7 +344,7 @@ class AirflDesign:
         return _jsonable(out)
 
 
-def design_airfl_dp(pi: Any, *, eps_tilde: float, delta: float, dim: int, clip: float,
+def design_airfl_dp(pi: Any, *, eps_tilde: float | None, delta: float, dim: int, clip: float,
                     sample_ratio: float, sigma2: float, power_w: float,
                     noise_model: str = "complex_real_part", dp_noise_convention: str = "paper",
                     domain_B: float = math.inf, accountant: str = "paper",
@@ -353,9 +354,12 @@ def design_airfl_dp(pi: Any, *, eps_tilde: float, delta: float, dim: int, clip: 
     Target ``eps = eps_tilde sqrt(d)`` (Sec. V-A), budget A of (34) with the accounted sigma^2
     (A3); D = inf (``domain_B = inf``) uses the water-filling ``solver`` (``waterfill``,
     ``bisection`` or ``cvxpy``), finite B the App. D allocation (closed form).
+    ``eps_tilde=None``: no DP target (AirFL-MIMO, and the plan of the benchmarks), so
+    q = pi, A = inf, no perk window, and ``privacy_dp`` is the privacy of q = pi.
     """
-    if not eps_tilde > 0 or not math.isfinite(eps_tilde):
-        raise ValueError(f"eps_tilde must be finite and > 0, got {eps_tilde!r}")
+    if eps_tilde is not None and (not eps_tilde > 0 or not math.isfinite(eps_tilde)):
+        raise ValueError(f"eps_tilde must be finite and > 0 (or None: no DP target), "
+                         f"got {eps_tilde!r}")
     if noise_model not in NOISE_MODELS:
         raise ValueError(f"noise_model must be one of {NOISE_MODELS}, got {noise_model!r}")
     if dp_noise_convention not in CONVENTIONS:
@@ -366,17 +370,23 @@ def design_airfl_dp(pi: Any, *, eps_tilde: float, delta: float, dim: int, clip: 
     if not power_w > 0:
         raise ValueError(f"power_w must be > 0, got {power_w!r}")
     p = _pi(pi)
-    eps = eps_tilde * math.sqrt(int(dim))
     s2 = accounting_sigma2(sigma2, noise_model, dp_noise_convention)
-    a = budget_A(eps, delta, sample_ratio, clip, s2)                  # (34)
     solvers = {"waterfill": waterfill, "bisection": waterfill_bisection, "cvxpy": waterfill_cvxpy}
-    if math.isinf(domain_B):
+    if eps_tilde is None:
+        eps = a = math.inf
+        q, level, used = p, None, "none (no DP target: q = pi)"
+        window: tuple[float | None, float | None] = (None, None)
+    elif math.isinf(domain_B):
+        eps = eps_tilde * math.sqrt(int(dim))
+        a = budget_A(eps, delta, sample_ratio, clip, s2)              # (34)
         if solver not in solvers:
             raise ValueError(f"solver must be one of {sorted(solvers)}, got {solver!r}")
         alloc = solvers[solver](p, a)
         q, level, used = np.asarray(alloc.q), alloc.water_level, alloc.solver
-        window: tuple[float | None, float | None] = perk_window(p, a, power_w, clip, dim)
+        window = perk_window(p, a, power_w, clip, dim)
     else:
+        eps = eps_tilde * math.sqrt(int(dim))
+        a = budget_A(eps, delta, sample_ratio, clip, s2)              # (34)
         fin = allocate_finite_domain(p, a, domain_B)
         q, level, used = np.asarray(fin.q), None, f"finite_domain/{fin.branch}"
         window = (None, None)
@@ -384,7 +394,8 @@ def design_airfl_dp(pi: Any, *, eps_tilde: float, delta: float, dim: int, clip: 
                                           domain_B, accountant)
     return AirflDesign(
         q=tuple(map(float, q)), pi=tuple(map(float, p)), budget_A=a,
-        binding=_spend(p, 0.0) > a, water_level=level, eps_tilde_target=eps_tilde,
+        binding=_spend(p, 0.0) > a, water_level=level,
+        eps_tilde_target=math.inf if eps_tilde is None else eps_tilde,
         eps_target=eps, delta=float(delta), dim=int(dim), clip=float(clip),
         sample_ratio=float(sample_ratio), sigma2=float(sigma2), power_w=float(power_w),
         noise_model=noise_model, dp_noise_convention=dp_noise_convention,

@@ -30,6 +30,7 @@ register_styles({"Vanilla FL": ("#000000", "o"), "FL w/ clipping": ("#7f7f7f", "
                  "AirFL-MIMO, optimised phases": ("#17becf", "v"),
                  "AirFL-DP, optimised phases": ("#ff7f0e", "P")})
 PAPER_MODEL = "fedavg_cnn"
+ACCURACY = "test_accuracy"
 
 
 # -- labels and curve selections --------------------------------------------------------------
@@ -61,13 +62,9 @@ def _fig6_curves(beamformer: str):
 
 # -- claim helpers --------------------------------------------------------------------------------
 
-def _finals(frame: pd.DataFrame, metric: str = "test_accuracy") -> dict[str, float]:
-    return final_values(frame, metric)
-
-
-def _dp_by_eps(frame: pd.DataFrame, metric: str = "test_accuracy") -> pd.Series:
+def _dp_by_eps(frame: pd.DataFrame, metric: str = ACCURACY) -> pd.Series:
     """Final metric of AirFL-DP per eps_tilde (mean over trials), sorted by eps_tilde."""
-    finals = _finals(frame, metric)
+    finals = final_values(frame, metric)
     eps = frame.dropna(subset=["param_eps_tilde"]).groupby("curve")["param_eps_tilde"].first()
     return pd.Series({float(eps[c]): v for c, v in finals.items() if c in eps}).sort_index()
 
@@ -96,7 +93,7 @@ def _is_paper_model(frame: pd.DataFrame) -> bool:
 
 def _tradeoff(frame: pd.DataFrame) -> ClaimResult:
     acc, loss = _dp_by_eps(frame), _dp_by_eps(frame, "train_loss")
-    acc10, loss10 = _last_mean(frame, "test_accuracy"), _last_mean(frame, "train_loss")
+    acc10, loss10 = _last_mean(frame, ACCURACY), _last_mean(frame, "train_loss")
     checks = [_monotone(acc, True, 0.01), _monotone(loss, False, 0.02),
               _monotone(acc10, True, 0.01), _monotone(loss10, False, 0.02)]
     return ClaimResult(all(ok for ok, _ in checks),
@@ -106,7 +103,7 @@ def _tradeoff(frame: pd.DataFrame) -> ClaimResult:
 
 def _gap_shrinks(frame: pd.DataFrame) -> ClaimResult:
     acc = _dp_by_eps(frame)
-    mimo = _finals(frame)["airfl_mimo"]
+    mimo = final_values(frame, ACCURACY)["airfl_mimo"]
     middle = acc.index[len(acc) // 2]
     above = acc.index[len(acc) // 2 + 1]
     gaps = {middle: 100 * (mimo - acc[middle]), above: 100 * (mimo - acc[above])}
@@ -116,14 +113,14 @@ def _gap_shrinks(frame: pd.DataFrame) -> ClaimResult:
 
 
 def _mimo_like_clip(frame: pd.DataFrame) -> ClaimResult:
-    acc = _finals(frame)
+    acc = final_values(frame, ACCURACY)
     diff = 100 * abs(acc["airfl_mimo"] - acc["fl_clip"])
     return ClaimResult(diff <= 1.0, f"|AirFL-MIMO - FL w/ clipping| = {diff:.3g} pp "
                        f"({100 * acc['airfl_mimo']:.4g} vs {100 * acc['fl_clip']:.4g} %)")
 
 
 def _ordering(frame: pd.DataFrame) -> ClaimResult:
-    acc = _finals(frame)
+    acc = final_values(frame, ACCURACY)
     dp = _dp_by_eps(frame)
     chain = [acc["vanilla"], acc["fl_clip"], acc["airfl_mimo"], float(dp.max())]
     ok = all(a >= b - 0.005 for a, b in zip(chain, chain[1:]))
@@ -135,7 +132,7 @@ def _ends(min_gap: float):
     """Largest eps_tilde within 3 pp of AirFL-MIMO, smallest at least `min_gap` pp below it
     (spec 10.3 check 2 with Errata 2)."""
     def evaluate(frame: pd.DataFrame) -> ClaimResult:
-        acc, mimo = _dp_by_eps(frame), _finals(frame)["airfl_mimo"]
+        acc, mimo = _dp_by_eps(frame), final_values(frame, ACCURACY)["airfl_mimo"]
         low, high = 100 * (mimo - acc.iloc[0]), 100 * (mimo - acc.iloc[-1])
         return ClaimResult(high <= 3.0 and low >= min_gap,
                            f"MIMO - DP: {low:.3g} pp at ε̃ = {acc.index[0]:g} (>= {min_gap:g}), "
@@ -156,7 +153,7 @@ def _authors(reference: dict[str, float], pick: Callable[[pd.DataFrame], dict[st
 
 
 def _fig3_reference(frame: pd.DataFrame) -> dict[str, float]:
-    acc = _finals(frame)
+    acc = final_values(frame, ACCURACY)
     dp = _dp_by_eps(frame)
     return {"vanilla": acc.get("vanilla", math.nan), "fl_clip": acc.get("fl_clip", math.nan),
             "airfl_mimo": acc.get("airfl_mimo", math.nan),
@@ -179,7 +176,8 @@ def _below_iid(frame: pd.DataFrame) -> ClaimResult:
     iid, non = parts["fig3a"], parts["fig4a"]
     dp_iid, dp_non = _dp_by_eps(iid), _dp_by_eps(non)
     middle = dp_non.index[len(dp_non) // 2]
-    pairs = {"Vanilla FL": (_finals(iid)["vanilla"], _finals(non)["vanilla"]),
+    pairs = {"Vanilla FL": (final_values(iid, ACCURACY)["vanilla"],
+                           final_values(non, ACCURACY)["vanilla"]),
              f"AirFL-DP ε̃ = {middle:g}": (dp_iid[middle], dp_non[middle])}
     return ClaimResult(all(n < i for i, n in pairs.values()),
                        "; ".join(f"{k}: non-iid {100 * n:.4g} vs iid {100 * i:.4g} %"
@@ -188,7 +186,7 @@ def _below_iid(frame: pd.DataFrame) -> ClaimResult:
 
 # -- Fig. 6 ---------------------------------------------------------------------------------------
 
-METRICS = ("test_accuracy", "test_loss", "train_loss")
+METRICS = (ACCURACY, "test_loss", "train_loss")
 
 
 def _fig6_rows(frame: pd.DataFrame) -> pd.DataFrame:
@@ -238,8 +236,8 @@ def _dp_below_mimo_above(frame: pd.DataFrame) -> ClaimResult:
     above = dp[dp.index.get_level_values(1) > dp["snr_threshold_db"]]
     snrs = [s for s, rows in above.groupby(level=1) if len(rows) == dp.index.get_level_values(0)
             .nunique()]
-    diffs = {s: 100 * (dp.xs(s, level=1)["test_accuracy"].mean()
-                       - mimo.xs(s, level=1)["test_accuracy"].mean()) for s in snrs}
+    diffs = {s: 100 * (dp.xs(s, level=1)[ACCURACY].mean()
+                       - mimo.xs(s, level=1)[ACCURACY].mean()) for s in snrs}
     return ClaimResult(len(diffs) > 0 and all(d <= 0.5 for d in diffs.values()),
                        "DP - MIMO (pp) at SNR_wc (dB): "
                        + ", ".join(f"{s:.1f}: {d:.3g}" for s, d in diffs.items()))
@@ -248,7 +246,7 @@ def _dp_below_mimo_above(frame: pd.DataFrame) -> ClaimResult:
 def _mimo_rises(frame: pd.DataFrame) -> ClaimResult:
     """AirFL-MIMO's final accuracy keeps increasing with SNR (one inversion <= 1 pp allowed)."""
     _, mimo = _split(_fig6_rows(frame))
-    curve = mimo.groupby(level=1)["test_accuracy"].mean().sort_index()
+    curve = mimo.groupby(level=1)[ACCURACY].mean().sort_index()
     ok, n = _monotone(curve, True, 0.01)
     return ClaimResult(ok, f"AirFL-MIMO (%) vs SNR_wc: {_fmt(curve)}; inversions {n}")
 
@@ -263,7 +261,7 @@ def _fig6_reference(frame: pd.DataFrame) -> dict[str, float]:
     for power, (dp_ref, mimo_ref) in FIG6_AUTHORS.items():
         at = rows[np.isclose(rows["param_power_w"], power, rtol=1e-9, atol=0.0)]
         for method, ref in (("AirFL-DP", dp_ref), ("AirFL-MIMO", mimo_ref)):
-            out[f"{method} {power:g} W"] = float(at[at["method"] == method]["test_accuracy"]
+            out[f"{method} {power:g} W"] = float(at[at["method"] == method][ACCURACY]
                                                  .mean())
     return out
 
@@ -291,7 +289,7 @@ def _fig6_claims(panel: str, authors: bool) -> tuple[Claim, ...]:
 # -- experiments ------------------------------------------------------------------------------
 
 ROUNDS = dict(x="round", xlabel="Communication round t")
-ACC = dict(y="test_accuracy", ylabel="Test accuracy")
+ACC = dict(y=ACCURACY, ylabel="Test accuracy")
 LOSS = dict(y="train_loss", ylabel="Training loss (cross-entropy)")
 
 

@@ -26,7 +26,7 @@ from airfl.core.scheme import DesignContext, RoundState, Scheme, register_scheme
 
 from .design import AirflDesign, clip_threshold, design_airfl_dp
 from .methods import AGGREGATORS
-from .uplink import UplinkPlan, pathloss, plan_uplink, snr_wc_db, trial_generators
+from .uplink import UplinkPlan, edge_snr_db, plan_uplink, trial_generators
 
 METHODS = tuple(AGGREGATORS)
 OVER_THE_AIR = ("airfl_mimo", "airfl_dp")
@@ -76,7 +76,7 @@ class DpPerkScheme(Scheme):
                                carrier_hz=r["carrier_hz"], distance_mode=r["distance_mode"],
                                zf_columns=r["zf_columns"], beamformer=r["beamformer"])
             design = design_airfl_dp(
-                plan.pi, eps_tilde=self.eps_tilde or 1.0, delta=self.delta, dim=dim, clip=clip,
+                plan.pi, eps_tilde=self.eps_tilde, delta=self.delta, dim=dim, clip=clip,
                 sample_ratio=r["sample_ratio"], sigma2=r["sigma2_w"], power_w=r["power_w"],
                 noise_model=r["noise_model"], dp_noise_convention=r["dp_noise_convention"],
                 accountant=r["accountant"])
@@ -84,10 +84,9 @@ class DpPerkScheme(Scheme):
         return self._trials[key]
 
     def _snr_db(self, power_w: float | None) -> float | None:
-        if power_w is None:
-            return None
-        edge = float(pathloss(self.radio["radius_m"], self.radio["carrier_hz"]))
-        return float(snr_wc_db(power_w, edge, self.radio["sigma2_w"]))
+        r = self.radio
+        return None if power_w is None else edge_snr_db(power_w, r["radius_m"], r["carrier_hz"],
+                                                        r["sigma2_w"])
 
     def design(self, context: DesignContext) -> dict[str, Any]:
         plan, design = self._plan(context.seed, context.experiment, context.trial,
@@ -101,7 +100,7 @@ class DpPerkScheme(Scheme):
             "device_distances_m": plan.distances.tolist()}
         if self.method in OVER_THE_AIR:
             full = design.to_dict()
-            q = full["q"] if self.method == "airfl_dp" else full["pi"]
+            q = full["q"]                   # AirFL-MIMO: no DP target, so q = pi (P1)
             report = full["privacy_dp" if self.method == "airfl_dp" else "privacy_mimo"]
             out.update({"q": q, "privacy": report,
                         "raised_fraction": sum(a > b for a, b in zip(q, full["pi"])) / len(q)})
@@ -127,9 +126,8 @@ class DpPerkScheme(Scheme):
         plan, airfl = self._plan(key["seed"], key["experiment"], key["trial"], key["n_devices"],
                                  key["rounds"], key["dim"])
         t = state.round_index - 1
-        if self.method in OVER_THE_AIR and not math.isclose(airfl.q[t] if self.method ==
-                                                            "airfl_dp" else airfl.pi[t],
-                                                            design["q"][t], rel_tol=1e-12):
+        if self.method in OVER_THE_AIR and not math.isclose(airfl.q[t], design["q"][t],
+                                                            rel_tol=1e-12):
             raise ValueError(f"round {t}: the rebuilt allocation differs from the stored design "
                              "(re-run the design stage)")
         deltas = updates / (-self.lr)                                   # (4): Delta_i

@@ -48,10 +48,11 @@ def settings(params: dict[str, Any]) -> dict[str, Any]:
 
 
 def _snr_db(power_w: float, analytic: dict[str, Any]) -> float:
-    from .uplink import pathloss, snr_wc_db
+    """The curve's x on Fig. 6 (rounded: it is a curve parameter, compared across runs)."""
+    from .uplink import edge_snr_db
 
-    edge = float(pathloss(analytic["radius_m"], analytic["carrier_hz"]))
-    return round(float(snr_wc_db(power_w, edge, analytic["sigma2_w"])), 6)
+    return round(edge_snr_db(power_w, analytic["radius_m"], analytic["carrier_hz"],
+                             analytic["sigma2_w"]), 6)
 
 
 def _curves(params: dict[str, Any], pick: dict[str, Any], split: str) -> dict[str, dict]:

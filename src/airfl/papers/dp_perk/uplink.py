@@ -43,9 +43,9 @@ from .privacy import NOISE_MODELS
 
 __all__ = [
     "DISTANCE_MODES", "PLAN_STREAMS", "ZF_COLUMNS", "RoundChannel", "UplinkPlan", "active_count",
-    "device_distances", "effective_noise", "gather_active", "effective_noise_variance", "pathloss",
-    "physical_aggregate", "plan_uplink", "sample_active_sets", "snr_wc_db", "transmit_power",
-    "transmit_scalars", "trial_generators",
+    "device_distances", "edge_snr_db", "effective_noise", "gather_active",
+    "effective_noise_variance", "pathloss", "physical_aggregate", "plan_uplink",
+    "sample_active_sets", "snr_wc_db", "transmit_power", "transmit_scalars", "trial_generators",
 ]
 
 DISTANCE_MODES = ("per_device", "shared", "edge")
@@ -94,6 +94,12 @@ def pathloss(distances, carrier_hz: float = 2.4e9) -> torch.Tensor:
 def snr_wc_db(power_w, pathloss_min: float, sigma2: float) -> torch.Tensor:
     """Worst-case SNR ``10 log10(P Lambda_min / sigma^2)`` in dB (Fig. 6 x-axis)."""
     return linear_to_db(torch.as_tensor(power_w, dtype=torch.float64) * pathloss_min / sigma2)
+
+
+def edge_snr_db(power_w: float, radius_m: float, carrier_hz: float, sigma2: float) -> float:
+    """SNR_wc of a power for a device at the cell edge r = R (Sec. V-A; Fig. 6's x-axis, the
+    unit in which the curves and the perk window are reported)."""
+    return float(snr_wc_db(power_w, float(pathloss(radius_m, carrier_hz)), sigma2))
 
 
 def sample_active_sets(n_devices: int, k: int, rounds: int, generator: torch.Generator
