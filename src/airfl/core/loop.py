@@ -155,7 +155,6 @@ def run_trial(setup: TrialSetup, scheme: Scheme, design: dict[str, Any], progres
         power = draw_channel_power(setup.statistics.path_gain, streams)
         state = RoundState(t, power, setup.data.sizes, setup.statistics, streams)
         participants = scheme.participants(state, design)       # None: every device trains
-        state.extras["participants"] = participants
         updates = client_updates(setup, params, streams, participants)
         server_update, record = scheme.aggregate(updates, state, design)
         params = server_step(setup, params, server_update)
