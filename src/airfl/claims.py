@@ -1,10 +1,16 @@
-"""Helpers for claims: final values and time-to-reach ratios, computed on stored figure data."""
+"""Helpers for claims: final values, time-to-reach ratios and paired orderings, computed on stored
+figure data."""
 
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
+from typing import Iterable, Sequence
 
+import numpy as np
 import pandas as pd
+
+from airfl.experiments import ClaimResult
 
 
 def final_values(frame: pd.DataFrame, metric: str) -> dict[str, float]:
@@ -13,6 +19,123 @@ def final_values(frame: pd.DataFrame, metric: str) -> dict[str, float]:
     key = "round" if "round" in rows else "time_s"
     last = rows[rows[key] == rows.groupby(["curve", "trial"])[key].transform("max")]
     return last.groupby("curve", sort=False)[metric].mean().to_dict()
+
+
+def final_by_trial(frame: pd.DataFrame, metric: str) -> pd.DataFrame:
+    """Each curve's `metric` at its last evaluated round (or grid time), one row per trial and one
+    column per curve: the per-trial values a paired comparison needs."""
+    rows = frame.dropna(subset=[metric])
+    key = "round" if "round" in rows else "time_s"
+    last = rows[rows[key] == rows.groupby(["curve", "trial"])[key].transform("max")]
+    return last.pivot_table(index="trial", columns="curve", values=metric, aggfunc="mean",
+                            sort=False)
+
+
+@dataclass(frozen=True)
+class PairedDifference:
+    """The claimed-better curve minus the other, paired by trial, signed so that a positive value
+    is the claimed direction. Trials share channel, data and noise draws (common random numbers),
+    so the per-trial difference removes what the two curves have in common and a paired test is
+    far more powerful than comparing two means with their own spreads."""
+
+    better: str
+    worse: str
+    mean: float                       # mean over trials of the signed difference
+    half_width: float                 # of the two-sided confidence interval of the mean
+    trials: int
+    level: float
+
+    @property
+    def verdict(self) -> str:
+        """'yes' when the whole interval is on the claimed side, 'no' when it is on the other,
+        'tie' when it holds 0 (the difference is inside the spread over trials). With one trial
+        there is no spread: only an exactly zero difference is a tie."""
+        if self.mean == 0.0:
+            return "tie"
+        if self.mean - self.half_width > 0:
+            return "yes"
+        return "no" if self.mean + self.half_width < 0 else "tie"
+
+    def describe(self, scale: float = 1.0, unit: str = "") -> str:
+        spread = (f" ± {scale * self.half_width:.3g}" if self.trials > 1 else " (1 trial)")
+        return (f"{self.better} − {self.worse} = {scale * self.mean:+.3g}{spread}{unit} "
+                f"[{self.verdict}]")
+
+
+def paired_difference(values: pd.DataFrame, better: str, worse: str,
+                      higher_is_better: bool = True, level: float = 0.95) -> PairedDifference:
+    """Paired t interval of the per-trial difference `better - worse` (sign flipped when lower
+    is better); `values` has one row per trial and one column per curve (`final_by_trial`).
+    Only trials where both curves have a value are paired."""
+    from scipy.stats import t as student
+
+    pair = values[[better, worse]].dropna()
+    diff = (pair[better] - pair[worse]).to_numpy(dtype=float)
+    if not higher_is_better:
+        diff = -diff
+    n = len(diff)
+    if n == 0:
+        raise ValueError(f"no trial has both {better!r} and {worse!r}")
+    half = 0.0
+    if n > 1:
+        half = float(student.ppf(0.5 + level / 2, n - 1) * diff.std(ddof=1) / math.sqrt(n))
+    return PairedDifference(better, worse, float(np.mean(diff)), half, n, level)
+
+
+def combine_orderings(pairs: Sequence[PairedDifference], scale: float = 1.0, unit: str = "",
+                      note: str = "") -> ClaimResult:
+    """One ordering claim from its pairwise parts: no when any part is significantly reversed,
+    yes when every part is significantly in the claimed direction, a tie otherwise."""
+    verdicts = {p.verdict for p in pairs}
+    level = pairs[0].level
+    numbers = "; ".join(p.describe(scale, unit) for p in pairs) + \
+        f" ({100 * level:g} % paired t interval over trials)" + (f"; {note}" if note else "")
+    if "no" in verdicts:
+        return ClaimResult(False, numbers)
+    if verdicts == {"yes"}:
+        return ClaimResult(True, numbers)
+    return ClaimResult(None, numbers, tie=True)
+
+
+def paired_order(values: pd.DataFrame, pairs: Iterable[tuple[str, str]],
+                 higher_is_better: bool = True, scale: float = 1.0, unit: str = "",
+                 note: str = "") -> ClaimResult:
+    """The claim 'each first curve beats its second', every pair tested across trials."""
+    return combine_orderings([paired_difference(values, a, b, higher_is_better)
+                              for a, b in pairs], scale, unit, note)
+
+
+def paired_trend(values: pd.DataFrame, curves: Sequence[str], higher_is_better: bool = True,
+                 scale: float = 1.0, unit: str = "", note: str = "") -> ClaimResult:
+    """A monotone trend along `curves` (e.g. accuracy rising with the privacy budget), 'up to
+    trial noise': no when any neighbouring pair is significantly reversed, yes when no pair is
+    and the two ends differ significantly in the claimed direction, a tie otherwise."""
+    steps = [paired_difference(values, b, a, higher_is_better) for a, b in chain(curves)]
+    ends = paired_difference(values, curves[-1], curves[0], higher_is_better)
+    numbers = (f"ends: {ends.describe(scale, unit)}; reversed steps: "
+               + (", ".join(p.describe(scale, unit) for p in steps if p.verdict == "no")
+                  or "none")
+               + f" ({100 * ends.level:g} % paired t intervals over trials)"
+               + (f"; {note}" if note else ""))
+    if any(p.verdict == "no" for p in steps) or ends.verdict == "no":
+        return ClaimResult(False, numbers)
+    return ClaimResult(True, numbers) if ends.verdict == "yes" else \
+        ClaimResult(None, numbers, tie=True)
+
+
+def all_of(results: Sequence[ClaimResult]) -> ClaimResult:
+    """A claim made of several checks: no when any is no, yes when all are yes, else a tie."""
+    numbers = " | ".join(r.numbers for r in results)
+    if any(r.holds is False for r in results):
+        return ClaimResult(False, numbers)
+    if all(r.holds for r in results):
+        return ClaimResult(True, numbers)
+    return ClaimResult(None, numbers, tie=True)
+
+
+def chain(curves: Sequence[str]) -> list[tuple[str, str]]:
+    """The pairs of an ordering chain a > b > c: (a, b), (b, c)."""
+    return list(zip(curves, curves[1:]))
 
 
 def mean_curve(frame: pd.DataFrame, curve: str, metric: str) -> pd.Series:

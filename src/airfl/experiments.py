@@ -16,8 +16,17 @@ from airfl.config import experiment_params, get_dotted
 
 @dataclass(frozen=True)
 class ClaimResult:
-    holds: bool | None                # None: does not apply to this run (reported as n/a)
+    holds: bool | None                # None: does not apply to this run (n/a) or a tie
     numbers: str                      # our numbers, human-readable
+    tie: bool = False                 # an ordering inside the spread over trials (neither yes
+    # nor no; `airfl.claims.paired_order`): holds is None then
+
+    @property
+    def verdict(self) -> str:
+        """'yes', 'no', 'tie' or 'n/a', as CLAIMS.md prints it."""
+        if self.tie:
+            return "tie"
+        return "n/a" if self.holds is None else "yes" if self.holds else "no"
 
 
 @dataclass(frozen=True)

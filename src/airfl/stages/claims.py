@@ -23,7 +23,8 @@ def evaluate_all(params: dict[str, Any]) -> list[dict[str, Any]]:
             result = claim.evaluate(pd.concat(frames, ignore_index=True))
             results.append({"figure": figure, "claim": claim.name,
                             "statement": claim.statement, "numbers": result.numbers,
-                            "holds": None if result.holds is None else bool(result.holds)})
+                            "holds": None if result.holds is None else bool(result.holds),
+                            "verdict": result.verdict})
     for figure in all_analytic():
         if figure.check is None:
             continue
@@ -31,41 +32,46 @@ def evaluate_all(params: dict[str, Any]) -> list[dict[str, Any]]:
 
         for claim_id, statement, numbers, holds in figure.check(load_frame(figure)):
             results.append({"figure": figure.id, "claim": claim_id, "statement": statement,
-                            "numbers": numbers, "holds": bool(holds)})
+                            "numbers": numbers, "holds": bool(holds),
+                            "verdict": "yes" if holds else "no"})
     return results
 
 
 def markdown(results: list[dict[str, Any]], params: dict[str, Any]) -> str:
     lines = ["# Claims checked on the stored figure data", "",
              f"Profile `{params['profile']}`, seed {params['seed']}. A claim that does not hold is a "
-             "finding, reported with our numbers; nothing is tuned to make it hold.", "",
+             "finding, reported with our numbers; nothing is tuned to make it hold. An ordering "
+             "claim is tested across trials, paired by trial (common random numbers): yes or no "
+             "when the 95 % paired t interval of the difference excludes 0, tie when it holds "
+             "0.", "",
              "| figure | claim | paper's statement | our numbers | holds |",
              "|---|---|---|---|---|"]
     cell = lambda text: str(text).replace("|", "\\|")    # noqa: E731  (a literal | in a cell)
     for r in results:
         lines.append(f"| {r['figure']} | {r['claim']} | {cell(r['statement'])} | "
-                     f"{cell(r['numbers'])} | {_verdict(r['holds'])} |")
-    held, checked = _tally(results)
-    lines += ["", f"{held} of {checked} claims hold"
-              + (f" ({len(results) - checked} not applicable to this profile)."
-                 if checked < len(results) else "."), ""]
+                     f"{cell(r['numbers'])} | {_shown(r['verdict'])} |")
+    tally = _tally(results)
+    lines += ["", f"{tally['held']} of {tally['checked']} claims hold"
+              + "".join(f", {tally[k]} {k}" for k in ("ties", "n/a") if tally[k]) + ".", ""]
     return "\n".join(lines)
 
 
-def _verdict(holds: bool | None) -> str:
-    return "n/a" if holds is None else "yes" if holds else "**no**"
+def _shown(verdict: str) -> str:
+    return "**no**" if verdict == "no" else verdict
 
 
-def _tally(results: list[dict[str, Any]]) -> tuple[int, int]:
-    """(claims that hold, claims checked); a claim with holds None does not apply (e.g. the
-    authors' paper-scale numbers checked on a quick run)."""
-    checked = [r for r in results if r["holds"] is not None]
-    return sum(r["holds"] for r in checked), len(checked)
+def _tally(results: list[dict[str, Any]]) -> dict[str, int]:
+    """Claims that hold, claims checked (yes or no), ties (an ordering inside the spread over
+    trials) and n/a (does not apply, e.g. the authors' paper-scale numbers on a quick run)."""
+    verdicts = [r["verdict"] for r in results]
+    return {"held": verdicts.count("yes"), "checked": verdicts.count("yes") + verdicts.count("no"),
+            "ties": verdicts.count("tie"), "n/a": verdicts.count("n/a")}
 
 
 def run(params: dict[str, Any]) -> None:
     results = evaluate_all(params)
-    held, checked = _tally(results)
+    tally = _tally(results)
     write_text(paths.claims_markdown(), markdown(results, params))
-    write_json(paths.claims_metrics(), {"claims": results, "held": held, "checked": checked,
+    write_json(paths.claims_metrics(), {"claims": results, "held": tally["held"],
+                                        "checked": tally["checked"], "ties": tally["ties"],
                                         "total": len(results)})
