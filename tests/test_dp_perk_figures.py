@@ -97,3 +97,38 @@ def test_quick_profile_claims():
 def test_unknown_claim_part():
     with pytest.raises(ValueError, match="parts"):
         af.claims(af.DEFAULTS, parts=("fig9",))
+
+
+def test_leading_digit_interval_reads_one_significant_figure():
+    assert af.leading_digit_interval(3e5) == (3e5, 4e5)
+    assert af.leading_digit_interval(7e5) == (7e5, 8e5)
+    assert af.leading_digit_interval(0.02) == pytest.approx((0.02, 0.03))
+
+
+def _mimo_frame(ratio_to_A, trials=3):
+    """A ZF threshold frame whose trials have sum 1/pi^2 = ratio x A (eps~ = 0.1)."""
+    import pandas as pd
+
+    k = af._constants(af.DEFAULTS)
+    return pd.DataFrame({"trial": range(trials), "budget_A": k["A"],
+                         "sum_inv_pi2": np.full(trials, ratio_to_A * k["A"])})
+
+
+def test_mimo_window_checks_each_conversion_against_its_own_end():
+    """Spec §4.5: sum 1/pi^2 ~ 1e7 A, implied eps~ ~ 3e5 (optimal) .. 7e5 (paper (23))."""
+    from airfl.papers.dp_perk.privacy import eps_optimal, eps_paper, rdp_budget
+
+    d, delta = af.DEFAULTS["dim"], af.DEFAULTS["delta"]
+    K = 1e7 * rdp_budget(0.1 * math.sqrt(d), delta)          # the spec's premise, exactly 1e7 A
+    assert eps_optimal(K, delta)[0] / math.sqrt(d) == pytest.approx(3.84e5, rel=1e-3)
+    assert eps_paper(K, delta) / math.sqrt(d) == pytest.approx(7.68e5, rel=1e-3)
+    claim = af._mimo_no_privacy(_mimo_frame(1e7), af.DEFAULTS)
+    assert claim[0] == "perk.mimo_no_privacy" and claim[3], claim     # its own premise holds
+    # ~0.937e7 A (our 10 trials): optimal 3.60e5, paper 7.20e5 - each at its own end; the old
+    # single-conversion test (paper mean in [3e5, 7e5]) called this a "no"
+    assert af._mimo_no_privacy(_mimo_frame(0.937e7), af.DEFAULTS)[3]
+    # paper 6.6e5 is in [3e5, 7e5] but below its own end 7e5 (optimal 3.3e5 still at 3e5)
+    low = af._mimo_no_privacy(_mimo_frame(0.86e7), af.DEFAULTS)
+    assert not low[3] and "paper conversion 6.6" in low[2], low
+    # optimal 4.2e5 has left its end while the paper conversion (8.4e5) has left its own too
+    assert not af._mimo_no_privacy(_mimo_frame(1.1e7), af.DEFAULTS)[3]

@@ -51,6 +51,7 @@ __all__ = [
     "load_dataset",
     "load_labels",
     "md5sum",
+    "standardize_channels",
     "to_float_tensor",
 ]
 
@@ -633,11 +634,13 @@ def load_labels(name: str, root: str | os.PathLike, split: str, verify_md5: bool
     return _load_cifar(spec, root, split, labels_only=True)[1]
 
 
-def to_float_tensor(x: np.ndarray, name: str, normalize: bool = False) -> "torch.Tensor":
+def to_float_tensor(x: np.ndarray, name: str, normalize: bool = False,
+                    mean: Any = None, std: Any = None) -> "torch.Tensor":
     """Convert uint8 images from :func:`load_dataset` to a float32 tensor ``[n, C, H, W]``.
 
-    Pixels are scaled to [0, 1]; with ``normalize=True`` each channel is then standardised with
-    the dataset's canonical mean/std (:func:`dataset_info`), as ``transforms.Normalize`` would.
+    Pixels are scaled to [0, 1]. With ``mean``/``std`` (one value per channel) each channel is
+    then mapped to ``(x/255 - mean)/std``; ``normalize=True`` uses the dataset's canonical
+    mean/std (:func:`dataset_info`), as ``transforms.Normalize`` would. Neither: ``x/255``.
     """
     import torch
 
@@ -650,8 +653,27 @@ def to_float_tensor(x: np.ndarray, name: str, normalize: bool = False) -> "torch
         raise ValueError(f"{info.name} images must have shape [n, {dims}], got {list(arr.shape)}")
     t = torch.from_numpy(np.ascontiguousarray(arr)).to(torch.float32).div_(255.0)
     t = t.unsqueeze(1) if info.channels == 1 else t.permute(0, 3, 1, 2).contiguous()
-    if normalize:
-        mean = torch.tensor(info.mean, dtype=torch.float32).view(1, -1, 1, 1)
-        std = torch.tensor(info.std, dtype=torch.float32).view(1, -1, 1, 1)
-        t = (t - mean) / std
+    if normalize and mean is None:
+        mean, std = info.mean, info.std
+    if mean is not None:
+        t = standardize_channels(t, mean, std, info)
     return t
+
+
+def standardize_channels(t: "torch.Tensor", mean: Any, std: Any, info: DatasetInfo
+                         ) -> "torch.Tensor":
+    """``(t - mean) / std`` per channel of an ``[n, C, H, W]`` tensor (``transforms.Normalize``).
+
+    ``mean`` and ``std`` hold one value per channel of ``info``; a wrong count stops with a
+    message naming the dataset and its channels."""
+    import torch
+
+    mean, std = list(mean), list(std)
+    if len(mean) != info.channels or len(std) != info.channels:
+        raise ValueError(f"input normalisation needs one mean and one std per channel: {info.name} "
+                         f"has {info.channels} channel(s), got mean {mean} and std {std}")
+    if min(std) <= 0:
+        raise ValueError(f"input normalisation std must be > 0, got {std}")
+    m = torch.tensor(mean, dtype=torch.float32).view(1, -1, 1, 1)
+    s = torch.tensor(std, dtype=torch.float32).view(1, -1, 1, 1)
+    return (t - m) / s

@@ -4,6 +4,9 @@ Partition: one per experiment (seeded by (seed, experiment, 'partition')), so tr
 placement, fading, noise, initialisation and mini-batches, as in papers that fix a dataset split.
 Placement: one per trial (seeded by (seed, experiment, trial, 'placement')), unless
 `placement: quantile` (deterministic equal-area radii, Biased FL spec 2.3).
+Inputs: pixels x/255, or (x/255 - mean)/std per channel when the experiment block sets
+`input_normalization: {mean, std}` (DP as a perk, spec 7: the authors' (x/255 - 0.5)/0.5); the
+same map for the devices' data, the training-loss subset and the test set.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ import torch
 from airfl import paths
 from airfl.channel.geometry import quantile_radii, uniform_disc
 from airfl.channel.pathloss import dbm_to_watt, free_space_db, gain_from_db, log_distance_db
+from airfl.config import ConfigError
 from airfl.core.engine import ClientData
 from airfl.core.scheme import ChannelStatistics
 from airfl.data import dataset_info, load_dataset, to_float_tensor
@@ -75,6 +79,18 @@ def load_partition(experiment_id: str) -> Partition:
     return Partition.from_npz(paths.partition(experiment_id))
 
 
+def input_tensor(x: np.ndarray, block: dict[str, Any]) -> torch.Tensor:
+    """uint8 images as the model's input: x/255, standardised per channel when the block has
+    `input_normalization: {mean, std}` (absent or null: x/255, every experiment before it)."""
+    norm = block.get("input_normalization")
+    if norm is None:
+        return to_float_tensor(x, block["dataset"])
+    try:
+        return to_float_tensor(x, block["dataset"], mean=norm["mean"], std=norm["std"])
+    except ValueError as error:
+        raise ConfigError(f"input_normalization: {error}") from error
+
+
 def client_data(params: dict[str, Any], block: dict[str, Any], partition: Partition,
                 device: torch.device) -> ClientData:
     """All devices' training data as one tensor plus CSR offsets into it.
@@ -87,7 +103,7 @@ def client_data(params: dict[str, Any], block: dict[str, Any], partition: Partit
     offsets[1:] = torch.cumsum(sizes, 0)
     held, index = np.unique(np.concatenate(partition.indices), return_inverse=True)
     index = torch.from_numpy(index.reshape(-1).astype(np.int64))
-    return ClientData(to_float_tensor(x[held], block["dataset"]).to(device),
+    return ClientData(input_tensor(x[held], block).to(device),
                       torch.from_numpy(y[held]).to(device), index.to(device), offsets.to(device),
                       sizes.to(device))
 
@@ -97,7 +113,7 @@ def test_data(params: dict[str, Any], block: dict[str, Any], device: torch.devic
     limit = block["scale"]["test_subset"]
     if limit is not None:
         x, y = x[:limit], y[:limit]
-    return to_float_tensor(x, block["dataset"]).to(device), torch.from_numpy(y).to(device)
+    return input_tensor(x, block).to(device), torch.from_numpy(y).to(device)
 
 
 def train_eval_data(params: dict[str, Any], block: dict[str, Any], data: ClientData,

@@ -102,6 +102,8 @@ def compose(split: str):
         scale = params["dp_perk"]["training"]["scale"][params["profile"]]
         return {
             "dataset": pick["dataset"], "num_devices": pick["num_devices"],
+            # spec 7 preprocessing: x/255 then (x - 0.5)/0.5 (the authors' code); the default
+            "input_normalization": pick["input_normalization"],
             "partition": partition,
             "model": {"name": pick["model"], "l2": 0.0, "engine": "auto"},
             "training": {"local_steps": pick["local_steps"], "batch_size": pick["batch_size"],
