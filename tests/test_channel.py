@@ -342,3 +342,23 @@ def test_truncated_inversion_respects_energy_budget():
     p = math.exp(-0.5)
     assert torch.all((freq - p).abs() <= Z * math.sqrt(p * (1 - p) / 5000))
     torch.testing.assert_close(ch.rayleigh_tail(th, lam), torch.full((10,), p, dtype=torch.float64))
+
+
+def test_quantizer_on_selected_rows_matches_the_full_call_and_draws_the_same():
+    """rows=mask: the selected rows are bit-identical to quantizing every row, the others are
+    0, and the generator advances as in the full call (the next draw agrees)."""
+    x = torch.randn(6, 500, generator=gen(4), dtype=torch.float64)
+    bits = torch.tensor([1, 2, 3, 4, 8, 16])
+    mask = torch.tensor([False, True, False, False, True, False])
+    full_gen, rows_gen = gen(5), gen(5)
+    full = ch.stochastic_quantize(x, bits, full_gen)
+    some = ch.stochastic_quantize(x, bits, rows_gen, rows=mask)
+    assert torch.equal(some[mask], full[mask]) and torch.all(some[~mask] == 0)
+    assert torch.equal(torch.rand(3, generator=full_gen), torch.rand(3, generator=rows_gen))
+    none = ch.stochastic_quantize(x, bits, gen(5), rows=torch.zeros(6, dtype=torch.bool))
+    assert torch.all(none == 0)
+    with pytest.raises(ValueError, match="rows"):
+        ch.stochastic_quantize(x, bits, gen(5), rows=torch.ones(5, dtype=torch.bool))
+    x[0, 0] = float("nan")                               # an unselected row is still checked
+    with pytest.raises(ValueError, match="finite"):
+        ch.stochastic_quantize(x, bits, gen(5), rows=mask)

@@ -1,9 +1,10 @@
-"""The step-size protocol (Biased FL spec 6.5): selection rule, common eta via a lead curve, fixed
-mode. The candidate runs are replaced by a table of scores so that only the protocol is tested."""
+"""The step-size protocol (Biased FL spec 6.5): the one-standard-error selection rule, common eta
+via a lead curve, per-offset searches of the SOTA panels, fixed mode. The candidate runs are replaced by a table of scores so that only the protocol is tested."""
 
 from __future__ import annotations
 
 import json
+import math
 
 import pytest
 import yaml
@@ -30,20 +31,25 @@ def _grid(params):
     return params
 
 
-def test_grid_picks_the_lowest_final_gap_and_ties_go_to_accuracy(workspace, monkeypatch):
-    scores = {0.1: (5.0, 0.5), 0.05: (1.0, 0.7), 0.025: (1.0, 0.9)}
+def test_grid_picks_the_largest_eta_within_one_standard_error(workspace, monkeypatch):
+    # eta 0.1 diverges (never chosen); 0.025 has the best mean, 0.05 is within one SE of it
+    gaps = {0.1: [float("inf"), 1.0], 0.05: [1.0, 1.2], 0.025: [0.9, 1.1]}
     seen = []
 
     def fake(params, experiment, block, curve, eta, trials, reference):
         seen.append((curve, round(eta, 6), list(trials)))
-        gap, acc = scores[round(eta, 6)]
-        return {"eta": eta, "final_gap": gap, "final_normalized_accuracy": acc}
+        trial_gaps = gaps[round(eta, 6)]
+        return {"eta": eta, "final_gaps": trial_gaps, **tune.gap_score(trial_gaps),
+                "final_normalized_accuracy": 0.9}
 
     monkeypatch.setattr(tune, "candidate_score", fake)
     params = _grid(workspace)
     tune.run(params, "biased_fl/fig2a", "ota_opt")
     out = json.loads(paths.tuning("biased_fl/fig2a", "ota_opt").read_text())
-    assert out["eta"] == pytest.approx(0.025) and len(out["grid"]) == 3
+    assert out["eta"] == pytest.approx(0.05) and len(out["grid"]) == 3
+    assert out["best_eta"] == pytest.approx(0.025)
+    assert out["best_score"] == pytest.approx(1.0) and out["best_score_se"] == pytest.approx(0.1)
+    assert out["score"] == pytest.approx(1.1) and out["score_se"] == pytest.approx(0.1)
     assert [s[2] for s in seen] == [[0, 1]] * 3                      # selection trials only
     # the other variants share the lead's eta: no tune job, no search of their own
     experiment = get_experiment("biased_fl/fig2a")
@@ -52,27 +58,66 @@ def test_grid_picks_the_lowest_final_gap_and_ties_go_to_accuracy(workspace, monk
     with pytest.raises(ValueError, match="lead"):
         tune.run(params, "biased_fl/fig2a", "ota_zb")
     zb, lr = tune.tuned_curve(experiment, block, "ota_zb")
-    assert lr == pytest.approx(0.025) and zb["eta"] == pytest.approx(0.025)
+    assert lr == pytest.approx(0.05) and zb["eta"] == pytest.approx(0.05)
 
 
-def test_sota_panels_at_snr_offsets_reuse_the_panels_step_sizes(workspace):
+def _candidate(eta, gaps):
+    return {"eta": eta, "final_gaps": gaps, **tune.gap_score(gaps)}
+
+
+def test_one_se_rule_on_a_constructed_score_table():
+    # best mean 0.415 with SE 0.01 / sqrt(3) = 0.00577 (threshold 0.42077); 0.419 is inside
+    table = [_candidate(0.0068, [0.50, 0.50, 0.50]),
+             _candidate(0.0136, [0.405, 0.415, 0.425]),
+             _candidate(0.0272, [0.409, 0.419, 0.429]),
+             _candidate(0.0545, [0.43, 0.43, 0.43])]
+    chosen = tune.select_eta(table)
+    assert chosen["best_eta"] == 0.0136                              # the argmin ...
+    assert chosen["eta"] == 0.0272                                   # ... is not the choice
+    assert chosen["threshold"] == pytest.approx(0.415 + 0.01 / math.sqrt(3))
+    assert chosen["score"] == pytest.approx(0.419)
+    assert chosen["score_se"] == pytest.approx(0.01 / math.sqrt(3))
+    # a larger eta just outside the band is not chosen; one inside it is
+    table[3] = _candidate(0.0545, [0.4209, 0.4209, 0.4209])
+    assert tune.select_eta(table)["eta"] == 0.0272
+    table[3] = _candidate(0.0545, [0.4206, 0.4206, 0.4206])
+    assert tune.select_eta(table)["eta"] == 0.0545
+    # one selection trial: SE 0, the rule is the argmin
+    single = [_candidate(0.02, [0.415]), _candidate(0.04, [0.419])]
+    assert tune.select_eta(single)["eta"] == 0.02
+    with pytest.raises(ValueError, match="diverged"):
+        tune.select_eta([_candidate(0.02, [float("nan")]), _candidate(0.04, [float("inf")])])
+
+
+def test_sota_panels_at_snr_offsets_search_their_own_step_sizes(workspace):
     from airfl import dag
 
     params = workspace
     params["biased_fl"]["fig3b"]["tuning"]["quick"] = {
         "mode": "grid", "eta_factors": [1.0], "selection_trials": 1}
-    source, offset = get_experiment("biased_fl/fig3b"), get_experiment("biased_fl/fig3b_snr60")
-    target = paths.tuning(source.id, "qml")
-    target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text(json.dumps({"eta": 0.0123}))
+    offset = get_experiment("biased_fl/fig3b_snr60")
     block = offset.params(params)
-    assert tune.tuning_file(offset, block, "qml") == target
-    assert tune.tuned_curve(offset, block, "qml")[1] == 0.0123
+    assert tune.tuning_file(offset, block, "qml") == paths.tuning(offset.id, "qml")
     jobs = dag.experiment_jobs(offset, params)
-    assert not [j for j in jobs if j.stage == "tune"]
-    assert all(str(paths.tuning(source.id, j.args[1])) in j.deps
+    tuned = sorted(j.args[1] for j in jobs if j.stage == "tune")
+    assert tuned == sorted(block["curves"])                          # one search per scheme
+    assert all(str(paths.tuning(offset.id, j.args[1])) in j.deps
                for j in jobs if j.stage in ("design", "train"))
     assert {c["snr_offset_db"] for c in block["curves"].values()} == {60.0}
+
+
+def test_paper_profile_dag_has_the_snr30_sota_tune_jobs(repo_root):
+    """The +30 dB SOTA experiments' tune jobs exist in the paper profile's DAG (issue 11 item
+    10: re-tune every scheme per SNR offset instead of reusing the literal-SNR choice)."""
+    from airfl import dag
+
+    params = validate_params({**yaml.safe_load((repo_root / "params.yaml").read_text()),
+                              "profile": "paper"})
+    for panel in ("fig2b", "fig3b"):
+        experiment = get_experiment(f"biased_fl/{panel}_snr30")
+        tunes = [j for j in dag.experiment_jobs(experiment, params) if j.stage == "tune"]
+        assert {j.args[1] for j in tunes} == set(experiment.params(params)["curves"]) and tunes
+        assert all(j.outs == [str(paths.tuning(experiment.id, j.args[1]))] for j in tunes)
 
 
 def test_tuned_eta_reaches_the_design_only_where_the_scheme_takes_it(workspace):

@@ -39,19 +39,43 @@ def _levels(bits: torch.Tensor) -> torch.Tensor:
     return torch.exp2(bits) - 1.0
 
 
-def stochastic_quantize(x, bits, generator: torch.Generator) -> torch.Tensor:
+def stochastic_quantize(x, bits, generator: torch.Generator,
+                        rows: torch.Tensor | None = None) -> torch.Tensor:
     """Quantize each row of ``x[..., d]`` with ``bits`` (int or integer tensor of row shape ``[...]``).
 
     Returns ``x_hat`` with the dtype of ``x`` (float64 for non-float input). Zero rows stay zero.
     Draw order: one ``torch.rand(x.shape)`` in float64, consumed even for zero rows, so the generator
     advances by the same amount whatever the data.
+
+    ``rows`` (bool mask of the row shape, optional): only those rows are quantized and the others
+    are returned as 0; the full ``torch.rand(x.shape)`` is still drawn and row m still uses its own
+    row of it, so a selected row's bits equal those of the full call (every step is per row or per
+    entry). Schemes whose receiver discards most rows (Biased FL's threshold participation, ~1 of
+    10 devices at the literal SNR) skip the work on the discarded ones.
     """
     xt = torch.as_tensor(x)
     out_dtype = xt.dtype if xt.is_floating_point() else torch.float64
     xt = xt.to(torch.float64)
     if xt.ndim < 1:
         raise ValueError("x must have shape [..., d]")
-    levels = _levels(_bits_tensor(bits, xt.shape[:-1])).unsqueeze(-1)  # 2^r - 1, [..., 1]
+    bits_rows = _bits_tensor(bits, xt.shape[:-1])
+    if rows is None:
+        noise = torch.rand(xt.shape, generator=generator, dtype=torch.float64)
+        return _quantize_rows(xt, bits_rows, noise).to(out_dtype)
+    rows = torch.as_tensor(rows, dtype=torch.bool, device=xt.device)
+    if rows.shape != xt.shape[:-1]:
+        raise ValueError(f"rows of shape {tuple(rows.shape)} do not match rows {tuple(xt.shape[:-1])}")
+    if not torch.isfinite(xt.abs().amax(dim=-1)).all():       # as the full call: every row
+        raise ValueError("x must be finite")
+    noise = torch.rand(xt.shape, generator=generator, dtype=torch.float64)
+    out = torch.zeros_like(xt)
+    out[rows] = _quantize_rows(xt[rows], bits_rows[rows], noise[rows])
+    return out.to(out_dtype)
+
+
+def _quantize_rows(xt: torch.Tensor, bits: torch.Tensor, noise: torch.Tensor) -> torch.Tensor:
+    """The quantizer of the module docstring on float64 rows xt [..., d] with uniform draws noise."""
+    levels = _levels(bits).unsqueeze(-1)          # 2^r - 1, [..., 1]
     scale = xt.abs().amax(dim=-1, keepdim=True)  # s = ||x||_inf (biased_fl §2.6 step 1)
     if not torch.isfinite(scale).all():          # amax propagates NaN and inf
         raise ValueError("x must be finite")
@@ -60,9 +84,9 @@ def stochastic_quantize(x, bits, generator: torch.Generator) -> torch.Tensor:
     pos = torch.addcmul(half, xt, half / safe)  # (u + 1)/Delta = (x/s + 1)(2^r - 1)/2 in [0, 2^r - 1]
     low = torch.floor(pos).clamp_(max=levels - 1.0)  # index k of l_k <= u
     frac = pos.sub_(low)  # (u - l_k)/Delta, in place (fewer passes over [..., d])
-    up = torch.rand(xt.shape, generator=generator, dtype=torch.float64) < frac  # P = (u-l_k)/Delta
+    up = noise < frac  # P = (u - l_k)/Delta
     q = low.add_(up).mul_(2.0 / levels).sub_(1.0)  # l_k or l_{k+1} = -1 + k Delta, Delta = 2/(2^r - 1)
-    return q.mul_(scale).to(out_dtype)  # reconstruction g^q = s q; s = 0 gives 0
+    return q.mul_(scale)  # reconstruction g^q = s q; s = 0 gives 0
 
 
 def quantization_variance_bound(x, bits) -> torch.Tensor:

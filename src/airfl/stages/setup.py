@@ -11,6 +11,7 @@ same map for the devices' data, the training-loss subset and the test set.
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import numpy as np
@@ -75,6 +76,17 @@ def partition_generator(params: dict[str, Any], experiment_id: str) -> np.random
     return numpy_generator(params["seed"], experiment_id, "partition")
 
 
+@functools.lru_cache(maxsize=4)
+def dataset_split(dataset: str, root: str, split: str) -> tuple[np.ndarray, np.ndarray]:
+    """A split's (x, y), read (gunzip + md5) once per process and kept read-only: the tune stage
+    runs every candidate step size through `run_trials`, which otherwise re-read MNIST (~1 s)
+    for each of them (issue 11, "Scale and speed")."""
+    x, y = load_dataset(dataset, root, split)
+    x.setflags(write=False)
+    y.setflags(write=False)
+    return x, y
+
+
 def load_partition(experiment_id: str) -> Partition:
     return Partition.from_npz(paths.partition(experiment_id))
 
@@ -97,7 +109,7 @@ def client_data(params: dict[str, Any], block: dict[str, Any], partition: Partit
 
     Only the samples some device holds are converted (Biased FL uses 1,000 of 60,000); they keep
     their dataset order, so every index drawn into them picks the same sample as before."""
-    x, y = load_dataset(block["dataset"], params["data"]["root"], "train")
+    x, y = dataset_split(block["dataset"], str(params["data"]["root"]), "train")
     sizes = torch.tensor([len(idx) for idx in partition.indices], dtype=torch.long)
     offsets = torch.zeros(len(sizes) + 1, dtype=torch.long)
     offsets[1:] = torch.cumsum(sizes, 0)
@@ -109,10 +121,11 @@ def client_data(params: dict[str, Any], block: dict[str, Any], partition: Partit
 
 
 def test_data(params: dict[str, Any], block: dict[str, Any], device: torch.device):
-    x, y = load_dataset(block["dataset"], params["data"]["root"], "test")
+    x, y = dataset_split(block["dataset"], str(params["data"]["root"]), "test")
     limit = block["scale"]["test_subset"]
     if limit is not None:
         x, y = x[:limit], y[:limit]
+    x, y = np.array(x), np.array(y)                      # writable copies of the cached split
     return input_tensor(x, block).to(device), torch.from_numpy(y).to(device)
 
 

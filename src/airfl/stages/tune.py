@@ -3,10 +3,20 @@
 `mode: fixed` keeps the panel's eta (quick profile: 0.05 for every scheme, spec 10) and makes no
 tune job. `mode: grid` searches eta in {factors} x eta_max, eta_max = 2 / (mu + L) from the
 reference, on the first `selection_trials` trials; the design is re-solved for each eta (eta
-enters the SCA objective). Criterion: lowest final sub-optimality gap, ties by accuracy. With a
-lead curve (the variant panels) only the lead has a tune job and every curve takes its eta ("one
-common eta ... of the proposed scheme"); otherwise each scheme gets its own. An experiment with
-`tuning_source` reuses that experiment's results (no search of its own).
+enters the SCA objective). With a lead curve (the variant panels) only the lead has a tune job and
+every curve takes its eta ("one common eta ... of the proposed scheme"); otherwise each scheme
+gets its own. An experiment with `tuning_source` reuses that experiment's results (no search of
+its own; Biased FL's SOTA panels at +30/+60 dB search their own, issue 11 item 10).
+
+Selection rule (one-standard-error rule; spec 6.5 says "tuned" but not how near-ties are broken):
+each candidate's score is its mean final sub-optimality gap over the selection trials, with the
+standard error s / sqrt(n) of that mean (s: sample standard deviation over the n trials). The
+chosen eta is the LARGEST one whose score is within one standard error of the best score:
+score(eta) <= score_best + SE_best. Why: with 3 selection trials two step sizes often differ by
+less than the trial spread (e.g. eta 0.0136 -> gap 0.415, eta 0.0272 -> 0.419), and the argmin
+then decides the speed-up claims by noise; the larger eta is the faster one of statistically
+equal candidates. With one selection trial SE is 0 and the rule is the argmin. A candidate whose
+gap is not finite (diverged) is never chosen; if every candidate diverged, the stage stops.
 """
 
 from __future__ import annotations
@@ -14,6 +24,8 @@ from __future__ import annotations
 import math
 from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 from airfl import paths
 from airfl.experiments import Experiment, get_experiment
@@ -68,8 +80,9 @@ def lead_of(experiment: Experiment, curve: str) -> str:
 
 def candidate_score(params: dict[str, Any], experiment: Experiment, block: dict[str, Any],
                     curve: str, eta: float, trials: range, reference: dict[str, Any]
-                    ) -> dict[str, float]:
-    """Final gap and normalised accuracy (means over the selection trials) for one eta."""
+                    ) -> dict[str, Any]:
+    """One eta's score: the final gap of each selection trial, their mean and its standard error,
+    and the mean normalised accuracy."""
     from airfl.stages.design import design_trials
     from airfl.stages.train import run_trials
 
@@ -78,10 +91,38 @@ def candidate_score(params: dict[str, Any], experiment: Experiment, block: dict[
     frame, _ = run_trials(params, experiment, block, curve, curve_params, eta, designs, trials,
                           progress=False, final_only=True)
     last = frame.dropna(subset=["objective"]).groupby("trial").tail(1)
-    gap = float((last["objective"] - reference["F_star"]).mean())
+    gaps = [float(g) for g in last["objective"] - reference["F_star"]]
     accuracy = float(last["test_accuracy"].mean() / reference["accuracy_star"])
-    return {"eta": eta, "final_gap": gap if math.isfinite(gap) else math.inf,
+    return {"eta": eta, "final_gaps": gaps, **gap_score(gaps),
             "final_normalized_accuracy": accuracy}
+
+
+def gap_score(gaps: list[float]) -> dict[str, float]:
+    """Mean final gap over the selection trials and its standard error s / sqrt(n) (s with
+    n - 1 degrees of freedom; 0 for one trial); inf for both when a trial diverged."""
+    values = np.asarray(gaps, dtype=float)
+    if values.size == 0 or not np.all(np.isfinite(values)):
+        return {"final_gap": math.inf, "final_gap_se": math.inf}
+    se = float(values.std(ddof=1) / math.sqrt(values.size)) if values.size > 1 else 0.0
+    return {"final_gap": float(values.mean()), "final_gap_se": se}
+
+
+def select_eta(grid: list[dict[str, Any]]) -> dict[str, Any]:
+    """The one-standard-error rule (module docstring): the largest eta whose mean final gap is
+    within one standard error of the best mean, score <= best + SE_best. Returns the chosen eta,
+    the best candidate's eta, score and SE, and the threshold used. Reads only the stored
+    scores (`final_gap`, `final_gap_se`), so a grid search of other parameters can reuse it."""
+    finite = [g for g in grid if math.isfinite(g["final_gap"])]
+    if not finite:
+        raise ValueError("step-size search: every candidate eta diverged (final gap not finite): "
+                         + ", ".join(f"{g['eta']:.4g}" for g in grid))
+    best = min(finite, key=lambda g: g["final_gap"])
+    threshold = best["final_gap"] + best["final_gap_se"]
+    chosen = max((g for g in finite if g["final_gap"] <= threshold), key=lambda g: g["eta"])
+    return {"eta": chosen["eta"], "score": chosen["final_gap"], "score_se": chosen["final_gap_se"],
+            "best_eta": best["eta"], "best_score": best["final_gap"],
+            "best_score_se": best["final_gap_se"], "threshold": threshold,
+            "rule": "largest eta with mean final gap <= best mean + one standard error"}
 
 
 def run(params: dict[str, Any], experiment_id: str, curve: str) -> None:
@@ -96,7 +137,10 @@ def run(params: dict[str, Any], experiment_id: str, curve: str) -> None:
     trials = range(settings["selection_trials"])
     grid = [candidate_score(params, experiment, block, curve, f * reference["eta_max"], trials,
                             reference) for f in settings["eta_factors"]]
-    best = min(grid, key=lambda g: (g["final_gap"], -g["final_normalized_accuracy"]))
+    try:
+        selection = select_eta(grid)
+    except ValueError as error:
+        raise ValueError(f"{experiment_id} {curve}: {error}") from None
     write_json(paths.tuning(experiment_id, curve), {
-        "mode": settings["mode"], "eta": best["eta"], "grid": grid,
+        "mode": settings["mode"], **selection, "grid": grid,
         "selection_trials": settings["selection_trials"], "eta_max": reference["eta_max"]})

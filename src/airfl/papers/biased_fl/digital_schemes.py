@@ -164,10 +164,13 @@ class _DigitalScheme(Scheme):
                 raise ValueError(f"scheme {self.name!r}: {key} = {self.param(key)} > N = {n}")
 
 
-def _quantize_all(updates: torch.Tensor, bits: torch.Tensor, state: RoundState) -> torch.Tensor:
-    """Every row quantized with its bit width (spec §2.6) in float64; unused rows are discarded."""
+def _quantize_all(updates: torch.Tensor, bits: torch.Tensor, state: RoundState,
+                  used: torch.Tensor | None = None) -> torch.Tensor:
+    """Every row quantized with its bit width (spec §2.6) in float64; unused rows are discarded.
+    With the mask `used`, only those rows are computed (the others are 0 and get weight 0); the
+    stream's draws and the used rows' values are the same as without it."""
     return stochastic_quantize(updates.to(torch.float64), bits.to(torch.int64),
-                               state.streams("quantization"))
+                               state.streams("quantization"), rows=used)
 
 
 def _record(participants, scheduled, latency, bits, **extra) -> dict[str, Any]:
@@ -227,7 +230,7 @@ class BiasedDigital(_DigitalScheme):
         nu = torch.as_tensor(design["nu"], dtype=torch.float64)
         bits = torch.as_tensor(design["r"], dtype=torch.int64)
         chi = state.channel_power.to(torch.float64) >= rho ** 2           # paper (12): |h| >= rho
-        quantized = _quantize_all(updates, bits, state)
+        quantized = _quantize_all(updates, bits, state, used=chi)          # rows chi = 0 get weight 0
         weights = chi.to(torch.float64) / nu                               # paper (13): chi / nu
         estimate = (weights @ quantized).to(updates.dtype)
         payload = payload_bits(updates.shape[1], bits)                     # L_m = 64 + d r_m
