@@ -22,7 +22,7 @@ torch.set_num_threads(1)
 F64 = torch.float64
 RECORD_KEYS = {"simulation", "n_participants", "n_noise_only", "rho", "sigma_q2", "normalizer",
                "skipped", "signal_norm", "noise_norm", "tx_energy", "max_tx_power",
-               "power_violations"}
+               "tx_power_ratio", "power_violations"}
 
 
 def _gen(seed: int) -> torch.Generator:
@@ -51,18 +51,21 @@ FIXED_GAINS = torch.tensor([0.2, 0.6, 1.1, 1.7, 2.5, 0.9], dtype=F64)
 
 @pytest.mark.parametrize("strategy", ["cdpb_i", "cdpb_n"])
 @pytest.mark.parametrize("simulation", ["clientwise", "efficient"])
-def test_fixed_gains_estimate_has_the_gaussian_law_of_19(strategy, simulation):
+@pytest.mark.parametrize("reading", ["total", "per_coordinate"])
+def test_fixed_gains_estimate_has_the_gaussian_law_of_19(strategy, simulation, reading):
     """With the gains fixed, g_hat ~ N(mean_{K_t} g, sigma_q,t^2 / (d rho K_t^2) I) exactly
-    (spec §3.6). Mean: 5 standard errors; variance: (R-1) s^2 / sigma^2 ~ chi2_{R-1}, so
-    s^2 / sigma^2 within 1 +- 5 sqrt(2 / (R-1))."""
+    (spec §3.6, sigma_q^2 the total power of (13)), or N(., sigma_q,t^2 / (rho K_t^2) I) when
+    sigma_q^2 is read per coordinate (Theorem 1). Mean: 5 standard errors; variance:
+    (R-1) s^2 / sigma^2 ~ chi2_{R-1}, so s^2 / sigma^2 within 1 +- 5 sqrt(2 / (R-1))."""
     rho, d, rounds = 0.5, 3, 1000
     u = _updates(6, d)
-    design = RoundDesign(strategy, rho, sigma_z2=0.05)
+    design = RoundDesign(strategy, rho, sigma_z2=0.05, noise_variance=reading)
     reliable = FIXED_GAINS >= rho
     noise = (FIXED_GAINS[reliable] - rho).sum() + 0.05
     if strategy == "cdpb_n":
         noise = noise + FIXED_GAINS[~reliable].sum()
-    var = float(noise) / (d * rho * int(reliable.sum()) ** 2)
+    share = 1.0 / d if reading == "total" else 1.0
+    var = float(noise) * share / (rho * int(reliable.sum()) ** 2)
     est = _rounds(u, design, simulation, rounds, seed=11, gains=FIXED_GAINS)
     mean = u[reliable].mean(dim=0).numpy()
     assert np.all(np.abs(est.mean(axis=0) - mean) <= 5 * math.sqrt(var / rounds))
@@ -222,3 +225,27 @@ def test_unclipped_updates_are_rejected():
         aggregate(u, torch.ones(3, dtype=F64), RoundDesign("cdpb_i", 0.5), _gen(0))
     with pytest.raises(ValueError, match="simulation"):
         aggregate(u / 2, torch.ones(3, dtype=F64), RoundDesign("cdpb_i", 0.5), _gen(0), "fast")
+
+
+def test_per_coordinate_reading_exceeds_the_power_budget_d_fold():
+    """(11) a[||g||^2 + d sigma_r^2] <= P holds with equality-at-most under the total reading;
+    read per coordinate, a noise-only client sends d P and a reliable one up to ~d P: the record's
+    tx_power_ratio (max_k E||x_k||^2 / P) says so, and every transmitting client violates P."""
+    d = 40
+    u = _updates(6, d)
+    for strategy in ("cdpb_n", "cdpb_i"):
+        total = aggregate(u, FIXED_GAINS, RoundDesign(strategy, 0.5), _gen(1))[1]
+        per = aggregate(u, FIXED_GAINS, RoundDesign(strategy, 0.5,
+                                                     noise_variance="per_coordinate"), _gen(1))[1]
+        assert total["tx_power_ratio"] <= 1.0 + 1e-12 and total["power_violations"] == 0
+        assert per["tx_power_ratio"] > 0.5 * d
+        transmitting = 6 if strategy == "cdpb_n" else int((FIXED_GAINS >= 0.5).sum())
+        assert per["power_violations"] == transmitting
+    noisy = aggregate(u, 0.1 * FIXED_GAINS, RoundDesign("cdpb_n", 1.0,   # h < h_th = 1: all noise
+                                                        noise_variance="per_coordinate"), _gen(1))[1]
+    assert noisy["n_participants"] == 0 and noisy["tx_power_ratio"] == pytest.approx(d)
+
+
+def test_unknown_noise_variance_reading_is_rejected():
+    with pytest.raises(ValueError, match="noise_variance"):
+        RoundDesign("cdpb_i", 0.5, noise_variance="per_coord")

@@ -13,8 +13,9 @@ import math
 import numpy as np
 import pytest
 
-from airfl.papers.cdpb.design import (argmin_rho, design_from_params, literal_rho, rho_bisection,
-                                      rho_bounds, rho_gamma, rho_gamma_closed, rho_numeric,
+from airfl.papers.cdpb.design import (argmin_rho, design_from_params, feasible_interval,
+                                      gamma_interval, literal_rho, rho_bisection, rho_bounds,
+                                      rho_eps_floor, rho_gamma, rho_gamma_closed, rho_numeric,
                                       rho_theorem3, stage_one, two_stage, utility_slope)
 from airfl.papers.cdpb.objective import Objective
 from airfl.papers.cdpb.setting import CdpbSetting
@@ -246,3 +247,64 @@ def test_closed_forms_reject_mixed_beta():
         rho_gamma_closed(S, 0.5)
     assert rho_gamma(Objective(S, "cdpb_mixed", 0.5))[1] == "numeric"
     assert math.isfinite(rho_gamma(Objective(S, "cdpb_mixed", 0.5))[0])
+
+
+# --------------------------------------------------------------------------- edge cases (issue 11)
+def test_theorem3_continues_at_the_boundary_where_its_denominator_is_not_positive():
+    """At P = 10, (33)'s denominator W^2(alpha-1)/(P h_bar) + b - 1 at rho = P/W^2 is <= 0 for
+    the larger tau of T (b ~ 1/tau^2): there the continuation is P/W^2 (the root grows without
+    bound as the denominator falls to 0+, and (25e) clips it), so the literal paper-solver
+    design keeps every tau of T (NaN used to drop them, even in literal mode)."""
+    s = CdpbSetting(P=10.0)
+    obj = Objective(s, "cdpb_i")
+    design = two_stage(obj, mode="literal", solver="paper", on_infeasible="return")
+    k_t = s.K * math.exp(-s.rho_max * s.W**2 / (s.P * s.h_bar))  # (53) at rho = P/W^2
+    undefined = [tau for tau in design.feasible_set
+                 if s.W**2 * (s.alpha - 1) / (s.P * s.h_bar)
+                 + 4.0 * s.lam1 * s.M**2 * s.G / (s.lam2 * tau**2 * k_t) - 1.0 <= 0.0]
+    assert len(undefined) >= 10                  # the case is constructed
+    for tau in undefined:
+        assert rho_theorem3(obj, tau) == s.rho_max
+    assert design.feasible and all(design.per_tau["eligible"])
+    assert all(math.isfinite(r) for r in design.per_tau["rho_theorem3"])
+    assert design.tau_opt == design.feasible_set[int(np.argmin(design.per_tau["G"]))]
+
+
+def test_constrained_stage_two_projects_onto_the_feasible_interval():
+    """lam2 = 1e-2, gamma_bar = 0.01, eps_bar = 44: the unconstrained minimiser is P/W^2, where
+    gamma > gamma_bar at every tau of T = {30, 31, 32}; max(rho_unc, rho_eps_floor) therefore
+    rejected every tau and declared the problem infeasible. A rho meeting both thresholds exists
+    (the upper end of the gamma interval); the projection finds it, and it is the constrained
+    minimum of G over a fine grid (G convex in rho)."""
+    s = CdpbSetting(lam2=1e-2, gamma_bar=0.01, eps_bar=44.0)
+    obj = Objective(s, "cdpb_i")
+    design = two_stage(obj, on_infeasible="return")
+    assert design.feasible_set == (30, 31, 32)
+    for tau in design.feasible_set:              # the old rule fails (25b) at every tau
+        rho_unc = rho_numeric(obj, tau)
+        floor = rho_eps_floor(obj, tau)
+        old = max(rho_unc, floor) if floor is not None else math.nan
+        assert not float(obj.gamma(old, tau)) <= s.gamma_bar
+    assert design.feasible
+    assert design.gamma_opt <= s.gamma_bar and design.eps_opt <= s.eps_bar
+    grid = np.linspace(*rho_bounds(s), 200001)
+    best = math.inf
+    for tau in design.feasible_set:
+        ok = (obj.gamma(grid, tau) <= s.gamma_bar) & (obj.eps(grid, tau) <= s.eps_bar)
+        if ok.any():
+            best = min(best, float(np.min(obj.utility(grid[ok], tau))))
+    assert math.isfinite(best) and design.G_opt <= best * (1.0 + 1e-9)
+    lo, hi = gamma_interval(obj, design.tau_opt)
+    assert design.rho_opt == pytest.approx(hi, rel=1e-12)   # on the interval's upper end
+
+
+def test_feasible_interval_is_empty_only_when_no_rho_meets_both():
+    """gamma_bar = 0.004 leaves T = {73, 74}, but the gamma interval lies below the eps floor:
+    the interval is empty, and a grid confirms no rho meets both thresholds."""
+    s = CdpbSetting(gamma_bar=0.004)
+    obj = Objective(s, "cdpb_i")
+    grid = np.linspace(*rho_bounds(s), 200001)
+    for tau in (73, 74):
+        both = (obj.gamma(grid, tau) <= s.gamma_bar) & (obj.eps(grid, tau) <= s.eps_bar)
+        assert feasible_interval(obj, tau) is None and not both.any()
+    assert not two_stage(obj, on_infeasible="return").feasible

@@ -3,6 +3,8 @@ round state (common random numbers), W_clip scaling, and the per-round privacy r
 
 from __future__ import annotations
 
+import math
+
 import pytest
 import torch
 
@@ -46,7 +48,8 @@ def test_design_is_the_strategys_rho_and_the_record_its_round_rdp(strategy):
     _, record = scheme.aggregate(updates, _state(gains), design)
     (event,) = record["privacy"]
     setting = CdpbSetting.from_dict(params)
-    expected = float(strategy_rdp_round(setting, strategy, design["rho"]))
+    expected = float(strategy_rdp_round(setting, strategy, design["rho"], noise_variance="total",
+                                        d=D))
     assert float(event_rdp(event_from_dict(event), [2])[0]) == pytest.approx(expected, rel=1e-9)
     if strategy == "cdpb_i":
         assert design["tau_opt"] == 72 and design["algorithm3"]["feasible"]
@@ -112,3 +115,35 @@ def test_changing_distribution_is_shared_by_both_variants_and_costs_a_recomputat
             design = design_from_params({**setting, "K": 10, "h_bar": r["h_bar"]}, strategy)
             assert r["rho"] == pytest.approx(design.rho_opt) and r["T_size"] == len(
                 design.feasible_set)
+
+
+def _theorem1(p: float, variance: float, alpha: int = 2, W: float = 1.0) -> float:
+    """Theorem 1 (37), written out here: ln2/(alpha-1) + alpha/(alpha-1) ln(1 + p e^{(alpha-1)
+    W^2 / sigma^2}) for a Gaussian mechanism of variance sigma^2."""
+    return math.log(2.0) / (alpha - 1) + alpha / (alpha - 1) * math.log1p(
+        p * math.exp((alpha - 1) * W**2 / variance))
+
+
+@pytest.mark.parametrize("strategy", ["cdpb_i", "cdpb_n"])
+def test_recorded_rdp_is_theorem1_at_the_simulated_variance(strategy):
+    """The accountant follows the simulated noise: per coordinate, the round's RDP is Theorem 1
+    at sigma_q^2 (spec 4.3's expected inputs, computed here from (53), (56), (60)); under the
+    total reading the mechanism's variance is sigma_q^2 / d, so Theorem 1's exponent
+    (alpha-1) W^2 / sigma^2 is d times larger."""
+    d, s = 8, CdpbSetting.from_dict({**DEFAULTS, "K": K})
+    gains = torch.distributions.Exponential(1.0).sample((K,)).double()
+    updates = torch.randn(K, d, generator=torch.Generator().manual_seed(3))
+    rdp, rho = {}, None
+    for reading in ("total", "per_coordinate"):
+        scheme = _scheme(strategy, noise_variance=reading)
+        design = scheme.design(_context())
+        rho = design["rho"]
+        _, record = scheme.aggregate(updates, _state(gains), design)
+        rdp[reading] = float(event_rdp(event_from_dict(record["privacy"][0]), [2])[0])
+    p = math.exp(-rho * s.W**2 / (s.P * s.h_bar))                            # (53)
+    sigma_q2 = (s.K * s.P * s.h_bar * p if strategy == "cdpb_i"                # (60)
+                else s.K * (s.P * s.h_bar - rho * s.W**2 * p)) + s.sigma_z2     # (56)
+    assert rdp["per_coordinate"] == pytest.approx(_theorem1(p, sigma_q2), rel=1e-12)
+    assert rdp["total"] == pytest.approx(_theorem1(p, sigma_q2 / d), rel=1e-12)
+    exponent = {r: math.log(math.expm1((v - math.log(2.0)) / 2.0) / p) for r, v in rdp.items()}
+    assert exponent["total"] / exponent["per_coordinate"] == pytest.approx(d, rel=1e-9)

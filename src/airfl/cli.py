@@ -39,6 +39,8 @@ def _parser() -> argparse.ArgumentParser:
     sub.add_parser("data", help="fetch and md5-check a dataset").add_argument("dataset")
     sub.add_parser("partition", help="partition an experiment's data").add_argument("experiment")
     sub.add_parser("reference", help="a paper's reference optimum and constants").add_argument("name")
+    sub.add_parser("calibrate", help="an experiment's calibration at theta_0").add_argument(
+        "experiment")
     for stage in ("tune", "design", "train", "privacy"):
         p = sub.add_parser(stage, help=f"{stage} stage of one curve of an experiment")
         p.add_argument("experiment")

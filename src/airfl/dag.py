@@ -22,6 +22,8 @@ STAGE_CODE = {
              "src/airfl/stages/train.py", "src/airfl/stages/setup.py"],
     "design": ["src/airfl/schemes", "src/airfl/channel", "src/airfl/stages/design.py",
                "src/airfl/stages/setup.py", "src/airfl/stages/tune.py"],
+    "calibrate": ["src/airfl/core", "src/airfl/models.py", "src/airfl/rng.py",
+                  "src/airfl/stages/calibrate.py", "src/airfl/stages/setup.py"],
     "train": ["src/airfl/core", "src/airfl/schemes", "src/airfl/channel", "src/airfl/models.py",
               "src/airfl/rng.py", "src/airfl/stages/train.py", "src/airfl/stages/setup.py"],
     "privacy": ["src/airfl/privacy", "src/airfl/stages/privacy.py"],
@@ -93,6 +95,12 @@ def experiment_jobs(experiment: Experiment, params: dict[str, Any]) -> list[Job]
     from airfl.stages.tune import tuned_curves, tuning_file
 
     searching = tuned_curves(experiment, block)
+    calibration = [str(paths.calibration(eid))] if experiment.calibration else []
+    if calibration:                 # one noise-free round at theta_0, read by every train job
+        jobs.append(Job("calibrate", _slug("calibrate", eid), [eid],
+                        [manifest, str(paths.partition(eid)), wing(experiment.paper)],
+                        calibration, ["seed", "profile", "threads", "data.root",
+                                      *experiment.param_keys(params)]))
     for curve in experiment.curves(params):
         source = tuning_file(experiment, block, curve)
         tuning = [] if source is None else [str(source)]
@@ -111,7 +119,7 @@ def experiment_jobs(experiment: Experiment, params: dict[str, Any]) -> list[Job]
                 [str(paths.design(eid, curve))], design_keys),
             Job("train", _slug("train", eid, curve), [eid, curve],
                 [manifest, str(paths.partition(eid)), str(paths.design(eid, curve)), *reference,
-                 *tuning, wing(experiment.paper)],
+                 *tuning, *calibration, wing(experiment.paper)],
                 train_outputs(eid, curve),
                 ["seed", "profile", "device", "threads", "data.root"] + experiment.param_keys(params, curve)),
         ]

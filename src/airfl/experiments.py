@@ -100,6 +100,9 @@ class Experiment:
     curve_key: Callable[[str | None], str] | None = None  # params key of generated curves
     privacy: bool = True              # False: the paper accounts no privacy (no privacy jobs)
     tuning_source: str | None = None  # experiment whose tuned step sizes it reuses (no search)
+    # clients' upload norms at theta_0 (one noise-free round, trial 0) -> parameters every curve
+    # trains with (stage `calibrate`, results/calibration/<id>.json); None: no calibration
+    calibration: Callable[[Any], dict[str, Any]] | None = None
 
     @property
     def id(self) -> str:

@@ -24,6 +24,11 @@ def partition_heatmap(experiment_id: str) -> Path:
     return FIGURES / "partitions" / f"{experiment_id}.png"
 
 
+def calibration(experiment_id: str) -> Path:
+    """An experiment's calibration (parameters measured at theta_0 that every curve trains with)."""
+    return RESULTS / "calibration" / f"{experiment_id}.json"
+
+
 def reference(name: str, suffix: str) -> Path:
     return RESULTS / "reference" / f"{name}.{suffix}"
 

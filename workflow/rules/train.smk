@@ -1,3 +1,25 @@
+def calibration_inputs(wildcards):
+    """The experiment's calibration (stage calibrate), when it has one."""
+    experiment = experiment_of(wildcards)
+    return [str(paths.calibration(experiment.id))] if experiment.calibration else []
+
+
+rule calibrate:
+    input:
+        dataset_manifest,
+        "results/partitions/{paper}/{figure}.npz",
+    output:
+        "results/calibration/{paper}/{figure}.json",
+    params:
+        seed=config["seed"],
+        setting=lambda w: {k: v for k, v in experiment_block(w).items() if k != "curves"},
+    threads: 1
+    log:
+        "logs/calibrate/{paper}/{figure}.log",
+    shell:
+        "{AIRFL} calibrate {wildcards.paper}/{wildcards.figure} > {log} 2>&1"
+
+
 rule train:
     input:
         dataset_manifest,
@@ -5,6 +27,7 @@ rule train:
         "results/designs/{paper}/{figure}/{curve}.json",
         reference_inputs,
         tuning_inputs,
+        calibration_inputs,
     output:
         "results/runs/{paper}/{figure}/{curve}.csv",
         "results/runs/{paper}/{figure}/{curve}.records.json",

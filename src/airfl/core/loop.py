@@ -138,12 +138,25 @@ def _scalar_fields(record: dict[str, Any]) -> dict[str, float]:
     return {k: float(v) for k, v in record.items() if isinstance(v, (int, float, bool))}
 
 
+def initial_params(setup: TrialSetup) -> torch.Tensor:
+    """theta_0 of the trial (its own `init` stream: every curve of a trial starts from it)."""
+    return setup.model.init(torch_generator(setup.seed, setup.experiment, "trial", setup.trial,
+                                            "init")).to(setup.data.x.device)
+
+
+def initial_update_norms(setup: TrialSetup) -> torch.Tensor:
+    """||u_k|| of every client's upload at theta_0 in round 1 of the trial (its data draws),
+    before any clipping, channel or noise: one noise-free calibration round (e.g. CDPB's W_clip
+    is their median, spec 0 and 10.3)."""
+    streams = RoundStreams(setup.seed, setup.experiment, setup.trial, 1)
+    updates = client_updates(setup, initial_params(setup), streams)
+    return torch.linalg.vector_norm(updates.double(), dim=1)
+
+
 def run_trial(setup: TrialSetup, scheme: Scheme, design: dict[str, Any], progress: bool = True
               ) -> tuple[pd.DataFrame, list[dict[str, Any]]]:
     """Run all rounds; returns the per-round table and the per-round records (for privacy)."""
-    device = setup.data.x.device
-    params = setup.model.init(torch_generator(setup.seed, setup.experiment, "trial", setup.trial,
-                                              "init")).to(device)
+    params = initial_params(setup)
     evaluation = DeferredEvaluation(setup)
     rows = [{"round": 0, "time_s": 0.0}]
     evaluation.add(rows[0], params)

@@ -32,8 +32,9 @@ def evaluate_all(params: dict[str, Any]) -> list[dict[str, Any]]:
 
         for claim_id, statement, numbers, holds in figure.check(load_frame(figure)):
             results.append({"figure": figure.id, "claim": claim_id, "statement": statement,
-                            "numbers": numbers, "holds": bool(holds),
-                            "verdict": "yes" if holds else "no"})
+                            "numbers": numbers,       # holds None: reported, not a claim
+                            "holds": None if holds is None else bool(holds),
+                            "verdict": "n/a" if holds is None else "yes" if holds else "no"})
     return results
 
 

@@ -58,6 +58,13 @@ def run_trials(params: dict[str, Any], experiment: Experiment, block: dict[str, 
     return frame[first + [c for c in frame.columns if c not in first]], records
 
 
+def calibrated(experiment: Experiment, curve_params: dict[str, Any]) -> dict[str, Any]:
+    """The curve's parameters with the experiment's stored calibration (stage `calibrate`)."""
+    if experiment.calibration is None:
+        return curve_params
+    return {**curve_params, **read_json(paths.calibration(experiment.id))["params"]}
+
+
 def run(params: dict[str, Any], experiment_id: str, curve: str, progress: bool = True) -> None:
     from airfl.stages.tune import tuned_curve
 
@@ -65,6 +72,7 @@ def run(params: dict[str, Any], experiment_id: str, curve: str, progress: bool =
     experiment = get_experiment(experiment_id)
     block = experiment.params(params)
     curve_params, server_lr = tuned_curve(experiment, block, curve)
+    curve_params = calibrated(experiment, curve_params)
     designs = read_json(paths.design(experiment_id, curve))["trials"]
     frame, records = run_trials(params, experiment, block, curve, curve_params, server_lr, designs,
                                 range(block["scale"]["trials"]), progress)

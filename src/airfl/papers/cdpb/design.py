@@ -175,10 +175,15 @@ def rho_numeric(obj: Objective, tau: int) -> float:
 
 def rho_theorem3(obj: Objective, tau: int, max_iter: int = 200) -> float:
     """Theorem 3 (33) for CDPB-i, as printed (with 2 sigma^2 = h_bar), solved by fixed-point
-    iteration in K_t(rho); NaN where it is undefined (denominator <= 0, lam2 = 0, no fixed point).
+    iteration in K_t(rho); NaN where it is undefined (lam2 = 0, no fixed point).
 
     rho = (P h_bar / W^2) sqrt(a / (W^2 (alpha-1) / (P h_bar) + b - 1)),
     a = lam1 / (lam2 tau^2 K_t W^2), b = 4 lam1 M^2 G / (lam2 tau^2 K_t). Diagnostic only.
+
+    Decision (33) has no real value when its denominator is <= 0 (e.g. P h_bar > W^2 (alpha-1)
+    and a small b): as the denominator falls to 0+ the root grows without bound and (25e) clips
+    it to P/W^2, so the continuation there is the boundary P/W^2 (not NaN, which made Stage II
+    drop those tau even in literal mode).
     """
     kind, beta = mechanism(obj.strategy, obj.beta)
     if kind != "cdpb" or beta != 0.0:
@@ -192,10 +197,9 @@ def rho_theorem3(obj: Objective, tau: int, max_iter: int = 200) -> float:
         k_t = float(expected_reliable(s, rho))
         a = s.lam1 / (s.lam2 * tau**2 * k_t * s.W**2)  # Theorem 3's a
         b = 4.0 * s.lam1 * s.M**2 * s.G / (s.lam2 * tau**2 * k_t)  # Theorem 3's b
-        den = s.W**2 * (s.alpha - 1) / (s.P * s.h_bar) + b - 1.0
-        if den <= 0.0:
-            return math.nan
-        new = min(max(s.P * s.h_bar / s.W**2 * math.sqrt(a / den), lo), hi)  # (33)
+        den = s.W**2 * (s.alpha - 1) / (s.P * s.h_bar) + b - 1.0  # (33)'s denominator
+        new = hi if den <= 0.0 else \
+            min(max(s.P * s.h_bar / s.W**2 * math.sqrt(a / den), lo), hi)  # (33), den>0+: P/W^2
         if abs(new - rho) <= 1e-12 * hi:
             return new
         rho = new
@@ -267,6 +271,55 @@ def rho_eps_floor(obj: Objective, tau: int) -> float | None:
     return optimize.brentq(lambda r: float(obj.eps(r, tau)) - s.eps_bar, lo, hi, xtol=1e-12)
 
 
+def phi_argmin(obj: Objective) -> float:
+    """Numeric argmin of Phi over [rho_lo, P/W^2] (rho_gamma of Lemma 1, any strategy)."""
+    return argmin_rho(obj.phi, *rho_bounds(obj.setting))[0]
+
+
+def gamma_interval(obj: Objective, tau: int, centre: float | None = None
+                   ) -> tuple[float, float] | None:
+    """[rho_a, rho_b] of the rho in [rho_lo, P/W^2] with gamma(rho, tau) <= gamma_bar ((25b)),
+    None if empty. gamma = (6/tau) Phi(rho) (App. C) is U-shaped in rho (Lemma 1: Phi convex,
+    minimum at rho_gamma = `centre`, tau-independent), so the set is one interval around it; its
+    ends are bracketed roots, moved inward by twice the root tolerance so that they meet (25b)."""
+    s = obj.setting
+    lo, hi = rho_bounds(s)
+    centre = phi_argmin(obj) if centre is None else centre
+    excess = lambda r: float(obj.gamma(r, tau)) - s.gamma_bar  # noqa: E731  (<= 0: meets (25b))
+    if excess(centre) > 0.0:
+        return None
+    tol = 1e-14 * hi
+    left = lo if excess(lo) <= 0.0 else \
+        min(optimize.brentq(excess, lo, centre, xtol=tol) + 2 * tol, centre)
+    right = hi if excess(hi) <= 0.0 else \
+        max(optimize.brentq(excess, centre, hi, xtol=tol) - 2 * tol, centre)
+    return left, right
+
+
+def feasible_interval(obj: Objective, tau: int, centre: float | None = None
+                      ) -> tuple[float, float] | None:
+    """The rho meeting both thresholds at tau ((25b) gamma <= gamma_bar, (25c) eps <= eps_bar):
+    [max(rho_a, rho_eps_floor), rho_b], or None when empty (spec §5.7, constrained mode)."""
+    gamma_ok, floor = gamma_interval(obj, tau, centre), rho_eps_floor(obj, tau)
+    if gamma_ok is None or floor is None:
+        return None
+    left, right = max(gamma_ok[0], floor), gamma_ok[1]
+    return (left, right) if left <= right else None
+
+
+def constrained_rho(obj: Objective, tau: int, rho_unc: float, centre: float | None = None
+                    ) -> float:
+    """Constrained Stage II at tau: the unconstrained minimiser projected onto the feasible
+    interval (G is convex in rho, so the projection is the constrained minimiser); NaN when the
+    interval is empty. Decision: max(rho_unc, rho_eps_floor) alone ignored the gamma-feasible
+    ends, so a tau with a feasible rho could be rejected and a feasible problem declared
+    infeasible."""
+    interval = feasible_interval(obj, tau, centre)
+    if interval is None:
+        return math.nan
+    return min(max(rho_unc, interval[0]), interval[1])
+
+
 # ------------------------------------------------------------------------------ Algorithm 3
 def _jsonable(value: Any) -> Any:
     """Plain JSON types: tuples/arrays -> lists, numpy scalars -> Python, NaN/inf -> None."""
@@ -320,6 +373,7 @@ def _per_tau(obj: Objective, taus: np.ndarray, mode: str, solver: str) -> dict[s
                                              "eps", "meets_gamma_bar", "meets_eps_bar",
                                              "eligible")}
     theorem3 = mechanism(obj.strategy, obj.beta) == ("cdpb", 0.0)
+    centre = phi_argmin(obj) if mode == "constrained" else None
     if theorem3:
         cols.update(rho_theorem3=[], G_theorem3=[])
     for tau in taus:
@@ -327,8 +381,7 @@ def _per_tau(obj: Objective, taus: np.ndarray, mode: str, solver: str) -> dict[s
         rho_unc = rho_stage_two(obj, tau, solver)
         rho = rho_unc
         if mode == "constrained":
-            floor = rho_eps_floor(obj, tau)
-            rho = math.nan if floor is None else max(rho_unc, floor)
+            rho = constrained_rho(obj, tau, rho_unc, centre)
         ok = math.isfinite(rho)
         gamma = float(obj.gamma(rho, tau)) if ok else math.nan
         eps = float(obj.eps(rho, tau)) if ok else math.nan

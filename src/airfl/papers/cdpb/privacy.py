@@ -25,6 +25,7 @@ Integer orders only (Lemma 3 requires integer alpha, spec §9 C4).
 from __future__ import annotations
 
 import math
+import numbers
 from typing import Any, Callable, Sequence
 
 import numpy as np
@@ -173,12 +174,46 @@ def privacy_inputs(s: CdpbSetting, strategy: str, rho: Any,
     return participation_probability(s, rho), sigma_q2
 
 
+#: Readings of sigma_q^2 in the simulation (params `noise_variance`, aggregation.RoundDesign).
+NOISE_VARIANCES = ("total", "per_coordinate")
+
+
+def mechanism_variance(sigma_q2: Any, noise_variance: str, d: int) -> np.ndarray:
+    """Per-coordinate variance of the Gaussian noise the server's estimate carries, for a received
+    noise parameter sigma_q^2 simulated under one reading:
+
+    * ``total``: (11) budgets a[||g||^2 + d sigma_r^2] <= P and (13)/(17) define sigma_q^2 =
+      d sum rho sigma_r^2 + ..., the total power over the d coordinates: sigma_q^2 / d each.
+    * ``per_coordinate``: Theorem 1 (App. A) treats sigma_q^2 as the variance of the Gaussian
+      mechanism, i.e. of every coordinate: sigma_q^2 each (and (11)'s budget is exceeded d-fold).
+
+    Theorem 1 evaluated at this variance is the RDP of the noise actually simulated."""
+    if noise_variance not in NOISE_VARIANCES:
+        raise ValueError(f"noise_variance must be one of {NOISE_VARIANCES}, got "
+                         f"{noise_variance!r}")
+    if not (isinstance(d, numbers.Integral) and d >= 1):
+        raise ValueError(f"d must be a positive integer (the model dimension), got {d!r}")
+    s2 = np.asarray(sigma_q2, dtype=np.float64)
+    return s2 / d if noise_variance == "total" else s2  # (13)/(17) total vs Theorem 1's variance
+
+
 def strategy_rdp_round(s: CdpbSetting, strategy: str, rho: Any, beta: float | None = None,
-                       alpha: int | None = None) -> np.ndarray:
-    """eps_r of one round of a strategy at rho, with the setting's bound and order."""
+                       alpha: int | None = None, noise_variance: str | None = None,
+                       d: int | None = None) -> np.ndarray:
+    """eps_r of one round of a strategy at rho, with the setting's bound and order.
+
+    noise_variance None: the paper's analytic reading (Theorem 1 with sigma_q^2 as the
+    mechanism's variance; figures 2-9). Given with the model dimension d: the RDP of the noise a
+    training run simulates under that reading (:func:`mechanism_variance`); the
+    dimension-corrected bound then takes the per-coordinate variance directly (d = 1)."""
     p, sigma_q2 = privacy_inputs(s, strategy, rho, beta)
-    return rdp_round(p, sigma_q2, s.alpha if alpha is None else alpha, s.rdp_bound, s.W,
-                     rho=rho, d=s.model_dim)
+    order = s.alpha if alpha is None else alpha
+    if noise_variance is None:
+        return rdp_round(p, sigma_q2, order, s.rdp_bound, s.W, rho=rho, d=s.model_dim)
+    if d is None:
+        raise ValueError("noise_variance needs the model dimension d")
+    variance = mechanism_variance(sigma_q2, noise_variance, d)
+    return rdp_round(p, variance, order, s.rdp_bound, s.W, rho=rho, d=1)
 
 
 def rdp_total(eps_round: Any, tau: Any) -> np.ndarray:
@@ -197,9 +232,12 @@ def cumulative_rdp(eps_per_round: Sequence[float] | np.ndarray) -> np.ndarray:
 
 def strategy_rdp_orders(s: CdpbSetting, strategy: str, rho: float,
                         orders: Sequence[int] = INTEGER_ORDERS,
-                        beta: float | None = None) -> np.ndarray:
+                        beta: float | None = None, noise_variance: str | None = None,
+                        d: int | None = None) -> np.ndarray:
     """Per-round RDP of a strategy at a scalar rho over several integer orders ([len(orders)])."""
-    return np.array([float(strategy_rdp_round(s, strategy, rho, beta, alpha=a)) for a in orders])
+    return np.array([float(strategy_rdp_round(s, strategy, rho, beta, alpha=a,
+                                              noise_variance=noise_variance, d=d))
+                     for a in orders])
 
 
 def to_dp(orders: Sequence[float], rdp: Any, delta: float = 1e-5,
@@ -214,19 +252,26 @@ def to_dp(orders: Sequence[float], rdp: Any, delta: float = 1e-5,
 
 
 def privacy_event(s: CdpbSetting, strategy: str, rho: float, beta: float | None = None,
-                  rounds: int = 1, orders: Sequence[int] = INTEGER_ORDERS) -> Event:
+                  rounds: int = 1, orders: Sequence[int] = INTEGER_ORDERS,
+                  noise_variance: str | None = None, d: int | None = None) -> Event:
     """An airfl.privacy event for ``rounds`` rounds of a strategy, for the privacy stage.
 
     dimension_corrected is a true subsampled Gaussian (a core event the core accountant computes
-    exactly); the paper-style bounds become an RDP curve at the integer ``orders``.
+    exactly); the paper-style bounds become an RDP curve at the integer ``orders``. A training
+    run passes its noise_variance reading and model dimension d, so the event accounts the
+    noise it simulates (:func:`mechanism_variance`); None keeps the analytic reading.
     """
     n = int(check_tau(rounds))
     if s.rdp_bound == "dimension_corrected":
         p, sigma_q2 = privacy_inputs(s, strategy, rho, beta)
-        z = float(corrected_noise_multiplier(sigma_q2, rho, s.model_dim, s.W))
+        z = float(corrected_noise_multiplier(sigma_q2, rho, s.model_dim, s.W)) \
+            if noise_variance is None else \
+            float(corrected_noise_multiplier(mechanism_variance(sigma_q2, noise_variance, d),
+                                             rho, 1, s.W))
         p = float(p)
         event: Event = GaussianEvent(z) if p == 1.0 else SubsampledGaussianEvent(p, z)
     else:
         event = RdpCurveEvent(tuple(float(a) for a in orders),
-                              tuple(strategy_rdp_orders(s, strategy, rho, orders, beta)))
+                              tuple(strategy_rdp_orders(s, strategy, rho, orders, beta,
+                                                        noise_variance, d)))
     return event if n == 1 else ComposedEvent((event,), (n,))

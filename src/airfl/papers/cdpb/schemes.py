@@ -8,7 +8,9 @@ W = 1), the round's realised gains |h|^2 [N] decide who is reliable, the server'
 (18)-(19) is scaled back by W_clip. Coins come from the round's `sampling` stream and noise from
 its `noise` stream, so every strategy of a trial sees the same gains (common random numbers).
 The round record carries the strategy's per-round RDP (Theorem 1 at the design's expected
-inputs, spec 4.3) for the privacy stage.
+inputs, spec 4.3) for the privacy stage, evaluated at the per-coordinate variance of the noise
+the round simulates under `noise_variance` (total: sigma_q^2 / d, per_coordinate: sigma_q^2;
+privacy.mechanism_variance), so the accountant matches the simulated noise.
 """
 
 from __future__ import annotations
@@ -31,7 +33,8 @@ SETTING_KEYS = ("P", "h_bar", "W", "M", "G", "mu", "alpha", "sigma_z2", "lam1", 
 
 @register_scheme
 class CdpbStrategy(Scheme):
-    """params: strategy, beta (CDPB-mixed only), w_clip, simulation, and the analytic setting
+    """params: strategy, beta (CDPB-mixed only), w_clip, simulation, noise_variance (total |
+    per_coordinate, default total), and the analytic setting
     (SETTING_KEYS, from params.yaml `cdpb.analytic`); K is the experiment's number of devices.
     With `change_every` and `h_bar_range` (Fig. 8), the channel distribution changes."""
 
@@ -59,14 +62,20 @@ class CdpbStrategy(Scheme):
             analytic, rho, gains, extra = redesigned_round(design, state, gains)
         setting = CdpbSetting.from_dict(analytic)
         strategy, beta = design["strategy"], design["beta"]
+        if "w_clip" not in self.params:
+            raise ValueError("cdpb scheme: w_clip missing; the experiment's `calibrate` stage "
+                             "measures it (results/calibration/<experiment>.json)")
         w_clip = float(self.params["w_clip"])
+        reading = self.params.get("noise_variance", "total")
         normalised = normalise_updates(updates.double(), w_clip)
-        round_design = RoundDesign.from_setting(setting, strategy, rho, beta)
+        round_design = RoundDesign.from_setting(setting, strategy, rho, beta,
+                                                noise_variance=reading)
         estimate, record = aggregate(normalised, gains, round_design, state.streams("noise"),
                                      self.params.get("simulation", "efficient"),
                                      coin_generator=state.streams("sampling"))
         record.update(participants=record["n_participants"], latency_s=0.0,
-                      privacy=[privacy_event(setting, strategy, rho, beta).to_dict()])
+                      privacy=[privacy_event(setting, strategy, rho, beta, noise_variance=reading,
+                                             d=int(updates.shape[1])).to_dict()])
         record.update(extra)
         return (w_clip * estimate).to(updates.dtype), record
 

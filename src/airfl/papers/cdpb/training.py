@@ -11,8 +11,22 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from airfl.config import profiled
 from airfl.papers.cdpb.schemes import SETTING_KEYS
+
+
+def median_update_norm(norms: np.ndarray) -> dict[str, Any]:
+    """The calibration of every CDPB training figure (Experiment.calibration): W_clip = the median
+    norm of the clients' noise-free model deltas at theta_0 (spec 0 and 10.3: one calibration
+    round), measured by the `calibrate` stage for whatever dataset and model the profile trains;
+    the scheme clips to it and divides by it (W = 1, spec 0)."""
+    norms = np.asarray(norms, dtype=np.float64)
+    if norms.size == 0 or not np.all(np.isfinite(norms)) or not float(np.median(norms)) > 0:
+        raise ValueError(f"W_clip calibration needs finite update norms with a positive median, "
+                         f"got {norms.size} norms (median {np.median(norms) if norms.size else None})")
+    return {"w_clip": float(np.median(norms))}
 
 
 def substitute_if_missing(pick: dict[str, Any], data: dict[str, Any]) -> dict[str, Any]:
@@ -37,8 +51,8 @@ def _block(params: dict[str, Any], key: str, curves_of) -> dict[str, Any]:
     pick.update(substitute_if_missing(pick, params["data"]))
     analytic = {**section["analytic"], **{k: pick[k] for k in SETTING_KEYS + ("K",)
                                           if k in pick}}
-    base = {"scheme": "cdpb", "w_clip": pick["w_clip"], "simulation": pick["simulation"],
-            **{k: analytic[k] for k in SETTING_KEYS}}
+    base = {"scheme": "cdpb", "simulation": pick["simulation"],
+            "noise_variance": pick["noise_variance"], **{k: analytic[k] for k in SETTING_KEYS}}
     partition = {"kind": "iid"}
     if pick["samples_per_device"] is not None:
         partition["samples_per_device"] = pick["samples_per_device"]
@@ -55,10 +69,22 @@ def _block(params: dict[str, Any], key: str, curves_of) -> dict[str, Any]:
     }
 
 
+#: Suffix of the Fig.-4 curves simulated under Theorem 1's reading of sigma_q^2 (per coordinate);
+#: they share the experiment, hence every channel, coin and data draw, with the main curves.
+PER_COORDINATE = "_per_coordinate"
+
+
 def compose_fig4(params: dict[str, Any]) -> dict[str, Any]:
-    """The generic run block of Fig. 4 (see airfl.experiments.Experiment.compose)."""
-    return _block(params, "fig4", lambda pick, base: {
-        strategy: {**base, "strategy": strategy} for strategy in pick["strategies"]})
+    """The generic run block of Fig. 4 (see airfl.experiments.Experiment.compose): every strategy
+    under `cdpb.fig4.noise_variance` (panel fig4; default total, as (11)/(13)/(19) define
+    sigma_q^2) and again under the per-coordinate reading of Theorem 1 (panel
+    fig4_per_coordinate, curves `<strategy>_per_coordinate`)."""
+    def curves(pick: dict[str, Any], base: dict[str, Any]) -> dict[str, Any]:
+        main = {s: {**base, "strategy": s} for s in pick["strategies"]}
+        other = {s + PER_COORDINATE: {**base, "strategy": s, "noise_variance": "per_coordinate"}
+                 for s in pick["strategies"]}
+        return {**main, **other}
+    return _block(params, "fig4", curves)
 
 
 def compose_fig8(panel: str):

@@ -1,0 +1,64 @@
+"""Stage `calibrate`: parameters an experiment measures before training, from one noise-free
+round at theta_0 (e.g. CDPB's clip norm W_clip = the median client update norm, spec 0, 10.3).
+
+The core measures every client's upload norm at theta_0 of trial 0 with round 1's data draws (the
+uploads the first round of that trial computes), the experiment's `calibration` hook turns them
+into curve parameters, and the train stage merges them into every curve (stages/train.py).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import torch
+
+from airfl import paths
+from airfl.core.loop import TrialSetup, initial_update_norms
+from airfl.data import dataset_info
+from airfl.experiments import get_experiment
+from airfl.io import provenance, write_json
+from airfl.models import build_model
+from airfl.stages.setup import channel_statistics, client_data, load_partition, torch_device
+
+CALIBRATION_TRIAL = 0
+
+
+def update_norms(params: dict[str, Any], experiment_id: str) -> np.ndarray:
+    """Norms of the clients' noise-free uploads at theta_0 of trial 0 (core.initial_update_norms)."""
+    torch.set_num_threads(params["threads"])
+    experiment = get_experiment(experiment_id)
+    block = experiment.params(params)
+    device = torch_device(params)
+    data = client_data(params, block, load_partition(experiment_id), device)
+    info = dataset_info(block["dataset"])
+    model = build_model(block["model"]["name"], info.image_shape, info.num_classes,
+                        block["model"]["l2"], block["model"]["engine"])
+    training = block["training"]
+    first_curve = next(iter(block["curves"].values()))         # placement only (no channel use)
+    none = (data.x[:0], data.y[:0])                              # no evaluation in this round
+    setup = TrialSetup(experiment_id, params["seed"], CALIBRATION_TRIAL, model, data, none, none,
+                       channel_statistics(params, block, experiment_id, CALIBRATION_TRIAL,
+                                          first_curve),
+                       1, 1, training["local_steps"], training["batch_size"], training["lr"],
+                       1.0, upload=training.get("upload", "delta"),
+                       full_batch=training.get("full_batch", False),
+                       local_epochs=training.get("local_epochs"))
+    return initial_update_norms(setup).cpu().numpy()
+
+
+def run(params: dict[str, Any], experiment_id: str) -> None:
+    experiment = get_experiment(experiment_id)
+    if experiment.calibration is None:
+        raise ValueError(f"experiment {experiment_id!r} has no calibration")
+    norms = update_norms(params, experiment_id)
+    block = experiment.params(params)
+    write_json(paths.calibration(experiment_id), {
+        "provenance": provenance({"seed": params["seed"], "profile": params["profile"],
+                                  "experiment": {k: v for k, v in block.items() if k != "curves"},
+                                  "trial": CALIBRATION_TRIAL}),
+        "params": experiment.calibration(norms),
+        "update_norms": {"n": int(norms.size), "median": float(np.median(norms)),
+                         "q10": float(np.quantile(norms, 0.1)),
+                         "q90": float(np.quantile(norms, 0.9)),
+                         "min": float(norms.min()), "max": float(norms.max())}})
