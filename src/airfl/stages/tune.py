@@ -7,6 +7,9 @@ enters the SCA objective). Criterion: lowest final sub-optimality gap, ties by a
 lead curve (the variant panels) only the lead has a tune job and every curve takes its eta ("one
 common eta ... of the proposed scheme"); otherwise each scheme gets its own. An experiment with
 `tuning_source` reuses that experiment's results (no search of its own).
+A curve with a `param_grid` entry first searches its scheme parameters (stages/param_search.py,
+spec 6.5 baseline grids) at the panel's eta; the eta grid then runs with the selected ones, and
+the tuning file carries them ("params"), which the design and train stages apply.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from airfl import paths
+from airfl.stages import param_search
 from airfl.experiments import Experiment, get_experiment
 from airfl.io import read_json, write_json
 
@@ -53,8 +57,10 @@ def tuned_curve(experiment: Experiment, block: dict[str, Any], curve: str
     source = tuning_file(experiment, block, curve)
     if source is None:
         return curve_params, block["training"]["server_lr"]
-    eta = read_json(source)["eta"]
-    return with_eta(curve_params, eta), eta
+    tuned = read_json(source)
+    if lead_of(experiment, curve) == curve:          # searched scheme params (param_search.py)
+        curve_params.update(tuned.get("params", {}))
+    return with_eta(curve_params, tuned["eta"]), tuned["eta"]
 
 
 def with_eta(curve_params: dict[str, Any], eta: float) -> dict[str, Any]:
@@ -94,9 +100,16 @@ def run(params: dict[str, Any], experiment_id: str, curve: str) -> None:
     settings = block["tuning"]
     reference = read_json(paths.reference(experiment.reference.name, "json"))
     trials = range(settings["selection_trials"])
+    chosen = param_search.search(                    # spec 6.5 baseline grids, at the panel's eta
+        block, curve, block["training"]["server_lr"],
+        lambda candidate, eta: candidate_score(params, experiment, candidate, curve, eta, trials,
+                                               reference))
+    if chosen is not None:
+        block = param_search.with_curve_params(block, curve, chosen["params"])
     grid = [candidate_score(params, experiment, block, curve, f * reference["eta_max"], trials,
                             reference) for f in settings["eta_factors"]]
     best = min(grid, key=lambda g: (g["final_gap"], -g["final_normalized_accuracy"]))
     write_json(paths.tuning(experiment_id, curve), {
         "mode": settings["mode"], "eta": best["eta"], "grid": grid,
-        "selection_trials": settings["selection_trials"], "eta_max": reference["eta_max"]})
+        "selection_trials": settings["selection_trials"], "eta_max": reference["eta_max"],
+        **({} if chosen is None else {"params": chosen["params"], "param_search": chosen})})
