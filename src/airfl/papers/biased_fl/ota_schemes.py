@@ -24,10 +24,10 @@ import numpy as np
 import torch
 
 from airfl.channel.ota import inversion_threshold_power, truncated_inversion_mask
+from airfl.core.participation import require_participation
 from airfl.core.scheme import DesignContext, RoundState, Scheme, register_scheme
 from airfl.lazy import lazy_import
 from airfl.papers.biased_fl import ota_design
-from airfl.core.participation import require_participation
 
 optimize = lazy_import("scipy.optimize")   # ~0.4 s; only OPC designs use it
 
@@ -364,11 +364,13 @@ class LcpcOtaComp(_CommonThreshold):
 def bbfl_receive_level(qbar_scheduled: np.ndarray, g_th: float, power_constraint: str) -> float:
     """Common received amplitude^2 eta (units of q) of BB-FL's truncated channel inversion [16].
 
-    [16] (Zhu, Wang, Huang, TWC 2020, §III "truncated channel inversion"): a scheduled device
-    inverts its channel to one common receive SNR rho_0 when its path-loss-normalised fading
-    |h|^2/Lambda is >= the power-cutoff threshold g_th, and is silent otherwise; rho_0 is the
-    largest level the scheduled devices' power constraint allows, i.e. the weakest one's
-    (in [16] the cell-interior radius sets it). In the units q = d E_s |h|^2/G^2 of spec §6.3
+    [16] (Zhu, Wang, Huang, TWC 2020, power control "truncated channel inversion"; its abstract:
+    the threshold trades "the update-reliability [as measured by the receive SNR]" against "the
+    expected update-truncation ratio", and cell-interior scheduling trades receive SNR against
+    the fraction of data exploited): a scheduled device inverts its channel to one common
+    receive SNR rho_0 when its path-loss-normalised fading |h|^2/Lambda is >= the power-cutoff
+    threshold g_th, and is silent otherwise; rho_0 is the largest level the scheduled devices'
+    power constraint allows, i.e. the weakest one's (the interior radius sets it). In the units q = d E_s |h|^2/G^2 of spec §6.3
     (energy ratio of a transmission eta/q when ||g|| = G):
     * average (the constraint of [16]): E[eta/q 1{q >= g_th qbar}] = (eta/qbar) E1(g_th) <= 1 for
       every scheduled device, E1 the exponential integral => eta = min_S qbar / E1(g_th);
