@@ -323,8 +323,56 @@ def test_uqos_estimator_is_unbiased_for_the_mean_gradient():
     mean, se = _mean_and_se(torch.stack(est))
     assert torch.all((mean - g.mean(0)).abs() <= 5 * se)
     L = 64 + D * 3
-    assert all(rec["scheduled"] == 3 and rec["latency_s"] == pytest.approx(3 * L / (1e6 * 0.05))
-               for rec in recs)
+    assert all(rec["scheduled"] == 3 for rec in recs)
+    fixed = build_scheme("uf", {"scheme": "uqos", "K": 3, "R": 0.05, "r_U": 3,
+                                "latency_mode": "fixed_rate"})
+    assert all(fixed.aggregate(g, _state(t), design)[1]["latency_s"]
+               == pytest.approx(3 * L / (1e6 * 0.05)) for t in range(50))
+
+
+def test_fixed_rate_schemes_are_charged_capacity_when_decoded():
+    """Paper §V-D: "our per-round latency calculation uses channel capacity for all schemes":
+    a decoded upload costs L/(B C_t) (C_t >= its fixed rate), an upload in outage its slot L/(B R)."""
+    # UQOS with K = N (everyone sampled): devices 0-2 far above the threshold, 3-4 in deep fade
+    power = torch.tensor([3e-10, 1e-10, 5e-11, 1e-16, 0.0], dtype=torch.float64)
+    scheme = build_scheme("u", {"scheme": "uqos", "K": N, "R": 0.5, "r_U": 3})
+    design = scheme.design(_context())
+    _, rec = scheme.aggregate(_grads(), _state(0, power=power), design)
+    L = 64 + D * 3
+    cap = torch.log2(1 + ES * power / N0)
+    expected = float((L / (1e6 * cap[:3])).sum()) + 2 * L / (1e6 * 0.5)
+    assert rec["outages"] == 2 and rec["latency_s"] == pytest.approx(expected, rel=1e-12)
+    # FedTOE: never more than the fixed-rate charge, same bits and receptions
+    params = {"scheme": "fedtoe", "K": 3, "p_out": 0.3, "T_TOE_s": 5e-3}
+    fedtoe = build_scheme("f", params)
+    fixed = build_scheme("g", {**params, "latency_mode": "fixed_rate"})
+    design = fedtoe.design(_context())
+    cheaper = 0
+    for t in range(200):
+        _, rec = fedtoe.aggregate(_grads(), _state(t), design)
+        _, rec_fixed = fixed.aggregate(_grads(), _state(t), design)
+        assert rec["bits"] == rec_fixed["bits"] and rec["participants"] == rec_fixed["participants"]
+        assert rec["latency_s"] <= rec_fixed["latency_s"] * (1 + 1e-12)
+        cheaper += rec["latency_s"] < rec_fixed["latency_s"] * (1 - 1e-9)
+    assert cheaper > 100                                   # decoded uploads run above their rate
+    # hand case of the rule: one device decoded (capacity 3), one in outage (fixed rate 0.5)
+    rate = ds.fixed_rate_charge("capacity_on_success", torch.tensor([0.5, 0.5]),
+                                torch.tensor([3.0, 0.2], dtype=torch.float64),
+                                torch.tensor([True, False]))
+    assert rate.tolist() == [3.0, 0.5]
+    with pytest.raises(ValueError, match="latency_mode"):
+        ds.fixed_rate_charge("bogus", torch.ones(2), torch.ones(2), torch.ones(2, dtype=torch.bool))
+
+
+def test_uqos_rate_that_nobody_decodes_stops_the_design():
+    from airfl.core.participation import NoTransmissionError
+
+    lam = torch.as_tensor(_default_lam())                               # literal SNR, 1200 m disc
+    context = DesignContext(10, D, 10, torch.full((10,), 100), _stats(lam))
+    with pytest.raises(NoTransmissionError, match="'u'.*R = 2 bit.*lower R"):
+        build_scheme("u", {"scheme": "uqos", "K": 5, "R": 2.0}).design(context)
+    assert sum(build_scheme("u", {"scheme": "uqos", "K": 5, "R": 0.2}).design(context)["pi"]) \
+        == pytest.approx(5.0)
 
 
 def test_fedtoe_outage_is_p_out_and_estimator_is_unbiased():

@@ -329,19 +329,18 @@ def test_opc_ota_fl_meets_average_and_peak_energy():
 
 
 def test_bbfl_interior_never_schedules_exterior_devices():
-    scheme = _scheme("bbfl_interior", radius_m=1000.0)                   # rho_in = 700 m: devices 0-2
+    scheme = _scheme("bbfl_interior", radius_m=1000.0, g_th=0.3)         # rho_in = 700 m: devices 0-2
     design = scheme.design(_context())
     assert design["interior"] == [True, True, True, False, False]
     updates = _gradients(1.0)
     updates[3:] = 1e6                                                    # exterior: unmistakable
-    qs = []
     for t in range(1, 80):
         state = _state(t)
         est, rec = scheme.aggregate(updates, state, design)
         assert est.abs().max() < 1e3 and rec["participants"] <= 3
-        q = DS * 0.5 * state.channel_power / G_S ** 2
-        qs.append(q)
-        active = torch.tensor(design["interior"]) & (q >= design["eta_in"])
+        fading = state.channel_power / LAM_S                             # [16]: |h|^2 / Lambda
+        active = torch.tensor(design["interior"]) & (fading >= 0.3)
+        assert rec["participants"] == int(active.sum())
         if active.any():
             noise = torch.randn(DS, generator=_state(t).streams("noise"), dtype=torch.float64)
             expected = (updates[active].sum(0) + math.sqrt(1e-3 / design["eta_in"]) * noise) \
@@ -355,10 +354,77 @@ def test_bbfl_interior_never_schedules_exterior_devices():
     assert 10 < sum(flags) < 70                                          # both modes occur
 
 
+def test_bbfl_receive_level_by_hand():
+    """[16]'s rule on a hand-computed case: q-units qbar_m = d E_s Lambda_m / G^2 = 12*0.5*Lambda."""
+    qbar = DS * 0.5 * LAM_S.numpy() / G_S ** 2                         # [12, 6, 3, 1.5, 0.6]
+    interior = np.array([True, True, True, False, False])
+    # average constraint: eta = min_S qbar / E1(g_th); E1(0.5) = 0.5597735947761608 (A&S 5.1)
+    assert osch.bbfl_receive_level(qbar[interior], 0.5, "average") == pytest.approx(
+        3.0 / 0.5597735947761608, rel=1e-12)
+    assert osch.bbfl_receive_level(qbar, 0.5, "peak") == pytest.approx(0.5 * 0.6, rel=1e-14)
+    design = _scheme("bbfl_alternative", radius_m=1000.0, g_th=0.5, q_alt=0.25).design(_context())
+    assert design["eta_in"] == pytest.approx(3.0 / 0.5597735947761608, rel=1e-12)
+    assert design["eta_all"] == pytest.approx(0.6 / 0.5597735947761608, rel=1e-12)
+    assert design["transmit_probability"] == pytest.approx(math.exp(-0.5), rel=1e-15)
+    assert design["expected_participants"] == pytest.approx((0.25 * 5 + 0.75 * 3) * math.exp(-0.5))
+    # the weakest interior device meets the average energy budget with equality, E[eta/q 1{.}] = 1
+    fading = torch.empty(400000, dtype=torch.float64).exponential_(generator=torch.Generator().manual_seed(4))
+    kept = fading[fading >= 0.5]
+    energy = float((design["eta_in"] / (qbar[2] * kept)).sum()) / fading.numel()
+    assert energy == pytest.approx(1.0, rel=0.02)
+
+
+def test_bbfl_average_is_unbiased_given_the_number_received():
+    """[16]: every scheduled device is cut off with the same probability 1 - exp(-g_th), so given
+    |A_t| = k the received set is a uniform k-subset and g_hat is unbiased for the scheduled mean,
+    although the devices' path gains differ by 20x (the old common-q threshold was not)."""
+    stats = ChannelStatistics(LAM_S, reference_gain=0.1, bandwidth_hz=2e5, distances_m=DIST_S,
+                              energy_per_symbol=5e3, noise_psd=1e-3)
+    scheme = _scheme("bbfl_interior", radius_m=2000.0, g_th=0.7)         # all five scheduled
+    design = scheme.design(DesignContext(NS, DS, 20, torch.full((NS,), 100), stats, trial=0))
+    updates = _gradients(1.0)
+    by_count: dict[int, list[torch.Tensor]] = {}
+    seen = torch.zeros(NS, dtype=torch.float64)
+    rounds = 6000
+    for t in range(1, rounds + 1):
+        streams = RoundStreams(1, "bbfl_unbiased", 0, t)
+        state = RoundState(t, rayleigh_power(LAM_S, 1, streams("channel"))[0],
+                           torch.full((NS,), 100), stats, streams)
+        est, rec = scheme.aggregate(updates, state, design)
+        seen += (state.channel_power / LAM_S >= 0.7).double()
+        by_count.setdefault(rec["participants"], []).append(est)
+    freq = seen / rounds
+    p = math.exp(-0.7)
+    assert torch.all((freq - p).abs() <= 5 * math.sqrt(p * (1 - p) / rounds))   # same for all
+    target = updates.mean(0)
+    for k in (1, 2, 3, 4):
+        est = torch.stack(by_count[k])
+        se = est.std(0) / math.sqrt(est.shape[0])
+        assert torch.all((est.mean(0) - target).abs() <= 5 * se + 1e-12)
+
+
+def test_no_transmission_designs_stop_with_a_clear_error():
+    from airfl.core.participation import NoTransmissionError
+    # LCPC at a noise-dominated SNR: J(eta) is minimal at "nobody transmits"
+    noisy = ChannelStatistics(LAM_S, reference_gain=0.1, bandwidth_hz=2e5, distances_m=DIST_S,
+                              energy_per_symbol=1e-4, noise_psd=1e-3)
+    context = DesignContext(NS, DS, 20, torch.full((NS,), 100), noisy, trial=0)
+    with pytest.raises(NoTransmissionError, match="lcpc.*eta_L.*snr_offset_db"):
+        _scheme("lcpc_ota_comp").design(context)
+    # at the default test SNR LCPC transmits
+    assert _scheme("lcpc_ota_comp").design(_context())["expected_participants"] > 0.1
+    # BB-FL with a cut-off so high that each device transmits with probability e^-5
+    with pytest.raises(NoTransmissionError, match="g_th = 5.*lower g_th"):
+        _scheme("bbfl_interior", radius_m=1000.0, g_th=5.0).design(_context())
+    expected = _scheme("bbfl_interior", radius_m=1000.0, g_th=3.0).design(_context())
+    assert expected["expected_participants"] == pytest.approx(3 * math.exp(-3.0))   # 0.149 >= 0.1
+
+
 @pytest.mark.parametrize("kind,params", [
     ("biased_ota", {"variant": "zb"}), ("opc_ota_comp", {}), ("lcpc_ota_comp", {}),
     ("opc_ota_fl", {"eta0_grid": 5}), ("vanilla_ota_fl", {}),
-    ("bbfl_interior", {"radius_m": 1000.0}), ("bbfl_alternative", {"radius_m": 1000.0})])
+    ("bbfl_interior", {"radius_m": 1000.0}), ("bbfl_alternative", {"radius_m": 1000.0}),
+    ("bbfl_interior", {"radius_m": 1000.0, "power_constraint": "peak"})])
 def test_every_kind_is_deterministic_with_latency_d_over_b(kind, params):
     future = torch.stack([_state(t).channel_power for t in range(1, 6)])
     scheme = _scheme(kind, **params)
@@ -387,3 +453,24 @@ def test_params_schema_covers_every_kind_and_rejects_bad_values():
         assert not validator.is_valid({"scheme": kind, "G": -1.0, "radius_m": 1.0})
     bad = {"scheme": "biased_ota", "G": 1.0, "variant": "best"}
     assert not jsonschema.Draft202012Validator(osch.PARAMS_SCHEMA["biased_ota"]).is_valid(bad)
+
+
+@pytest.mark.parametrize("offset_db,transmits", [(0.0, False), (30.0, True)])
+def test_lcpc_at_the_papers_geometry_transmits_only_above_the_literal_snr(offset_db, transmits):
+    """README finding: LCPC's designed truncation level leaves no device transmitting at the
+    literal SNR (spec A1); the design says so instead of training nothing."""
+    from airfl.core.participation import NoTransmissionError
+
+    es = ES * 10 ** (offset_db / 10)
+    stats = ChannelStatistics(torch.as_tensor(LAM), reference_gain=float(LAM.min()),
+                              bandwidth_hz=1e6, distances_m=torch.as_tensor(RADII),
+                              energy_per_symbol=es, noise_psd=N0)
+    context = DesignContext(N, D_MODEL, 500, torch.full((N,), 100), stats, trial=0)
+    lcpc = build_scheme("lcpc_ota_comp", {"scheme": "lcpc_ota_comp", "G": 5.0})
+    bbfl = build_scheme("bbfl_interior", {"scheme": "bbfl_interior", "G": 5.0, "radius_m": R_MAX})
+    assert bbfl.design(context)["expected_participants"] == pytest.approx(5 * math.exp(-0.1))   # 5 within 0.7 rho_max
+    if transmits:
+        assert lcpc.design(context)["expected_participants"] > 8
+    else:
+        with pytest.raises(NoTransmissionError, match="lcpc_ota_comp.*edge of its search range"):
+            lcpc.design(context)

@@ -71,6 +71,30 @@ def test_panels_compose_into_generic_blocks(repo_root):
     assert sens["curves"]["ota_nv_60db"]["snr_offset_db"] == 60.0
 
 
+def test_offset_only_curves_run_in_the_offset_panels_and_their_claims_say_na(repo_root):
+    """LCPC's design leaves nobody transmitting at the literal SNR: the literal Fig. 2(b) leaves it
+    out, the +30/+60 dB copies keep it, and a claim naming it reads n/a with the reason."""
+    import pandas as pd
+    import yaml
+
+    from airfl.config import validate_params
+    from airfl.experiments import get_experiment
+
+    params = validate_params(yaml.safe_load((repo_root / "params.yaml").read_text()))
+    literal = get_experiment("biased_fl/fig2b")
+    assert "lcpc_ota_comp" not in literal.params(params)["curves"]
+    assert "lcpc_ota_comp" in get_experiment("biased_fl/fig2b_snr30").params(params)["curves"]
+    frame = pd.DataFrame({"curve": ["proposed", "opc_ota_comp"], "trial": [0, 0],
+                          "time_s": [1.0, 1.0], "suboptimality_gap": [0.5, 0.7]})
+    claim = next(c for c in literal.claims if c.name == "fig2b_beats_lcpc")
+    result = claim.evaluate(frame)
+    assert result.holds is None and "lcpc_ota_comp not run at this SNR" in result.numbers
+    bad = {**params["biased_fl"]["fig2b"], "offset_only_curves": ["nope"]}
+    from airfl.papers.biased_fl.setting import literal_curves
+    with pytest.raises(ValueError, match="offset_only_curves names \\['nope'\\]"):
+        literal_curves(bad)
+
+
 def test_snr_offset_scales_the_symbol_energy():
     from airfl.stages.setup import radio_units
 

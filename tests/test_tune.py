@@ -152,3 +152,52 @@ def test_fixed_mode_keeps_the_panel_step_size_without_a_tune_job(workspace):
     searched = _grid(workspace)
     assert [j for j in dag.experiment_jobs(get_experiment("biased_fl/fig2a"), searched)
             if j.stage == "tune"]
+
+
+# ---- scheme-parameter grids (spec 6.5 baselines; stages/param_search.py) ----------------------
+
+def test_param_grid_combinations_in_a_fixed_order():
+    from airfl.stages import param_search
+
+    grid = {"p_out": [0.1, 0.3], "K": [3, 5]}
+    assert param_search.candidates(grid) == [{"K": 3, "p_out": 0.1}, {"K": 3, "p_out": 0.3},
+                                             {"K": 5, "p_out": 0.1}, {"K": 5, "p_out": 0.3}]
+    explicit = [{"K": 3, "K_prime": 5}, {"K": 10, "K_prime": 10}]
+    assert param_search.candidates(explicit) == explicit
+
+
+def test_param_search_selects_then_tunes_eta_and_the_stages_apply_it(workspace, monkeypatch):
+    """Spec 6.5: lowest final gap at the panel's eta, ties by accuracy; a combination that leaves
+    nobody transmitting is recorded as infeasible; eta is then searched with the chosen values."""
+    from airfl.core.participation import NoTransmissionError
+
+    params = workspace
+    params["biased_fl"]["fig3b"]["tuning"]["quick"] = {
+        "mode": "grid", "eta_factors": [1.0, 0.5], "selection_trials": 2,
+        "param_grid": {"fedtoe": {"K": [3, 5], "p_out": [0.1, 0.5]},
+                       "uqos": {"R": [2.0]}}}
+    gaps = {(3, 0.1): (0.8, 0.9), (3, 0.5): (0.5, 0.8), (5, 0.1): (0.5, 0.95), (5, 0.5): (0.7, 0.9)}
+    seen = []
+
+    def table(params, experiment, block, curve, eta, trials, reference):
+        c = block["curves"][curve]
+        seen.append((c.get("K"), c.get("p_out"), round(eta, 6)))
+        if curve == "uqos":
+            raise NoTransmissionError("scheme 'uqos': ... lower R")
+        gap, acc = gaps[(c["K"], c["p_out"])]
+        return {"eta": eta, "final_gap": gap * (1 + (eta != 0.05)),
+                "final_normalized_accuracy": acc}
+
+    monkeypatch.setattr(tune, "candidate_score", table)
+    tune.run(params, "biased_fl/fig3b", "fedtoe")
+    out = json.loads(paths.tuning("biased_fl/fig3b", "fedtoe").read_text())
+    assert out["params"] == {"K": 5, "p_out": 0.1}                   # tie at 0.5 -> accuracy 0.95
+    assert [s[2] for s in seen[:4]] == [0.05] * 4                    # grid at the panel's eta
+    assert seen[4:] == [(5, 0.1, 0.1), (5, 0.1, 0.05)]               # eta grid with the choice
+    assert out["eta"] == pytest.approx(0.05)
+    experiment = get_experiment("biased_fl/fig3b")
+    block = experiment.params(params)
+    curve, lr = tune.tuned_curve(experiment, block, "fedtoe")
+    assert curve["K"] == 5 and curve["p_out"] == 0.1 and lr == pytest.approx(0.05)
+    with pytest.raises(ValueError, match="no combination transmits.*lower R"):
+        tune.run(params, "biased_fl/fig3b", "uqos")

@@ -17,6 +17,9 @@ less than the trial spread (e.g. eta 0.0136 -> gap 0.415, eta 0.0272 -> 0.419), 
 then decides the speed-up claims by noise; the larger eta is the faster one of statistically
 equal candidates. With one selection trial SE is 0 and the rule is the argmin. A candidate whose
 gap is not finite (diverged) is never chosen; if every candidate diverged, the stage stops.
+A curve with a `param_grid` entry first searches its scheme parameters (stages/param_search.py,
+spec 6.5 baseline grids) at the panel's eta; the eta grid then runs with the selected ones, and
+the tuning file carries them ("params"), which the design and train stages apply.
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ from typing import Any
 import numpy as np
 
 from airfl import paths
+from airfl.stages import param_search
 from airfl.experiments import Experiment, get_experiment
 from airfl.io import read_json, write_json
 
@@ -65,8 +69,10 @@ def tuned_curve(experiment: Experiment, block: dict[str, Any], curve: str
     source = tuning_file(experiment, block, curve)
     if source is None:
         return curve_params, block["training"]["server_lr"]
-    eta = read_json(source)["eta"]
-    return with_eta(curve_params, eta), eta
+    tuned = read_json(source)
+    if lead_of(experiment, curve) == curve:          # searched scheme params (param_search.py)
+        curve_params.update(tuned.get("params", {}))
+    return with_eta(curve_params, tuned["eta"]), tuned["eta"]
 
 
 def with_eta(curve_params: dict[str, Any], eta: float) -> dict[str, Any]:
@@ -135,6 +141,12 @@ def run(params: dict[str, Any], experiment_id: str, curve: str) -> None:
     settings = block["tuning"]
     reference = read_json(paths.reference(experiment.reference.name, "json"))
     trials = range(settings["selection_trials"])
+    chosen = param_search.search(                    # spec 6.5 baseline grids, at the panel's eta
+        block, curve, block["training"]["server_lr"],
+        lambda candidate, eta: candidate_score(params, experiment, candidate, curve, eta, trials,
+                                               reference))
+    if chosen is not None:
+        block = param_search.with_curve_params(block, curve, chosen["params"])
     grid = [candidate_score(params, experiment, block, curve, f * reference["eta_max"], trials,
                             reference) for f in settings["eta_factors"]]
     try:
@@ -143,4 +155,5 @@ def run(params: dict[str, Any], experiment_id: str, curve: str) -> None:
         raise ValueError(f"{experiment_id} {curve}: {error}") from None
     write_json(paths.tuning(experiment_id, curve), {
         "mode": settings["mode"], **selection, "grid": grid,
-        "selection_trials": settings["selection_trials"], "eta_max": reference["eta_max"]})
+        "selection_trials": settings["selection_trials"], "eta_max": reference["eta_max"],
+        **({} if chosen is None else {"params": chosen["params"], "param_search": chosen})})

@@ -12,11 +12,15 @@ the stream advances identically whatever is scheduled) and costs L = 64 + d r bi
 (``payload_bits``). Device sampling draws from the round's "sampling" stream.
 
 Round latency (errata 1, spec §6.4): TDMA, the sum over uploading devices of L/(B C_{m,t}) with the
-capacity C_{m,t} = log2(1 + E_s |h_{m,t}|^2 / N0) for capacity-based schemes (proposed by default,
-Best Channel, Best Channel-Norm, Proportional Fairness, QML) and L/(B R) for the fixed-rate schemes
-(UQOS, FedTOE) by default. The paper times *every* scheme by capacity (§V-D) but does not say how
-a fixed-rate upload in outage is charged [A, errata 1]: we charge fixed-rate uploads their slot
-L/(B R) whether or not they are decoded (option ``latency_mode: capacity`` charges L/(B C_{m,t})).
+capacity C_{m,t} = log2(1 + E_s |h_{m,t}|^2 / N0). Paper §V-D: "Since the majority of SOTA
+candidates use channel capacity-based transmission for local gradient upload, our per-round
+latency calculation uses channel capacity for all schemes." So the fixed-rate schemes (UQOS,
+FedTOE) are charged L/(B C_{m,t}) too for every upload that is decoded (default ``latency_mode:
+capacity_on_success``); an upload in outage has no capacity to speak of (the device sent at its
+fixed rate R > C_{m,t} and the PS could not decode), and the paper does not say how it is charged
+[A, errata 1]: it pays its fixed-rate slot L/(B R). On success C_{m,t} >= R, so this never charges
+more than the fixed rate. ``fixed_rate`` (every upload L/(B R)) and ``capacity`` (every upload
+L/(B C_{m,t}), outages included) remain as sensitivity options.
 A round in which nobody uploads has g_hat = 0 and latency 0 (spec §3.2 note).
 
 Record of a round: participants (devices whose update enters g_hat), scheduled (devices that used
@@ -35,7 +39,8 @@ Choices the spec leaves open (all [A]):
 * Best Channel-Norm with all selected gradients zero: r = 1.
 * UQOS sampling without replacement: Madow systematic sampling (exact inclusion probabilities pi,
   exactly K devices).
-* Outage uploads of fixed-rate schemes are charged L/(B R) and their bits count as uploaded.
+* Outage uploads of fixed-rate schemes are charged L/(B R) (decoded ones L/(B C), paper §V-D) and
+  their bits count as uploaded.
 * Every row is quantized (the quantization stream advances the same way whatever is scheduled).
 """
 
@@ -52,10 +57,12 @@ from airfl.channel.digital import shannon_rate, tdma_round_latency
 from airfl.channel.quantization import payload_bits, stochastic_quantize
 from airfl.core.scheme import DesignContext, RoundState, Scheme, register_scheme
 from airfl.papers.biased_fl import digital_design
+from airfl.core.participation import require_participation
 from airfl.rng import numpy_generator
 
 __all__ = ["PARAMS_SCHEMA", "equal_bit_width", "best_channel_budget", "uqos_inclusion",
-           "madow_sample", "pareto_bits", "qml_allocate", "fedtoe_rates", "fedtoe_allocate"]
+           "madow_sample", "pareto_bits", "fixed_rate_charge", "qml_allocate", "fedtoe_rates",
+           "fedtoe_allocate"]
 
 HEADER = digital_design.HEADER_BITS     # 64 bits for ||g||_inf (paper §II-C)
 
@@ -68,8 +75,10 @@ _K = {"type": "integer", "minimum": 1, "default": 5,
       "description": "devices scheduled per round (spec §6.5 quick default 5)"}
 _RMAX = {"type": "integer", "minimum": 1, "maximum": 16, "default": 16,
          "description": "largest bit width per entry (paper §V-D: r <= 16)"}
-_LAT_FIXED = {"enum": ["fixed_rate", "capacity"], "default": "fixed_rate",
-              "description": "charge L/(B R) (fixed rate, default) or L/(B C_t) per upload [A, errata 1]"}
+_LAT_FIXED = {"enum": ["capacity_on_success", "fixed_rate", "capacity"],
+              "default": "capacity_on_success",
+              "description": "capacity_on_success: L/(B C_t) when decoded (paper §V-D), L/(B R) "
+                             "on outage [A]; fixed_rate: L/(B R) always; capacity: L/(B C_t) always"}
 _BUDGET = {
     "T_BC_s": {"type": ["number", "null"], "exclusiveMinimum": 0, "default": None,
                "description": "per-round budget; null: median over Monte-Carlo draws of the time K "
@@ -185,6 +194,24 @@ def _tdma_latency(bits: torch.Tensor, rates: torch.Tensor, bandwidth: float,
                                     mask.unsqueeze(0))[0])
 
 
+def fixed_rate_charge(mode: str, fixed: torch.Tensor, capacity: torch.Tensor,
+                      decoded: torch.Tensor) -> torch.Tensor:
+    """Per-device rate a fixed-rate upload is charged at, L/(B rate) (paper §V-D, errata 1).
+
+    capacity_on_success: C_{m,t} when decoded ("our per-round latency calculation uses channel
+    capacity for all schemes", §V-D), the fixed rate R_m on outage [A]; fixed_rate: R_m always;
+    capacity: C_{m,t} always.
+    """
+    fixed = fixed.to(torch.float64)
+    if mode == "fixed_rate":
+        return fixed
+    if mode == "capacity":
+        return capacity
+    if mode == "capacity_on_success":
+        return torch.where(decoded, capacity, fixed)
+    raise ValueError(f"latency_mode {mode!r}: allowed capacity_on_success, fixed_rate, capacity")
+
+
 # --------------------------------------------------------------------------------------------
 # Proposed: Biased digital FL (paper §II-C, §IV-B; spec §3.2, §5.4-5.6, §6.2)
 # --------------------------------------------------------------------------------------------
@@ -213,6 +240,10 @@ class BiasedDigital(_DigitalScheme):
             out = digital_design.design_zb_qnv(**kwargs)
         else:
             out = digital_design.design_sca(**kwargs, zero_bias=(variant == "zb_opt"))
+        require_participation(self.name, float(np.sum(out["beta"])),
+                              f"fading thresholds rho of variant {variant!r} (device m uploads with "
+                              "probability beta_m = exp(-rho_m^2/Lambda_m), paper §II-C)",
+                              "check the design constants G, kappa, eta, T_max_s and the SNR")
         result = {key: np.asarray(out[key]).tolist() for key in
                   ("rho", "nu", "r", "r_prime", "beta", "p", "R", "L")}
         result.update({key: float(out[key]) for key in
@@ -460,6 +491,10 @@ class Uqos(_DigitalScheme):
         threshold = math.expm1(rate * math.log(2.0)) * n0 / es          # |h|^2 >= (2^R - 1) N0/E_s
         success = np.exp(-threshold / lam)                              # s_m = P(|h|^2 >= threshold)
         pi = uqos_inclusion(success, int(self.param("K")))
+        require_participation(self.name, float(np.sum(pi * success)),
+                              f"common rate R = {rate:g} bit/s/Hz (success probabilities "
+                              f"s_m = exp(-(2^R - 1) N0/(E_s Lambda_m)) down to {success.min():.3g})",
+                              "lower R")
         return {"success": success.tolist(), "pi": pi.tolist(), "threshold_power": threshold,
                 "rate": rate}
 
@@ -475,9 +510,10 @@ class Uqos(_DigitalScheme):
         estimate = (weights @ quantized).to(updates.dtype)
         payload = payload_bits(dim, bits)
         _, _, bw = self.radio(state.statistics)
-        rates = (torch.full((n,), float(design["rate"]), dtype=torch.float64)
-                 if self.param("latency_mode") == "fixed_rate" else self.capacity(state))
-        latency = _tdma_latency(payload, rates, bw, sampled)            # paid even on outage [A]
+        rates = fixed_rate_charge(self.param("latency_mode"),
+                                  torch.full((n,), float(design["rate"]), dtype=torch.float64),
+                                  self.capacity(state), decoded)         # §V-D: capacity if decoded
+        latency = _tdma_latency(payload, rates, bw, sampled)            # outage: slot L/(B R) [A]
         return estimate, _record(decoded.sum(), sampled.sum(), latency, payload[sampled].sum(),
                                  outages=int((sampled & ~decoded).sum()),
                                  mean_bits=float(self.param("r_U")))
@@ -646,8 +682,9 @@ class FedToe(_DigitalScheme):
         weights = decoded.to(torch.float64) / (k * (1.0 - float(design["p_out"])))
         estimate = (weights @ quantized).to(updates.dtype)
         payload = payload_bits(dim, bits)
-        charge = rates if self.param("latency_mode") == "fixed_rate" else self.capacity(state)
-        latency = _tdma_latency(payload, charge, bw, mask)                 # paid even on outage [A]
+        charge = fixed_rate_charge(self.param("latency_mode"), rates, self.capacity(state),
+                                   decoded)                                # §V-D: capacity if decoded
+        latency = _tdma_latency(payload, charge, bw, mask)                 # outage: slot L/(B R_k) [A]
         return estimate, _record(decoded.sum(), k, latency, payload[mask].sum(),
                                  outages=int((mask & ~decoded).sum()), within_budget=bool(within),
                                  mean_bits=float(r_sel.mean()))

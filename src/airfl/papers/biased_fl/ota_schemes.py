@@ -24,6 +24,7 @@ import numpy as np
 import torch
 
 from airfl.channel.ota import inversion_threshold_power, truncated_inversion_mask
+from airfl.core.participation import require_participation
 from airfl.core.scheme import DesignContext, RoundState, Scheme, register_scheme
 from airfl.lazy import lazy_import
 from airfl.papers.biased_fl import ota_design
@@ -32,7 +33,7 @@ optimize = lazy_import("scipy.optimize")   # ~0.4 s; only OPC designs use it
 
 __all__ = ["PARAMS_SCHEMA", "ota_estimate", "update_norms", "energy_ratio", "opc_mse",
            "opc_denoising_factor", "average_mse", "truncation_level", "opc_fl_gains",
-           "opc_fl_objective", "opc_fl_design"]
+           "opc_fl_objective", "opc_fl_design", "bbfl_receive_level"]
 
 # --------------------------------------------------------------------------------------------
 # Parameters (JSON schema fragments, draft 2020-12, one per kind; defaults used by the code)
@@ -42,6 +43,20 @@ _POS = {"type": "number", "exclusiveMinimum": 0}
 _G = {**_POS, "description": "gradient-norm bound G_max used in the design and truncation rule"}
 _ETA = {**_POS, "default": 0.05, "description": "learning step size eta entering the design"}
 _MU = {**_POS, "default": 0.01, "description": "strong-convexity constant mu"}
+
+
+_BBFL = {
+    "radius_m": {**_POS, "description": "disc radius rho_max (m)"},
+    "rho_in_frac": {**_POS, "maximum": 1, "default": 0.7},
+    "g_th": {**_POS, "default": 0.1,
+             "description": "power-cutoff threshold of [16] on the path-loss-normalised fading "
+                            "|h|^2/Lambda: a scheduled device transmits iff it is >= g_th, "
+                            "probability exp(-g_th) for every device [A: value not in the paper]"},
+    "power_constraint": {"enum": ["average", "peak"], "default": "average",
+                         "description": "average: [16]'s average-energy constraint, receive level "
+                                        "min_S qbar / E1(g_th); peak: every transmission within "
+                                        "d E_s when ||g|| <= G, receive level g_th min_S qbar"},
+}
 
 
 def _kind_schema(required: list[str], properties: dict[str, dict]) -> dict:
@@ -70,13 +85,9 @@ PARAMS_SCHEMA: dict[str, dict] = {
         "eta": _ETA, "mu": _MU,
     }),
     "vanilla_ota_fl": _kind_schema([], {}),
-    "bbfl_interior": _kind_schema(["radius_m"], {
-        "radius_m": {**_POS, "description": "disc radius rho_max (m)"},
-        "rho_in_frac": {**_POS, "maximum": 1, "default": 0.7},
-    }),
+    "bbfl_interior": _kind_schema(["radius_m"], _BBFL),
     "bbfl_alternative": _kind_schema(["radius_m"], {
-        "radius_m": {**_POS, "description": "disc radius rho_max (m)"},
-        "rho_in_frac": {**_POS, "maximum": 1, "default": 0.7},
+        **_BBFL,
         "q_alt": {"type": "number", "minimum": 0, "maximum": 1, "default": 0.5,
                   "description": "probability of scheduling all devices in a round"},
     }),
@@ -184,6 +195,10 @@ class BiasedOta(_OtaScheme):
         else:
             raise ValueError(f"biased_ota: unknown variant {variant!r}; allowed: opt, nv, zb")
         zeta = ota_design.zeta_ota(out["p"], out["beta"], out["alpha"], G, d, n0)
+        require_participation(self.name, float(np.sum(out["beta"])),
+                              f"pre-scalers gamma of variant {variant!r} (device m transmits with "
+                              f"probability beta_m = exp(-c_m gamma_m^2), paper §II-B)",
+                              "check the design constants G, kappa, eta and the SNR")
         result = {"variant": variant, "gamma": np.asarray(out["gamma"]).tolist(),
                   "alpha": float(out["alpha"]), "p": np.asarray(out["p"]).tolist(),
                   "beta": np.asarray(out["beta"]).tolist(), "zeta": zeta,
@@ -261,7 +276,7 @@ class OpcOtaComp(_OtaScheme):
 
 
 # --------------------------------------------------------------------------------------------
-# Common-threshold truncated inversion: LCPC OTA-Comp [19] and BB-FL [16] — spec §6.3 items 2, 5, 6
+# Truncated channel inversion to a common level: LCPC OTA-Comp [19] and BB-FL [16] (spec §6.3-2, 5, 6)
 # --------------------------------------------------------------------------------------------
 
 def average_mse(eta, qbar: np.ndarray, s2: float) -> float:
@@ -276,8 +291,9 @@ def truncation_level(qbar, s2: float, points: int = 2001) -> tuple[float, bool]:
     unimodal; J is a sum of saturating terms and s2/eta, so a dense log grid first (2001 points)
     guards against a second local minimum, and a bounded Brent search between the best point's
     neighbours refines it. at_edge flags a minimiser on the upper end of the range: J decreases
-    towards N (nobody transmits) when the noise term dominates, as at the literal SNR (A1), and
-    the chosen eta is then an artefact of the range (reported by the designs, not hidden).
+    towards N (nobody transmits) when the noise term dominates, as at the literal SNR (A1); the
+    LCPC design then stops with NoTransmissionError (airfl.core.participation) instead of
+    training nothing.
     """
     qbar = np.asarray(qbar, dtype=float)
     base = float(qbar.min())
@@ -303,21 +319,17 @@ class _CommonThreshold(_OtaScheme):
         radius = float(self.param("rho_in_frac")) * float(self.param("radius_m"))
         return statistics.distances_m.to(torch.float64) <= radius
 
-    def threshold_round(self, updates, state, eta: float, scheduled: torch.Tensor, divide_by: str):
-        """a_m = 1{m scheduled, q_m >= eta}; g_hat = [sum a g + n/sqrt(eta)] / (N or |A_t|)."""
+    def threshold_round(self, updates, state, eta: float):
+        """LCPC [19]: a_m = 1{q_m >= eta}; g_hat = (1/N)[sum a g + n/sqrt(eta)] (spec 6.3-2)."""
         es, n0 = self.radio(state.statistics)
         n, dim = updates.shape
         q = self.quality(state.channel_power, dim, state.statistics)
-        active = scheduled & (q >= eta)                                # truncated channel inversion
+        active = q >= eta                                              # truncated channel inversion
         count = int(active.sum())
-        scale = n if divide_by == "all" else max(count, 1)
         ratios = energy_ratio(torch.full((count,), math.sqrt(eta), dtype=torch.float64),
                               update_norms(updates)[active], state.channel_power[active], dim, es)
-        noise_std = math.sqrt(n0 / eta) / scale
-        if divide_by == "active" and count == 0:                       # spec §6.3-5: A_t empty -> 0
-            estimate = torch.zeros(dim, dtype=updates.dtype, device=updates.device)
-            return estimate, _record(0, dim, state.statistics, 0.0, ratios)
-        estimate = ota_estimate(updates, active.to(torch.float64) / scale, noise_std, state)
+        noise_std = math.sqrt(n0 / eta) / n
+        estimate = ota_estimate(updates, active.to(torch.float64) / n, noise_std, state)
         return estimate, _record(count, dim, state.statistics, noise_std, ratios)
 
 
@@ -331,47 +343,137 @@ class LcpcOtaComp(_CommonThreshold):
         qbar = self.mean_quality(context)
         s2 = self.noise_ratio(context.dim, context.channel)
         eta, edge = truncation_level(qbar, s2)
+        participation = np.exp(-eta / qbar)                       # P(q >= eta) = exp(-eta/qbar)
+        why = ("at the edge of its search range: J falls towards N as nobody transmits, because "
+               "the receiver noise s2/eta of any transmitting level outweighs the N gradients it "
+               "would carry" if edge else "here")
+        expected = require_participation(
+            self.name, float(participation.sum()),
+            f"LCPC's truncation level eta_L = {eta:.3g} (= {eta / qbar.min():.3g} x the weakest "
+            f"device's mean quality) minimises the fading-averaged MSE J(eta) of [19] (spec 6.3-2) "
+            f"{why} (J = {average_mse(eta, qbar, s2):.4g}, N = {qbar.size})",
+            "raise the SNR (radio.snr_offset_db; at +30 dB LCPC transmits) or leave LCPC out of "
+            "this panel (biased_fl.<panel>.offset_only_curves)")
         return {"eta": eta, "eta_at_grid_edge": edge, "mse": average_mse(eta, qbar, s2),
-                "participation": np.exp(-eta / qbar).tolist()}   # P(q >= eta) = exp(-eta/qbar)
+                "participation": participation.tolist(), "expected_participants": expected}
 
     def aggregate(self, updates, state: RoundState, design):
-        scheduled = torch.ones(updates.shape[0], dtype=torch.bool)
-        return self.threshold_round(updates, state, float(design["eta"]), scheduled, "all")
+        return self.threshold_round(updates, state, float(design["eta"]))
+
+
+def bbfl_receive_level(qbar_scheduled: np.ndarray, g_th: float, power_constraint: str) -> float:
+    """Common received amplitude^2 eta (units of q) of BB-FL's truncated channel inversion [16].
+
+    [16] (Zhu, Wang, Huang, TWC 2020, power control "truncated channel inversion"; its abstract:
+    the threshold trades "the update-reliability [as measured by the receive SNR]" against "the
+    expected update-truncation ratio", and cell-interior scheduling trades receive SNR against
+    the fraction of data exploited): a scheduled device inverts its channel to one common
+    receive SNR rho_0 when its path-loss-normalised fading |h|^2/Lambda is >= the power-cutoff
+    threshold g_th, and is silent otherwise; rho_0 is the largest level the scheduled devices'
+    power constraint allows, i.e. the weakest one's (the interior radius sets it). In the units q = d E_s |h|^2/G^2 of spec §6.3
+    (energy ratio of a transmission eta/q when ||g|| = G):
+    * average (the constraint of [16]): E[eta/q 1{q >= g_th qbar}] = (eta/qbar) E1(g_th) <= 1 for
+      every scheduled device, E1 the exponential integral => eta = min_S qbar / E1(g_th);
+    * peak (Biased FL's per-round budget ||x||^2 <= d E_s, paper eqs. 7-8): eta <= q whenever
+      q >= g_th qbar => eta = g_th min_S qbar.
+    """
+    from scipy.special import exp1                         # E1(x) = int_x^inf e^-s/s ds
+
+    weakest = float(np.min(qbar_scheduled))
+    if power_constraint == "average":
+        return weakest / float(exp1(g_th))                 # [16]: rho_0 E1(g_th) = average budget
+    if power_constraint == "peak":
+        return g_th * weakest                              # eq. 8 form: within d E_s at the cutoff
+    raise ValueError(f"power_constraint {power_constraint!r}: allowed average, peak")
 
 
 @register_scheme
 class BbflInterior(_CommonThreshold):
-    """BB-FL [16] restricted to the interior devices (distance <= 0.7 rho_max)."""
+    """BB-FL [16] restricted to the interior devices (distance <= 0.7 rho_max, paper §V-B).
+
+    Rule of [16] (not spec §6.3-5's reading, see below): scheduled device m transmits iff
+    |h_{m,t}|^2 / Lambda_m >= g_th (power-cutoff threshold on the small-scale fading; [16]
+    compensates the path loss in the transmit power), with received level eta common to all
+    (bbfl_receive_level). Every scheduled device is thus received with the same probability
+    exp(-g_th) whatever its path loss ([16]'s "expected update-truncation ratio" 1 - exp(-g_th)),
+    so, given the number |A_t| = k >= 1 of devices received, A_t is a uniformly random k-subset
+    of S and g_hat = [sum_{A_t} g + n/sqrt(eta)] / |A_t| is unbiased for the scheduled-set mean
+    (1/|S|) sum_S g. g_th is a system parameter in [16] (it trades receive SNR against truncation);
+    the paper does not report its value: default 0.1 [A], searched in the paper profile.
+
+    Spec §6.3-5 read BB-FL as LCPC's threshold (one eta on q for everyone, chosen by the
+    fading-averaged MSE J_S of [19]). That is not [16]'s rule: it truncates far devices far more
+    often than near ones (biasing the average BB-FL takes over the received set) and J_S, which
+    counts a missing device as error 1 and ignores the division by |A_t|, is minimised at "nobody
+    transmits" for every SNR offset up to +10 dB (gap exactly F(0) - F* = 1.8531 in the quick
+    profile before this change). A design with (almost) no participation stops with
+    NoTransmissionError (airfl.core.participation).
+    """
 
     kind = "bbfl_interior"
 
+    def scheduled_level(self, qbar: np.ndarray, scheduled: np.ndarray) -> float:
+        return bbfl_receive_level(qbar[scheduled], float(self.param("g_th")),
+                                  self.param("power_constraint"))
+
+    def check_participation(self, scheduled_count: float) -> float:
+        g_th = float(self.param("g_th"))
+        return require_participation(
+            self.name, scheduled_count * math.exp(-g_th),
+            f"power-cutoff threshold g_th = {g_th:g} (each scheduled device transmits with "
+            f"probability exp(-g_th) = {math.exp(-g_th):.3g}, {scheduled_count:g} scheduled)",
+            "lower g_th, or widen rho_in_frac")
+
     def design(self, context: DesignContext) -> dict[str, Any]:
-        inside = self.interior(context.channel)
+        inside = self.interior(context.channel).numpy()
         if not bool(inside.any()):
             raise ValueError(f"{self.name}: no device within rho_in of the PS")
         qbar = self.mean_quality(context)
-        s2 = self.noise_ratio(context.dim, context.channel)
-        eta_in, edge = truncation_level(qbar[inside.numpy()], s2)       # J_S: sum over m in S only
-        return {"interior": inside.tolist(), "eta_in": eta_in, "eta_in_at_grid_edge": edge,
-                "participation_in": np.exp(-eta_in / qbar[inside.numpy()]).tolist()}
+        g_th = float(self.param("g_th"))
+        expected = self.check_participation(float(inside.sum()))
+        return {"interior": inside.tolist(), "g_th": g_th,
+                "eta_in": self.scheduled_level(qbar, inside),
+                "transmit_probability": math.exp(-g_th), "expected_participants": expected}
 
     def aggregate(self, updates, state: RoundState, design):
         scheduled = torch.as_tensor(design["interior"], dtype=torch.bool)
-        return self.threshold_round(updates, state, float(design["eta_in"]), scheduled, "active")
+        return self.cutoff_round(updates, state, float(design["eta_in"]), scheduled,
+                                 float(design["g_th"]))
+
+    def cutoff_round(self, updates, state: RoundState, eta: float, scheduled: torch.Tensor,
+                     g_th: float):
+        """A_t = {m in S: |h_m|^2/Lambda_m >= g_th}; g_hat = [sum_{A_t} g + n/sqrt(eta)]/|A_t| [16]."""
+        es, n0 = self.radio(state.statistics)
+        dim = updates.shape[1]
+        fading = state.channel_power.to(torch.float64) / state.statistics.path_gain.to(torch.float64)
+        active = scheduled & (fading >= g_th)                         # [16]: power-cutoff threshold
+        count = int(active.sum())
+        ratios = energy_ratio(torch.full((count,), math.sqrt(eta), dtype=torch.float64),
+                              update_norms(updates)[active], state.channel_power[active], dim, es)
+        if count == 0:                                                # spec §6.3-5: A_t empty -> 0
+            estimate = torch.zeros(dim, dtype=updates.dtype, device=updates.device)
+            return estimate, _record(0, dim, state.statistics, 0.0, ratios)
+        noise_std = math.sqrt(n0 / eta) / count                       # PS divides by |A_t| [A]
+        estimate = ota_estimate(updates, active.to(torch.float64) / count, noise_std, state)
+        return estimate, _record(count, dim, state.statistics, noise_std, ratios)
 
 
 @register_scheme
 class BbflAlternative(BbflInterior):
-    """BB-FL [16] alternating: all devices with probability q_alt, else the interior set."""
+    """BB-FL [16] alternating: all devices with probability q_alt, else the interior set; each
+    set has its own receive level (its weakest member's), the same cutoff g_th."""
 
     kind = "bbfl_alternative"
 
     def design(self, context: DesignContext) -> dict[str, Any]:
         out = super().design(context)
         qbar = self.mean_quality(context)
-        out["eta_all"], out["eta_all_at_grid_edge"] = truncation_level(
-            qbar, self.noise_ratio(context.dim, context.channel))
-        out["participation_all"] = np.exp(-out["eta_all"] / qbar).tolist()
+        everyone = np.ones(qbar.size, dtype=bool)
+        out["eta_all"] = self.scheduled_level(qbar, everyone)
+        q_alt = float(self.param("q_alt"))
+        interior = float(np.sum(out["interior"]))
+        out["expected_participants"] = self.check_participation(
+            q_alt * qbar.size + (1.0 - q_alt) * interior)
         return out
 
     def aggregate(self, updates, state: RoundState, design):
@@ -380,7 +482,7 @@ class BbflAlternative(BbflInterior):
         scheduled = torch.ones(updates.shape[0], dtype=torch.bool) if use_all else \
             torch.as_tensor(design["interior"], dtype=torch.bool)
         eta = float(design["eta_all"] if use_all else design["eta_in"])
-        estimate, record = self.threshold_round(updates, state, eta, scheduled, "active")
+        estimate, record = self.cutoff_round(updates, state, eta, scheduled, float(design["g_th"]))
         record["scheduled_all"] = use_all
         return estimate, record
 

@@ -55,7 +55,7 @@ def compose_panel(panel_key: str, experiment_id: str | None = None, curves_of=No
         scale.update(test_subset=problem["test_subset"][params["profile"]],
                      train_eval_subset=problem["per_class"] * radio["num_devices"],
                      rounds=panel["max_rounds"], horizon_s=panel.get("horizon_s"))
-        raw = curves_of(params) if curves_of else panel["curves"]
+        raw = curves_of(params) if curves_of else literal_curves(panel)
         tuning = section[scale_key or panel_key]["tuning"][params["profile"]]
         return {
             "tuning": tuning,
@@ -77,6 +77,17 @@ def compose_panel(panel_key: str, experiment_id: str | None = None, curves_of=No
         }
 
     return compose
+
+
+def literal_curves(panel: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """The panel's own curves, less `offset_only_curves`: schemes whose design leaves no device
+    transmitting at the panel's SNR (NoTransmissionError) run only in its SNR-offset copies."""
+    skip = set(panel.get("offset_only_curves", ()))
+    unknown = skip - set(panel["curves"])
+    if unknown:
+        raise ValueError(f"offset_only_curves names {sorted(unknown)}, not curves of the panel; "
+                         f"allowed: {sorted(panel['curves'])}")
+    return {name: c for name, c in panel["curves"].items() if name not in skip}
 
 
 def sensitivity_curves(source_panel: str, offsets_key: str):
