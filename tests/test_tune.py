@@ -185,7 +185,7 @@ def test_param_search_selects_then_tunes_eta_and_the_stages_apply_it(workspace, 
         if curve == "uqos":
             raise NoTransmissionError("scheme 'uqos': ... lower R")
         gap, acc = gaps[(c["K"], c["p_out"])]
-        return {"eta": eta, "final_gap": gap * (1 + (eta != 0.05)),
+        return {"eta": eta, "final_gap": gap * (1 + (eta != 0.05)), "final_gap_se": 0.0,
                 "final_normalized_accuracy": acc}
 
     monkeypatch.setattr(tune, "candidate_score", table)
