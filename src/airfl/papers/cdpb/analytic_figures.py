@@ -269,7 +269,7 @@ def _first_weight(advantage: Callable[[float], float], start: float) -> dict[str
     if len(values) == 1:                            # already interior at the configured weight
         return {**out, "lam2_threshold": start}
     lo, hi = grid[len(values) - 2], grid[len(values) - 1]
-    while hi / lo > 1.0 + WEIGHT_RTOL:
+    while hi / lo > 1.0 + WEIGHT_RTOL:               # bisection in log lam2
         mid = float(np.sqrt(lo * hi))
         lo, hi = (lo, mid) if advantage(mid) > 0 else (mid, hi)
     return {**out, "lam2_threshold": hi}

@@ -314,6 +314,10 @@ def constrained_rho(obj: Objective, tau: int, rho_unc: float, centre: float | No
     interval is empty. Decision: max(rho_unc, rho_eps_floor) alone ignored the gamma-feasible
     ends, so a tau with a feasible rho could be rejected and a feasible problem declared
     infeasible."""
+    s = obj.setting
+    if math.isfinite(rho_unc) and float(obj.gamma(rho_unc, tau)) <= s.gamma_bar \
+            and float(obj.eps(rho_unc, tau)) <= s.eps_bar:
+        return rho_unc                            # inside the interval: its own projection
     interval = feasible_interval(obj, tau, centre)
     if interval is None:
         return math.nan
