@@ -61,26 +61,29 @@ TIME = dict(x="time_s", xlabel="Training (uplink) time (s)")
 DIGITAL_GRID_S = 0.5
 
 
-def _absent(final: dict[str, float], curves: list[str]) -> ClaimResult | None:
-    """n/a when a curve the claim names is not in this panel (offset_only_curves: its design
-    leaves no device transmitting at this SNR, so it runs only in the offset panels)."""
-    missing = [c for c in curves if c not in final]
-    if not missing:
-        return None
-    return ClaimResult(None, f"n/a: {', '.join(missing)} not run at this SNR (its design leaves "
-                             "no device transmitting; see offset_only_curves)")
+def _not_run(final: dict[str, float], curves: list[str]) -> list[str]:
+    """Curves a claim names that are not in this panel (offset_only_curves: their design leaves
+    no device transmitting at this SNR, so they run only in the SNR-offset panels)."""
+    return [c for c in curves if c not in final]
+
+
+NOT_RUN = "not run at this SNR (its design leaves no device transmitting; see offset_only_curves)"
 
 
 def _ordering(lower: list[str], higher: list[str], strict: bool, metric="suboptimality_gap"):
-    """max over `lower` of the final value is <= (or <) min over `higher`."""
+    """max over `lower` of the final value is <= (or <) min over `higher`. A curve of `higher`
+    that is not run at this SNR drops out of the comparison (noted); when a curve of `lower`,
+    or every curve of `higher`, is not run, the claim does not apply (n/a)."""
     def evaluate(frame: pd.DataFrame) -> ClaimResult:
         final = final_values(frame, metric)
-        absent = _absent(final, lower + higher)
-        if absent is not None:
-            return absent
-        lo, hi = max(final[c] for c in lower), min(final[c] for c in higher)
+        missing = _not_run(final, lower + higher)
+        present = [c for c in higher if c in final]
+        if _not_run(final, lower) or not present:
+            return ClaimResult(None, f"n/a: {', '.join(missing)} {NOT_RUN}")
+        lo, hi = max(final[c] for c in lower), min(final[c] for c in present)
         holds = lo < hi if strict else lo <= hi
-        return ClaimResult(holds, fmt({c: final[c] for c in lower + higher}))
+        note = f"; {', '.join(missing)} {NOT_RUN}" if missing else ""
+        return ClaimResult(holds, fmt({c: final[c] for c in lower + present}) + note)
     return evaluate
 
 
@@ -97,7 +100,7 @@ def _speedup(proposed: str, others: list[str], threshold: float, metric: str, lo
     def evaluate(frame: pd.DataFrame) -> ClaimResult:
         final = final_values(frame, metric)
         present = [c for c in others if c in final]            # offset_only_curves are absent
-        left_out = f"; not run at this SNR: {', '.join(sorted(set(others) - set(present)))}" \
+        left_out = f"; {', '.join(sorted(set(others) - set(present)))} {NOT_RUN}" \
             if len(present) < len(others) else ""
         targets = present
         if best_only:
