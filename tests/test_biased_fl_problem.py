@@ -86,9 +86,15 @@ def test_offset_only_curves_run_in_the_offset_panels_and_their_claims_say_na(rep
     assert "lcpc_ota_comp" in get_experiment("biased_fl/fig2b_snr30").params(params)["curves"]
     frame = pd.DataFrame({"curve": ["proposed", "opc_ota_comp"], "trial": [0, 0],
                           "time_s": [1.0, 1.0], "suboptimality_gap": [0.5, 0.7]})
-    claim = next(c for c in literal.claims if c.name == "fig2b_beats_lcpc")
-    result = claim.evaluate(frame)
+    claims = {c.name: c for c in literal.claims}
+    result = claims["fig2b_beats_lcpc"].evaluate(frame)               # LCPC is its subject: n/a
     assert result.holds is None and "lcpc_ota_comp not run at this SNR" in result.numbers
+    gaps = {"proposed": 0.5, "opc_ota_comp": 0.7, "opc_ota_fl": 0.4, "vanilla_ota_fl": 1.0,
+            "bbfl_interior": 2.0, "bbfl_alternative": 1.5}                # every curve but LCPC
+    frame = pd.DataFrame({"curve": list(gaps), "trial": 0, "time_s": 1.0,
+                          "suboptimality_gap": list(gaps.values())})
+    partial = claims["fig2b_genie_best"].evaluate(frame)             # LCPC one of the compared
+    assert partial.holds is True and "lcpc_ota_comp not run" in partial.numbers
     bad = {**params["biased_fl"]["fig2b"], "offset_only_curves": ["nope"]}
     from airfl.papers.biased_fl.setting import literal_curves
     with pytest.raises(ValueError, match="offset_only_curves names \\['nope'\\]"):

@@ -61,28 +61,32 @@ TIME = dict(x="time_s", xlabel="Training (uplink) time (s)")
 DIGITAL_GRID_S = 0.5
 
 
-def _absent(final: dict[str, float], curves: list[str]) -> ClaimResult | None:
-    """n/a when a curve the claim names is not in this panel (offset_only_curves: its design
-    leaves no device transmitting at this SNR, so it runs only in the offset panels)."""
-    missing = [c for c in curves if c not in final]
-    if not missing:
-        return None
-    return ClaimResult(None, f"n/a: {', '.join(missing)} not run at this SNR (its design leaves "
-                             "no device transmitting; see offset_only_curves)")
+def _not_run(final: dict[str, float], curves: list[str]) -> list[str]:
+    """Curves a claim names that are not in this panel (offset_only_curves: their design leaves
+    no device transmitting at this SNR, so they run only in the SNR-offset panels)."""
+    return [c for c in curves if c not in final]
+
+
+NOT_RUN = "not run at this SNR (its design leaves no device transmitting; see offset_only_curves)"
 
 
 def _ordering(lower: list[str], higher: list[str], metric="suboptimality_gap"):
     """Every curve of `lower` ends with a lower final gap than every curve of `higher`, each
     pair tested across trials, paired by trial (common random numbers): a difference inside the
-    trial spread is a tie, not a yes or a no."""
+    trial spread is a tie, not a yes or a no. A curve of `higher` that is not run at this SNR
+    drops out of the comparison (noted); when a curve of `lower`, or every curve of `higher`, is
+    not run, the claim does not apply (n/a)."""
     def evaluate(frame: pd.DataFrame) -> ClaimResult:
         final = final_values(frame, metric)
-        absent = _absent(final, lower + higher)
-        if absent is not None:
-            return absent
+        missing = _not_run(final, lower + higher)
+        present = [c for c in higher if c in final]
+        if _not_run(final, lower) or not present:
+            return ClaimResult(None, f"n/a: {', '.join(missing)} {NOT_RUN}")
+        note = "means " + fmt({c: final[c] for c in lower + present}) + \
+            (f"; {', '.join(missing)} {NOT_RUN}" if missing else "")
         return paired_order(final_by_trial(frame, metric),
-                            [(a, b) for a in lower for b in higher], higher_is_better=False,
-                            note="means " + fmt({c: final[c] for c in lower + higher}))
+                            [(a, b) for a in lower for b in present], higher_is_better=False,
+                            note=note)
     return evaluate
 
 
@@ -99,7 +103,7 @@ def _speedup(proposed: str, others: list[str], threshold: float, metric: str, lo
     def evaluate(frame: pd.DataFrame) -> ClaimResult:
         final = final_values(frame, metric)
         present = [c for c in others if c in final]            # offset_only_curves are absent
-        left_out = f"; not run at this SNR: {', '.join(sorted(set(others) - set(present)))}" \
+        left_out = f"; {', '.join(sorted(set(others) - set(present)))} {NOT_RUN}" \
             if len(present) < len(others) else ""
         targets = present
         if best_only:
