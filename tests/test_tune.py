@@ -152,3 +152,16 @@ def test_fixed_mode_keeps_the_panel_step_size_without_a_tune_job(workspace):
     searched = _grid(workspace)
     assert [j for j in dag.experiment_jobs(get_experiment("biased_fl/fig2a"), searched)
             if j.stage == "tune"]
+
+
+def test_a_trial_that_diverged_at_the_end_scores_inf_not_its_last_finite_gap():
+    import pandas as pd
+
+    nan = float("nan")
+    frame = pd.DataFrame({"trial": [0, 0, 0, 1, 1, 1], "round": [0, 1, 2, 0, 1, 2],
+                          "objective": [2.0, nan, 0.5, 2.0, nan, nan],
+                          "test_accuracy": [0.1, nan, 0.8, 0.1, nan, 0.1]})
+    gaps, accuracy = tune.final_results(frame, {"F_star": 0.45, "accuracy_star": 0.9})
+    assert gaps[0] == pytest.approx(0.05) and math.isnan(gaps[1])     # not 2.0 - 0.45
+    assert accuracy == pytest.approx(0.45 / 0.9)
+    assert tune.gap_score(gaps) == {"final_gap": math.inf, "final_gap_se": math.inf}
