@@ -201,3 +201,16 @@ def test_param_search_selects_then_tunes_eta_and_the_stages_apply_it(workspace, 
     assert curve["K"] == 5 and curve["p_out"] == 0.1 and lr == pytest.approx(0.05)
     with pytest.raises(ValueError, match="no combination transmits.*lower R"):
         tune.run(params, "biased_fl/fig3b", "uqos")
+
+
+def test_a_trial_that_diverged_at_the_end_scores_inf_not_its_last_finite_gap():
+    import pandas as pd
+
+    nan = float("nan")
+    frame = pd.DataFrame({"trial": [0, 0, 0, 1, 1, 1], "round": [0, 1, 2, 0, 1, 2],
+                          "objective": [2.0, nan, 0.5, 2.0, nan, nan],
+                          "test_accuracy": [0.1, nan, 0.8, 0.1, nan, 0.1]})
+    gaps, accuracy = tune.final_results(frame, {"F_star": 0.45, "accuracy_star": 0.9})
+    assert gaps[0] == pytest.approx(0.05) and math.isnan(gaps[1])     # not 2.0 - 0.45
+    assert accuracy == pytest.approx(0.45 / 0.9)
+    assert tune.gap_score(gaps) == {"final_gap": math.inf, "final_gap_se": math.inf}

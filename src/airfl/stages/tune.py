@@ -96,11 +96,18 @@ def candidate_score(params: dict[str, Any], experiment: Experiment, block: dict[
     designs = design_trials(params, experiment.id, block, curve, curve_params, trials)
     frame, _ = run_trials(params, experiment, block, curve, curve_params, eta, designs, trials,
                           progress=False, final_only=True)
-    last = frame.dropna(subset=["objective"]).groupby("trial").tail(1)
-    gaps = [float(g) for g in last["objective"] - reference["F_star"]]
-    accuracy = float(last["test_accuracy"].mean() / reference["accuracy_star"])
+    gaps, accuracy = final_results(frame, reference)
     return {"eta": eta, "final_gaps": gaps, **gap_score(gaps),
             "final_normalized_accuracy": accuracy}
+
+
+def final_results(frame, reference: dict[str, Any]) -> tuple[list[float], float]:
+    """Each trial's final sub-optimality gap F(w_T) - F* and the mean normalised accuracy, read
+    at the last evaluated round of each trial (accuracy is a number even for a diverged model,
+    whose objective is then NaN or inf, so its gap is not finite and its score inf)."""
+    last = frame.dropna(subset=["test_accuracy"]).groupby("trial").tail(1)
+    gaps = [float(g) for g in last["objective"] - reference["F_star"]]
+    return gaps, float(last["test_accuracy"].mean() / reference["accuracy_star"])
 
 
 def gap_score(gaps: list[float]) -> dict[str, float]:
