@@ -77,6 +77,23 @@ def test_committed_dvc_yaml_is_generated_from_the_registry(repo_root, env):
     assert done.returncode == 0, done.stderr
 
 
+def test_every_param_key_dvc_tracks_is_written_in_params_yaml(repo_root):
+    """DVC reads params.yaml as written, without the schema's defaults: a stage that lists a key
+    only the schema supplies fails `dvc commit` / `dvc repro` with MissingParamsError."""
+    raw = yaml.safe_load((repo_root / "params.yaml").read_text())
+    stages = yaml.safe_load((repo_root / "dvc.yaml").read_text())["stages"]
+    missing = set()
+    for stage in stages.values():
+        for key in stage.get("params", []):
+            node = raw
+            for part in key.split("."):
+                if not isinstance(node, dict) or part not in node:
+                    missing.add(key)
+                    break
+                node = node[part]
+    assert not missing, sorted(missing)
+
+
 @pytest.mark.xdist_group("built_workspace")   # one build, shared (make test: -n)
 def test_snakemake_builds_every_stage_of_the_figure(built):
     for path in ["results/data/mnist.json", "results/partitions/baselines/accuracy_vs_rounds.npz",
