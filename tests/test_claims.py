@@ -80,7 +80,7 @@ def test_combine_needs_every_part_and_reports_each():
     values = pd.DataFrame({"a": [1.0, 1.1], "b": [0.0, 0.1]})
     part = paired_difference(values, "a", "b")
     result = combine_orderings([part], scale=100, unit=" pp", note="n")
-    assert result.holds and "a − b = +100 ± 0 pp [yes]" in result.numbers
+    assert result.holds and "a − b = +100 ± 89.8 pp [yes]" in result.numbers
     assert result.numbers.endswith("; n")
 
 
@@ -119,3 +119,21 @@ def test_trend_holds_up_to_trial_noise_and_fails_on_a_significant_reversal():
     flat = pd.DataFrame({"e1": [0.5, 0.52], "e2": [0.51, 0.5]})
     assert paired_trend(flat, ["e1", "e2"]).verdict == "tie"
     assert paired_trend(noisy, ["e3", "e2", "e1"], higher_is_better=False).verdict == "yes"
+
+
+def test_a_zero_spread_of_one_resolution_step_is_a_tie_with_few_trials_not_a_verdict():
+    """Accuracy on 2,000 test images moves in 0.05 pp steps: two trials that both differ by one
+    image have zero sample spread, which is the measurement's resolution, not certainty."""
+    from airfl.claims import resolution
+
+    two = pd.DataFrame({"clip": [0.8050, 0.8060], "mimo": [0.8055, 0.8065]})
+    assert resolution(two.to_numpy()) == pytest.approx(0.0005)
+    assert paired_difference(two, "clip", "mimo").verdict == "tie"
+    # the same one-step difference in every one of 12 trials is an ordering
+    many = pd.DataFrame({"clip": 0.80 + 0.001 * np.arange(12)}).assign(
+        mimo=lambda f: f["clip"] + 0.0005)
+    assert paired_difference(many, "mimo", "clip").verdict == "yes"
+    # a large difference with zero spread stays significant with two trials when the table
+    # shows the measurement's fine step
+    far = pd.DataFrame({"a": [0.9000, 0.9500], "b": [0.5000, 0.5500], "c": [0.9005, 0.5005]})
+    assert paired_difference(far, "a", "b").verdict == "yes"
