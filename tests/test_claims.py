@@ -56,7 +56,10 @@ def test_consistent_difference_is_significant_even_when_means_are_close():
 
 def test_lower_is_better_flips_the_sign():
     values = pd.DataFrame({"gap_small": [0.1, 0.12, 0.11], "gap_large": [0.5, 0.52, 0.49]})
-    assert paired_order(values, [("gap_small", "gap_large")], higher_is_better=False).holds
+    result = paired_order(values, [("gap_small", "gap_large")], higher_is_better=False)
+    assert result.holds
+    assert "gap_small − gap_large = -0.393 ± " in result.numbers      # the metric's own sign
+    assert "[yes, lower is better]" in result.numbers
     assert paired_order(values, [("gap_small", "gap_large")]).holds is False
 
 

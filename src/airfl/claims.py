@@ -44,6 +44,7 @@ class PairedDifference:
     half_width: float                 # of the two-sided confidence interval of the mean
     trials: int
     level: float
+    higher_is_better: bool = True
 
     @property
     def verdict(self) -> str:
@@ -57,9 +58,13 @@ class PairedDifference:
         return "no" if self.mean + self.half_width < 0 else "tie"
 
     def describe(self, scale: float = 1.0, unit: str = "") -> str:
+        """'better − worse = raw difference ± half-width [verdict]', the raw difference of the
+        metric itself (negative when lower is better and the claim holds)."""
+        raw = self.mean if self.higher_is_better else -self.mean
         spread = (f" ± {scale * self.half_width:.3g}" if self.trials > 1 else " (1 trial)")
-        return (f"{self.better} − {self.worse} = {scale * self.mean:+.3g}{spread}{unit} "
-                f"[{self.verdict}]")
+        lower = "" if self.higher_is_better else ", lower is better"
+        return (f"{self.better} − {self.worse} = {scale * raw:+.3g}{spread}{unit} "
+                f"[{self.verdict}{lower}]")
 
 
 def paired_difference(values: pd.DataFrame, better: str, worse: str,
@@ -85,7 +90,8 @@ def paired_difference(values: pd.DataFrame, better: str, worse: str,
         if spread <= 1e-9 * float(np.max(np.abs(diff))):     # every trial: the same difference
             spread = resolution(values.to_numpy(dtype=float))
         half = float(student.ppf(0.5 + level / 2, n - 1) * spread / math.sqrt(n))
-    return PairedDifference(better, worse, float(np.mean(diff)), half, n, level)
+    return PairedDifference(better, worse, float(np.mean(diff)), half, n, level,
+                            higher_is_better)
 
 
 def resolution(values: np.ndarray) -> float:
