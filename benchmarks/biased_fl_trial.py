@@ -9,7 +9,7 @@ It builds, in a scratch folder (default: a temporary one), the paper profile's i
 needs (MNIST from the data mirror, the reference w*, the panel's partition, the curve's design for
 trial 0) with the pipeline's own stages, then runs trial 0 of one OTA curve (Fig. 2(b),
 default `proposed`) and one digital curve (Fig. 3(b), default `proposed`) exactly as the train
-stage does (`airfl.stages.train.run_trials`, paper profile: full 10,000-image test set, the
+stage does (`airfl.pipeline.stages.train.run_trials`, paper profile: full 10,000-image test set, the
 panel's evaluation schedule), once as the train stage runs it and once as the tune stage runs it
 (`final_only`: evaluation only at the end). Each run is timed whole and split by wrapping the round
 loop's parts (the wrappers only add perf_counter calls):
@@ -26,7 +26,7 @@ are checked to be byte-identical to each other (determinism).
 
 Tune job inputs, before/after in this one run: the tune stage runs each of the grid's candidate
 step sizes through `run_trials`, which loads the devices' data and the test set. Before the
-per-process cache (`airfl.stages.setup.dataset_split`) every candidate re-read and md5-checked
+per-process cache (`airfl.pipeline.trial.dataset_split`) every candidate re-read and md5-checked
 MNIST ("cold"); now only the first does ("warm" for the others). Reported: one candidate's input
 preparation cold and warm, and a 5-candidate tune job's total, 5 x cold vs cold + 4 x warm.
 
@@ -51,8 +51,8 @@ import torch
 import yaml
 
 import airfl.core.loop as loop
-from airfl.config import validate_params
-from airfl.experiments import get_experiment
+from airfl.pipeline.params import validate_params
+from airfl.pipeline.registry import get_experiment
 
 PARTS = ("local gradients", "aggregation", "channel draw", "server step", "evaluation")
 
@@ -100,9 +100,10 @@ def paper_params(repo: Path) -> dict:
 
 def prepare(params: dict, experiment_id: str, curve: str, curve_params: dict) -> list[dict]:
     """The paper profile's inputs of one curve: data, reference, partition, trial 0's design."""
-    from airfl import paths
-    from airfl.stages import data, partition, reference, setup
-    from airfl.stages.design import design_trials
+    from airfl.pipeline import paths
+    from airfl.pipeline import trial as setup
+    from airfl.pipeline.stages import data, partition, reference
+    from airfl.pipeline.runs import design_trials
 
     experiment = get_experiment(experiment_id)
     if not paths.dataset_manifest("mnist").exists():
@@ -121,7 +122,7 @@ def timed_trial(params: dict, experiment_id: str, curve: str, curve_params: dict
                 designs: list[dict], final_only: bool) -> tuple[dict, bytes]:
     """Run trial 0 as the train (or tune) stage does; the split and the table's bytes."""
     import airfl.core.scheme as scheme_module
-    from airfl.stages.train import run_trials
+    from airfl.pipeline.runs import run_trials
 
     experiment = get_experiment(experiment_id)
     block = experiment.params(params)
@@ -133,7 +134,7 @@ def timed_trial(params: dict, experiment_id: str, curve: str, curve_params: dict
         scheme.aggregate = timers.wrap("aggregation", scheme.aggregate)
         return scheme
 
-    import airfl.stages.train as train
+    import airfl.pipeline.stages.train as train
     train.build_scheme = build_timed
     try:
         with instrumented(timers):
@@ -170,7 +171,7 @@ def measure(params, experiment_id, curve, offset_db, repeats) -> dict:
 def tune_inputs(params, experiment_id: str, repeats: int) -> dict:
     """One candidate's input preparation (devices' data, test set, training-loss subset), with
     the split cache cleared (as before the cache) and filled (after)."""
-    from airfl.stages import setup
+    from airfl.pipeline import trial as setup
 
     experiment = get_experiment(experiment_id)
     block = experiment.params(params)

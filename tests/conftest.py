@@ -32,3 +32,29 @@ def mnist_mirror() -> Path:
             pytest.fail("CI must provide the MNIST mirror (AIRFL_DATA_MIRROR or ../shared/data)")
         pytest.skip("no MNIST mirror found (set AIRFL_DATA_MIRROR)")
     return mirror
+
+
+@pytest.fixture()
+def extra_wings(monkeypatch):
+    """Install wings for one test, beside the entry points' (a wing's catalogue may be a module
+    object the test makes): `extra_wings(wing, catalogue_module)`."""
+    import sys
+
+    from airfl.pipeline import registry
+
+    installed = registry.wings()
+    added = []
+
+    def install(wing, catalogue=None):
+        if catalogue is not None:
+            monkeypatch.setitem(sys.modules, wing.catalogue, catalogue)
+        added.append(wing)
+
+    def clear():
+        for cached in (registry.all_experiments, registry.all_analytic, registry.scheme_wings):
+            cached.cache_clear()
+
+    monkeypatch.setattr(registry, "wings", lambda: (*installed, *added))
+    clear()
+    yield install
+    clear()

@@ -17,7 +17,8 @@ import torch
 from jsonschema import Draft202012Validator
 
 from airfl.channel.digital import outage_probability_rayleigh, shannon_rate
-from airfl.core.scheme import SCHEME_TYPES, ChannelStatistics, DesignContext, RoundState, build_scheme
+from airfl.core.scheme import ChannelStatistics, DesignContext, RoundState
+from airfl.pipeline.registry import build_scheme, scheme_kinds
 from airfl.papers.biased_fl import digital_design as dd
 from airfl.papers.biased_fl import digital_schemes as ds
 from airfl.rng import RoundStreams
@@ -501,7 +502,7 @@ def test_proposed_aggregation_is_deterministic():
 def test_params_schema_validates_and_fills_defaults():
     for kind, schema in ds.PARAMS_SCHEMA.items():
         Draft202012Validator.check_schema(schema)
-        assert kind in SCHEME_TYPES
+        assert kind in scheme_kinds()
         scheme = build_scheme(kind, {"scheme": kind})
         defaults = {k: v["default"] for k, v in schema["properties"].items() if "default" in v}
         assert {k: scheme.params[k] for k in defaults} == defaults

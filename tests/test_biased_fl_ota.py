@@ -15,7 +15,8 @@ import pytest
 import torch
 
 from airfl.channel.fading import rayleigh_power
-from airfl.core.scheme import SCHEME_TYPES, ChannelStatistics, DesignContext, RoundState, build_scheme
+from airfl.core.scheme import ChannelStatistics, DesignContext, RoundState
+from airfl.pipeline.registry import build_scheme, scheme_kinds
 from airfl.papers.biased_fl import ota_design as od
 from airfl.papers.biased_fl import ota_schemes as osch
 from airfl.rng import RoundStreams
@@ -439,7 +440,7 @@ def test_every_kind_is_deterministic_with_latency_d_over_b(kind, params):
         assert isinstance(rec_a["participants"], int)
     validator = jsonschema.Draft202012Validator(osch.PARAMS_SCHEMA[kind])
     validator.validate({"scheme": kind, "G": G_S, **params})
-    assert kind in SCHEME_TYPES
+    assert kind in scheme_kinds()
 
 
 def test_params_schema_covers_every_kind_and_rejects_bad_values():

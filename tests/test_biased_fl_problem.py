@@ -56,8 +56,8 @@ def test_objective_gradient_matches_finite_differences(solved):
 def test_panels_compose_into_generic_blocks(repo_root):
     import yaml
 
-    from airfl.config import validate_params
-    from airfl.experiments import get_experiment
+    from airfl.pipeline.params import validate_params
+    from airfl.pipeline.registry import get_experiment
 
     params = validate_params(yaml.safe_load((repo_root / "params.yaml").read_text()))
     block = get_experiment("biased_fl/fig2b").params(params)
@@ -77,8 +77,8 @@ def test_offset_only_curves_run_in_the_offset_panels_and_their_claims_say_na(rep
     import pandas as pd
     import yaml
 
-    from airfl.config import validate_params
-    from airfl.experiments import get_experiment
+    from airfl.pipeline.params import validate_params
+    from airfl.pipeline.registry import get_experiment
 
     params = validate_params(yaml.safe_load((repo_root / "params.yaml").read_text()))
     literal = get_experiment("biased_fl/fig2b")
@@ -102,7 +102,7 @@ def test_offset_only_curves_run_in_the_offset_panels_and_their_claims_say_na(rep
 
 
 def test_snr_offset_scales_the_symbol_energy():
-    from airfl.stages.setup import radio_units
+    from airfl.pipeline.trial import radio_units
 
     channel = {"power_dbm": 0.0, "bandwidth_hz": 1e6, "n0_dbm_per_hz": -161.0, "snr_offset_db": 0.0}
     es, n0 = radio_units(channel)

@@ -8,16 +8,16 @@ import pytest
 import torch
 import yaml
 
-from airfl import paths
-from airfl.config import validate_params
+from airfl.pipeline import paths
+from airfl.pipeline.params import validate_params
 from airfl.core.engine import ClientData
 from airfl.core.loop import TrialSetup, initial_update_norms
 from airfl.core.scheme import ChannelStatistics
-from airfl.dag import jobs
-from airfl.experiments import get_experiment
+from airfl.pipeline.dag import jobs
+from airfl.pipeline.registry import get_experiment
 from airfl.models import SoftmaxRegression
 from airfl.papers.cdpb.training import median_update_norm
-from airfl.stages.train import calibrated
+from airfl.pipeline.runs import calibrated
 
 N_CLIENTS, PER_CLIENT, FEATURES, CLASSES, LR = 5, 4, 3, 3, 0.1
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import yaml
 
-from airfl.config import validate_params
-from airfl.experiments import all_analytic
+from airfl.pipeline.params import validate_params
+from airfl.pipeline.registry import all_analytic
 from airfl.papers.cdpb import analytic_figures
 
 

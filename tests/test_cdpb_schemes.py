@@ -8,7 +8,8 @@ import math
 import pytest
 import torch
 
-from airfl.core.scheme import ChannelStatistics, DesignContext, RoundState, build_scheme
+from airfl.core.scheme import ChannelStatistics, DesignContext, RoundState
+from airfl.pipeline.registry import build_scheme
 from airfl.papers.cdpb.analytic_figures import DEFAULTS
 from airfl.papers.cdpb.design import strategy_rho
 from airfl.papers.cdpb.privacy import strategy_rdp_round

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import yaml
 
-from airfl.config import validate_params
-from airfl.experiments import get_experiment
+from airfl.pipeline.params import validate_params
+from airfl.pipeline.registry import get_experiment
 
 
 def _paper(repo_root, tmp_path, monkeypatch):
@@ -18,7 +18,7 @@ def _paper(repo_root, tmp_path, monkeypatch):
 
 
 def test_offline_paper_run_substitutes_and_says_so(repo_root, tmp_path, monkeypatch):
-    from airfl.stages.figure import caption
+    from airfl.pipeline.artifacts import caption
 
     params = _paper(repo_root, tmp_path, monkeypatch)
     for figure, original in (("cdpb/fig4", "cifar100"), ("cdpb/fig8b", "cifar10")):

@@ -9,7 +9,7 @@ from scipy import stats
 from airfl.claims import (chain, combine_orderings, final_by_trial, paired_difference,
                           paired_order)
 from airfl.experiments import ClaimResult
-from airfl.stages.claims import markdown, _tally
+from airfl.pipeline.stages.claims import markdown, _tally
 
 
 def _frame(finals: dict[str, list[float]]) -> pd.DataFrame:

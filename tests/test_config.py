@@ -7,9 +7,10 @@ import copy
 import pytest
 import yaml
 
-from airfl.config import (SCHEMA_PATH, ConfigError, experiment_params, load_params, load_schema,
-                          override_args, validate_params)
-from airfl.core.scheme import SCHEME_TYPES
+from airfl.config import ConfigError, experiment_params
+from airfl.pipeline.params import (load_params, override_args, params_schema, schema_yaml,
+                                   validate_params)
+from airfl.pipeline.registry import scheme_kinds
 
 
 @pytest.fixture()
@@ -40,7 +41,7 @@ def test_paper_profile_has_ten_trials(params):
     (lambda p: p["baselines"]["accuracy_vs_rounds"]["curves"]["fedavg_dp"].update(sampling_rate=1.5),
      "curves.fedavg_dp.sampling_rate: 1.5 is greater than the maximum of 1"),
     (lambda p: p["baselines"]["accuracy_vs_rounds"]["curves"]["ideal"].update(scheme="magic"),
-     "Allowed values: ideal_fedavg"),
+     "Allowed values: digital_quantized, gaussian_dp, ideal_fedavg"),
     (lambda p: p["baselines"]["accuracy_vs_rounds"]["partition"].update(kind="random"),
      "partition.kind: 'random' is not one of"),
 ])
@@ -52,12 +53,9 @@ def test_bad_values_are_named(params, mutate, expected):
 
 
 def test_schema_enums_of_schemes_match_the_registry():
-    import airfl.papers  # noqa: F401  (registers every wing's schemes)
-    import airfl.schemes  # noqa: F401
-
     from airfl.papers.cdpb.setting import STRATEGIES
 
-    defs = load_schema()["$defs"]
+    defs = params_schema()["$defs"]
     generic = defs["curve"]["properties"]["scheme"]["enum"]
     biased = defs["biased_fl_curve"]["properties"]["scheme"]["enum"]
     # CDPB's curves are composed from `cdpb.fig4.strategies` (one `cdpb` scheme, its strategy
@@ -65,21 +63,26 @@ def test_schema_enums_of_schemes_match_the_registry():
     cdpb = defs["cdpb"]["properties"]["fig4"]["properties"]["strategies"]["items"]["enum"]
     assert sorted(cdpb) == sorted(s for s in STRATEGIES if s != "cdpb_mixed")
     # DP as a perk's curves are composed (one `dp_perk` scheme, its method a parameter)
-    assert sorted(generic + biased + ["cdpb", "dp_perk"]) == sorted(SCHEME_TYPES)
+    assert sorted(generic + biased + ["cdpb", "dp_perk"]) == scheme_kinds()
 
 
-def test_biased_fl_curve_schema_is_generated_from_the_schemes(repo_root):
-    """params.schema.yaml's $defs.biased_fl_curve is generated; regenerate it with
-    airfl.papers.biased_fl.setting.curve_schema_yaml() when a scheme's parameters change."""
-    from airfl.papers.biased_fl.setting import curve_schema_yaml
+def test_biased_fl_curve_schema_is_generated_from_the_schemes():
+    """$defs.biased_fl_curve comes from the schemes' own parameter declarations."""
+    from airfl.papers.biased_fl.scheme_params import PARAMS_SCHEMA, curve_schema
 
-    text = (repo_root / "src" / "airfl" / "params.schema.yaml").read_text()
-    assert curve_schema_yaml() in text
+    assert params_schema()["$defs"]["biased_fl_curve"] == curve_schema()
+    assert sorted(curve_schema()["properties"]["scheme"]["enum"]) == sorted(PARAMS_SCHEMA)
 
 
-def test_snakemake_reads_the_same_schema_file(repo_root):
-    linked = repo_root / "workflow" / "schemas" / "params.schema.yaml"
-    assert linked.resolve() == SCHEMA_PATH.resolve()
+def test_committed_schema_is_the_assembled_one(repo_root):
+    """workflow/schemas/params.schema.yaml (what Snakemake validates with) is generated from the
+    core's and the wings' declarations; regenerate it with `airfl schema`."""
+    import difflib
+
+    committed = (repo_root / "workflow" / "schemas" / "params.schema.yaml").read_text()
+    assembled = schema_yaml()
+    assert committed == assembled, "".join(difflib.unified_diff(
+        committed.splitlines(True), assembled.splitlines(True), "committed", "assembled"))
 
 
 def test_override_args_pass_only_differences(repo_root, params):
@@ -101,7 +104,7 @@ def test_load_params_applies_cli_overrides(repo_root):
 
 def test_every_stage_param_key_exists_in_params_yaml(repo_root):
     """DVC refuses a stage whose param key is missing; generated curves map to their source."""
-    from airfl import dag
+    from airfl.pipeline import dag
     from airfl.config import get_dotted
 
     params = load_params(repo_root / "params.yaml")

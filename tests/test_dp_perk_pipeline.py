@@ -13,10 +13,11 @@ import torch
 from torch import nn
 from torch.func import functional_call
 
-from airfl.config import load_params
+from airfl.pipeline.params import load_params
 from airfl.core.engine import ClientData, epoch_batches, local_sgd
 from airfl.core.loop import TrialSetup, run_trial
-from airfl.core.scheme import ChannelStatistics, DesignContext, build_scheme
+from airfl.core.scheme import ChannelStatistics, DesignContext
+from airfl.pipeline.registry import build_scheme
 from airfl.models import SoftmaxRegression, build_model
 from airfl.papers.dp_perk import experiments as dpx
 from airfl.papers.dp_perk.training import compose, dp_curve, power_curve
@@ -197,7 +198,7 @@ def test_authors_numbers_do_not_apply_to_the_quick_model():
 
 
 def test_claims_table_escapes_pipes_and_counts_not_applicable_apart():
-    from airfl.stages.claims import markdown
+    from airfl.pipeline.stages.claims import markdown
 
     results = [{"figure": "p/f", "claim": "a", "statement": "|x| small", "numbers": "||w||",
                 "holds": True, "verdict": "yes"},

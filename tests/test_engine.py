@@ -8,7 +8,8 @@ import torch
 import airfl.schemes  # noqa: F401
 from airfl.core.engine import ClientData, local_sgd, sample_batches
 from airfl.core.loop import TrialSetup, run_trial
-from airfl.core.scheme import ChannelStatistics, build_scheme
+from airfl.core.scheme import ChannelStatistics
+from airfl.pipeline.registry import build_scheme
 from airfl.models import SoftmaxRegression
 
 

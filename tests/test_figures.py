@@ -4,7 +4,7 @@ import pandas as pd
 import pytest
 
 from airfl.claims import final_values, speedups
-from airfl.stages.figure import derive, finals, resample
+from airfl.pipeline.stages.figure import derive, finals, resample
 
 
 def _frame():

@@ -12,12 +12,13 @@ import pytest
 import torch
 import yaml
 
-from airfl import paths
-from airfl.config import ConfigError, validate_params
+from airfl.pipeline import paths
+from airfl.config import ConfigError
+from airfl.pipeline.params import validate_params
 from airfl.data import load_dataset, load_labels, make_partition, to_float_tensor
-from airfl.experiments import get_experiment
-from airfl.stages.setup import client_data, partition_generator, train_eval_data
-from airfl.stages.setup import test_data as load_test_data
+from airfl.pipeline.registry import get_experiment
+from airfl.pipeline.trial import client_data, partition_generator, train_eval_data
+from airfl.pipeline.trial import test_data as load_test_data
 
 FMNIST_MEAN = 0.2860          # Fashion-MNIST pixel mean of x/255 (DatasetInfo; LAPA spec 8)
 
@@ -90,8 +91,8 @@ def test_the_normalised_inputs_reach_the_model_in_the_train_stage(params, tmp_pa
     """One round of Vanilla FL through `run_trials` (the train stage's loop): the identity
     normalisation (mean 0, std 1) trains bit-identically to none, the paper's (0.5, 0.5) does
     not, so the setting reaches the model and acts only through its inputs."""
-    from airfl.stages.design import design_trials
-    from airfl.stages.train import run_trials
+    from airfl.pipeline.runs import design_trials
+    from airfl.pipeline.runs import run_trials
 
     experiment = get_experiment("dp_perk/fig3a")
     block = experiment.params(params)

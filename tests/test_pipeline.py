@@ -4,28 +4,14 @@ whole DAG of every paper runs in CI's quick-profile run (.ci/run)."""
 
 from __future__ import annotations
 
-import os
 import re
-import shutil
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 import yaml
 
+from workspace import make_workspace, run as _run, tool_env
+
 pytestmark = pytest.mark.slow
-BIN = Path(sys.executable).parent
-SKIP = {".git", ".venv", "results", "figures", ".snakemake", "data", "logs", ".pytest_cache",
-        ".hypothesis", "benchmarks"}
-
-
-def _run(args, cwd, env, check=True):
-    done = subprocess.run(args, cwd=cwd, env=env, capture_output=True, text=True, timeout=900)
-    if check and done.returncode != 0:
-        raise AssertionError(f"{' '.join(args)} failed ({done.returncode}):\n{done.stdout[-3000:]}"
-                             f"\n{done.stderr[-3000:]}")
-    return done
 
 
 def _tiny(params: dict) -> dict:
@@ -37,26 +23,11 @@ def _tiny(params: dict) -> dict:
 
 @pytest.fixture(scope="module")
 def env(mnist_mirror):
-    out = dict(os.environ)
-    out.update(PATH=f"{BIN}{os.pathsep}{out.get('PATH', '')}", AIRFL_DATA_MIRROR=str(mnist_mirror),
-               DVC_NO_ANALYTICS="1", OMP_NUM_THREADS="1", GIT_AUTHOR_NAME="t", GIT_AUTHOR_EMAIL="t@t",
-               GIT_COMMITTER_NAME="t", GIT_COMMITTER_EMAIL="t@t")
-    return out
+    return tool_env(mnist_mirror)
 
 
-def _workspace(repo_root: Path, target: Path, env) -> Path:
-    shutil.copytree(repo_root, target, ignore=lambda d, names: [n for n in names if n in SKIP]
-                    if Path(d) == repo_root else [n for n in names if n == "__pycache__"],
-                    symlinks=True)
-    params_path = target / "params.yaml"
-    params_path.write_text(yaml.safe_dump(_tiny(yaml.safe_load(params_path.read_text())),
-                                          sort_keys=False))
-    (target / "dvc.lock").unlink(missing_ok=True)
-    _run(["airfl", "dvc-yaml"], target, env)
-    _run(["git", "init", "-q"], target, env)
-    _run(["git", "add", "-A"], target, env)
-    _run(["git", "commit", "-qm", "workspace"], target, env)
-    return target
+def _workspace(repo_root, target, env):
+    return make_workspace(repo_root, target, env, _tiny)
 
 
 FIGURE = "figures/baselines/accuracy_vs_rounds"

@@ -10,10 +10,10 @@ import sys
 import pandas as pd
 import pytest
 
-from airfl import paths
+from airfl.pipeline import paths
 from airfl.io import write_json
 from airfl.privacy import GaussianEvent, RdpAccountant, SubsampledGaussianEvent
-from airfl.stages.privacy import trial_epsilons
+from airfl.pipeline.stages.privacy import trial_epsilons
 
 
 def test_records_compose_like_the_accountant():
@@ -43,7 +43,7 @@ def test_the_stage_takes_delta_from_the_records_without_torch(tmp_path, monkeypa
     rounds = [{"round": t, "privacy": [GaussianEvent(3.0).to_dict()]} for t in (1, 2)]
     write_json(paths.run_records("x/y", "c"), {"curve": "c", "params": {"delta": 1e-3},
                                                "trials": [{"trial": 0, "rounds": rounds}]})
-    code = ("import sys, airfl.stages.privacy as p; p.run({}, 'x/y', 'c'); "
+    code = ("import sys, airfl.pipeline.stages.privacy as p; p.run({}, 'x/y', 'c'); "
             "assert 'torch' not in sys.modules and 'airfl.experiments' not in sys.modules")
     subprocess.run([sys.executable, "-c", code], check=True, cwd=tmp_path)
     table = pd.read_csv(paths.privacy("x/y", "c"))

@@ -11,7 +11,8 @@ import airfl.schemes  # noqa: F401
 from airfl.channel.digital import shannon_rate
 from airfl.channel.ota import inversion_energy
 from airfl.core.aggregation import clip_by_norm
-from airfl.core.scheme import ChannelStatistics, DesignContext, RoundState, build_scheme
+from airfl.core.scheme import ChannelStatistics, DesignContext, RoundState
+from airfl.pipeline.registry import build_scheme
 from airfl.privacy import RdpAccountant, event_from_dict
 from airfl.rng import RoundStreams
 

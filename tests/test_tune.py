@@ -9,10 +9,11 @@ import math
 import pytest
 import yaml
 
-import airfl.stages.tune as tune
-from airfl import paths
-from airfl.config import validate_params
-from airfl.experiments import get_experiment
+import airfl.pipeline.stages.tune as tune
+import airfl.pipeline.tuning as tuning
+from airfl.pipeline import paths
+from airfl.pipeline.params import validate_params
+from airfl.pipeline.registry import get_experiment
 
 
 @pytest.fixture()
@@ -39,7 +40,7 @@ def test_grid_picks_the_largest_eta_within_one_standard_error(workspace, monkeyp
     def fake(params, experiment, block, curve, eta, trials, reference):
         seen.append((curve, round(eta, 6), list(trials)))
         trial_gaps = gaps[round(eta, 6)]
-        return {"eta": eta, "final_gaps": trial_gaps, **tune.gap_score(trial_gaps),
+        return {"eta": eta, "final_gaps": trial_gaps, **tuning.gap_score(trial_gaps),
                 "final_normalized_accuracy": 0.9}
 
     monkeypatch.setattr(tune, "candidate_score", fake)
@@ -54,15 +55,15 @@ def test_grid_picks_the_largest_eta_within_one_standard_error(workspace, monkeyp
     # the other variants share the lead's eta: no tune job, no search of their own
     experiment = get_experiment("biased_fl/fig2a")
     block = experiment.params(params)
-    assert tune.tuned_curves(experiment, block) == ["ota_opt"]
+    assert tuning.tuned_curves(experiment, block) == ["ota_opt"]
     with pytest.raises(ValueError, match="lead"):
         tune.run(params, "biased_fl/fig2a", "ota_zb")
-    zb, lr = tune.tuned_curve(experiment, block, "ota_zb")
+    zb, lr = tuning.tuned_curve(experiment, block, "ota_zb")
     assert lr == pytest.approx(0.05) and zb["eta"] == pytest.approx(0.05)
 
 
 def _candidate(eta, gaps):
-    return {"eta": eta, "final_gaps": gaps, **tune.gap_score(gaps)}
+    return {"eta": eta, "final_gaps": gaps, **tuning.gap_score(gaps)}
 
 
 def test_one_se_rule_on_a_constructed_score_table():
@@ -71,7 +72,7 @@ def test_one_se_rule_on_a_constructed_score_table():
              _candidate(0.0136, [0.405, 0.415, 0.425]),
              _candidate(0.0272, [0.409, 0.419, 0.429]),
              _candidate(0.0545, [0.43, 0.43, 0.43])]
-    chosen = tune.select_eta(table)
+    chosen = tuning.select_eta(table)
     assert chosen["best_eta"] == 0.0136                              # the argmin ...
     assert chosen["eta"] == 0.0272                                   # ... is not the choice
     assert chosen["threshold"] == pytest.approx(0.415 + 0.01 / math.sqrt(3))
@@ -79,25 +80,25 @@ def test_one_se_rule_on_a_constructed_score_table():
     assert chosen["score_se"] == pytest.approx(0.01 / math.sqrt(3))
     # a larger eta just outside the band is not chosen; one inside it is
     table[3] = _candidate(0.0545, [0.4209, 0.4209, 0.4209])
-    assert tune.select_eta(table)["eta"] == 0.0272
+    assert tuning.select_eta(table)["eta"] == 0.0272
     table[3] = _candidate(0.0545, [0.4206, 0.4206, 0.4206])
-    assert tune.select_eta(table)["eta"] == 0.0545
+    assert tuning.select_eta(table)["eta"] == 0.0545
     # one selection trial: SE 0, the rule is the argmin
     single = [_candidate(0.02, [0.415]), _candidate(0.04, [0.419])]
-    assert tune.select_eta(single)["eta"] == 0.02
+    assert tuning.select_eta(single)["eta"] == 0.02
     with pytest.raises(ValueError, match="diverged"):
-        tune.select_eta([_candidate(0.02, [float("nan")]), _candidate(0.04, [float("inf")])])
+        tuning.select_eta([_candidate(0.02, [float("nan")]), _candidate(0.04, [float("inf")])])
 
 
 def test_sota_panels_at_snr_offsets_search_their_own_step_sizes(workspace):
-    from airfl import dag
+    from airfl.pipeline import dag
 
     params = workspace
     params["biased_fl"]["fig3b"]["tuning"]["quick"] = {
         "mode": "grid", "eta_factors": [1.0], "selection_trials": 1}
     offset = get_experiment("biased_fl/fig3b_snr60")
     block = offset.params(params)
-    assert tune.tuning_file(offset, block, "qml") == paths.tuning(offset.id, "qml")
+    assert tuning.tuning_file(offset, block, "qml") == paths.tuning(offset.id, "qml")
     jobs = dag.experiment_jobs(offset, params)
     tuned = sorted(j.args[1] for j in jobs if j.stage == "tune")
     assert tuned == sorted(block["curves"])                          # one search per scheme
@@ -109,7 +110,7 @@ def test_sota_panels_at_snr_offsets_search_their_own_step_sizes(workspace):
 def test_paper_profile_dag_has_the_snr30_sota_tune_jobs(repo_root):
     """The +30 dB SOTA experiments' tune jobs exist in the paper profile's DAG (issue 11 item
     10: re-tune every scheme per SNR offset instead of reusing the literal-SNR choice)."""
-    from airfl import dag
+    from airfl.pipeline import dag
 
     params = validate_params({**yaml.safe_load((repo_root / "params.yaml").read_text()),
                               "profile": "paper"})
@@ -130,20 +131,20 @@ def test_tuned_eta_reaches_the_design_only_where_the_scheme_takes_it(workspace):
         target = paths.tuning(experiment.id, curve)
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(json.dumps({"eta": 0.0123}))
-    proposed, lr = tune.tuned_curve(experiment, block, "proposed")
-    vanilla, lr_vanilla = tune.tuned_curve(experiment, block, "vanilla_ota_fl")
+    proposed, lr = tuning.tuned_curve(experiment, block, "proposed")
+    vanilla, lr_vanilla = tuning.tuned_curve(experiment, block, "vanilla_ota_fl")
     assert proposed["eta"] == 0.0123 and lr == lr_vanilla == 0.0123
     assert "eta" not in vanilla
 
 
 def test_fixed_mode_keeps_the_panel_step_size_without_a_tune_job(workspace):
-    from airfl import dag
+    from airfl.pipeline import dag
 
     experiment = get_experiment("biased_fl/fig2b")
     block = experiment.params(workspace)
     assert block["tuning"]["mode"] == "fixed"
     for curve in block["curves"]:
-        curve_params, lr = tune.tuned_curve(experiment, block, curve)
+        curve_params, lr = tuning.tuned_curve(experiment, block, curve)
         assert lr == 0.05 and curve_params == block["curves"][curve]
         assert curve_params.get("eta", 0.05) == 0.05        # the design's eta is the step size
     assert not [j for j in dag.experiment_jobs(experiment, workspace) if j.stage == "tune"]
@@ -157,7 +158,7 @@ def test_fixed_mode_keeps_the_panel_step_size_without_a_tune_job(workspace):
 # ---- scheme-parameter grids (spec 6.5 baselines; stages/param_search.py) ----------------------
 
 def test_param_grid_combinations_in_a_fixed_order():
-    from airfl.stages import param_search
+    from airfl.pipeline import param_search
 
     grid = {"p_out": [0.1, 0.3], "K": [3, 5]}
     assert param_search.candidates(grid) == [{"K": 3, "p_out": 0.1}, {"K": 3, "p_out": 0.3},
@@ -197,7 +198,7 @@ def test_param_search_selects_then_tunes_eta_and_the_stages_apply_it(workspace, 
     assert out["eta"] == pytest.approx(0.05)
     experiment = get_experiment("biased_fl/fig3b")
     block = experiment.params(params)
-    curve, lr = tune.tuned_curve(experiment, block, "fedtoe")
+    curve, lr = tuning.tuned_curve(experiment, block, "fedtoe")
     assert curve["K"] == 5 and curve["p_out"] == 0.1 and lr == pytest.approx(0.05)
     with pytest.raises(ValueError, match="no combination transmits.*lower R"):
         tune.run(params, "biased_fl/fig3b", "uqos")
@@ -210,7 +211,7 @@ def test_a_trial_that_diverged_at_the_end_scores_inf_not_its_last_finite_gap():
     frame = pd.DataFrame({"trial": [0, 0, 0, 1, 1, 1], "round": [0, 1, 2, 0, 1, 2],
                           "objective": [2.0, nan, 0.5, 2.0, nan, nan],
                           "test_accuracy": [0.1, nan, 0.8, 0.1, nan, 0.1]})
-    gaps, accuracy = tune.final_results(frame, {"F_star": 0.45, "accuracy_star": 0.9})
+    gaps, accuracy = tuning.final_results(frame, {"F_star": 0.45, "accuracy_star": 0.9})
     assert gaps[0] == pytest.approx(0.05) and math.isnan(gaps[1])     # not 2.0 - 0.45
     assert accuracy == pytest.approx(0.45 / 0.9)
-    assert tune.gap_score(gaps) == {"final_gap": math.inf, "final_gap_se": math.inf}
+    assert tuning.gap_score(gaps) == {"final_gap": math.inf, "final_gap_se": math.inf}

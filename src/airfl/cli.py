@@ -47,16 +47,25 @@ def _parser() -> argparse.ArgumentParser:
         p.add_argument("curve")
     sub.add_parser("figure", help="draw an experiment's figure").add_argument("experiment")
     sub.add_parser("analytic", help="compute and draw an analytic figure").add_argument("experiment")
-    sub.add_parser("claims", help="evaluate all claims; write figures/CLAIMS.md")
+    sub.add_parser("claims", help="evaluate one paper's claims (figures/<paper>/CLAIMS.md), or "
+                   "with no paper collect every paper's into figures/CLAIMS.md").add_argument(
+        "paper", nargs="?")
     gen = sub.add_parser("dvc-yaml", help="write dvc.yaml generated from the experiment registry")
     gen.add_argument("--check", action="store_true", help="fail if the committed dvc.yaml differs")
-    sub.add_parser("list", help="list experiments and curves")
+    sub.add_parser("list", help="list the installed wings, their experiments and curves")
+    schema = sub.add_parser("schema", help="write workflow/schemas/params.schema.yaml, the "
+                                           "schema assembled from the installed wings")
+    schema.add_argument("--check", action="store_true", help="fail if the committed copy differs")
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
-    from airfl.config import ConfigError, load_params
+    if args.stage == "schema":                  # needs no valid params.yaml
+        from airfl.pipeline.params import write_schema
+        return write_schema(check=args.check)
+    from airfl.config import ConfigError
+    from airfl.pipeline.params import load_params
 
     try:
         params = load_params(args.params, _overrides(args.set))
@@ -70,24 +79,24 @@ def main(argv: list[str] | None = None) -> int:
         import torch
 
         torch.set_num_threads(params["threads"])
-        import airfl.schemes  # noqa: F401  (registers the generic schemes)
 
     if args.stage == "validate":
         print(f"params valid; profile {params['profile']}")
     elif args.stage == "dvc-yaml":
-        from airfl import dvcgen
+        from airfl.pipeline import dvcgen
         return dvcgen.main(params, check=args.check)
     elif args.stage == "list":
-        from airfl.experiments import all_experiments
-        from airfl.experiments import all_analytic
-        for experiment in all_experiments():
-            print(experiment.id, " ".join(experiment.curves(params)))
-        for figure in all_analytic():
-            print(figure.id, "(analytic)")
+        from airfl.pipeline.registry import wings
+        for wing in wings():
+            print(f"wing {wing.name} ({wing.package}): {len(wing.schemes)} schemes")
+            for experiment in wing.experiments():
+                print(" ", experiment.id, " ".join(experiment.curves(params)))
+            for figure in wing.analytic():
+                print(" ", figure.id, "(analytic)")
     else:
-        stage = importlib.import_module(f"airfl.stages.{args.stage}")
-        positional = [getattr(args, k) for k in ("dataset", "name", "experiment", "curve")
-                      if hasattr(args, k)]
+        stage = importlib.import_module(f"airfl.pipeline.stages.{args.stage}")
+        positional = [getattr(args, k) for k in ("dataset", "name", "experiment", "curve", "paper")
+                      if getattr(args, k, None) is not None]
         stage.run(params, *positional)
     return 0
 

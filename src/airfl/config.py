@@ -1,9 +1,9 @@
-"""Load and validate params.yaml against the one JSON schema, and give resolved views of it.
+"""Read params.yaml, validate it against a JSON schema, and give resolved views of it.
 
-The schema (params.schema.yaml, beside this module) is the single source of truth: the CLI
-validates with it here and the Snakefile calls Snakemake's `validate` on the same file. A wrong
-key, type or value stops before any stage runs, with a message naming the key and what is
-allowed.
+The schema itself is assembled from the core's and every installed wing's declarations by the
+pipeline (`airfl.pipeline.params`); this module holds the machinery that does not depend on which
+wings are installed. A wrong key, type or value stops before any stage runs, with a message
+naming the key and what is allowed.
 """
 
 from __future__ import annotations
@@ -15,9 +15,6 @@ from typing import Any
 import yaml
 from jsonschema import Draft202012Validator, validators
 
-SCHEMA_PATH = Path(__file__).with_name("params.schema.yaml")
-
-
 class ConfigError(ValueError):
     """params.yaml does not match the schema; the message names the key and what is allowed."""
 
@@ -26,10 +23,6 @@ def read_yaml(text: str) -> Any:
     """YAML 1.1 as `yaml.safe_load` reads it, with libyaml's parser where PyYAML has it (every
     job parses params.yaml and the schema: the pure-Python parser is ~8x slower)."""
     return yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
-
-
-def load_schema() -> dict[str, Any]:
-    return read_yaml(SCHEMA_PATH.read_text())
 
 
 def _with_defaults(validator_class):
@@ -74,9 +67,9 @@ def _deepest(error):
     return error
 
 
-def validate_params(params: dict[str, Any]) -> dict[str, Any]:
+def validate_against(params: dict[str, Any], schema: dict[str, Any]) -> dict[str, Any]:
     """Validate params (in place, filling defaults) and return them; raise ConfigError."""
-    validator = _DefaultingValidator(load_schema())
+    validator = _DefaultingValidator(schema)
     errors = sorted(validator.iter_errors(params), key=lambda e: list(map(str, e.absolute_path)))
     if errors:
         lines = []
@@ -87,16 +80,16 @@ def validate_params(params: dict[str, Any]) -> dict[str, Any]:
     return params
 
 
-def load_params(path: str | Path = "params.yaml", overrides: dict[str, Any] | None = None
+def read_params(path: str | Path = "params.yaml", overrides: dict[str, Any] | None = None
                 ) -> dict[str, Any]:
-    """Read, override (dotted keys, as `--config` / `dvc exp run -S`), validate."""
+    """Read and override (dotted keys, as `--config` / `dvc exp run -S`); not yet validated."""
     path = Path(path)
     if not path.exists():
         raise ConfigError(f"{path}: parameter file not found")
     params = read_yaml(path.read_text()) or {}
     for dotted, value in (overrides or {}).items():
         set_dotted(params, dotted, value)
-    return validate_params(params)
+    return params
 
 
 def set_dotted(params: dict[str, Any], dotted: str, value: Any) -> None:
@@ -131,25 +124,11 @@ def experiment_params(params: dict[str, Any], config_key: str) -> dict[str, Any]
     return block
 
 
-def _flatten(node: Any, prefix: str = "") -> dict[str, Any]:
+def flatten(node: Any, prefix: str = "") -> dict[str, Any]:
+    """Dotted key -> leaf value."""
     if isinstance(node, dict) and node:
         out: dict[str, Any] = {}
         for key, value in node.items():
-            out.update(_flatten(value, f"{prefix}{key}."))
+            out.update(flatten(value, f"{prefix}{key}."))
         return out
     return {prefix[:-1]: node}
-
-
-def override_args(path: str | Path, effective: dict[str, Any]) -> str:
-    """`--set key=value` arguments for the keys where `effective` differs from the file.
-
-    Snakemake's `--config key=value` changes its in-memory config only; jobs call the CLI, which
-    reads params.yaml, so the Snakefile passes the differences on explicitly.
-    """
-    import json
-    import shlex
-
-    on_file = _flatten(load_params(path))
-    wanted = _flatten(validate_params(copy.deepcopy(effective)))
-    changed = sorted(k for k in wanted if on_file.get(k, object()) != wanted[k])
-    return " ".join(f"--set {shlex.quote(f'{k}={json.dumps(wanted[k])}')}" for k in changed)

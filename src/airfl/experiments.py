@@ -1,7 +1,8 @@
-"""Experiments (one per figure panel), claims, and the registry the pipeline expands into jobs.
+"""The types a wing declares its figures with: Experiment (one figure's worth of training runs),
+FigureSpec, Claim, Reference, and AnalyticFigure (a figure from formulas alone).
 
-The registry is the single source of truth for the DAG: the Snakefile expands it into jobs and
-`airfl dvc-yaml` generates dvc.yaml from it (a test fails when the committed dvc.yaml drifts).
+Wings list them in their catalogue module (EXPERIMENTS, ANALYTIC); the pipeline's registry
+(airfl.pipeline.registry) collects them from every installed wing and expands them into jobs.
 """
 
 from __future__ import annotations
@@ -170,40 +171,3 @@ class AnalyticFigure:
 
     def scheme_label(self, scheme: str) -> str:
         return self.label(scheme) if self.label else scheme
-
-
-def all_analytic() -> list[AnalyticFigure]:
-    """Every registered analytic figure, from every wing."""
-    from airfl.papers import ANALYTIC
-
-    return list(ANALYTIC)
-
-
-def _by_id(items: list, item_id: str, what: str):
-    for item in items:
-        if item.id == item_id:
-            return item
-    known = ", ".join(i.id for i in items)
-    raise KeyError(f"unknown {what} {item_id!r}; known: {known}")
-
-
-def get_analytic(figure_id: str) -> AnalyticFigure:
-    return _by_id(all_analytic(), figure_id, "analytic figure")
-
-
-def all_experiments() -> list[Experiment]:
-    """Every registered experiment, from every wing."""
-    from airfl.papers import EXPERIMENTS
-
-    return list(EXPERIMENTS)
-
-
-def get_reference(name: str) -> Reference:
-    for experiment in all_experiments():
-        if experiment.reference is not None and experiment.reference.name == name:
-            return experiment.reference
-    raise KeyError(f"unknown reference {name!r}")
-
-
-def get_experiment(experiment_id: str) -> Experiment:
-    return _by_id(all_experiments(), experiment_id, "experiment")

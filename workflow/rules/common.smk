@@ -6,10 +6,10 @@ import sys
 
 from snakemake.utils import validate
 
-import airfl.schemes  # registers the generic schemes
-from airfl import dag, paths
-from airfl.config import ConfigError, get_dotted, override_args, validate_params
-from airfl.experiments import all_analytic, all_experiments, get_experiment, get_reference
+from airfl.config import ConfigError, get_dotted
+from airfl.pipeline import dag, paths
+from airfl.pipeline.params import override_args, schema_file, validate_params
+from airfl.pipeline.registry import all_analytic, all_experiments, get_experiment, get_reference, papers
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")      # one thread per job (ENVIRONMENT.md)
 os.environ.setdefault("MKL_NUM_THREADS", "1")
@@ -18,7 +18,7 @@ try:
     validate_params(config)                        # clear message naming the key, before any job
 except ConfigError as error:
     raise WorkflowError(str(error))
-validate(config, "../schemas/params.schema.yaml")  # Snakemake's own check, same schema file
+validate(config, str(schema_file()))  # Snakemake's own check: the schema of the installed wings
 
 # Jobs run `python -m airfl` with the interpreter that runs Snakemake (no PATH assumptions);
 # --config overrides reach every job as --set arguments.
@@ -50,16 +50,11 @@ def dataset_manifest(wildcards):
 
 
 def figure_caption(experiment):
-    from airfl.stages.figure import caption
+    from airfl.pipeline.artifacts import caption
 
     return caption(config, experiment)
 
 
 def all_targets():
-    targets = [str(paths.claims_markdown())]
-    for experiment in all_experiments():
-        targets += dag.figure_outputs(experiment)
-        targets += dag.partition_outputs(experiment.id)
-    for figure in all_analytic():
-        targets += dag.analytic_outputs(figure)
-    return targets
+    """Every paper's figures, partitions and claims, and the collected figures/CLAIMS.md."""
+    return [str(paths.claims_markdown())] + [t for p in papers() for t in dag.paper_targets(p)]

@@ -20,7 +20,7 @@ rule reference:
 
 
 def tuning_inputs(wildcards):
-    from airfl.stages.tune import tuning_file
+    from airfl.pipeline.tuning import tuning_file
 
     experiment = experiment_of(wildcards)
     source = tuning_file(experiment, experiment.params(config), wildcards.curve)

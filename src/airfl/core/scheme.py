@@ -93,26 +93,5 @@ class Scheme:
         raise NotImplementedError
 
 
-SCHEME_TYPES: dict[str, Callable[..., Scheme]] = {}
-
-
-def register_scheme(cls):
-    """Class decorator: make a scheme constructible by its `kind` from params.yaml."""
-    if not cls.kind or cls.kind in SCHEME_TYPES:
-        raise ValueError(f"scheme kind {cls.kind!r} is empty or registered twice")
-    SCHEME_TYPES[cls.kind] = cls
-    return cls
-
-
 # Curve keys the stages consume (channel overrides), not parameters of the scheme itself.
 CURVE_SETTINGS = ("snr_offset_db",)
-
-
-def build_scheme(name: str, curve: dict[str, Any]) -> Scheme:
-    """The scheme of one curve of an experiment (params.yaml `curves.<name>`)."""
-    params = {k: v for k, v in curve.items() if k not in CURVE_SETTINGS}
-    kind = params.pop("scheme")
-    if kind not in SCHEME_TYPES:
-        raise ValueError(f"curves.{name}.scheme: unknown scheme {kind!r}; allowed: "
-                         + ", ".join(sorted(SCHEME_TYPES)))
-    return SCHEME_TYPES[kind](name, **params)

@@ -1,6 +1,15 @@
-"""Generic schemes shared by the papers' figures (baselines any wing may compare against).
+"""Generic schemes shared by the papers' figures (baselines any training experiment may use as a
+curve's `scheme`): a wing of schemes only, found by the registry like every other wing.
 
-Importing this package registers them with `airfl.core.scheme.SCHEME_TYPES`.
+params.schema.yaml declares each kind's parameters (`curve_schemes`, assembled into the generic
+curve type of params.yaml).
 """
 
-from airfl.schemes import digital, dp, ideal, ota  # noqa: F401  (registration)
+from airfl.core.wing import Wing
+
+WING = Wing(name="generic", package=__name__, schemes={
+    "ideal_fedavg": f"{__name__}.ideal:IdealFedAvg",
+    "ota_truncated_inversion": f"{__name__}.ota:OtaTruncatedInversion",
+    "digital_quantized": f"{__name__}.digital:DigitalQuantized",
+    "gaussian_dp": f"{__name__}.dp:GaussianDpFedAvg",
+})

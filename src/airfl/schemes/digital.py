@@ -14,10 +14,9 @@ import torch
 from airfl.channel.digital import outage, outage_probability_rayleigh
 from airfl.channel.quantization import payload_bits, stochastic_quantize
 from airfl.core.aggregation import masked_weighted_mean
-from airfl.core.scheme import DesignContext, RoundState, Scheme, register_scheme
+from airfl.core.scheme import DesignContext, RoundState, Scheme
 
 
-@register_scheme
 class DigitalQuantized(Scheme):
     kind = "digital_quantized"
 

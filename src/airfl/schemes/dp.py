@@ -12,11 +12,10 @@ from __future__ import annotations
 import torch
 
 from airfl.core.aggregation import clip_by_norm, gaussian_noise
-from airfl.core.scheme import RoundState, Scheme, register_scheme
+from airfl.core.scheme import RoundState, Scheme
 from airfl.privacy.events import GaussianEvent, SubsampledGaussianEvent
 
 
-@register_scheme
 class GaussianDpFedAvg(Scheme):
     kind = "gaussian_dp"
 

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import torch
 
-from airfl.core.scheme import RoundState, Scheme, register_scheme
+from airfl.core.scheme import RoundState, Scheme
 
 
-@register_scheme
 class IdealFedAvg(Scheme):
     """Server update = sum_m (|D_m| / sum_j |D_j|) Delta_m over all devices; no privacy leak bound."""
 

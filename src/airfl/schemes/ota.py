@@ -19,11 +19,10 @@ import torch
 
 from airfl.channel.ota import truncated_inversion_mask
 from airfl.core.aggregation import clip_by_norm, gaussian_noise
-from airfl.core.scheme import DesignContext, RoundState, Scheme, register_scheme
+from airfl.core.scheme import DesignContext, RoundState, Scheme
 from airfl.privacy.events import GaussianEvent
 
 
-@register_scheme
 class OtaTruncatedInversion(Scheme):
     kind = "ota_truncated_inversion"
 

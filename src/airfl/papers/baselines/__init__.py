@@ -1,5 +1,8 @@
-"""Shared baselines figure: the first figure that runs through every stage of the pipeline."""
+"""Shared baselines figure: the first figure that runs through every stage of the pipeline.
 
-from airfl.papers.baselines.accuracy_vs_rounds import EXPERIMENT
+Wing contents: experiments.py (the accuracy-vs-rounds experiment, its figure and claims);
+params.schema.yaml (the `baselines` block of params.yaml)."""
 
-EXPERIMENTS = (EXPERIMENT,)
+from airfl.core.wing import Wing
+
+WING = Wing(name="baselines", package=__name__, catalogue=f"{__name__}.experiments")

@@ -55,8 +55,9 @@ from jsonschema import Draft202012Validator
 
 from airfl.channel.digital import shannon_rate, tdma_round_latency
 from airfl.channel.quantization import payload_bits, stochastic_quantize
-from airfl.core.scheme import DesignContext, RoundState, Scheme, register_scheme
+from airfl.core.scheme import DesignContext, RoundState, Scheme
 from airfl.papers.biased_fl import digital_design
+from airfl.papers.biased_fl.scheme_params import DIGITAL_PARAMS as PARAMS_SCHEMA
 from airfl.core.participation import require_participation
 from airfl.rng import numpy_generator
 
@@ -65,78 +66,6 @@ __all__ = ["PARAMS_SCHEMA", "equal_bit_width", "best_channel_budget", "uqos_incl
            "fedtoe_allocate"]
 
 HEADER = digital_design.HEADER_BITS     # 64 bits for ||g||_inf (paper §II-C)
-
-# --------------------------------------------------------------------------------------------
-# Parameters (JSON schema fragments, draft 2020-12, one per kind; defaults are used by the code)
-# --------------------------------------------------------------------------------------------
-
-_POS = {"type": "number", "exclusiveMinimum": 0}
-_K = {"type": "integer", "minimum": 1, "default": 5,
-      "description": "devices scheduled per round (spec §6.5 quick default 5)"}
-_RMAX = {"type": "integer", "minimum": 1, "maximum": 16, "default": 16,
-         "description": "largest bit width per entry (paper §V-D: r <= 16)"}
-_LAT_FIXED = {"enum": ["capacity_on_success", "fixed_rate", "capacity"],
-              "default": "capacity_on_success",
-              "description": "capacity_on_success: L/(B C_t) when decoded (paper §V-D), L/(B R) "
-                             "on outage [A]; fixed_rate: L/(B R) always; capacity: L/(B C_t) always"}
-_BUDGET = {
-    "T_BC_s": {"type": ["number", "null"], "exclusiveMinimum": 0, "default": None,
-               "description": "per-round budget; null: median over Monte-Carlo draws of the time K "
-                              "best-channel devices need for r_max bits (spec §6.4-1 [A])"},
-    "mc_draws": {"type": "integer", "minimum": 1, "default": 4000,
-                 "description": "Monte-Carlo channel draws of the T_BC rule"},
-    "design_seed": {"type": "integer", "minimum": 0, "default": 0,
-                    "description": "seed of the T_BC draws: numpy_generator(design_seed, design_key, "
-                                   "'trial', trial, 'design')"},
-    "design_key": {"type": "string", "default": "biased_fl_digital"},
-}
-
-
-def _kind_schema(kind: str, properties: dict[str, dict]) -> dict:
-    return {"type": "object", "additionalProperties": False, "required": [],
-            "properties": {"scheme": {"const": kind}, **properties}}
-
-
-PARAMS_SCHEMA: dict[str, dict] = {
-    "biased_digital": _kind_schema("biased_digital", {
-        "variant": {"enum": ["opt", "zb_opt", "zb_qnv"], "default": "opt",
-                    "description": "opt: SCA (24); zb_opt: zero bias; zb_qnv: zero-bias min "
-                                   "quantization noise (spec §5.6)"},
-        "G": {**_POS, "default": 0.5, "description": "G_max in the design (paper Fig. 3: 50 kappa)"},
-        "eta": {**_POS, "default": 0.05, "description": "step size eta entering Psi"},
-        "mu": {**_POS, "default": 0.01},
-        "kappa": {"type": "number", "minimum": 0, "default": 0.01},
-        "T_max_s": {**_POS, "default": 0.25, "description": "average round-latency budget (23b)"},
-        "r_max": _RMAX,
-        "sca_max_iter": {"type": "integer", "minimum": 1, "default": 200},
-        "sca_tol": {**_POS, "default": 1.0e-9,
-                    "description": "relative decrease of the true relaxed objective"},
-        "sca_solver": {"enum": ["CLARABEL", "SCS"], "default": "CLARABEL"},
-        "latency_mode": {"enum": ["capacity", "fixed_rate"], "default": "capacity",
-                         "description": "errata 1: capacity L/(B C_t) (default) or L/(B R_m)"},
-    }),
-    "best_channel": _kind_schema("best_channel", {"K": _K, "r_max": _RMAX, **_BUDGET}),
-    "best_channel_norm": _kind_schema("best_channel_norm", {
-        "K": _K, "K_prime": {"type": "integer", "minimum": 1, "default": 7,
-                             "description": "best-channel pre-selection size, K <= K' <= N"},
-        "r_max": _RMAX, **_BUDGET}),
-    "proportional_fairness": _kind_schema("proportional_fairness", {
-        "K": _K, "T_PF_s": {**_POS, "default": 0.5, "description": "per-round budget"},
-        "r_max": _RMAX}),
-    "uqos": _kind_schema("uqos", {
-        "K": _K, "R": {**_POS, "default": 0.2, "description": "common fixed rate (bit/s/Hz)"},
-        "r_U": {"type": "integer", "minimum": 1, "maximum": 16, "default": 8},
-        "latency_mode": _LAT_FIXED}),
-    "qml": _kind_schema("qml", {
-        "K": _K, "eps0_rel": {**_POS, "default": 0.01, "description": "eps_0 = eps0_rel G^2"},
-        "G": {**_POS, "default": 0.5}, "r_max": _RMAX}),
-    "fedtoe": _kind_schema("fedtoe", {
-        "K": _K, "p_out": {"type": "number", "exclusiveMinimum": 0, "exclusiveMaximum": 1,
-                           "default": 0.1, "description": "common outage probability"},
-        "T_TOE_s": {**_POS, "default": 0.5, "description": "per-round budget"},
-        "r_max": _RMAX, "latency_mode": _LAT_FIXED}),
-}
-
 
 class _DigitalScheme(Scheme):
     """Validates params against PARAMS_SCHEMA, fills defaults; shared radio helpers."""
@@ -216,7 +145,6 @@ def fixed_rate_charge(mode: str, fixed: torch.Tensor, capacity: torch.Tensor,
 # Proposed: Biased digital FL (paper §II-C, §IV-B; spec §3.2, §5.4-5.6, §6.2)
 # --------------------------------------------------------------------------------------------
 
-@register_scheme
 class BiasedDigital(_DigitalScheme):
     """Threshold participation chi = 1{|h| >= rho_m}, r_m-bit quantization, post-scalers nu_m.
 
@@ -359,7 +287,6 @@ class _BestChannelBudget:
         return {"T_BC_s": t_bc, "T_BC_rule": "monte_carlo_median"}
 
 
-@register_scheme
 class BestChannel(_BestChannelBudget, _EqualSplit):
     """Amiri et al. [7] without sparsification: the K largest |h_{m,t}|^2, equal bits in T_BC."""
 
@@ -370,7 +297,6 @@ class BestChannel(_BestChannelBudget, _EqualSplit):
         return state.channel_power.to(torch.float64)                   # spec §6.4-1: largest |h|^2
 
 
-@register_scheme
 class ProportionalFairness(_EqualSplit):
     """Yang et al. [9]: the K largest |h_{m,t}|^2 / Lambda_m, equal bits in T_PF (spec §6.4-3)."""
 
@@ -386,7 +312,6 @@ class ProportionalFairness(_EqualSplit):
         return state.channel_power.to(torch.float64) / lam             # spec §6.4-3: |h|^2 / Lambda
 
 
-@register_scheme
 class BestChannelNorm(_BestChannelBudget, _DigitalScheme):
     """Amiri et al. [7]: K' best channels, then the K largest ||g||; bits proportional to ||g||.
 
@@ -473,7 +398,6 @@ def madow_sample(pi: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
     return (torch.ceil(cum - u) - torch.ceil(prev - u)) > 0      # #{j : prev <= u + j < cum} = 1
 
 
-@register_scheme
 class Uqos(_DigitalScheme):
     """Yao et al. [32]: common fixed rate R, sampling without replacement with inclusion pi_m.
 
@@ -586,7 +510,6 @@ def _uniform_k(n: int, k: int, state: RoundState) -> torch.Tensor:
     return mask
 
 
-@register_scheme
 class Qml(_DigitalScheme):
     """Bouzinis et al. [11], with uniform K-device sampling [S §V-D]: per round, the latency-minimal
     bits under the average quantization-variance constraint eps_0 = eps0_rel G^2 (spec §6.4-5).
@@ -646,7 +569,6 @@ def fedtoe_allocate(sinf2: np.ndarray, seconds_per_bit: np.ndarray, dim: int, bu
     return front[2][-1], True                                            # lowest variance within budget
 
 
-@register_scheme
 class FedToe(_DigitalScheme):
     """Wang et al. [10]: common outage p_out, K uniform devices, variance-minimal bits in T_TOE.
 

@@ -25,74 +25,16 @@ import torch
 
 from airfl.channel.ota import inversion_threshold_power, truncated_inversion_mask
 from airfl.core.participation import require_participation
-from airfl.core.scheme import DesignContext, RoundState, Scheme, register_scheme
+from airfl.core.scheme import DesignContext, RoundState, Scheme
 from airfl.lazy import lazy_import
 from airfl.papers.biased_fl import ota_design
+from airfl.papers.biased_fl.scheme_params import OTA_PARAMS as PARAMS_SCHEMA
 
 optimize = lazy_import("scipy.optimize")   # ~0.4 s; only OPC designs use it
 
 __all__ = ["PARAMS_SCHEMA", "ota_estimate", "update_norms", "energy_ratio", "opc_mse",
            "opc_denoising_factor", "average_mse", "truncation_level", "opc_fl_gains",
            "opc_fl_objective", "opc_fl_design", "bbfl_receive_level"]
-
-# --------------------------------------------------------------------------------------------
-# Parameters (JSON schema fragments, draft 2020-12, one per kind; defaults used by the code)
-# --------------------------------------------------------------------------------------------
-
-_POS = {"type": "number", "exclusiveMinimum": 0}
-_G = {**_POS, "description": "gradient-norm bound G_max used in the design and truncation rule"}
-_ETA = {**_POS, "default": 0.05, "description": "learning step size eta entering the design"}
-_MU = {**_POS, "default": 0.01, "description": "strong-convexity constant mu"}
-
-
-_BBFL = {
-    "radius_m": {**_POS, "description": "disc radius rho_max (m)"},
-    "rho_in_frac": {**_POS, "maximum": 1, "default": 0.7},
-    "g_th": {**_POS, "default": 0.1,
-             "description": "power-cutoff threshold of [16] on the path-loss-normalised fading "
-                            "|h|^2/Lambda: a scheduled device transmits iff it is >= g_th, "
-                            "probability exp(-g_th) for every device [A: value not in the paper]"},
-    "power_constraint": {"enum": ["average", "peak"], "default": "average",
-                         "description": "average: [16]'s average-energy constraint, receive level "
-                                        "min_S qbar / E1(g_th); peak: every transmission within "
-                                        "d E_s when ||g|| <= G, receive level g_th min_S qbar"},
-}
-
-
-def _kind_schema(required: list[str], properties: dict[str, dict]) -> dict:
-    return {"additionalProperties": False, "required": ["G", *required],
-            "properties": {"scheme": {}, "G": _G, **properties}}
-
-
-PARAMS_SCHEMA: dict[str, dict] = {
-    "biased_ota": _kind_schema([], {
-        "variant": {"enum": ["opt", "nv", "zb"], "default": "opt",
-                    "description": "opt: SCA (eq. 21); nv: min noise variance (eq. 22); zb: zero bias"},
-        "eta": _ETA, "mu": _MU,
-        "kappa": {"type": "number", "minimum": 0, "default": 0.01,
-                  "description": "data-heterogeneity constant kappa of the bias term"},
-        "sca_max_iter": {"type": "integer", "minimum": 1, "default": 200},
-        "sca_tol": {**_POS, "default": 1.0e-9, "description": "relative change of the true Psi"},
-        "sca_solver": {"enum": ["CLARABEL", "SCS"], "default": "CLARABEL"},
-        "diameter": {**_POS, "description": "D of Theorem 1; when given, the design reports the "
-                                            "init term at t = rounds"},
-    }),
-    "opc_ota_comp": _kind_schema([], {}),
-    "lcpc_ota_comp": _kind_schema([], {}),
-    "opc_ota_fl": _kind_schema([], {
-        "kappa_peak": {**_POS, "default": 4.0, "description": "peak/average energy ratio"},
-        "eta0_grid": {"type": "integer", "minimum": 2, "default": 60},
-        "eta": _ETA, "mu": _MU,
-    }),
-    "vanilla_ota_fl": _kind_schema([], {}),
-    "bbfl_interior": _kind_schema(["radius_m"], _BBFL),
-    "bbfl_alternative": _kind_schema(["radius_m"], {
-        **_BBFL,
-        "q_alt": {"type": "number", "minimum": 0, "maximum": 1, "default": 0.5,
-                  "description": "probability of scheduling all devices in a round"},
-    }),
-}
-
 
 class _OtaScheme(Scheme):
     """Shared parameter access (schema defaults) and radio constants."""
@@ -160,7 +102,6 @@ def _record(participants: int, dim: int, statistics, noise_std: float, ratios: t
 # Proposed: Biased OTA-FL (paper §II-B, §IV-A; spec §3.1, §6.1)
 # --------------------------------------------------------------------------------------------
 
-@register_scheme
 class BiasedOta(_OtaScheme):
     """Truncated channel inversion with per-device pre-scalers gamma_m and post-scaler alpha.
 
@@ -261,7 +202,6 @@ def denoised_mean(updates: torch.Tensor, a: torch.Tensor, eta: float, state: Rou
                              **extra)
 
 
-@register_scheme
 class OpcOtaComp(_OtaScheme):
     """Per-round MSE-optimal power control with global instantaneous CSI; all devices transmit."""
 
@@ -333,7 +273,6 @@ class _CommonThreshold(_OtaScheme):
         return estimate, _record(count, dim, state.statistics, noise_std, ratios)
 
 
-@register_scheme
 class LcpcOtaComp(_CommonThreshold):
     """Common pre-scaler sqrt(eta_L) from statistics; = proposed with gamma_m = gamma, alpha = N gamma."""
 
@@ -387,7 +326,6 @@ def bbfl_receive_level(qbar_scheduled: np.ndarray, g_th: float, power_constraint
     raise ValueError(f"power_constraint {power_constraint!r}: allowed average, peak")
 
 
-@register_scheme
 class BbflInterior(_CommonThreshold):
     """BB-FL [16] restricted to the interior devices (distance <= 0.7 rho_max, paper §V-B).
 
@@ -458,7 +396,6 @@ class BbflInterior(_CommonThreshold):
         return estimate, _record(count, dim, state.statistics, noise_std, ratios)
 
 
-@register_scheme
 class BbflAlternative(BbflInterior):
     """BB-FL [16] alternating: all devices with probability q_alt, else the interior set; each
     set has its own receive level (its weakest member's), the same cutoff g_th."""
@@ -491,7 +428,6 @@ class BbflAlternative(BbflInterior):
 # Vanilla OTA-FL (Yang, Jiang, Shi, Ding, TWC 2020) — spec §6.3 item 4
 # --------------------------------------------------------------------------------------------
 
-@register_scheme
 class VanillaOtaFl(_OtaScheme):
     """Full channel inversion to the worst instantaneous channel: eta_t = min_m q_{m,t}, a_m = 1."""
 
@@ -573,7 +509,6 @@ def opc_fl_design(q: np.ndarray, eta: float, mu: float, kappa_peak: float, G: fl
     return best
 
 
-@register_scheme
 class OpcOtaFl(_OtaScheme):
     """Genie-aided power control over all T rounds (non-causal CSI), fixed normalisation eta0."""
 

@@ -13,10 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from airfl.papers.biased_fl import digital_schemes, ota_schemes
-
-PARAMS_SCHEMA = {**ota_schemes.PARAMS_SCHEMA, **digital_schemes.PARAMS_SCHEMA}
-PANEL_DEFAULTS = ("G", "kappa", "eta", "T_max_s", "radius_m")
+from airfl.papers.biased_fl.scheme_params import PANEL_DEFAULTS, PARAMS_SCHEMA
 
 
 def _accepted(kind: str) -> set[str]:
@@ -134,28 +131,3 @@ def compute_reference(params: dict[str, Any]) -> tuple[dict[str, Any], dict[str,
     scalars = {**constants(problem, w_star), "accuracy_star": accuracy(w_star, xt, yt, 10),
                "test_size": int(len(yt))}
     return {"w_star": w_star}, scalars
-
-
-def curve_schema() -> dict[str, Any]:
-    """The JSON schema of one Biased FL curve in params.yaml: one if/then per scheme kind, from
-    the schemes' PARAMS_SCHEMA; keys the panel or the problem supplies are optional there.
-    params.schema.yaml's $defs.biased_fl_curve must equal this (tests/test_config.py)."""
-    supplied = {*PANEL_DEFAULTS, "mu", "design_seed", "design_key"}
-    branches = []
-    for kind, fragment in sorted(PARAMS_SCHEMA.items()):
-        properties = {k: v for k, v in fragment["properties"].items() if k != "scheme"}
-        then = {"additionalProperties": False, "properties": {"scheme": {}, **properties}}
-        required = [k for k in fragment.get("required", []) if k not in supplied]
-        if required:
-            then["required"] = required
-        branches.append({"if": {"properties": {"scheme": {"const": kind}}}, "then": then})
-    return {"type": "object", "required": ["scheme"],
-            "properties": {"scheme": {"enum": sorted(PARAMS_SCHEMA)}}, "allOf": branches}
-
-
-def curve_schema_yaml() -> str:
-    """The `biased_fl_curve:` entry of params.schema.yaml's $defs, as one YAML flow line."""
-    import yaml
-
-    body = yaml.safe_dump(curve_schema(), default_flow_style=True, width=10**9, sort_keys=True)
-    return "  biased_fl_curve: " + body.strip() + "\n"

@@ -7,3 +7,8 @@ objective.py (Theorem 2 gamma and the utility G), design.py (Lemmas 1-2, Stage I
 2-3), aggregation.py (round-by-round aggregation of every scheme), analytic_figures.py and
 analytic_claims.py (the analytic figures and their claims).
 """
+
+from airfl.core.wing import Wing
+
+WING = Wing(name="cdpb", package=__name__, catalogue=f"{__name__}.experiments",
+            schemes={"cdpb": f"{__name__}.schemes:CdpbStrategy"})

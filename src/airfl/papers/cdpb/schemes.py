@@ -20,7 +20,7 @@ from typing import Any
 
 import torch
 
-from airfl.core.scheme import DesignContext, RoundState, Scheme, register_scheme
+from airfl.core.scheme import DesignContext, RoundState, Scheme
 from airfl.papers.cdpb.aggregation import RoundDesign, aggregate, normalise_updates
 from airfl.papers.cdpb.design import design_from_params, strategy_rho
 from airfl.papers.cdpb.privacy import privacy_event
@@ -31,7 +31,6 @@ SETTING_KEYS = ("P", "h_bar", "W", "M", "G", "mu", "alpha", "sigma_z2", "lam1", 
                 "stage1_rho_gamma")
 
 
-@register_scheme
 class CdpbStrategy(Scheme):
     """params: strategy, beta (CDPB-mixed only), w_clip, simulation, noise_variance (total |
     per_coordinate, default total), and the analytic setting

@@ -15,3 +15,8 @@ Spec: shared/specs/dp_perk_airfl.md (its Errata override the text). Wing content
 * :mod:`.schemes`, :mod:`.training`, :mod:`.experiments` - the pipeline scheme (kind ``dp_perk``),
   the run blocks of Figs. 3-6 and the registered figures with their claims.
 """
+
+from airfl.core.wing import Wing
+
+WING = Wing(name="dp_perk", package=__name__, catalogue=f"{__name__}.experiments",
+            schemes={"dp_perk": f"{__name__}.schemes:DpPerkScheme"})

@@ -22,7 +22,7 @@ from typing import Any
 
 import torch
 
-from airfl.core.scheme import DesignContext, RoundState, Scheme, register_scheme
+from airfl.core.scheme import DesignContext, RoundState, Scheme
 
 from .design import AirflDesign, clip_threshold, design_airfl_dp
 from .methods import AGGREGATORS
@@ -32,7 +32,6 @@ METHODS = tuple(AGGREGATORS)
 OVER_THE_AIR = ("airfl_mimo", "airfl_dp")
 
 
-@register_scheme
 class DpPerkScheme(Scheme):
     """Vanilla FL, FL w/ clipping, AirFL-MIMO or AirFL-DP (Sec. V-A) on the paper's uplink."""
 

@@ -9,16 +9,10 @@ from typing import Any
 
 import pandas as pd
 
-from airfl import paths
-from airfl.experiments import AnalyticFigure, get_analytic
+from airfl.pipeline import paths
+from airfl.experiments import AnalyticFigure
+from airfl.pipeline.registry import get_analytic
 from airfl.io import provenance, read_json, record_run, write_csv, write_json
-
-
-def load_frame(figure: AnalyticFigure) -> pd.DataFrame:
-    """The stored frame with its attributes restored (claims are checked on stored data only)."""
-    frame = pd.read_csv(paths.figure(figure.id, "csv"))
-    frame.attrs.update(read_json(paths.analytic(figure.id))["attrs"])
-    return frame
 
 
 def run(params: dict[str, Any], figure_id: str) -> None:

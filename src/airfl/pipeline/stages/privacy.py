@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from airfl import paths
+from airfl.pipeline import paths
 from airfl.io import read_json, write_csv
 from airfl.privacy import epsilon_curve
 

@@ -70,9 +70,10 @@ def summary(experiment_id: str) -> Path:
     return RESULTS / "summaries" / f"{experiment_id}.json"
 
 
-def claims_markdown() -> Path:
-    return FIGURES / "CLAIMS.md"
+def claims_markdown(paper: str | None = None) -> Path:
+    """A paper's claims (figures/<paper>/CLAIMS.md), or every paper's (figures/CLAIMS.md)."""
+    return FIGURES / "CLAIMS.md" if paper is None else FIGURES / paper / "CLAIMS.md"
 
 
-def claims_metrics() -> Path:
-    return RESULTS / "claims.json"
+def claims_metrics(paper: str | None = None) -> Path:
+    return RESULTS / "claims.json" if paper is None else RESULTS / "claims" / f"{paper}.json"

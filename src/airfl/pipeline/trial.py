@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from airfl import paths
+from airfl.pipeline import paths
 from airfl.channel.geometry import quantile_radii, uniform_disc
 from airfl.channel.pathloss import dbm_to_watt, free_space_db, gain_from_db, log_distance_db
 from airfl.config import ConfigError

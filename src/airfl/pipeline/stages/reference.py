@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from airfl import paths
-from airfl.experiments import get_reference
+from airfl.pipeline import paths
+from airfl.pipeline.registry import get_reference
 from airfl.io import provenance, write_json, write_npz
 
 

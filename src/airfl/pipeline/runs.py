@@ -1,22 +1,53 @@
-"""Stage `train`: run every trial of one curve; write the per-round table and records."""
+"""Designing and training the trials of one curve: the work of the `design` and `train` stages,
+and of the `tune` stage's candidates (which design and train on the selection trials)."""
 
 from __future__ import annotations
 
-import time
+import functools
 from typing import Any
 
 import pandas as pd
 import torch
 
-from airfl import paths
-from airfl.core.loop import TrialSetup, run_trial
-from airfl.core.scheme import build_scheme
+from airfl.core.loop import TrialSetup, channel_power_sequence, run_trial
+from airfl.core.scheme import DesignContext
 from airfl.data import dataset_info
-from airfl.experiments import Experiment, get_experiment
-from airfl.io import provenance, read_json, record_run, write_csv, write_json
+from airfl.experiments import Experiment
+from airfl.io import read_json
 from airfl.models import build_model
-from airfl.stages.setup import (channel_statistics, client_data, load_partition, test_data,
-                                torch_device, train_eval_data)
+from airfl.pipeline import paths
+from airfl.pipeline.registry import build_scheme
+from airfl.pipeline.trial import (channel_statistics, client_data, load_partition, test_data,
+                                  torch_device, train_eval_data)
+
+
+def model_dim(block: dict[str, Any]) -> int:
+    info = dataset_info(block["dataset"])
+    model = block["model"]
+    return build_model(model["name"], info.image_shape, info.num_classes, model["l2"]).dim
+
+
+def design_trials(params: dict[str, Any], experiment_id: str, block: dict[str, Any], curve: str,
+                  curve_params: dict[str, Any], trials: range) -> list[dict[str, Any]]:
+    """The scheme's design for each trial, from that trial's statistical CSI."""
+    scheme = build_scheme(curve, curve_params)
+    sizes = torch.tensor([len(i) for i in load_partition(experiment_id).indices], dtype=torch.long)
+    dim = model_dim(block)
+    designs, solved = [], {}
+    for trial in trials:
+        stats = channel_statistics(params, block, experiment_id, trial, curve_params)
+        future = functools.partial(channel_power_sequence, params["seed"], experiment_id, trial,
+                                   stats.path_gain)
+        context = DesignContext(block["num_devices"], dim, block["scale"]["rounds"], sizes, stats,
+                                trial, future, params["seed"], experiment_id)
+        # A design depends on the trial only through its statistics (placement), unless the
+        # scheme reads the trial's future channels: equal statistics reuse one solve.
+        key = trial if scheme.uses_future_channels else tuple(stats.distances_m.tolist())
+        if key not in solved:
+            solved[key] = scheme.design(context)
+        designs.append({"trial": trial, "distances_m": stats.distances_m.tolist(),
+                        "path_gain": stats.path_gain.tolist(), **solved[key]})
+    return designs
 
 
 def run_trials(params: dict[str, Any], experiment: Experiment, block: dict[str, Any], curve: str,
@@ -63,25 +94,3 @@ def calibrated(experiment: Experiment, curve_params: dict[str, Any]) -> dict[str
     if experiment.calibration is None:
         return curve_params
     return {**curve_params, **read_json(paths.calibration(experiment.id))["params"]}
-
-
-def run(params: dict[str, Any], experiment_id: str, curve: str, progress: bool = True) -> None:
-    from airfl.stages.tune import tuned_curve
-
-    started = time.perf_counter()
-    experiment = get_experiment(experiment_id)
-    block = experiment.params(params)
-    curve_params, server_lr = tuned_curve(experiment, block, curve)
-    curve_params = calibrated(experiment, curve_params)
-    designs = read_json(paths.design(experiment_id, curve))["trials"]
-    frame, records = run_trials(params, experiment, block, curve, curve_params, server_lr, designs,
-                                range(block["scale"]["trials"]), progress)
-    write_csv(paths.run_table(experiment_id, curve), frame)
-    write_json(paths.run_records(experiment_id, curve),     # what the privacy stage composes
-               {"curve": curve, "params": curve_params, "trials": records})
-    write_json(paths.run_info(experiment_id, curve), {
-        "provenance": provenance({"seed": params["seed"], "profile": params["profile"],
-                                  "experiment": {k: v for k, v in block.items() if k != "curves"},
-                                  "curve": curve_params, "server_lr": server_lr})})
-    record_run(paths.run_table(experiment_id, curve), device=str(torch_device(params)),
-               wall_time_s=round(time.perf_counter() - started, 3))

@@ -9,34 +9,40 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from airfl import paths
-from airfl.experiments import AnalyticFigure, Experiment, all_analytic, all_experiments
+from airfl.pipeline import paths
+from airfl.experiments import AnalyticFigure, Experiment
+from airfl.pipeline.registry import all_analytic, all_experiments, code_path, papers
 
 # Code each stage family depends on (DVC `deps`): a change reruns the stage under `dvc repro`.
 STAGE_CODE = {
-    "data": ["src/airfl/data/datasets.py", "src/airfl/stages/data.py"],
-    "partition": ["src/airfl/data", "src/airfl/stages/partition.py", "src/airfl/plotting.py"],
-    "reference": ["src/airfl/stages/reference.py"],
+    "data": ["src/airfl/data/datasets.py", "src/airfl/pipeline/stages/data.py"],
+    "partition": ["src/airfl/data", "src/airfl/pipeline/stages/partition.py",
+                  "src/airfl/pipeline/trial.py", "src/airfl/plotting.py"],
+    "reference": ["src/airfl/pipeline/stages/reference.py"],
     "tune": ["src/airfl/core", "src/airfl/schemes", "src/airfl/channel", "src/airfl/models.py",
-             "src/airfl/rng.py", "src/airfl/stages/tune.py", "src/airfl/stages/param_search.py",
-             "src/airfl/stages/design.py", "src/airfl/stages/train.py", "src/airfl/stages/setup.py"],
+             "src/airfl/rng.py", "src/airfl/pipeline/stages/tune.py", "src/airfl/pipeline/tuning.py",
+             "src/airfl/pipeline/param_search.py", "src/airfl/pipeline/runs.py",
+             "src/airfl/pipeline/trial.py"],
     "design": ["src/airfl/schemes", "src/airfl/channel", "src/airfl/core/participation.py",
-               "src/airfl/stages/design.py", "src/airfl/stages/setup.py", "src/airfl/stages/tune.py",
-               "src/airfl/stages/param_search.py"],
+               "src/airfl/pipeline/stages/design.py", "src/airfl/pipeline/runs.py",
+               "src/airfl/pipeline/trial.py", "src/airfl/pipeline/tuning.py"],
     "calibrate": ["src/airfl/core", "src/airfl/models.py", "src/airfl/rng.py",
-                  "src/airfl/stages/calibrate.py", "src/airfl/stages/setup.py"],
+                  "src/airfl/pipeline/stages/calibrate.py", "src/airfl/pipeline/trial.py"],
     "train": ["src/airfl/core", "src/airfl/schemes", "src/airfl/channel", "src/airfl/models.py",
-              "src/airfl/rng.py", "src/airfl/stages/train.py", "src/airfl/stages/setup.py"],
-    "privacy": ["src/airfl/privacy", "src/airfl/stages/privacy.py"],
-    "figure": ["src/airfl/plotting.py", "src/airfl/stages/figure.py"],
-    "analytic": ["src/airfl/plotting.py", "src/airfl/stages/analytic.py"],
-    "claims": ["src/airfl/claims.py", "src/airfl/stages/claims.py", "src/airfl/papers/__init__.py"],
+              "src/airfl/rng.py", "src/airfl/pipeline/stages/train.py", "src/airfl/pipeline/runs.py",
+              "src/airfl/pipeline/trial.py", "src/airfl/pipeline/tuning.py"],
+    "privacy": ["src/airfl/privacy", "src/airfl/pipeline/stages/privacy.py"],
+    "figure": ["src/airfl/plotting.py", "src/airfl/pipeline/stages/figure.py",
+               "src/airfl/pipeline/artifacts.py"],
+    "analytic": ["src/airfl/plotting.py", "src/airfl/pipeline/stages/analytic.py"],
+    "claims": ["src/airfl/claims.py", "src/airfl/pipeline/stages/claims.py",
+               "src/airfl/pipeline/artifacts.py"],
 }
 
 
 def wing(paper: str) -> str:
     """The folder of a paper's wing: its schemes, designs, labels and claims (a code dep)."""
-    return f"src/airfl/papers/{paper}"
+    return code_path(paper)
 
 
 @dataclass
@@ -72,7 +78,7 @@ def train_outputs(experiment_id: str, curve: str) -> list[str]:
 
 def figure_outputs(experiment: Experiment) -> list[str]:
     """Every panel's CSV, PNG and PDF, then the experiment's summary JSON."""
-    from airfl.stages.figure import figure_names
+    from airfl.pipeline.artifacts import figure_names
 
     stems = [f"{experiment.paper}/{name}" for name in figure_names(experiment)]
     return [str(paths.figure(stem, s)) for stem in stems for s in ("csv", "png", "pdf")] + \
@@ -93,7 +99,7 @@ def experiment_jobs(experiment: Experiment, params: dict[str, Any]) -> list[Job]
                 partition_keys)]
     reference = [str(paths.reference(experiment.reference.name, "json"))] \
         if experiment.reference else []
-    from airfl.stages.tune import tuned_curves, tuning_file
+    from airfl.pipeline.tuning import tuned_curves, tuning_file
 
     searching = tuned_curves(experiment, block)
     calibration = [str(paths.calibration(eid))] if experiment.calibration else []
@@ -153,10 +159,25 @@ def analytic_job(figure: AnalyticFigure) -> Job:
                outs[1:], ["profile", figure.config_key], plots=outs[:1], plot_axes=("x", "value"))
 
 
-def claim_inputs() -> list[str]:
-    """Every CSV a claim is checked on (experiments' figures and analytic figures)."""
-    return [o for e in all_experiments() for o in figure_outputs(e) if o.endswith(".csv")] + \
-        [analytic_outputs(f)[0] for f in all_analytic() if f.check is not None]
+def claim_inputs(paper: str) -> list[str]:
+    """Every CSV a paper's claims are checked on (its experiments' and analytic figures)."""
+    return [o for e in all_experiments() if e.paper == paper for o in figure_outputs(e)
+            if o.endswith(".csv")] + \
+        [analytic_outputs(f)[0] for f in all_analytic() if f.paper == paper and f.check is not None]
+
+
+def paper_targets(paper: str) -> list[str]:
+    """What `snakemake <paper>` builds: the paper's figures, partitions and claims."""
+    targets = [str(paths.claims_markdown(paper))]
+    for experiment in all_experiments():
+        if experiment.paper == paper:
+            targets += figure_outputs(experiment) + partition_outputs(experiment.id)
+    return targets + [o for f in all_analytic() if f.paper == paper for o in analytic_outputs(f)]
+
+
+def analytic_targets() -> list[str]:
+    """What `snakemake analytic` builds: every figure computed from formulas alone."""
+    return [o for f in all_analytic() for o in analytic_outputs(f)]
 
 
 def datasets(params: dict[str, Any]) -> list[str]:
@@ -168,14 +189,20 @@ def jobs(params: dict[str, Any]) -> list[Job]:
     out = [Job("data", _slug("data", d), [d], [], [str(paths.dataset_manifest(d))],
                ["data.root"]) for d in datasets(params)]
     references = {e.reference.name: e.reference for e in all_experiments() if e.reference}
+    owners = {e.reference.name: e.paper for e in all_experiments() if e.reference}
     for name, ref in sorted(references.items()):
         out.append(Job("reference", _slug("reference", name), [name],
-                       [str(paths.dataset_manifest(ref.dataset)), wing(name)], reference_outputs(name),
+                       [str(paths.dataset_manifest(ref.dataset)), wing(owners[name])],
+                       reference_outputs(name),
                        ["seed", "profile", "data.root", *ref.config_keys]))
     for experiment in all_experiments():
         out += experiment_jobs(experiment, params)
     out += [analytic_job(figure) for figure in all_analytic()]
-    wings = sorted({wing(e.paper) for e in [*all_experiments(), *all_analytic()]})
-    out.append(Job("claims", "claims", [], claim_inputs() + wings, [str(paths.claims_markdown())],
-                   ["seed", "profile"], metrics=[str(paths.claims_metrics())]))
+    for paper in papers():
+        out.append(Job("claims", _slug("claims", paper), [paper], claim_inputs(paper) + [wing(paper)],
+                       [str(paths.claims_markdown(paper))], ["seed", "profile"],
+                       metrics=[str(paths.claims_metrics(paper))]))
+    out.append(Job("claims", "claims", [], [str(paths.claims_metrics(p)) for p in papers()],
+                   [str(paths.claims_markdown())], ["seed", "profile"],
+                   metrics=[str(paths.claims_metrics())]))
     return out

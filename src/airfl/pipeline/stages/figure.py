@@ -13,34 +13,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from airfl import paths
-from airfl.experiments import Experiment, FigureSpec, get_experiment
+from airfl.pipeline import paths
+from airfl.experiments import Experiment, FigureSpec
+from airfl.pipeline.registry import get_experiment
 from airfl.io import read_json, write_csv, write_json
+from airfl.pipeline.artifacts import caption, figure_id, figure_names
 from airfl.plotting import line_plot, save_figure
-
-
-def caption(params: dict[str, Any], experiment: Experiment) -> str:
-    """What the figure shows, and the profile and dataset it was made with."""
-    block = experiment.params(params)
-    scale = block["scale"]
-    horizon = f"{scale['horizon_s']:g} s of uplink time" if scale.get("horizon_s") else \
-        f"{scale['rounds']} rounds"
-    substituted = (f" Offline substitute for {block['substituted_for']} (not available here)."
-                   if "substituted_for" in block else "")
-    return (f"{experiment.description}{substituted} Dataset: {block['dataset']}, "
-            f"{block['num_devices']} devices, "
-            f"{block['partition']['kind']} partition, model {block['model']['name']}. "
-            f"Profile '{params['profile']}': {horizon}, mean and +-1 s.d. band over "
-            f"{scale['trials']} trials (seed {params['seed']}).")
-
-
-def figure_names(experiment: Experiment) -> list[str]:
-    return [spec.name or experiment.figure for spec in (experiment.figure_spec,
-                                                        *experiment.extra_figures)]
-
-
-def figure_id(experiment: Experiment, spec: FigureSpec) -> str:
-    return f"{experiment.paper}/{spec.name or experiment.figure}"
 
 
 def _curve_frame(experiment: Experiment, curve: str, curve_params: dict[str, Any],

@@ -11,14 +11,14 @@ from typing import Any
 
 import numpy as np
 
-from airfl import paths
+from airfl.pipeline import paths
 from airfl.data import dataset_info, load_labels
 from airfl.data.heterogeneity import (data_size_weights, label_histograms, wasserstein_softmax_weights,
                                       wasserstein_to_global)
 from airfl.data.partition import make_partition, per_class_subset
-from airfl.experiments import get_experiment
+from airfl.pipeline.registry import get_experiment
 from airfl.io import provenance, write_json
-from airfl.stages.setup import partition_generator
+from airfl.pipeline.trial import partition_generator
 
 _OPTION_KEYS = ("classes_per_device", "alpha", "min_size", "samples_per_device", "per_class",
                 "num_iid", "size_range", "balanced", "class_pure")

@@ -1,4 +1,6 @@
-"""Stage `claims`: evaluate every experiment's claims on its figure CSV; write figures/CLAIMS.md."""
+"""Stage `claims`: evaluate a paper's claims on its stored figure CSVs (figures/<paper>/CLAIMS.md,
+results/claims/<paper>.json), or collect every paper's into figures/CLAIMS.md and
+results/claims.json (the whole project's tally)."""
 
 from __future__ import annotations
 
@@ -6,14 +8,16 @@ from typing import Any
 
 import pandas as pd
 
-from airfl import paths
-from airfl.experiments import all_analytic, all_experiments
-from airfl.io import write_json, write_text
+from airfl.pipeline import paths
+from airfl.pipeline.registry import all_analytic, all_experiments, papers
+from airfl.io import read_json, write_json, write_text
 
 
-def evaluate_all(params: dict[str, Any]) -> list[dict[str, Any]]:
+def evaluate_paper(paper: str) -> list[dict[str, Any]]:
     results = []
     for experiment in all_experiments():
+        if experiment.paper != paper:
+            continue
         for claim in experiment.claims:
             stems = claim.panel if isinstance(claim.panel, tuple) else \
                 (claim.panel or experiment.figure,)
@@ -26,9 +30,9 @@ def evaluate_all(params: dict[str, Any]) -> list[dict[str, Any]]:
                             "holds": None if result.holds is None else bool(result.holds),
                             "verdict": result.verdict})
     for figure in all_analytic():
-        if figure.check is None:
+        if figure.paper != paper or figure.check is None:
             continue
-        from airfl.stages.analytic import load_frame
+        from airfl.pipeline.artifacts import load_frame
 
         for claim_id, statement, numbers, holds in figure.check(load_frame(figure)):
             results.append({"figure": figure.id, "claim": claim_id, "statement": statement,
@@ -69,10 +73,13 @@ def _tally(results: list[dict[str, Any]]) -> dict[str, int]:
             "ties": verdicts.count("tie"), "n/a": verdicts.count("n/a")}
 
 
-def run(params: dict[str, Any]) -> None:
-    results = evaluate_all(params)
+def run(params: dict[str, Any], paper: str | None = None) -> None:
+    if paper is None:                 # every paper's, in the registry's order
+        results = [r for p in papers() for r in read_json(paths.claims_metrics(p))["claims"]]
+    else:
+        results = evaluate_paper(paper)
     tally = _tally(results)
-    write_text(paths.claims_markdown(), markdown(results, params))
-    write_json(paths.claims_metrics(), {"claims": results, "held": tally["held"],
+    write_text(paths.claims_markdown(paper), markdown(results, params))
+    write_json(paths.claims_metrics(paper), {"claims": results, "held": tally["held"],
                                         "checked": tally["checked"], "ties": tally["ties"],
                                         "total": len(results)})

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import torch
 
-import airfl.stages.setup as setup
+import airfl.pipeline.trial as setup
 
 
 def test_a_split_is_read_once_per_process_and_cannot_be_changed_through_the_cache(

@@ -1,4 +1,4 @@
-"""Stage `tune`: the step-size protocol of Biased FL spec 6.5, for any experiment with `tuning`.
+"""The step-size protocol of Biased FL spec 6.5, for any experiment with `tuning`.
 
 `mode: fixed` keeps the panel's eta (quick profile: 0.05 for every scheme, spec 10) and makes no
 tune job. `mode: grid` searches eta in {factors} x eta_max, eta_max = 2 / (mu + L) from the
@@ -17,7 +17,7 @@ less than the trial spread (e.g. eta 0.0136 -> gap 0.415, eta 0.0272 -> 0.419), 
 then decides the speed-up claims by noise; the larger eta is the faster one of statistically
 equal candidates. With one selection trial SE is 0 and the rule is the argmin. A candidate whose
 gap is not finite (diverged) is never chosen; if every candidate diverged, the stage stops.
-A curve with a `param_grid` entry first searches its scheme parameters (stages/param_search.py,
+A curve with a `param_grid` entry first searches its scheme parameters (pipeline/param_search.py,
 spec 6.5 baseline grids) at the panel's eta; the eta grid then runs with the selected ones, and
 the tuning file carries them ("params"), which the design and train stages apply.
 """
@@ -30,10 +30,9 @@ from typing import Any
 
 import numpy as np
 
-from airfl import paths
-from airfl.stages import param_search
-from airfl.experiments import Experiment, get_experiment
-from airfl.io import read_json, write_json
+from airfl.pipeline import paths
+from airfl.experiments import Experiment
+from airfl.io import read_json
 
 
 def searched(block: dict[str, Any]) -> bool:
@@ -89,8 +88,7 @@ def candidate_score(params: dict[str, Any], experiment: Experiment, block: dict[
                     ) -> dict[str, Any]:
     """One eta's score: the final gap of each selection trial, their mean and its standard error,
     and the mean normalised accuracy."""
-    from airfl.stages.design import design_trials
-    from airfl.stages.train import run_trials
+    from airfl.pipeline.runs import design_trials, run_trials   # torch: tune jobs only
 
     curve_params = with_eta(block["curves"][curve], eta)
     designs = design_trials(params, experiment.id, block, curve, curve_params, trials)
@@ -136,31 +134,3 @@ def select_eta(grid: list[dict[str, Any]]) -> dict[str, Any]:
             "best_eta": best["eta"], "best_score": best["final_gap"],
             "best_score_se": best["final_gap_se"], "threshold": threshold,
             "rule": "largest eta with mean final gap <= best mean + one standard error"}
-
-
-def run(params: dict[str, Any], experiment_id: str, curve: str) -> None:
-    experiment = get_experiment(experiment_id)
-    block = experiment.params(params)
-    if curve not in tuned_curves(experiment, block):
-        raise ValueError(f"{experiment_id} {curve}: no step-size search of its own in profile "
-                         f"{params['profile']!r} (tuning mode is not 'grid', the experiment reuses "
-                         "another's, or the curve shares its lead curve's)")
-    settings = block["tuning"]
-    reference = read_json(paths.reference(experiment.reference.name, "json"))
-    trials = range(settings["selection_trials"])
-    chosen = param_search.search(                    # spec 6.5 baseline grids, at the panel's eta
-        block, curve, block["training"]["server_lr"],
-        lambda candidate, eta: candidate_score(params, experiment, candidate, curve, eta, trials,
-                                               reference))
-    if chosen is not None:
-        block = param_search.with_curve_params(block, curve, chosen["params"])
-    grid = [candidate_score(params, experiment, block, curve, f * reference["eta_max"], trials,
-                            reference) for f in settings["eta_factors"]]
-    try:
-        selection = select_eta(grid)
-    except ValueError as error:
-        raise ValueError(f"{experiment_id} {curve}: {error}") from None
-    write_json(paths.tuning(experiment_id, curve), {
-        "mode": settings["mode"], **selection, "grid": grid,
-        "selection_trials": settings["selection_trials"], "eta_max": reference["eta_max"],
-        **({} if chosen is None else {"params": chosen["params"], "param_search": chosen})})

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from airfl import paths
+from airfl.pipeline import paths
 from airfl.data import ensure_dataset
 from airfl.io import write_json
 

@@ -54,3 +54,5 @@ EXPERIMENT = Experiment(
     ),
     label=_label,
 )
+
+EXPERIMENTS = (EXPERIMENT,)

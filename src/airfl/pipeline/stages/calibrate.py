@@ -13,13 +13,13 @@ from typing import Any
 import numpy as np
 import torch
 
-from airfl import paths
+from airfl.pipeline import paths
 from airfl.core.loop import TrialSetup, initial_update_norms
 from airfl.data import dataset_info
-from airfl.experiments import get_experiment
+from airfl.pipeline.registry import get_experiment
 from airfl.io import provenance, write_json
 from airfl.models import build_model
-from airfl.stages.setup import channel_statistics, client_data, load_partition, torch_device
+from airfl.pipeline.trial import channel_statistics, client_data, load_partition, torch_device
 
 CALIBRATION_TRIAL = 0
 

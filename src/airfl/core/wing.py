@@ -1,0 +1,70 @@
+"""A wing: one paper's plug (or a package of schemes), as the pipeline's registry finds it.
+
+A package offers a wing through the Python entry point group `airfl.wings` (name = the wing's
+name, value = its `Wing` object), so a user's own installed package can add schemes to existing
+figures or a whole paper without editing airfl. The object is cheap to import: the heavy parts
+(experiments, scheme classes) are named as import strings and loaded only by the stages that
+need them, and the parameter schema is a YAML file in the wing's package, read without importing
+torch (every job validates params.yaml, the light `privacy` job included).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from importlib import import_module
+from importlib.resources import files
+from typing import Any, Callable, Mapping
+
+SCHEMA_FILE = "params.schema.yaml"
+
+
+@dataclass(frozen=True)
+class Wing:
+    """What a wing brings.
+
+    `name`: its entry point name; a paper wing also names its params.yaml block, its results and
+    figures folders and its `snakemake <name>` target after it. `package`: the Python package
+    holding the wing (its code is what its stages depend on; its `params.schema.yaml` declares
+    its parameters). `catalogue`: the module whose `EXPERIMENTS` and `ANALYTIC` tuples are the
+    wing's figures (None: a wing of schemes only). `schemes`: scheme kind -> "module:Class".
+    `schema_defs`: schema `$defs` the wing computes from code (e.g. one curve type generated from
+    its schemes' parameter declarations), added to those of its YAML file.
+    """
+
+    name: str
+    package: str
+    catalogue: str | None = None
+    schemes: Mapping[str, str] = field(default_factory=dict)
+    schema_defs: Callable[[], dict[str, Any]] | None = None
+
+    def schema(self) -> dict[str, Any]:
+        """The wing's schema parts: `properties` (its top-level params.yaml keys), `required`,
+        `$defs`, and `curve_schemes` (kind -> parameter schema of schemes usable in the generic
+        curves of any training experiment). An absent file means no parameters."""
+        import yaml
+
+        resource = files(self.package).joinpath(SCHEMA_FILE)
+        parts = yaml.load(resource.read_text(), Loader=getattr(yaml, "CSafeLoader",
+                                                              yaml.SafeLoader)) \
+            if resource.is_file() else {}
+        parts = dict(parts or {})
+        if self.schema_defs is not None:
+            parts["$defs"] = {**parts.get("$defs", {}), **self.schema_defs()}
+        return parts
+
+    def experiments(self) -> tuple:
+        return tuple(getattr(self._catalogue(), "EXPERIMENTS", ()))
+
+    def analytic(self) -> tuple:
+        return tuple(getattr(self._catalogue(), "ANALYTIC", ()))
+
+    def scheme_class(self, kind: str) -> type:
+        module, _, attribute = self.schemes[kind].partition(":")
+        cls = getattr(import_module(module), attribute)
+        if getattr(cls, "kind", None) != kind:
+            raise TypeError(f"wing {self.name!r}: {self.schemes[kind]} has kind "
+                            f"{getattr(cls, 'kind', None)!r}, declared as {kind!r}")
+        return cls
+
+    def _catalogue(self):
+        return import_module(self.catalogue) if self.catalogue else None

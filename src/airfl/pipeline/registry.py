@@ -1,0 +1,145 @@
+"""The one registry: every wing installed (entry point group `airfl.wings`), its experiments,
+analytic figures and schemes. The project's own wings are found the same way as a user's: a
+wing that is not installed is simply not there.
+
+Wings are listed in name order (the order of the DAG, of CLAIMS.md and of dvc.yaml), and two
+wings may not claim the same name, experiment id or scheme kind.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from importlib.metadata import entry_points
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from airfl.core.wing import Wing
+
+if TYPE_CHECKING:      # light at import: every job validates params through this module
+    from airfl.core.scheme import Scheme
+    from airfl.experiments import AnalyticFigure, Experiment, Reference
+
+GROUP = "airfl.wings"
+
+
+class RegistryError(RuntimeError):
+    """Two installed wings collide, or an entry point is not a Wing."""
+
+
+@cache
+def wings() -> tuple[Wing, ...]:
+    """Every installed wing, by name."""
+    found: dict[str, tuple[str, Wing]] = {}
+    for point in entry_points(group=GROUP):
+        if point.name in found and found[point.name][0] == point.value:
+            continue                      # the same distribution seen twice on sys.path
+        wing = point.load()
+        if not isinstance(wing, Wing):
+            raise RegistryError(f"entry point {GROUP}:{point.name} = {point.value} is a "
+                                f"{type(wing).__name__}, not an airfl.core.wing.Wing")
+        if wing.name != point.name:
+            raise RegistryError(f"entry point {GROUP}:{point.name} holds the wing {wing.name!r}")
+        if point.name in found:
+            raise RegistryError(f"two wings named {point.name!r}: {found[point.name][0]} and "
+                                f"{point.value}")
+        found[point.name] = (point.value, wing)
+    return tuple(found[name][1] for name in sorted(found))
+
+
+def get_wing(name: str) -> Wing:
+    for wing in wings():
+        if wing.name == name:
+            return wing
+    raise KeyError(f"no wing {name!r} is installed; installed: "
+                   + ", ".join(w.name for w in wings()))
+
+
+def papers() -> list[str]:
+    """The wings that have figures (one `snakemake <paper>` target each)."""
+    return [w.name for w in wings() if w.catalogue]
+
+
+@cache
+def all_experiments() -> tuple[Experiment, ...]:
+    """Every training experiment of every wing."""
+    return _unique(e for w in wings() for e in w.experiments())
+
+
+@cache
+def all_analytic() -> tuple[AnalyticFigure, ...]:
+    """Every analytic figure of every wing."""
+    return _unique(f for w in wings() for f in w.analytic())
+
+
+def _unique(items) -> tuple:
+    out, seen = [], set()
+    for item in items:
+        if item.id in seen:
+            raise RegistryError(f"two wings register {item.id!r}")
+        seen.add(item.id)
+        out.append(item)
+    return tuple(out)
+
+
+def _by_id(items, item_id: str, what: str):
+    for item in items:
+        if item.id == item_id:
+            return item
+    raise KeyError(f"unknown {what} {item_id!r}; known: " + ", ".join(i.id for i in items))
+
+
+def get_experiment(experiment_id: str) -> Experiment:
+    return _by_id(all_experiments(), experiment_id, "experiment")
+
+
+def get_analytic(figure_id: str) -> AnalyticFigure:
+    return _by_id(all_analytic(), figure_id, "analytic figure")
+
+
+def get_reference(name: str) -> Reference:
+    for experiment in all_experiments():
+        if experiment.reference is not None and experiment.reference.name == name:
+            return experiment.reference
+    raise KeyError(f"unknown reference {name!r}")
+
+
+@cache
+def scheme_wings() -> dict[str, Wing]:
+    """Scheme kind -> the wing that offers it."""
+    out: dict[str, Wing] = {}
+    for wing in wings():
+        for kind in wing.schemes:
+            if kind in out:
+                raise RegistryError(f"scheme kind {kind!r} is offered by wings {out[kind].name!r} "
+                                    f"and {wing.name!r}")
+            out[kind] = wing
+    return out
+
+
+def scheme_kinds() -> list[str]:
+    return sorted(scheme_wings())
+
+
+def build_scheme(name: str, curve: dict[str, Any]) -> Scheme:
+    """The scheme of one curve of an experiment (params.yaml `curves.<name>`)."""
+    from airfl.core.scheme import CURVE_SETTINGS
+
+    params = {k: v for k, v in curve.items() if k not in CURVE_SETTINGS}
+    kind = params.pop("scheme")
+    if kind not in scheme_wings():
+        raise ValueError(f"curves.{name}.scheme: unknown scheme {kind!r}; allowed: "
+                         + ", ".join(scheme_kinds()))
+    return scheme_wings()[kind].scheme_class(kind)(name, **params)
+
+
+def code_path(wing_name: str) -> str:
+    """The folder of a wing's package, as a stage's code dependency: relative to the working
+    directory (the repository) when inside it, else absolute (a wing installed elsewhere)."""
+    from importlib.util import find_spec
+
+    spec = find_spec(get_wing(wing_name).package)
+    folder = Path(next(iter(spec.submodule_search_locations))).resolve()
+    try:
+        return folder.relative_to(Path.cwd().resolve()).as_posix()
+    except ValueError:
+        return folder.as_posix()

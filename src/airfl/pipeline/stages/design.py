@@ -1,0 +1,23 @@
+"""Stage `design`: run a scheme's design step for every trial, from statistical CSI only."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from airfl.io import provenance, write_json
+from airfl.pipeline import paths
+from airfl.pipeline.registry import get_experiment
+from airfl.pipeline.runs import design_trials
+from airfl.pipeline.tuning import tuned_curve
+
+
+def run(params: dict[str, Any], experiment_id: str, curve: str) -> None:
+    experiment = get_experiment(experiment_id)
+    block = experiment.params(params)
+    curve_params, _ = tuned_curve(experiment, block, curve)
+    designs = design_trials(params, experiment_id, block, curve, curve_params,
+                            range(block["scale"]["trials"]))
+    write_json(paths.design(experiment_id, curve), {
+        "provenance": provenance({"seed": params["seed"], "curve": curve_params,
+                                  "channel": block["channel"], "scale": block["scale"]}),
+        "scheme": curve_params["scheme"], "trials": designs})

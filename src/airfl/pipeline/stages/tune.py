@@ -1,0 +1,39 @@
+"""Stage `tune`: search a curve's step size (and its scheme's parameter grid) by the protocol of
+airfl.pipeline.tuning; write the choice and every candidate's scores."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from airfl.io import read_json, write_json
+from airfl.pipeline import param_search, paths
+from airfl.pipeline.registry import get_experiment
+from airfl.pipeline.tuning import candidate_score, select_eta, tuned_curves
+
+
+def run(params: dict[str, Any], experiment_id: str, curve: str) -> None:
+    experiment = get_experiment(experiment_id)
+    block = experiment.params(params)
+    if curve not in tuned_curves(experiment, block):
+        raise ValueError(f"{experiment_id} {curve}: no step-size search of its own in profile "
+                         f"{params['profile']!r} (tuning mode is not 'grid', the experiment reuses "
+                         "another's, or the curve shares its lead curve's)")
+    settings = block["tuning"]
+    reference = read_json(paths.reference(experiment.reference.name, "json"))
+    trials = range(settings["selection_trials"])
+    chosen = param_search.search(                    # spec 6.5 baseline grids, at the panel's eta
+        block, curve, block["training"]["server_lr"],
+        lambda candidate, eta: candidate_score(params, experiment, candidate, curve, eta, trials,
+                                               reference))
+    if chosen is not None:
+        block = param_search.with_curve_params(block, curve, chosen["params"])
+    grid = [candidate_score(params, experiment, block, curve, f * reference["eta_max"], trials,
+                            reference) for f in settings["eta_factors"]]
+    try:
+        selection = select_eta(grid)
+    except ValueError as error:
+        raise ValueError(f"{experiment_id} {curve}: {error}") from None
+    write_json(paths.tuning(experiment_id, curve), {
+        "mode": settings["mode"], **selection, "grid": grid,
+        "selection_trials": settings["selection_trials"], "eta_max": reference["eta_max"],
+        **({} if chosen is None else {"params": chosen["params"], "param_search": chosen})})

@@ -1,0 +1,10 @@
+"""A mini-paper for airfl: coordinate-wise trimmed-mean FedAvg against plain FedAvg.
+
+The wing: its name is its params.yaml block (`mini:`), its figures folder and its Snakemake
+target (`snakemake mini`); `schemes` offers the trimmed mean to every training experiment.
+"""
+
+from airfl.core.wing import Wing
+
+WING = Wing(name="mini", package=__name__, catalogue=f"{__name__}.experiments",
+            schemes={"trimmed_mean": f"{__name__}.schemes:TrimmedMean"})

@@ -1,0 +1,26 @@
+"""The mini-paper's one figure and one claim, declared with airfl's types."""
+
+from __future__ import annotations
+
+from airfl.claims import final_by_trial, paired_order
+from airfl.experiments import Claim, Experiment, FigureSpec
+
+
+def _close_to_fedavg(frame):
+    """Trimmed mean against FedAvg, paired by trial: yes/no when significant, tie otherwise."""
+    return paired_order(final_by_trial(frame, "test_accuracy"), [("trimmed", "fedavg")],
+                        scale=100, unit=" pp")
+
+
+EXPERIMENTS = (Experiment(
+    paper="mini",
+    figure="trimmed_vs_fedavg",
+    config_key="mini.trimmed_vs_fedavg",
+    title="Trimmed mean vs FedAvg",
+    description="Test accuracy over rounds of coordinate-wise trimmed-mean FedAvg and FedAvg.",
+    figure_spec=FigureSpec(x="round", y="test_accuracy", xlabel="Communication round",
+                           ylabel="Test accuracy (fraction)"),
+    claims=(Claim("trimmed_not_worse", "The trimmed mean ends above FedAvg.",
+                  _close_to_fedavg),),
+    privacy=False,
+),)
