@@ -36,3 +36,26 @@ def test_a_split_is_read_once_per_process_and_cannot_be_changed_through_the_cach
         cached_y[0] = 3
     assert np.array_equal(cached_y, y)
     setup.dataset_split.cache_clear()
+
+
+def test_stored_channel_statistics_rebuild_bit_for_bit(repo_root):
+    """The design stage stores each trial's statistics and the train stage rebuilds them from
+    the JSON (issue 12: train reads what design stored): every experiment's trial-0 statistics
+    survive the round trip exactly, dtype included."""
+    import json
+
+    import yaml
+
+    from airfl.core.scheme import ChannelStatistics
+    from airfl.pipeline.params import validate_params
+    from airfl.pipeline.registry import all_experiments
+
+    params = validate_params(yaml.safe_load((repo_root / "params.yaml").read_text()))
+    for experiment in all_experiments():
+        block = experiment.params(params)
+        curve = next(iter(block["curves"].values()))
+        stats = setup.channel_statistics(params, block, experiment.id, 0, curve)
+        back = ChannelStatistics.from_record(json.loads(json.dumps(stats.to_record())))
+        for field in ("path_gain", "distances_m"):
+            assert torch.equal(getattr(back, field), getattr(stats, field)), experiment.id
+        assert back.to_record() == stats.to_record(), experiment.id

@@ -32,6 +32,20 @@ class ChannelStatistics:
     energy_per_symbol: float | None = None   # E_s in J, for papers with physical radio units
     noise_psd: float | None = None           # N0 in W/Hz (= J per real channel use)
 
+    def to_record(self) -> dict[str, Any]:
+        """A JSON-able copy: the design stage stores it per trial and the train stage rebuilds the
+        statistics from it (bit for bit: float64 values survive JSON) instead of re-deriving them."""
+        return {"distances_m": self.distances_m.tolist(), "path_gain": self.path_gain.tolist(),
+                "reference_gain": self.reference_gain, "bandwidth_hz": self.bandwidth_hz,
+                "energy_per_symbol": self.energy_per_symbol, "noise_psd": self.noise_psd}
+
+    @classmethod
+    def from_record(cls, record: dict[str, Any]) -> "ChannelStatistics":
+        return cls(path_gain=torch.tensor(record["path_gain"], dtype=torch.float64),
+                   reference_gain=record["reference_gain"], bandwidth_hz=record["bandwidth_hz"],
+                   distances_m=torch.tensor(record["distances_m"], dtype=torch.float64),
+                   energy_per_symbol=record["energy_per_symbol"], noise_psd=record["noise_psd"])
+
 
 @dataclass
 class DesignContext:

@@ -9,16 +9,15 @@ from typing import Any
 import pandas as pd
 import torch
 
-from airfl.core.loop import TrialSetup, channel_power_sequence, run_trial
-from airfl.core.scheme import DesignContext
+from airfl.core.loop import channel_power_sequence, run_trial
+from airfl.core.scheme import ChannelStatistics, DesignContext
 from airfl.data import dataset_info
 from airfl.experiments import Experiment
 from airfl.io import read_json
 from airfl.models import build_model
 from airfl.pipeline import paths
 from airfl.pipeline.registry import build_scheme
-from airfl.pipeline.trial import (channel_statistics, client_data, load_partition, test_data,
-                                  torch_device, train_eval_data)
+from airfl.pipeline.trial import channel_statistics, curve_inputs, load_partition, trial_setup
 
 
 def model_dim(block: dict[str, Any]) -> int:
@@ -45,8 +44,7 @@ def design_trials(params: dict[str, Any], experiment_id: str, block: dict[str, A
         key = trial if scheme.uses_future_channels else tuple(stats.distances_m.tolist())
         if key not in solved:
             solved[key] = scheme.design(context)
-        designs.append({"trial": trial, "distances_m": stats.distances_m.tolist(),
-                        "path_gain": stats.path_gain.tolist(), **solved[key]})
+        designs.append({"trial": trial, "statistics": stats.to_record(), **solved[key]})
     return designs
 
 
@@ -54,33 +52,17 @@ def run_trials(params: dict[str, Any], experiment: Experiment, block: dict[str, 
                curve_params: dict[str, Any], server_lr: float, designs: list[dict[str, Any]],
                trials: range, progress: bool = True, final_only: bool = False
                ) -> tuple[pd.DataFrame, list[dict[str, Any]]]:
-    """Run the given trials of one curve; returns the per-round table and the records."""
+    """Run the given trials of one curve, each on the channel statistics its design stored;
+    returns the per-round table and the records."""
     torch.set_num_threads(params["threads"])
     scheme = build_scheme(curve, curve_params)
-    device = torch_device(params)
-    data = client_data(params, block, load_partition(experiment.id), device)
-    test = test_data(params, block, device)
-    train_eval = train_eval_data(params, block, data, experiment.id)
-    info = dataset_info(block["dataset"])
-    model = build_model(block["model"]["name"], info.image_shape, info.num_classes,
-                        block["model"]["l2"], block["model"]["engine"])
-    training, scale = block["training"], block["scale"]
-    reference = read_json(paths.reference(experiment.reference.name, "json")) \
-        if experiment.reference else {}
-    never = 10 ** 9                                          # final_only: evaluate at the end
+    shared = curve_inputs(params, experiment, block)
     tables, records = [], []
-    for trial, design in zip(trials, designs):
-        setup = TrialSetup(experiment.id, params["seed"], trial, model, data, test, train_eval,
-                           channel_statistics(params, block, experiment.id, trial, curve_params),
-                           scale["rounds"], never if final_only else scale["eval_every"],
-                           training["local_steps"], training["batch_size"], training["lr"],
-                           server_lr, upload=training.get("upload", "delta"),
-                           full_batch=training.get("full_batch", False),
-                           projection_radius=reference.get("projection_radius"),
-                           horizon_s=scale.get("horizon_s"),
-                           eval_every_s=None if final_only else scale.get("eval_every_s"),
-                           track_objective=bool(reference),
-                           local_epochs=training.get("local_epochs"))
+    for trial, stored in zip(trials, designs):
+        design = {k: v for k, v in stored.items() if k != "statistics"}
+        setup = trial_setup(params, experiment, block, shared, trial, server_lr=server_lr,
+                            statistics=ChannelStatistics.from_record(stored["statistics"]),
+                            final_only=final_only)
         table, trial_records = run_trial(setup, scheme, design, progress)
         tables.append(table.assign(trial=trial))
         records.append({"trial": trial, "rounds": trial_records})

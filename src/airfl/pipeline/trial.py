@@ -1,4 +1,6 @@
-"""Shared set-up of a training experiment: data, partition, geometry and channel statistics.
+"""Shared set-up of a training experiment: data, partition, geometry and channel statistics,
+and the one call that builds a trial's set-up (`trial_setup`) for the train, tune and calibrate
+stages alike.
 
 Partition: one per experiment (seeded by (seed, experiment, 'partition')), so trials differ in
 placement, fading, noise, initialisation and mini-batches, as in papers that fix a dataset split.
@@ -12,6 +14,7 @@ same map for the devices' data, the training-loss subset and the test set.
 from __future__ import annotations
 
 import functools
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -22,9 +25,13 @@ from airfl.channel.geometry import quantile_radii, uniform_disc
 from airfl.channel.pathloss import dbm_to_watt, free_space_db, gain_from_db, log_distance_db
 from airfl.config import ConfigError
 from airfl.core.engine import ClientData
+from airfl.core.loop import TrialSetup
 from airfl.core.scheme import ChannelStatistics
 from airfl.data import dataset_info, load_dataset, to_float_tensor
 from airfl.data.partition import Partition
+from airfl.experiments import Experiment
+from airfl.io import read_json
+from airfl.models import FlatModel, build_model
 from airfl.rng import numpy_generator, torch_generator
 
 
@@ -150,3 +157,58 @@ def torch_device(params: dict[str, Any]) -> torch.device:
     if wanted == "cuda" and not torch.cuda.is_available():
         raise RuntimeError("params.yaml device: cuda, but torch finds no CUDA device; use cpu or auto")
     return torch.device(wanted)
+
+
+@dataclass(frozen=True)
+class CurveInputs:
+    """What every trial of a curve shares: the model, the devices' data, the evaluation sets and
+    the paper's reference (empty without one)."""
+
+    model: FlatModel
+    data: ClientData
+    test: tuple[torch.Tensor, torch.Tensor]
+    train_eval: tuple[torch.Tensor, torch.Tensor]
+    reference: dict[str, Any]
+
+
+def curve_inputs(params: dict[str, Any], experiment: Experiment, block: dict[str, Any],
+                 evaluate: bool = True) -> CurveInputs:
+    """Load the data and build the model once per curve; `evaluate=False` skips the evaluation
+    sets (a calibration round evaluates nothing)."""
+    device = torch_device(params)
+    data = client_data(params, block, load_partition(experiment.id), device)
+    info = dataset_info(block["dataset"])
+    model = build_model(block["model"]["name"], info.image_shape, info.num_classes,
+                        block["model"]["l2"], block["model"]["engine"])
+    if evaluate:
+        test = test_data(params, block, device)
+        train_eval = train_eval_data(params, block, data, experiment.id)
+    else:
+        test = train_eval = (data.x[:0], data.y[:0])
+    reference = read_json(paths.reference(experiment.reference.name, "json")) \
+        if experiment.reference else {}
+    return CurveInputs(model, data, test, train_eval, reference)
+
+
+NEVER = 10 ** 9                 # final_only: no evaluation before the last round
+
+
+def trial_setup(params: dict[str, Any], experiment: Experiment, block: dict[str, Any],
+                shared: CurveInputs, trial: int, *, server_lr: float,
+                statistics: ChannelStatistics, final_only: bool = False,
+                rounds: int | None = None) -> TrialSetup:
+    """One trial's set-up from the experiment's resolved block: local work (`training`), the
+    schedule (`scale`), the server step (the reference's projection radius), evaluation.
+    `rounds` overrides the block's (a calibration round is round 1 only)."""
+    training, scale = block["training"], block["scale"]
+    return TrialSetup(experiment.id, params["seed"], trial, shared.model, shared.data, shared.test,
+                      shared.train_eval, statistics, rounds or scale["rounds"],
+                      NEVER if final_only else scale["eval_every"],
+                      training["local_steps"], training["batch_size"], training["lr"], server_lr,
+                      upload=training.get("upload", "delta"),
+                      full_batch=training.get("full_batch", False),
+                      projection_radius=shared.reference.get("projection_radius"),
+                      horizon_s=scale.get("horizon_s"),
+                      eval_every_s=None if final_only else scale.get("eval_every_s"),
+                      track_objective=bool(shared.reference),
+                      local_epochs=training.get("local_epochs"))

@@ -13,13 +13,11 @@ from typing import Any
 import numpy as np
 import torch
 
-from airfl.pipeline import paths
-from airfl.core.loop import TrialSetup, initial_update_norms
-from airfl.data import dataset_info
-from airfl.pipeline.registry import get_experiment
+from airfl.core.loop import initial_update_norms
 from airfl.io import provenance, write_json
-from airfl.models import build_model
-from airfl.pipeline.trial import channel_statistics, client_data, load_partition, torch_device
+from airfl.pipeline import paths
+from airfl.pipeline.registry import get_experiment
+from airfl.pipeline.trial import channel_statistics, curve_inputs, trial_setup
 
 CALIBRATION_TRIAL = 0
 
@@ -29,21 +27,12 @@ def update_norms(params: dict[str, Any], experiment_id: str) -> np.ndarray:
     torch.set_num_threads(params["threads"])
     experiment = get_experiment(experiment_id)
     block = experiment.params(params)
-    device = torch_device(params)
-    data = client_data(params, block, load_partition(experiment_id), device)
-    info = dataset_info(block["dataset"])
-    model = build_model(block["model"]["name"], info.image_shape, info.num_classes,
-                        block["model"]["l2"], block["model"]["engine"])
-    training = block["training"]
     first_curve = next(iter(block["curves"].values()))         # placement only (no channel use)
-    none = (data.x[:0], data.y[:0])                              # no evaluation in this round
-    setup = TrialSetup(experiment_id, params["seed"], CALIBRATION_TRIAL, model, data, none, none,
-                       channel_statistics(params, block, experiment_id, CALIBRATION_TRIAL,
-                                          first_curve),
-                       1, 1, training["local_steps"], training["batch_size"], training["lr"],
-                       1.0, upload=training.get("upload", "delta"),
-                       full_batch=training.get("full_batch", False),
-                       local_epochs=training.get("local_epochs"))
+    setup = trial_setup(params, experiment, block, curve_inputs(params, experiment, block,
+                                                                evaluate=False),
+                        CALIBRATION_TRIAL, server_lr=1.0, rounds=1,
+                        statistics=channel_statistics(params, block, experiment_id,
+                                                      CALIBRATION_TRIAL, first_curve))
     return initial_update_norms(setup).cpu().numpy()
 
 
