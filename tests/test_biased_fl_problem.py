@@ -108,3 +108,15 @@ def test_snr_offset_scales_the_symbol_energy():
     es, n0 = radio_units(channel)
     assert es == pytest.approx(1e-9) and n0 == pytest.approx(7.943e-20, rel=1e-3)
     assert radio_units(channel, {"snr_offset_db": 30.0})[0] == pytest.approx(1e-6)
+
+
+def test_biased_fl_curve_schema_is_generated_from_the_schemes():
+    """$defs.biased_fl_curve comes from the schemes' own parameter declarations, and offers
+    exactly the wing's scheme kinds."""
+    from airfl.papers.biased_fl import WING
+    from airfl.papers.biased_fl.scheme_params import PARAMS_SCHEMA, curve_schema
+    from airfl.pipeline.params import params_schema
+
+    assert params_schema()["$defs"]["biased_fl_curve"] == curve_schema()
+    assert sorted(curve_schema()["properties"]["scheme"]["enum"]) == sorted(PARAMS_SCHEMA) \
+        == sorted(WING.schemes)

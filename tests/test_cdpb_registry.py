@@ -43,3 +43,13 @@ def test_claims_on_the_stored_frame_equal_the_claims_on_the_computed_one(tmp_pat
         stored = pd.read_csv(path)
         stored.attrs.update(frame.attrs)
         assert [c[3] for c in figure.check(stored)] == [c[3] for c in figure.check(frame)]
+
+
+def test_fig4_strategy_enum_is_the_wings_strategies_with_a_fixed_mechanism():
+    """CDPB's curves are composed from `cdpb.fig4.strategies` (one `cdpb` scheme, its strategy a
+    parameter): that enum must be the wing's strategies, CDPB-mixed aside."""
+    from airfl.papers.cdpb.setting import STRATEGIES
+    from airfl.pipeline.params import params_schema
+
+    cdpb = params_schema()["$defs"]["cdpb"]["properties"]["fig4"]["properties"]["strategies"]
+    assert sorted(cdpb["items"]["enum"]) == sorted(s for s in STRATEGIES if s != "cdpb_mixed")

@@ -52,26 +52,17 @@ def test_bad_values_are_named(params, mutate, expected):
     assert expected in str(info.value)
 
 
-def test_schema_enums_of_schemes_match_the_registry():
-    from airfl.papers.cdpb.setting import STRATEGIES
+def test_generic_curves_take_exactly_the_kinds_wings_declare_for_them():
+    """$defs.curve (a curve of any training experiment) offers every kind a wing declares under
+    `curve_schemes`, each offered by the wing whose `schemes` can build it; nothing else."""
+    from airfl.pipeline.registry import scheme_wings, wings
 
-    defs = params_schema()["$defs"]
-    generic = defs["curve"]["properties"]["scheme"]["enum"]
-    biased = defs["biased_fl_curve"]["properties"]["scheme"]["enum"]
-    # CDPB's curves are composed from `cdpb.fig4.strategies` (one `cdpb` scheme, its strategy
-    # a parameter); that enum must be the wing's strategies with a fixed mechanism
-    cdpb = defs["cdpb"]["properties"]["fig4"]["properties"]["strategies"]["items"]["enum"]
-    assert sorted(cdpb) == sorted(s for s in STRATEGIES if s != "cdpb_mixed")
-    # DP as a perk's curves are composed (one `dp_perk` scheme, its method a parameter)
-    assert sorted(generic + biased + ["cdpb", "dp_perk"]) == scheme_kinds()
-
-
-def test_biased_fl_curve_schema_is_generated_from_the_schemes():
-    """$defs.biased_fl_curve comes from the schemes' own parameter declarations."""
-    from airfl.papers.biased_fl.scheme_params import PARAMS_SCHEMA, curve_schema
-
-    assert params_schema()["$defs"]["biased_fl_curve"] == curve_schema()
-    assert sorted(curve_schema()["properties"]["scheme"]["enum"]) == sorted(PARAMS_SCHEMA)
+    declared = {kind: wing.name for wing in wings()
+                for kind in (wing.schema().get("curve_schemes") or {})}
+    generic = params_schema()["$defs"]["curve"]["properties"]["scheme"]["enum"]
+    assert sorted(generic) == sorted(declared)
+    for kind, wing in declared.items():
+        assert scheme_wings()[kind].name == wing
 
 
 def test_committed_schema_is_the_assembled_one(repo_root):
