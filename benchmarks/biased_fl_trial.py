@@ -199,25 +199,29 @@ def tune_inputs(params, experiment_id: str, repeats: int) -> dict:
 def quantizer_before_after(params, curve: str, offset_db: float, repeats: int) -> dict:
     """The digital trial with every row quantized (before) and with only the transmitting rows
     (after), in this run; byte-identical tables expected."""
-    from airfl.papers.biased_fl import digital_schemes
+    from airfl.papers.biased_fl import schemes_digital, schemes_digital_baselines
+
+    modules = (schemes_digital, schemes_digital_baselines)   # each binds _quantize_all itself
 
     experiment_id = "biased_fl/fig3b"
     curve_params = copy.deepcopy(get_experiment(experiment_id).params(params)["curves"][curve])
     curve_params["snr_offset_db"] = offset_db
     designs = prepare(params, experiment_id, curve, curve_params)
-    original = digital_schemes._quantize_all
+    original = schemes_digital._quantize_all
 
     def every_row(updates, bits, state, used=None):
         return original(updates, bits, state)
 
     out = {}
     for label, fn in (("before", every_row), ("after", original)):
-        digital_schemes._quantize_all = fn
+        for module in modules:
+            module._quantize_all = fn
         try:
             runs = [timed_trial(params, experiment_id, curve, curve_params, designs, True)
                     for _ in range(repeats)]
         finally:
-            digital_schemes._quantize_all = original
+            for module in modules:
+                module._quantize_all = original
         best = min((r[0] for r in runs), key=lambda r: r["total_s"])
         out[label] = {"total_s": best["total_s"], "aggregation_s": best["split_s"]["aggregation"],
                       "table": runs[0][1]}

@@ -19,8 +19,11 @@ from jsonschema import Draft202012Validator
 from airfl.channel.digital import outage_probability_rayleigh, shannon_rate
 from airfl.core.scheme import ChannelStatistics, DesignContext, RoundState
 from airfl.pipeline.registry import build_scheme, scheme_kinds
-from airfl.papers.biased_fl import digital_design as dd
-from airfl.papers.biased_fl import digital_schemes as ds
+from airfl.papers.biased_fl import design_digital as dd
+from airfl.papers.biased_fl import design_digital_model as dm
+from airfl.papers.biased_fl import design_digital_surrogate as dsur
+from airfl.papers.biased_fl import schemes_digital as ds
+from airfl.papers.biased_fl import schemes_digital_baselines as dsb
 from airfl.rng import RoundStreams
 
 N0 = 10.0 ** ((-161 - 30) / 10)
@@ -51,7 +54,7 @@ def test_quantities_rate_and_latency():
     rho = np.sqrt(lam * np.array([0.5, 1.0, 2.0]))
     nu = np.array([1.2, 2.0, 3.0])
     r = np.array([4, 8, 16])
-    q = dd.digital_quantities(rho, nu, r, lam, 1e-9, N0, 100, 1e6)
+    q = dm.digital_quantities(rho, nu, r, lam, Es=1e-9, N0=N0, d=100, B=1e6)
     beta = np.exp(-rho ** 2 / lam)
     assert np.allclose(q["beta"], beta) and np.allclose(q["p"], beta / nu)
     assert np.array_equal(q["L"], 64 + 100 * r)
@@ -68,7 +71,7 @@ def test_zeta_digital_matches_lemma2_terms():
     G, d = 2.0, 10
     expected = (np.sum(p ** 2 * G ** 2 * (1 / beta - 1)) + np.sum(p ** 2 * 0.1)
                 + np.sum(p ** 2 * G ** 2 * d / (beta * (2.0 ** r - 1) ** 2)))
-    assert dd.zeta_digital(p, beta, r, G, d, sigma2=0.1) == pytest.approx(expected)
+    assert dm.zeta_digital(p, beta, r, G=G, d=d, sigma2=0.1) == pytest.approx(expected)
 
 
 # ------------------------------------------------------------------ SCA
@@ -76,8 +79,8 @@ def test_zeta_digital_matches_lemma2_terms():
 
 def _setup(**over):
     kw = {**DESIGN_KW, **over}
-    return dd._make_setup(kw["lam"], kw["G"], kw["d"], kw["Es"], kw["N0"], kw["B"], kw["eta"],
-                          kw["mu"], kw["kappa"], kw["T_max"], 16, 0.0)
+    return dm._make_setup(kw["lam"], G=kw["G"], d=kw["d"], Es=kw["Es"], N0=kw["N0"], B=kw["B"], eta=kw["eta"],
+                          mu=kw["mu"], kappa=kw["kappa"], T_max=kw["T_max"], r_max=16, sigma2=0.0)
 
 
 @pytest.mark.filterwarnings("ignore:Solution may be inaccurate")
@@ -91,7 +94,7 @@ def test_surrogate_majorises_true_objective(variant, designs):
     setup = _setup()
     out = designs[variant]
     p_bar, nu_bar, rp_bar = out["p"], out["nu"], out["r_prime"]
-    sur = dd.DigitalSurrogate(setup, variant)
+    sur = dsur.DigitalSurrogate(setup, variant)
     sur.update(p_bar, nu_bar, rp_bar)
     rng = np.random.default_rng(1)
     checked = 0
@@ -112,7 +115,7 @@ def test_surrogate_majorises_true_objective(variant, designs):
         value = sur.surrogate_value(problem)
         if variant == "zb_qnv":
             value = math.exp(value)                       # log-sum-exp objective (errata 2)
-        true = dd.relaxed_objective(setup, p, nu, rp, variant)
+        true = dm.relaxed_objective(setup, p, nu, rp, variant)
         assert value >= true * (1 - 1e-6)
         if trial == 0:
             assert value == pytest.approx(true, rel=1e-5)   # tight at the iterate
@@ -157,7 +160,7 @@ def test_reference_optimised_designs(designs):
     assert opt["psi"] < zb["psi"] < designs["zb_qnv"]["psi"]
     for out in (opt, zb):
         assert out["expected_latency_s"] <= 0.25
-        q = dd.digital_quantities(out["rho"], out["nu"], out["r"], DESIGN_KW["lam"], 1e-9, N0, D_MODEL, 1e6)
+        q = dm.digital_quantities(out["rho"], out["nu"], out["r"], DESIGN_KW["lam"], Es=1e-9, N0=N0, d=D_MODEL, B=1e6)
         assert np.allclose(q["p"], out["p"]) and q["expected_latency_s"] == out["expected_latency_s"]
 
 
@@ -166,7 +169,7 @@ def test_design_errors_are_raised_not_hidden(monkeypatch):
         dd.design_zb_qnv(**DESIGN_KW, solver="NO_SUCH_SOLVER")
     with pytest.raises(dd.DesignError, match="no feasible SCA start"):
         dd.design_zb_qnv(**{**DESIGN_KW, "T_max": 1e-6})
-    monkeypatch.setattr(dd.DigitalSurrogate, "solve", lambda self, solver: ("infeasible", "infeasible"))
+    monkeypatch.setattr(dsur.DigitalSurrogate, "solve", lambda self, solver: ("infeasible", "infeasible"))
     with pytest.raises(dd.DesignError, match="iteration 1: status 'infeasible'"):
         dd.design_sca(**DESIGN_KW, zero_bias=True)
 
@@ -189,14 +192,14 @@ def test_solver_retry_is_recorded(monkeypatch):
 
 def test_optimal_inaccurate_accepted_only_when_it_lowers(monkeypatch):
     """Errata 2: an inaccurate step is kept when feasible and lower; else the SCA stops there."""
-    real = dd.DigitalSurrogate.solve
+    real = dsur.DigitalSurrogate.solve
 
     def inaccurate(self, solver):
         status, _ = real(self, solver)
         status = "optimal_inaccurate" if status == "optimal" else status
         return status, status
 
-    monkeypatch.setattr(dd.DigitalSurrogate, "solve", inaccurate)
+    monkeypatch.setattr(dsur.DigitalSurrogate, "solve", inaccurate)
     out = dd.design_sca(**DESIGN_KW, zero_bias=True, tol=0.0)      # run until a step fails to lower
     assert not out["converged"] and "rejected" in out["stop_reason"]
     assert np.all(np.diff(out["objective_history"]) < 0)
@@ -238,7 +241,7 @@ def _mean_and_se(samples: torch.Tensor):
 def _hand_design(p, beta, r):
     lam = LAM.numpy()
     rho = np.sqrt(-lam * np.log(beta))
-    q = dd.digital_quantities(rho, beta / p, r, lam, ES, N0, D, 1e6)
+    q = dm.digital_quantities(rho, beta / p, r, lam, Es=ES, N0=N0, d=D, B=1e6)
     return {"rho": rho.tolist(), "nu": (beta / p).tolist(), "r": list(r), "R": q["R"].tolist(),
             "p": p.tolist(), "beta": beta.tolist()}
 
@@ -260,7 +263,7 @@ def test_proposed_is_unbiased_for_the_weighted_gradient_and_within_lemma2():
     assert torch.all((mean - target).abs() <= 5 * se + 1e-12)
     mse = float(((est - target) ** 2).sum(1).mean())
     G = float(torch.linalg.vector_norm(g, dim=1).max())
-    zeta = dd.zeta_digital(p, beta, r, G, D)                   # Lemma 2 bound with ||g|| <= G
+    zeta = dm.zeta_digital(p, beta, r, G=G, d=D)                   # Lemma 2 bound with ||g|| <= G
     assert mse <= zeta * 1.05
 
 
@@ -298,7 +301,7 @@ def test_proposed_design_step_matches_the_sca(designs):
 
 def test_uqos_inclusion_and_madow_sampling():
     s = np.array([0.9, 0.6, 0.3, 0.05, 0.8])
-    pi = ds.uqos_inclusion(s, 3)
+    pi = dsb.uqos_inclusion(s, 3)
     assert pi.sum() == pytest.approx(3.0, abs=1e-12) and np.all((pi > 0) & (pi <= 1))
     free = pi < 1
     assert np.allclose(pi[free] * np.sqrt(s[free]), (pi[free] * np.sqrt(s[free]))[0])  # KKT: pi ~ 1/sqrt(s)
@@ -309,7 +312,7 @@ def test_uqos_inclusion_and_madow_sampling():
         if np.all(other <= 1):
             assert objective(other) >= objective(pi) - 1e-12
     gen = torch.Generator().manual_seed(5)
-    draws = torch.stack([ds.madow_sample(torch.as_tensor(pi), gen) for _ in range(20000)])
+    draws = torch.stack([dsb.madow_sample(torch.as_tensor(pi), gen) for _ in range(20000)])
     assert torch.all(draws.sum(1) == 3)
     freq = draws.double().mean(0).numpy()
     assert np.all(np.abs(freq - pi) <= 5 * np.sqrt(pi * (1 - pi) / 20000) + 1e-9)
@@ -450,7 +453,7 @@ def test_qml_allocation_is_latency_minimal_by_brute_force():
         sinf2 = rng.uniform(0.1, 2.0, 3) ** 2
         spb = rng.uniform(0.2, 5.0, 3) * 1e-6
         eps0 = float(rng.choice([1e-3, 1e-2, 0.1])) * d
-        r, feasible = ds.qml_allocate(sinf2, spb, d, eps0, r_max)
+        r, feasible = dsb.qml_allocate(sinf2, spb, d, eps0, r_max)
         best = None
         for combo in itertools.product(range(1, r_max + 1), repeat=3):
             c = np.array(combo, dtype=float)

@@ -17,8 +17,9 @@ import torch
 from airfl.channel.fading import rayleigh_power
 from airfl.core.scheme import ChannelStatistics, DesignContext, RoundState
 from airfl.pipeline.registry import build_scheme, scheme_kinds
-from airfl.papers.biased_fl import ota_design as od
-from airfl.papers.biased_fl import ota_schemes as osch
+from airfl.papers.biased_fl import design_ota as od
+from airfl.papers.biased_fl import schemes_ota as osch
+from airfl.papers.biased_fl import schemes_ota_baselines as osb
 from airfl.rng import RoundStreams
 
 # ---- default OTA geometry (spec §2.3, §2.5) --------------------------------------------------
@@ -30,31 +31,31 @@ ETA, MU, KAPPA = 0.05, 0.01, 0.01
 
 
 def _psi_of(design, G):
-    zeta = od.zeta_ota(design["p"], design["beta"], design["alpha"], G, D_MODEL, N0)
+    zeta = od.zeta_ota(design["p"], design["beta"], design["alpha"], G=G, d=D_MODEL, N0=N0)
     return od.psi(zeta, design["p"], ETA, MU, KAPPA)
 
 
 # ---- closed forms ------------------------------------------------------------------------------
 
 def test_nv_has_beta_e_half_and_p_proportional_to_sqrt_lambda():
-    nv = od.design_nv(LAM, 20.0, D_MODEL, ES)
+    nv = od.design_nv(LAM, G=20.0, d=D_MODEL, Es=ES)
     assert np.allclose(nv["beta"], math.exp(-0.5), rtol=1e-14)
     assert np.allclose(nv["p"], np.sqrt(LAM) / np.sqrt(LAM).sum(), rtol=1e-12)
-    q = od.ota_quantities(nv["gamma"], LAM, 20.0, D_MODEL, ES)
+    q = od.ota_quantities(nv["gamma"], LAM, G=20.0, d=D_MODEL, Es=ES)
     assert q["alpha"] == pytest.approx(nv["alpha"], rel=1e-14)
     assert np.allclose(nv["gamma"], np.sqrt(D_MODEL * LAM * ES / (2 * 20.0 ** 2)), rtol=1e-14)  # eq. 22
 
 
 def test_alpha_m_is_maximal_at_gamma_nv():
-    nv = od.design_nv(LAM, 20.0, D_MODEL, ES)
+    nv = od.design_nv(LAM, G=20.0, d=D_MODEL, Es=ES)
     for factor in (0.3, 0.9, 0.999, 1.001, 1.1, 2.0):
-        other = od.ota_quantities(nv["gamma"] * factor, LAM, 20.0, D_MODEL, ES)
+        other = od.ota_quantities(nv["gamma"] * factor, LAM, G=20.0, d=D_MODEL, Es=ES)
         assert np.all(other["alpha_m"] < nv["alpha"] * nv["p"])
 
 
 def test_zb_is_zero_bias_on_the_lower_branch():
-    zb = od.design_zb(LAM, 20.0, D_MODEL, ES)
-    nv = od.design_nv(LAM, 20.0, D_MODEL, ES)
+    zb = od.design_zb(LAM, G=20.0, d=D_MODEL, Es=ES)
+    nv = od.design_nv(LAM, G=20.0, d=D_MODEL, Es=ES)
     assert np.allclose(zb["p"], 1.0 / N, atol=1e-13)
     assert np.all(zb["gamma"] <= nv["gamma"] * (1 + 1e-15))            # lower branch: gamma <= gamma^NV
     assert zb["gamma"][-1] == pytest.approx(nv["gamma"][-1], rel=1e-12)  # weakest device uses gamma^NV
@@ -65,14 +66,14 @@ def test_zb_is_zero_bias_on_the_lower_branch():
 
 def test_sanity_values_of_spec_5_3():
     for G, zeta_nv, zeta_zb in ((20.0, 2071.1, 7294.0), (5.0, 129.4, 455.9)):
-        nv, zb = od.design_nv(LAM, G, D_MODEL, ES), od.design_zb(LAM, G, D_MODEL, ES)
-        assert od.zeta_ota(nv["p"], nv["beta"], nv["alpha"], G, D_MODEL, N0) == pytest.approx(zeta_nv, rel=1e-3)
-        assert od.zeta_ota(zb["p"], zb["beta"], zb["alpha"], G, D_MODEL, N0) == pytest.approx(zeta_zb, rel=1e-3)
-    nv = od.design_nv(LAM, 20.0, D_MODEL, ES)
+        nv, zb = od.design_nv(LAM, G=G, d=D_MODEL, Es=ES), od.design_zb(LAM, G=G, d=D_MODEL, Es=ES)
+        assert od.zeta_ota(nv["p"], nv["beta"], nv["alpha"], G=G, d=D_MODEL, N0=N0) == pytest.approx(zeta_nv, rel=1e-3)
+        assert od.zeta_ota(zb["p"], zb["beta"], zb["alpha"], G=G, d=D_MODEL, N0=N0) == pytest.approx(zeta_zb, rel=1e-3)
+    nv = od.design_nv(LAM, G=20.0, d=D_MODEL, Es=ES)
     expected = [0.267, 0.146, 0.110, 0.092, 0.080, 0.071, 0.065, 0.060, 0.056, 0.053]
     assert np.allclose(nv["p"], expected, atol=6e-4)
     beta_zb = [0.99, 0.97, 0.95, 0.93, 0.91, 0.88, 0.84, 0.80, 0.75, 0.61]
-    assert np.allclose(od.design_zb(LAM, 20.0, D_MODEL, ES)["beta"], beta_zb, atol=6e-3)
+    assert np.allclose(od.design_zb(LAM, G=20.0, d=D_MODEL, Es=ES)["beta"], beta_zb, atol=6e-3)
 
 
 def test_bound_terms_use_2_d_squared_and_twice_psi():
@@ -96,14 +97,14 @@ def _relaxed_objective(gt, p, at, G, norm):
 @pytest.mark.parametrize("offset_db", [0.0, 30.0])
 def test_surrogate_is_a_tight_upper_bound(offset_db):
     G, es = 20.0, ES * 10 ** (offset_db / 10)
-    norm = od.normalisation(LAM, G, D_MODEL, es, N0)
-    zb = od.design_zb(LAM, G, D_MODEL, es)
+    norm = od.normalisation(LAM, G=G, d=D_MODEL, Es=es, N0=N0)
+    zb = od.design_zb(LAM, G=G, d=D_MODEL, Es=es)
     gt_bar, p_bar = zb["gamma"] / norm["s"], zb["p"]
     at_bar = zb["alpha"] / norm["aref"]
     kw = dict(G=G, sig2t=norm["sig2t"], eta=ETA, mu=MU, kappa=KAPPA)
     z_bar = p_bar * gt_bar * norm["ct"] / at_bar
     tight = od.surrogate_objective(gt_bar, p_bar, z_bar, at_bar, p_bar, **kw)
-    assert tight == pytest.approx(od.true_psi(zb["gamma"], LAM, G, D_MODEL, es, N0, ETA, MU, KAPPA), rel=1e-11)
+    assert tight == pytest.approx(od.true_psi(zb["gamma"], LAM, G=G, d=D_MODEL, Es=es, N0=N0, eta=ETA, mu=MU, kappa=KAPPA), rel=1e-11)
     assert np.allclose(od.linearised_z(gt_bar, p_bar, at_bar, gt_bar, p_bar, norm["ct"]), z_bar, rtol=1e-12)
     assert od.surrogate_feasible(gt_bar, p_bar, z_bar, at_bar, gt_bar, p_bar, at_bar, norm["ct"])
     rng = np.random.default_rng(0)
@@ -125,14 +126,14 @@ def test_surrogate_is_a_tight_upper_bound(offset_db):
         assert upper >= relaxed * (1 - 1e-12)
         # post-processing (A12) of this point never exceeds the relaxed objective
         gt_pp = od.lower_branch_root(at * p / norm["ct"])
-        true = od.true_psi(gt_pp * norm["s"], LAM, G, D_MODEL, es, N0, ETA, MU, KAPPA)
+        true = od.true_psi(gt_pp * norm["s"], LAM, G=G, d=D_MODEL, Es=es, N0=N0, eta=ETA, mu=MU, kappa=KAPPA)
         assert true <= relaxed * (1 + 1e-9)
     assert checked >= 50
 
 
 def test_sca_at_literal_snr_is_the_nv_design_and_monotone():
-    out = od.design_sca(LAM, 20.0, D_MODEL, ES, N0, ETA, MU, KAPPA)
-    nv, zb = od.design_nv(LAM, 20.0, D_MODEL, ES), od.design_zb(LAM, 20.0, D_MODEL, ES)
+    out = od.design_sca(LAM, G=20.0, d=D_MODEL, Es=ES, N0=N0, eta=ETA, mu=MU, kappa=KAPPA)
+    nv, zb = od.design_nv(LAM, G=20.0, d=D_MODEL, Es=ES), od.design_zb(LAM, G=20.0, d=D_MODEL, Es=ES)
     psi_nv, psi_zb = _psi_of(nv, 20.0), _psi_of(zb, 20.0)
     assert out["converged"] and out["iterations"] <= 10                 # Errata: 3-7 iterations
     assert out["psi"] <= min(psi_nv, psi_zb)
@@ -148,9 +149,9 @@ def test_sca_at_literal_snr_is_the_nv_design_and_monotone():
 
 def test_sca_at_high_snr_moves_toward_zero_bias():
     es = ES * 1e6                                                       # +60 dB (A1 sensitivity)
-    out = od.design_sca(LAM, 5.0, D_MODEL, es, N0, ETA, MU, KAPPA, max_iter=60)
-    nv, zb = od.design_nv(LAM, 5.0, D_MODEL, es), od.design_zb(LAM, 5.0, D_MODEL, es)
-    zeta = lambda d: od.zeta_ota(d["p"], d["beta"], d["alpha"], 5.0, D_MODEL, N0)  # noqa: E731
+    out = od.design_sca(LAM, G=5.0, d=D_MODEL, Es=es, N0=N0, eta=ETA, mu=MU, kappa=KAPPA, max_iter=60)
+    nv, zb = od.design_nv(LAM, G=5.0, d=D_MODEL, Es=es), od.design_zb(LAM, G=5.0, d=D_MODEL, Es=es)
+    zeta = lambda d: od.zeta_ota(d["p"], d["beta"], d["alpha"], G=5.0, d=D_MODEL, N0=N0)  # noqa: E731
     psi_nv, psi_zb = (od.psi(zeta(x), x["p"], ETA, MU, KAPPA) for x in (nv, zb))
     assert not out["converged"] and out["stop_reason"] == "max_iter"    # Errata: 600-1000 needed
     assert out["iterations"] == 60
@@ -163,9 +164,9 @@ def test_sca_at_high_snr_moves_toward_zero_bias():
 
 def test_sca_at_30_db_beats_both_closed_forms():
     es = ES * 1e3
-    out = od.design_sca(LAM, 20.0, D_MODEL, es, N0, ETA, MU, KAPPA)
-    psi_nv = _psi_of(od.design_nv(LAM, 20.0, D_MODEL, es), 20.0)
-    psi_zb = _psi_of(od.design_zb(LAM, 20.0, D_MODEL, es), 20.0)
+    out = od.design_sca(LAM, G=20.0, d=D_MODEL, Es=es, N0=N0, eta=ETA, mu=MU, kappa=KAPPA)
+    psi_nv = _psi_of(od.design_nv(LAM, G=20.0, d=D_MODEL, Es=es), 20.0)
+    psi_zb = _psi_of(od.design_zb(LAM, G=20.0, d=D_MODEL, Es=es), 20.0)
     assert out["converged"] and 20 <= out["iterations"] <= 200         # Errata: ~60 iterations
     assert out["psi"] < 0.7 * min(psi_nv, psi_zb)
     runs = out["psi_history"]
@@ -176,9 +177,9 @@ def test_design_errors_name_status_and_inputs():
     bad = LAM.copy()
     bad[3] = -1e-12
     with pytest.raises(od.DesignError, match=r"status=invalid_input.*Lambda=.*G=20"):
-        od.design_sca(bad, 20.0, D_MODEL, ES, N0, ETA, MU, KAPPA)
+        od.design_sca(bad, G=20.0, d=D_MODEL, Es=ES, N0=N0, eta=ETA, mu=MU, kappa=KAPPA)
     with pytest.raises(od.DesignError, match=r"status=solver_error.*iteration 0.*NO_SUCH_SOLVER.*Es=1e-09"):
-        od.design_sca(LAM, 20.0, D_MODEL, ES, N0, ETA, MU, KAPPA, solver="NO_SUCH_SOLVER")
+        od.design_sca(LAM, G=20.0, d=D_MODEL, Es=ES, N0=N0, eta=ETA, mu=MU, kappa=KAPPA, solver="NO_SUCH_SOLVER")
     assert issubclass(od.DesignError, RuntimeError)
 
 
@@ -282,7 +283,7 @@ def test_lcpc_is_proposed_with_common_gamma_and_post_scaler_n_gamma():
     qbar = DS * 0.5 * LAM_S.numpy() / G_S ** 2
     s2 = DS * 1e-3 / G_S ** 2
     grid = np.exp(np.linspace(math.log(qbar.min() * 1e-4), math.log(qbar.max() * 1e4), 20001))
-    assert design["mse"] <= min(osch.average_mse(e, qbar, s2) for e in grid) + 1e-12
+    assert design["mse"] <= min(osb.average_mse(e, qbar, s2) for e in grid) + 1e-12
 
 
 def test_opc_ota_comp_denoising_factor_minimises_the_mse():
@@ -290,12 +291,12 @@ def test_opc_ota_comp_denoising_factor_minimises_the_mse():
     for _ in range(20):
         q = torch.tensor(rng.exponential(size=NS) * rng.uniform(0.01, 10, size=NS), dtype=torch.float64)
         s2 = float(rng.uniform(0.01, 5))
-        eta, mse = osch.opc_denoising_factor(q, s2)
+        eta, mse = osb.opc_denoising_factor(q, s2)
         grid = torch.exp(torch.linspace(math.log(float(q.min()) * 1e-3), math.log(float(q.max()) * 1e3),
                                         200001, dtype=torch.float64))
-        dense = osch.opc_mse(grid, q, s2)
+        dense = osb.opc_mse(grid, q, s2)
         assert mse <= float(dense.min()) * (1 + 1e-12)
-        assert mse == pytest.approx(float(osch.opc_mse(torch.tensor(eta), q, s2)), rel=1e-12)
+        assert mse == pytest.approx(float(osb.opc_mse(torch.tensor(eta), q, s2)), rel=1e-12)
     scheme = _scheme("opc_ota_comp")
     updates = _gradients(1.0)
     est, rec = scheme.aggregate(updates, _state(4), {})
@@ -315,7 +316,7 @@ def test_opc_ota_fl_meets_average_and_peak_energy():
     assert np.all(energy <= 4.0 * (1 + 1e-12))                           # peak
     # a large eta0 makes every average constraint bind: lambda_m > 0 and (1/T) sum_t e = 1
     omega = (1 - ETA * MU) ** (2 * (T - 1 - np.arange(T)))
-    gains, lam = osch.opc_fl_gains(q, omega, 50.0 * float(np.median(q)), 4.0)
+    gains, lam = osb.opc_fl_gains(q, omega, 50.0 * float(np.median(q)), 4.0)
     tight_energy = (gains ** 2 * 50.0 * float(np.median(q)) / q).mean(0)
     assert np.all(lam > 0) and np.allclose(tight_energy, 1.0, atol=1e-9)
     assert np.all(tight_energy <= 1 + 1e-12)
@@ -360,9 +361,9 @@ def test_bbfl_receive_level_by_hand():
     qbar = DS * 0.5 * LAM_S.numpy() / G_S ** 2                         # [12, 6, 3, 1.5, 0.6]
     interior = np.array([True, True, True, False, False])
     # average constraint: eta = min_S qbar / E1(g_th); E1(0.5) = 0.5597735947761608 (A&S 5.1)
-    assert osch.bbfl_receive_level(qbar[interior], 0.5, "average") == pytest.approx(
+    assert osb.bbfl_receive_level(qbar[interior], 0.5, "average") == pytest.approx(
         3.0 / 0.5597735947761608, rel=1e-12)
-    assert osch.bbfl_receive_level(qbar, 0.5, "peak") == pytest.approx(0.5 * 0.6, rel=1e-14)
+    assert osb.bbfl_receive_level(qbar, 0.5, "peak") == pytest.approx(0.5 * 0.6, rel=1e-14)
     design = _scheme("bbfl_alternative", radius_m=1000.0, g_th=0.5, q_alt=0.25).design(_context())
     assert design["eta_in"] == pytest.approx(3.0 / 0.5597735947761608, rel=1e-12)
     assert design["eta_all"] == pytest.approx(0.6 / 0.5597735947761608, rel=1e-12)

@@ -13,7 +13,7 @@ from airfl.papers.biased_fl.problem import (accuracy, build_problem, constants, 
 @pytest.fixture(scope="module")
 def solved(mnist_mirror):
     from airfl.data import load_dataset
-    from airfl.data.partition import make_partition
+    from airfl.data.partitioners import make_partition
 
     x, y = load_dataset("mnist", mnist_mirror, "train")
     xt, yt = load_dataset("mnist", mnist_mirror, "test")
@@ -96,7 +96,7 @@ def test_offset_only_curves_run_in_the_offset_panels_and_their_claims_say_na(rep
     partial = claims["fig2b_genie_best"].evaluate(frame)             # LCPC one of the compared
     assert partial.holds is True and "lcpc_ota_comp not run" in partial.numbers
     bad = {**params["biased_fl"]["fig2b"], "offset_only_curves": ["nope"]}
-    from airfl.papers.biased_fl.setting import literal_curves
+    from airfl.papers.biased_fl.training import literal_curves
     with pytest.raises(ValueError, match="offset_only_curves names \\['nope'\\]"):
         literal_curves(bad)
 

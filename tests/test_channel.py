@@ -46,35 +46,35 @@ def test_noise_power_and_energy_per_symbol():
 
 
 def test_log_distance_at_reference_and_slope():
-    assert ch.log_distance_db(1.0, 50.0, 2.2).item() == pytest.approx(50.0)
-    assert ch.log_distance_db(10.0, 50.0, 2.2, d0=10.0).item() == pytest.approx(50.0)
-    assert ch.log_distance_db(1000.0, 50.0, 2.2).item() == pytest.approx(50.0 + 66.0)
+    assert ch.log_distance_db(1.0, pl0_db=50.0, exponent=2.2).item() == pytest.approx(50.0)
+    assert ch.log_distance_db(10.0, pl0_db=50.0, exponent=2.2, d0=10.0).item() == pytest.approx(50.0)
+    assert ch.log_distance_db(1000.0, pl0_db=50.0, exponent=2.2).item() == pytest.approx(50.0 + 66.0)
 
 
 def test_free_space_friis():
     # 20 log10(4 pi 1000 2.4e9 / 3e8) = 100.046 dB; dp_perk_airfl §2.2 Lambda_min = 9.8946e-11
-    pl = ch.free_space_db(1000.0, 2.4e9)
+    pl = ch.free_space_db(1000.0, carrier_hz=2.4e9)
     assert pl.item() == pytest.approx(100.05, abs=0.01)
     assert ch.gain_from_db(pl).item() == pytest.approx(9.8946e-11, rel=1e-4)
     # generalised exponent and antenna gain (lapa eq. 39): G (c/(4 pi f d))^3.76
     d, f = 60.0, 915e6
-    lapa = ch.gain_from_db(ch.free_space_db(d, f, exponent=3.76, antenna_gain_db=5.0)).item()
+    lapa = ch.gain_from_db(ch.free_space_db(d, carrier_hz=f, exponent=3.76, antenna_gain_db=5.0)).item()
     direct = 10 ** 0.5 * (3e8 / (4 * math.pi * f * d)) ** 3.76
     assert lapa == pytest.approx(direct, rel=1e-10)
 
 
 @pytest.mark.parametrize("call", [
-    lambda: ch.log_distance_db(-1.0, 50.0, 2.2),
-    lambda: ch.log_distance_db(0.0, 50.0, 2.2),
-    lambda: ch.free_space_db(torch.tensor([10.0, -5.0]), 2.4e9),
+    lambda: ch.log_distance_db(-1.0, pl0_db=50.0, exponent=2.2),
+    lambda: ch.log_distance_db(0.0, pl0_db=50.0, exponent=2.2),
+    lambda: ch.free_space_db(torch.tensor([10.0, -5.0]), carrier_hz=2.4e9),
     lambda: ch.watt_to_dbm(-1.0),
     lambda: ch.noise_power_w(-161.0, 0.0),
     lambda: ch.shannon_rate(-0.5),
     lambda: ch.outage(1.0, -1.0),
-    lambda: ch.upload_latency(100.0, -1.0, 1e6),
-    lambda: ch.quantile_radii(0, 100.0),
-    lambda: ch.uniform_disc(5, -3.0, gen()),
-    lambda: ch.uniform_disc(5, 3.0, gen(), min_radius=4.0),
+    lambda: ch.upload_latency(100.0, rate=-1.0, bandwidth_hz=1e6),
+    lambda: ch.quantile_radii(0, radius=100.0),
+    lambda: ch.uniform_disc(5, radius=-3.0, generator=gen()),
+    lambda: ch.uniform_disc(5, radius=3.0, generator=gen(), min_radius=4.0),
     lambda: ch.rayleigh_power(torch.tensor([1.0, -1.0]), 3, gen()),
     lambda: ch.stochastic_quantize(torch.ones(2, 3), 0, gen()),
     lambda: ch.stochastic_quantize(torch.ones(2, 3), torch.tensor([2, 3, 4]), gen()),
@@ -97,19 +97,19 @@ def test_quantile_radii_and_mean_snr_match_biased_fl_spec():
                  [-2.4, -7.7, -10.1, -11.7, -12.9, -13.9, -14.7, -15.4, -16.0, -16.5]),
     }
     for radius, (radii, snr_db) in cases.items():
-        r = ch.quantile_radii(10, radius)
+        r = ch.quantile_radii(10, radius=radius)
         assert r.dtype == torch.float64 and r.shape == (10,)
         assert torch.all((r - torch.tensor(radii, dtype=torch.float64)).abs() <= 0.5)
-        lam = ch.gain_from_db(ch.log_distance_db(r, 50.0, 2.2))
-        snr = ch.linear_to_db(ch.mean_snr(1e-3, lam, -161.0, 1e6))
+        lam = ch.gain_from_db(ch.log_distance_db(r, pl0_db=50.0, exponent=2.2))
+        snr = ch.linear_to_db(ch.mean_snr(power_w=1e-3, path_gain=lam, n0_dbm_per_hz=-161.0, bandwidth_hz=1e6))
         assert torch.all((snr - torch.tensor(snr_db, dtype=torch.float64)).abs() <= 0.05 + 1e-9)
 
 
 def test_quantile_radii_batched_and_annulus():
-    r = ch.quantile_radii(4, torch.tensor([100.0, 200.0]))
+    r = ch.quantile_radii(4, radius=torch.tensor([100.0, 200.0]))
     assert r.shape == (2, 4)
     torch.testing.assert_close(r[1], 2 * r[0])
-    a = ch.quantile_radii(4, 100.0, min_radius=10.0)
+    a = ch.quantile_radii(4, radius=100.0, min_radius=10.0)
     cdf = (a ** 2 - 100.0) / (100.0 ** 2 - 100.0)
     torch.testing.assert_close(cdf, (torch.arange(1, 5, dtype=torch.float64) - 0.5) / 4)
 
@@ -117,7 +117,7 @@ def test_quantile_radii_batched_and_annulus():
 @pytest.mark.parametrize("min_radius", [0.0, 100.0])
 def test_uniform_disc_radial_law_ks(min_radius):
     radius = 1000.0
-    r = ch.uniform_disc(20000, radius, gen(3), min_radius=min_radius)
+    r = ch.uniform_disc(20000, radius=radius, generator=gen(3), min_radius=min_radius)
     assert r.dtype == torch.float64 and r.shape == (20000,)
     assert r.min() >= min_radius and r.max() <= radius
     cdf = lambda x: (x ** 2 - min_radius ** 2) / (radius ** 2 - min_radius ** 2)  # noqa: E731
@@ -125,14 +125,14 @@ def test_uniform_disc_radial_law_ks(min_radius):
 
 
 def test_uniform_disc_deterministic_batched_and_coords():
-    a = ch.uniform_disc(10, 3000.0, gen(7), batch_shape=(3,))
-    b = ch.uniform_disc(10, 3000.0, gen(7), batch_shape=(3,))
+    a = ch.uniform_disc(10, radius=3000.0, generator=gen(7), batch_shape=(3,))
+    b = ch.uniform_disc(10, radius=3000.0, generator=gen(7), batch_shape=(3,))
     assert a.shape == (3, 10) and torch.equal(a, b)
-    assert not torch.equal(a, ch.uniform_disc(10, 3000.0, gen(8), batch_shape=(3,)))
-    xy = ch.uniform_disc(10, 3000.0, gen(7), batch_shape=(3,), return_coords=True)
+    assert not torch.equal(a, ch.uniform_disc(10, radius=3000.0, generator=gen(8), batch_shape=(3,)))
+    xy = ch.uniform_disc(10, radius=3000.0, generator=gen(7), batch_shape=(3,), return_coords=True)
     assert xy.shape == (3, 10, 2)
     torch.testing.assert_close(ch.distance_to_bs(xy), a)  # same radii with and without coords
-    per_trial = ch.uniform_disc(5, torch.tensor([10.0, 1000.0]), gen(1))
+    per_trial = ch.uniform_disc(5, radius=torch.tensor([10.0, 1000.0]), generator=gen(1))
     assert per_trial.shape == (2, 5) and per_trial[0].max() <= 10.0
 
 
@@ -216,8 +216,8 @@ def test_awgn_variance_real_and_complex():
 # ----------------------------------------------------------------------------- digital
 def test_rates_capacity_and_latency():
     assert ch.shannon_rate(3.0).item() == pytest.approx(2.0)
-    assert ch.capacity_bits(1.0, 1e6, 0.5).item() == pytest.approx(5e5)
-    assert ch.upload_latency(1e6, 2.0, 1e6).item() == pytest.approx(0.5)
+    assert ch.capacity_bits(1.0, bandwidth_hz=1e6, duration_s=0.5).item() == pytest.approx(5e5)
+    assert ch.upload_latency(1e6, rate=2.0, bandwidth_hz=1e6).item() == pytest.approx(0.5)
     out = ch.outage(torch.tensor([0.5, 1.0, 3.0]), 1.0)
     assert out.tolist() == [True, False, False]
 
@@ -238,16 +238,16 @@ def test_tdma_round_latency_hand_example():
     bits = torch.tensor([1000.0, 2000.0, 500.0])
     rates = torch.tensor([1.0, 2.0, 0.5])
     mask = torch.tensor([[True, True, True], [False, True, False], [False, False, False]])
-    lat = ch.tdma_round_latency(bits, rates, 1000.0, mask)
+    lat = ch.tdma_round_latency(bits, rates, bandwidth_hz=1000.0, transmitting=mask)
     # slots: 1000/(1000*1) = 1 s, 2000/(1000*2) = 1 s, 500/(1000*0.5) = 1 s
     torch.testing.assert_close(lat, torch.tensor([3.0, 1.0, 0.0], dtype=torch.float64))
     # capacity mode: per-round rates, a silent device with rate 0 costs nothing
     per_round = torch.tensor([[1.0, 1.0, 0.0], [4.0, 4.0, 4.0]])
     m2 = torch.tensor([[True, False, False], [True, True, True]])
-    lat2 = ch.tdma_round_latency(bits, per_round, 1000.0, m2)
+    lat2 = ch.tdma_round_latency(bits, per_round, bandwidth_hz=1000.0, transmitting=m2)
     torch.testing.assert_close(lat2, torch.tensor([1.0, 0.25 + 0.5 + 0.125], dtype=torch.float64))
     with pytest.raises(ValueError):
-        ch.tdma_round_latency(bits, per_round, 1000.0, torch.ones(2, 3, dtype=torch.bool))
+        ch.tdma_round_latency(bits, per_round, bandwidth_hz=1000.0, transmitting=torch.ones(2, 3, dtype=torch.bool))
 
 
 # ----------------------------------------------------------------------------- quantization
@@ -324,17 +324,17 @@ def test_payload_bits():
 def test_truncated_inversion_respects_energy_budget():
     # biased_fl eqs. 7-8: ||g|| <= G and |h| >= G gamma / sqrt(d E_s)  =>  ||gamma g / h||^2 <= d E_s
     d, es, G = 7850, 1e-9, 20.0
-    lam = ch.gain_from_db(ch.log_distance_db(ch.quantile_radii(10, 3000.0), 50.0, 2.2))
+    lam = ch.gain_from_db(ch.log_distance_db(ch.quantile_radii(10, radius=3000.0), pl0_db=50.0, exponent=2.2))
     gamma = torch.sqrt(d * lam * es / (2 * G ** 2))  # gamma^NV (biased_fl §2.5)
     power = ch.rayleigh_power(lam, 5000, gen(50))
     g_norm = G * torch.rand(power.shape, generator=gen(51), dtype=torch.float64)
     g_norm[0] = G  # include the worst case ||g|| = G
-    th = ch.inversion_threshold_power(G, gamma, d, es)
+    th = ch.inversion_threshold_power(grad_bound=G, scale=gamma, dim=d, energy_per_symbol=es)
     mask = ch.truncated_inversion_mask(power, th)
     assert mask.shape == (5000, 10) and mask.dtype == torch.bool
     amplitude_rule = power.sqrt() >= G * gamma / math.sqrt(d * es)
     assert torch.equal(mask, amplitude_rule)
-    energy = ch.inversion_energy(g_norm, gamma, power)
+    energy = ch.inversion_energy(update_norm=g_norm, scale=gamma, channel_power=power)
     assert torch.all(energy[mask] <= d * es * (1 + 1e-12))
     assert (energy[~mask] > d * es).any()  # truncation is what enforces the budget
     # at gamma^NV every device participates with probability e^{-1/2} (biased_fl §2.5)

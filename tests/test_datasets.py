@@ -1,4 +1,4 @@
-"""Tests of airfl.data.datasets: torchvision layout, md5 checks, mirror/download, format readers."""
+"""Tests of airfl.data.catalogue, .fetch and .readers: torchvision layout, md5, mirror, download, formats."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 import torch
 
-from airfl.data import datasets as ds
+from airfl.data import catalogue, fetch
 from airfl.data import (
     DatasetUnavailableError,
     dataset_files,
@@ -33,17 +33,17 @@ MNIST_FILES = [p for p, _ in dataset_files("mnist")]
 @pytest.fixture(scope="module")
 def mirror() -> Path:
     """The offline torchvision-layout data folder (``shared/data`` beside the repository)."""
-    env = os.environ.get(ds.MIRROR_ENV_VAR)
+    env = os.environ.get(fetch.MIRROR_ENV_VAR)
     path = Path(env) if env else Path(__file__).resolve().parents[2] / "shared" / "data"
     if not (path / "MNIST" / "raw").is_dir():
-        pytest.skip(f"no MNIST mirror found (set {ds.MIRROR_ENV_VAR})")
+        pytest.skip(f"no MNIST mirror found (set {fetch.MIRROR_ENV_VAR})")
     return path
 
 
 @pytest.fixture(autouse=True)
 def _no_env_mirror(monkeypatch):
     """Tests pass mirrors explicitly; an inherited AIRFL_DATA_MIRROR must not leak in."""
-    monkeypatch.delenv(ds.MIRROR_ENV_VAR, raising=False)
+    monkeypatch.delenv(fetch.MIRROR_ENV_VAR, raising=False)
 
 
 def _copy_raw(src_root: Path, dst_root: Path, folder: str = "MNIST/raw") -> None:
@@ -120,7 +120,7 @@ def test_copy_from_mirror_is_complete_and_idempotent(mirror, tmp_path):
 
 
 def test_env_var_mirror_used_when_mirror_is_none(mirror, tmp_path, monkeypatch):
-    monkeypatch.setenv(ds.MIRROR_ENV_VAR, str(mirror))
+    monkeypatch.setenv(fetch.MIRROR_ENV_VAR, str(mirror))
     man = ensure_dataset("mnist", tmp_path, download=False)
     assert len(man["files"]) == 4
     assert load_labels("mnist", tmp_path, "train").shape == (60000,)
@@ -137,13 +137,13 @@ def test_tampered_file_is_detected_and_repaired(mirror, tmp_path):
     msg = str(exc.value)
     assert "MNIST/raw/train-labels-idx1-ubyte.gz: wrong md5" in msg
     assert "expected d53e105ee54ea40749a09fcbcd1e9432" in msg
-    assert str(tmp_path) in msg and ds.MIRROR_ENV_VAR in msg and "data.mirror" in msg
+    assert str(tmp_path) in msg and fetch.MIRROR_ENV_VAR in msg and "data.mirror" in msg
     assert [p for p, _ in exc.value.problems] == ["MNIST/raw/train-labels-idx1-ubyte.gz"]
     with pytest.raises(DatasetUnavailableError, match="wrong md5"):
         load_labels("mnist", tmp_path, "train")
     # A mirror repairs it (atomic copy over the corrupt file).
     ensure_dataset("mnist", tmp_path, mirror=mirror, download=False)
-    assert ds.md5sum(bad) == "d53e105ee54ea40749a09fcbcd1e9432"
+    assert fetch.md5sum(bad) == "d53e105ee54ea40749a09fcbcd1e9432"
     assert not list(bad.parent.glob(".*.part"))
 
 
@@ -158,8 +158,8 @@ def test_missing_dataset_without_mirror_names_every_file(tmp_path):
 
 
 def test_unreachable_download_fails_fast_with_clear_message(tmp_path, monkeypatch):
-    spec = dataclasses.replace(ds._SPECS["mnist"], base_urls=("http://127.0.0.1:9/mnist/",))
-    monkeypatch.setitem(ds._SPECS, "mnist", spec)
+    spec = dataclasses.replace(catalogue._SPECS["mnist"], base_urls=("http://127.0.0.1:9/mnist/",))
+    monkeypatch.setitem(catalogue._SPECS, "mnist", spec)
     with pytest.raises(DatasetUnavailableError) as exc:
         ensure_dataset("mnist", tmp_path, download=True, timeout=2.0)
     msg = str(exc.value)
@@ -169,9 +169,9 @@ def test_unreachable_download_fails_fast_with_clear_message(tmp_path, monkeypatc
 
 def test_download_path_with_file_urls(mirror, tmp_path, monkeypatch):
     base = (mirror / "FashionMNIST" / "raw").as_uri() + "/"
-    spec = dataclasses.replace(ds._SPECS["fashion_mnist"],
+    spec = dataclasses.replace(catalogue._SPECS["fashion_mnist"],
                                base_urls=("http://127.0.0.1:9/", base))
-    monkeypatch.setitem(ds._SPECS, "fashion_mnist", spec)
+    monkeypatch.setitem(catalogue._SPECS, "fashion_mnist", spec)
     man = ensure_dataset("fashion_mnist", tmp_path, download=True, timeout=2.0)
     assert [f["md5"] for f in man["files"]] == [m for _, m in dataset_files("fashion_mnist")]
 
@@ -299,11 +299,11 @@ def _fake_tarball(src_root: Path, dest: Path) -> None:
 
 
 def _patched_cifar10_spec(src_root: Path, archive: Path, monkeypatch) -> None:
-    spec = ds._SPECS["cifar10"]
-    files = tuple((f, ds.md5sum(src_root / spec.folder / f)) for f, _ in spec.files)
+    spec = catalogue._SPECS["cifar10"]
+    files = tuple((f, fetch.md5sum(src_root / spec.folder / f)) for f, _ in spec.files)
     new = dataclasses.replace(spec, files=files, archive_url=archive.as_uri(),
                               archive_md5=hashlib.md5(archive.read_bytes()).hexdigest())
-    monkeypatch.setitem(ds._SPECS, "cifar10", new)
+    monkeypatch.setitem(catalogue._SPECS, "cifar10", new)
 
 
 def test_cifar_tarball_from_mirror_and_download(tmp_path, monkeypatch):

@@ -95,7 +95,7 @@ def test_budget_holds_in_floating_point_on_many_cases():
 
 def test_perk_window_on_a_channel_plan(plan):
     A = 0.3 * float(torch.sum(1 / plan.pi ** 2))     # binding at the plan's power
-    p_thr, p_full = dz.perk_window(plan.pi, A, plan.power_w, CLIP, DIM)
+    p_thr, p_full = dz.perk_window(plan.pi, A=A, power_w=plan.power_w, clip=CLIP, dim=DIM)
     assert p_thr < plan.power_w < p_full or p_thr < p_full <= plan.power_w
     at_thr = plan.at_power(p_thr).pi
     assert float(torch.sum(1 / at_thr ** 2)) == pytest.approx(A, rel=1e-12)
@@ -116,8 +116,8 @@ def test_perk_threshold_of_eq_51_from_the_channels(plan):
     u = torch.ones(plan.channels.shape[-1], dtype=plan.channels.dtype)
     norms = torch.linalg.vector_norm(zf_matrix(plan.channels) @ u, dim=-1)
     h_eff = float(torch.sum(1 / norms ** 2))
-    direct = dz.perk_threshold_power(A, CLIP, DIM, h_eff)
-    window = dz.perk_window(plan.pi, A, plan.power_w, CLIP, DIM)
+    direct = dz.perk_threshold_power(A=A, clip=CLIP, dim=DIM, h_eff=h_eff)
+    window = dz.perk_window(plan.pi, A=A, power_w=plan.power_w, clip=CLIP, dim=DIM)
     assert direct == pytest.approx(window[0], rel=1e-12)
 
 

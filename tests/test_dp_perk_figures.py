@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 import torch
 
+from airfl.papers.dp_perk import analytic_claims as ac
 from airfl.papers.dp_perk import analytic_figures as af
 
 torch.set_num_threads(1)
@@ -38,18 +39,18 @@ def test_fig2_frame_shape():
 
 
 def test_fig2_claims_hold_and_can_fail():
-    found = _by_id(af.claims(af.DEFAULTS, parts=("fig2",)))
+    found = _by_id(ac.claims(af.DEFAULTS, parts=("fig2",)))
     assert all(c[3] for c in found.values()), [c for c in found.values() if not c[3]]
     frame = af.fig2_frame(af.DEFAULTS)
     broken = frame.copy()
     rows = (broken.curve == "ours") & np.isclose(broken.B, 50.0) & (broken["T"] > 60)
     broken.loc[rows, "rdp"] *= 1.01                                 # no longer flat after T*
-    again = _by_id(af._fig2_claims(broken, af.DEFAULTS))
+    again = _by_id(ac._fig2_claims(broken, af.DEFAULTS))
     assert not again["fig2.linear_then_flat"][3]
 
 
 def test_threshold_claims_on_two_trials():
-    found = _by_id(af.claims(SMALL, parts=("threshold",)))
+    found = _by_id(ac.claims(SMALL, parts=("threshold",)))
     for cid in ("perk.zf_threshold", "perk.zf_opt_threshold", "perk.binding_at_2mW",
                 "fig6.threshold_in_grid", "perk.threshold_vs_eps", "perk.authors_labelling",
                 "perk.combiner_gain"):
@@ -78,7 +79,7 @@ def test_allocation_frame_shows_the_two_regimes():
 
 
 def test_fig6_and_privacy_claims():
-    found = _by_id(af.claims(SMALL, parts=("fig6", "privacy")))
+    found = _by_id(ac.claims(SMALL, parts=("fig6", "privacy")))
     for cid in ("fig6.identical_below", "fig6.flat_above_full", "fig6.dp_noisier",
                 "privacy.target_met", "privacy.optimal_conversion"):
         assert found[cid][3], found[cid]
@@ -89,20 +90,20 @@ def test_fig6_and_privacy_claims():
 
 
 def test_quick_profile_claims():
-    found = _by_id(af.claims(af.DEFAULTS, parts=("quick",)))
+    found = _by_id(ac.claims(af.DEFAULTS, parts=("quick",)))
     assert found["quick.threshold"][3], found["quick.threshold"]
     assert found["quick.fig6_grid"][3], found["quick.fig6_grid"]
 
 
 def test_unknown_claim_part():
     with pytest.raises(ValueError, match="parts"):
-        af.claims(af.DEFAULTS, parts=("fig9",))
+        ac.claims(af.DEFAULTS, parts=("fig9",))
 
 
 def test_leading_digit_interval_reads_one_significant_figure():
-    assert af.leading_digit_interval(3e5) == (3e5, 4e5)
-    assert af.leading_digit_interval(7e5) == (7e5, 8e5)
-    assert af.leading_digit_interval(0.02) == pytest.approx((0.02, 0.03))
+    assert ac.leading_digit_interval(3e5) == (3e5, 4e5)
+    assert ac.leading_digit_interval(7e5) == (7e5, 8e5)
+    assert ac.leading_digit_interval(0.02) == pytest.approx((0.02, 0.03))
 
 
 def _mimo_frame(ratio_to_A, trials=3):
@@ -122,13 +123,13 @@ def test_mimo_window_checks_each_conversion_against_its_own_end():
     K = 1e7 * rdp_budget(0.1 * math.sqrt(d), delta)          # the spec's premise, exactly 1e7 A
     assert eps_optimal(K, delta)[0] / math.sqrt(d) == pytest.approx(3.84e5, rel=1e-3)
     assert eps_paper(K, delta) / math.sqrt(d) == pytest.approx(7.68e5, rel=1e-3)
-    claim = af._mimo_no_privacy(_mimo_frame(1e7), af.DEFAULTS)
+    claim = ac._mimo_no_privacy(_mimo_frame(1e7), af.DEFAULTS)
     assert claim[0] == "perk.mimo_no_privacy" and claim[3], claim     # its own premise holds
     # ~0.937e7 A (our 10 trials): optimal 3.60e5, paper 7.20e5 - each at its own end; the old
     # single-conversion test (paper mean in [3e5, 7e5]) called this a "no"
-    assert af._mimo_no_privacy(_mimo_frame(0.937e7), af.DEFAULTS)[3]
+    assert ac._mimo_no_privacy(_mimo_frame(0.937e7), af.DEFAULTS)[3]
     # paper 6.6e5 is in [3e5, 7e5] but below its own end 7e5 (optimal 3.3e5 still at 3e5)
-    low = af._mimo_no_privacy(_mimo_frame(0.86e7), af.DEFAULTS)
+    low = ac._mimo_no_privacy(_mimo_frame(0.86e7), af.DEFAULTS)
     assert not low[3] and "paper conversion 6.6" in low[2], low
     # optimal 4.2e5 has left its end while the paper conversion (8.4e5) has left its own too
-    assert not af._mimo_no_privacy(_mimo_frame(1.1e7), af.DEFAULTS)[3]
+    assert not ac._mimo_no_privacy(_mimo_frame(1.1e7), af.DEFAULTS)[3]

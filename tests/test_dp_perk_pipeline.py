@@ -19,7 +19,7 @@ from airfl.core.loop import TrialSetup, run_trial
 from airfl.core.scheme import ChannelStatistics, DesignContext
 from airfl.pipeline.registry import build_scheme
 from airfl.models import SoftmaxRegression, build_model
-from airfl.papers.dp_perk import experiments as dpx
+from airfl.papers.dp_perk import training_claims as dpx
 from airfl.papers.dp_perk.training import compose, dp_curve, power_curve
 
 N, PER, DIM_IN = 10, 20, 12

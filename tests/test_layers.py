@@ -16,3 +16,15 @@ def test_import_contracts_are_kept(repo_root):
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
     assert "Contracts: 5 kept, 0 broken." in done.stdout
 
+
+
+MAX_MODULE_LINES = 500
+
+
+def test_no_module_is_longer_than_500_lines(repo_root):
+    """One job per module (issue 12): a module past ~500 lines holds several and is split by role
+    (e.g. a wing's proposed schemes apart from its baselines, dataset readers apart from fetching)."""
+    long = {str(path.relative_to(repo_root)): n
+            for path in sorted((repo_root / "src" / "airfl").rglob("*.py"))
+            if (n := len(path.read_text(encoding="utf-8").splitlines())) > MAX_MODULE_LINES}
+    assert not long, f"modules over {MAX_MODULE_LINES} lines: {long}"

@@ -1,4 +1,4 @@
-"""Tests of airfl.data.partition (on real MNIST labels where the spec numbers refer to MNIST)."""
+"""Tests of airfl.data.partition and .partitioners (on real MNIST labels where specs cite MNIST)."""
 
 from __future__ import annotations
 

@@ -80,8 +80,8 @@ def test_ota_transmit_energy_meets_the_budget():
         state = _state(t)
         mask = state.channel_power >= design["threshold_power"]
         clipped, _ = clip_by_norm(_updates(t) * 30, 1.0)
-        energy = inversion_energy(torch.linalg.vector_norm(clipped, dim=1).double(),
-                                  design["amplitude"], state.channel_power)
+        energy = inversion_energy(update_norm=torch.linalg.vector_norm(clipped, dim=1).double(),
+                                  scale=design["amplitude"], channel_power=state.channel_power)
         assert bool((energy[mask] <= energy_budget * (1 + 1e-9)).all())
 
 

@@ -33,7 +33,7 @@ def shannon_rate(snr) -> torch.Tensor:
     return torch.log2(1.0 + s)  # Shannon: C = log2(1 + SNR); biased_fl §2.6 R_m, errata 1 C_{m,t}
 
 
-def capacity_bits(snr, bandwidth_hz, duration_s) -> torch.Tensor:
+def capacity_bits(snr, *, bandwidth_hz, duration_s) -> torch.Tensor:
     """Bits deliverable at capacity in ``duration_s`` seconds over ``bandwidth_hz``: ``B t log2(1 + snr)``."""
     b = _validated(bandwidth_hz, "bandwidth_hz", low=0.0, strict=True)
     t = _validated(duration_s, "duration_s", low=0.0)
@@ -57,7 +57,7 @@ def outage_probability_rayleigh(mean_snr, rate) -> torch.Tensor:
     return -torch.expm1(-snr_threshold / s)  # 1 - exp(-(2^R - 1)/mean_snr)
 
 
-def upload_latency(payload_bits, rate, bandwidth_hz) -> torch.Tensor:
+def upload_latency(payload_bits, *, rate, bandwidth_hz) -> torch.Tensor:
     """Slot length ``L / (B R)`` seconds (biased_fl §2.6); ``inf`` where the rate is 0."""
     bits = _validated(payload_bits, "payload_bits", low=0.0)
     r = _validated(rate, "rate", low=0.0)
@@ -65,7 +65,7 @@ def upload_latency(payload_bits, rate, bandwidth_hz) -> torch.Tensor:
     return bits / (b * r)  # biased_fl §2.6: tau_{t,m} = L_m / (B R_m)
 
 
-def tdma_round_latency(payload_bits, rates, bandwidth_hz, transmitting) -> torch.Tensor:
+def tdma_round_latency(payload_bits, rates, *, bandwidth_hz, transmitting) -> torch.Tensor:
     """TDMA round latency ``sum_n chi[t, n] L_n / (B R_{t,n})``, one value per round ``[T]``.
 
     ``payload_bits`` ``[N]`` (or ``[T, N]``), ``rates`` ``[N]`` fixed or ``[T, N]`` per round (capacity
@@ -75,7 +75,7 @@ def tdma_round_latency(payload_bits, rates, bandwidth_hz, transmitting) -> torch
     mask = torch.as_tensor(transmitting)
     if mask.dtype != torch.bool:
         raise ValueError("transmitting must be a bool mask [T, N]")
-    slot = upload_latency(payload_bits, rates, bandwidth_hz)
+    slot = upload_latency(payload_bits, rate=rates, bandwidth_hz=bandwidth_hz)
     slot, mask = torch.broadcast_tensors(slot, mask)
     if (mask & torch.isinf(slot)).any():
         raise ValueError("a transmitting device has rate 0 (infinite slot)")

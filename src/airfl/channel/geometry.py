@@ -45,7 +45,7 @@ def _radii_pair(radius, min_radius) -> tuple[torch.Tensor, torch.Tensor]:
     return big, small
 
 
-def uniform_disc(num_devices: int, radius, generator: torch.Generator, min_radius=0.0,
+def uniform_disc(num_devices: int, *, radius, generator: torch.Generator, min_radius=0.0,
                  batch_shape: Sequence[int] = (), return_coords: bool = False) -> torch.Tensor:
     """Devices uniform in area on the disc (annulus if ``min_radius > 0``) around a BS at the origin.
 
@@ -90,7 +90,7 @@ def uniform_box(num_devices: int, low: Sequence[float], high: Sequence[float],
     return lo + u * (hi - lo)
 
 
-def quantile_radii(num_devices: int, radius, min_radius=0.0) -> torch.Tensor:
+def quantile_radii(num_devices: int, *, radius, min_radius=0.0) -> torch.Tensor:
     """Deterministic equal-area quantile radii ``r_m = R sqrt((m - 0.5)/N)``, m = 1..N (biased_fl §2.3).
 
     Each device sits at the median radius of its own equal-area ring, increasing with m. With

@@ -40,7 +40,7 @@ def energy_per_symbol(power_w, bandwidth_hz) -> torch.Tensor:
     return p / b  # biased_fl §2.5: E_s = P_tx / B
 
 
-def mean_snr(power_w, path_gain, n0_dbm_per_hz, bandwidth_hz) -> torch.Tensor:
+def mean_snr(*, power_w, path_gain, n0_dbm_per_hz, bandwidth_hz) -> torch.Tensor:
     """Mean received SNR per symbol (linear): ``Lambda E_s / N0 = P Lambda / (N0 B)`` (biased_fl §2.3)."""
     lam = _validated(path_gain, "path_gain", low=0.0)
     es = energy_per_symbol(power_w, bandwidth_hz)

@@ -23,7 +23,7 @@ from .pathloss import _validated
 __all__ = ["inversion_threshold_power", "truncated_inversion_mask", "inversion_energy"]
 
 
-def inversion_threshold_power(grad_bound, scale, dim: int, energy_per_symbol) -> torch.Tensor:
+def inversion_threshold_power(*, grad_bound, scale, dim: int, energy_per_symbol) -> torch.Tensor:
     """Power threshold ``(G gamma)^2 / (d E_s)`` of biased_fl eq. 8 (its amplitude rule, squared).
 
     ``grad_bound`` G and ``scale`` gamma broadcast (e.g. gamma per device ``[N]``); ``dim`` is d, the
@@ -48,7 +48,7 @@ def truncated_inversion_mask(channel_power, threshold) -> torch.Tensor:
     return p >= th  # biased_fl eq. 8 / eq. 12: chi = 1{|h|^2 >= threshold}
 
 
-def inversion_energy(update_norm, scale, channel_power) -> torch.Tensor:
+def inversion_energy(*, update_norm, scale, channel_power) -> torch.Tensor:
     """Energy ``||x||^2 = gamma^2 ||g||^2 / |h|^2`` of the inverted signal ``x = gamma g / h`` (eq. 7).
 
     ``update_norm`` is ``||g||`` (not squared). Compare with the budget ``d E_s`` to check the

@@ -58,7 +58,7 @@ def _validated(x, name: str, *, low: float | None = None, strict: bool = False,
     return t
 
 
-def log_distance_db(distance, pl0_db, exponent, d0: float = 1.0) -> torch.Tensor:
+def log_distance_db(distance, *, pl0_db, exponent, d0: float = 1.0) -> torch.Tensor:
     """Log-distance path loss in dB: ``PL(d) = PL0 + 10 n log10(d / d0)``.
 
     ``pl0_db`` is the loss at the reference distance ``d0`` (metres), ``exponent`` the path-loss
@@ -72,7 +72,7 @@ def log_distance_db(distance, pl0_db, exponent, d0: float = 1.0) -> torch.Tensor
     return pl0 + 10.0 * n * torch.log10(d / d0)  # biased_fl spec §2.3: PL = 50 + 10*2.2*log10(r/1 m)
 
 
-def free_space_db(distance, carrier_hz, exponent: float = 2.0, antenna_gain_db: float = 0.0,
+def free_space_db(distance, *, carrier_hz, exponent: float = 2.0, antenna_gain_db: float = 0.0,
                   speed_of_light: float = SPEED_OF_LIGHT) -> torch.Tensor:
     """Free-space (Friis) path loss in dB, optionally with a general exponent and antenna gains.
 

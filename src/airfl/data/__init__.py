@@ -1,21 +1,14 @@
 """Datasets (torchvision layout, read without torchvision), partitions and heterogeneity."""
 
-from .datasets import (
+from .catalogue import (
     DATASET_NAMES,
-    MIRROR_ENV_VAR,
     DatasetInfo,
     DatasetUnavailableError,
     canonical_name,
     dataset_files,
     dataset_info,
-    dataset_present,
-    ensure_dataset,
-    find_problems,
-    load_dataset,
-    load_labels,
-    md5sum,
-    to_float_tensor,
 )
+from .fetch import MIRROR_ENV_VAR, dataset_present, ensure_dataset, find_problems, md5sum
 from .heterogeneity import (
     data_size_weights,
     label_histograms,
@@ -23,9 +16,9 @@ from .heterogeneity import (
     wasserstein_softmax_weights,
     wasserstein_to_global,
 )
-from .partition import (
+from .partition import Partition
+from .partitioners import (
     PARTITION_KINDS,
-    Partition,
     dirichlet,
     dominant_class,
     iid,
@@ -36,6 +29,7 @@ from .partition import (
     per_class_subset,
     shards,
 )
+from .readers import load_dataset, load_labels, to_float_tensor
 
 __all__ = [
     "DATASET_NAMES",

@@ -15,7 +15,8 @@ from airfl.pipeline.registry import all_analytic, all_experiments, code_path, pa
 
 # Code each stage family depends on (DVC `deps`): a change reruns the stage under `dvc repro`.
 STAGE_CODE = {
-    "data": ["src/airfl/data/datasets.py", "src/airfl/pipeline/stages/data.py"],
+    "data": ["src/airfl/data/catalogue.py", "src/airfl/data/fetch.py",
+             "src/airfl/pipeline/stages/data.py"],
     "partition": ["src/airfl/data", "src/airfl/pipeline/stages/partition.py",
                   "src/airfl/pipeline/trial.py", "src/airfl/plotting.py"],
     "reference": ["src/airfl/pipeline/stages/reference.py"],

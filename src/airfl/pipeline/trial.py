@@ -38,8 +38,8 @@ from airfl.rng import numpy_generator, torch_generator
 def path_gain_db(distances: torch.Tensor, pathloss: dict[str, Any]) -> torch.Tensor:
     """Path loss in dB of the configured model."""
     if pathloss["model"] == "log_distance":
-        return log_distance_db(distances, pathloss["pl0_db"], pathloss["exponent"])
-    return free_space_db(distances, pathloss["carrier_hz"])
+        return log_distance_db(distances, pl0_db=pathloss["pl0_db"], exponent=pathloss["exponent"])
+    return free_space_db(distances, carrier_hz=pathloss["carrier_hz"])
 
 
 def radio_units(channel: dict[str, Any], curve: dict[str, Any] | None = None
@@ -66,10 +66,11 @@ def channel_statistics(params: dict[str, Any], block: dict[str, Any], experiment
                                  bandwidth_hz=float(channel.get("bandwidth_hz", 1.0e6)),
                                  distances_m=torch.zeros(n, dtype=torch.float64))
     if channel["placement"] == "quantile":
-        distances = quantile_radii(n, channel["radius_m"], channel["min_radius_m"])
+        distances = quantile_radii(n, radius=channel["radius_m"], min_radius=channel["min_radius_m"])
     else:
         generator = torch_generator(params["seed"], experiment_id, "trial", trial, "placement")
-        distances = uniform_disc(n, channel["radius_m"], generator, channel["min_radius_m"])
+        distances = uniform_disc(n, radius=channel["radius_m"], generator=generator,
+                                 min_radius=channel["min_radius_m"])
     gain = gain_from_db(path_gain_db(distances, channel["pathloss"]))
     edge = gain_from_db(path_gain_db(torch.tensor([float(channel["radius_m"])], dtype=torch.float64),
                                      channel["pathloss"]))

@@ -1,8 +1,10 @@
 """Biased FL under wireless heterogeneity (Ul Abrar, Michelusi; arXiv 2503.06078).
 
 Spec: shared/specs/biased_fl.md (its Errata override the text). Wing contents: the problem and
-reference optimum (problem.py), OTA and digital designs (ota_design.py, digital_design.py), the
-proposed schemes and the twelve SOTA baselines (ota_schemes.py, digital_schemes.py).
+reference optimum (problem.py), OTA and digital designs (design_ota.py, design_digital.py), the
+proposed schemes (schemes_ota.py, schemes_digital.py) and the twelve SOTA baselines
+(schemes_ota_baselines.py, schemes_digital_baselines.py), their parameters (scheme_params.py),
+the training figures' run blocks (training.py) and the catalogue (experiments.py).
 """
 
 from airfl.core.wing import Wing
@@ -14,15 +16,16 @@ def _curve_defs() -> dict:
     return {"biased_fl_curve": curve_schema()}
 
 
-_OTA, _DIGITAL = f"{__name__}.ota_schemes", f"{__name__}.digital_schemes"
+_OTA, _DIGITAL = f"{__name__}.schemes_ota", f"{__name__}.schemes_digital"
+_OTA_BASE, _DIGITAL_BASE = f"{_OTA}_baselines", f"{_DIGITAL}_baselines"
 WING = Wing(name="biased_fl", package=__name__, catalogue=f"{__name__}.experiments",
             schema_defs=_curve_defs, schemes={
-                "biased_ota": f"{_OTA}:BiasedOta", "opc_ota_comp": f"{_OTA}:OpcOtaComp",
-                "lcpc_ota_comp": f"{_OTA}:LcpcOtaComp", "bbfl_interior": f"{_OTA}:BbflInterior",
-                "bbfl_alternative": f"{_OTA}:BbflAlternative",
-                "vanilla_ota_fl": f"{_OTA}:VanillaOtaFl", "opc_ota_fl": f"{_OTA}:OpcOtaFl",
+                "biased_ota": f"{_OTA}:BiasedOta", "opc_ota_comp": f"{_OTA_BASE}:OpcOtaComp",
+                "lcpc_ota_comp": f"{_OTA_BASE}:LcpcOtaComp", "bbfl_interior": f"{_OTA_BASE}:BbflInterior",
+                "bbfl_alternative": f"{_OTA_BASE}:BbflAlternative",
+                "vanilla_ota_fl": f"{_OTA_BASE}:VanillaOtaFl", "opc_ota_fl": f"{_OTA_BASE}:OpcOtaFl",
                 "biased_digital": f"{_DIGITAL}:BiasedDigital",
-                "best_channel": f"{_DIGITAL}:BestChannel",
-                "proportional_fairness": f"{_DIGITAL}:ProportionalFairness",
-                "best_channel_norm": f"{_DIGITAL}:BestChannelNorm", "uqos": f"{_DIGITAL}:Uqos",
-                "qml": f"{_DIGITAL}:Qml", "fedtoe": f"{_DIGITAL}:FedToe"})
+                "best_channel": f"{_DIGITAL_BASE}:BestChannel",
+                "proportional_fairness": f"{_DIGITAL_BASE}:ProportionalFairness",
+                "best_channel_norm": f"{_DIGITAL_BASE}:BestChannelNorm", "uqos": f"{_DIGITAL_BASE}:Uqos",
+                "qml": f"{_DIGITAL_BASE}:Qml", "fedtoe": f"{_DIGITAL_BASE}:FedToe"})

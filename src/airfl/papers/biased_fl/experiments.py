@@ -11,7 +11,7 @@ import pandas as pd
 from airfl.claims import final_by_trial, final_values, fmt, paired_order, speedups
 from airfl.experiments import Claim, ClaimResult, Experiment, FigureSpec, Reference
 from airfl.styles import register_styles
-from airfl.papers.biased_fl.setting import (compose_panel, compute_reference, offset_curves,
+from airfl.papers.biased_fl.training import (compose_panel, compute_reference, offset_curves,
                                             sensitivity_curves)
 
 REFERENCE = Reference("biased_fl", ("biased_fl.problem", "biased_fl.radio.num_devices"), "mnist",

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-# ----- OTA schemes (ota_schemes.py) -----------------------------------------------------------
+# ----- OTA schemes (schemes_ota.py, schemes_ota_baselines.py) ---------------------------------
 
 
 _POS = {"type": "number", "exclusiveMinimum": 0}
@@ -66,7 +66,7 @@ OTA_PARAMS: dict[str, dict] = {
 }
 
 
-# ----- digital schemes (digital_schemes.py) --------------------------------------------------
+# ----- digital schemes (schemes_digital.py, schemes_digital_baselines.py) ---------------------
 
 
 _K = {"type": "integer", "minimum": 1, "default": 5,

@@ -9,11 +9,13 @@ Spec: shared/specs/dp_perk_airfl.md (its Errata override the text). Wing content
 * :mod:`.privacy` - the user-level converging RDP bound (Prop. III.1) and its (eps, delta) forms.
 * :mod:`.design` - the norm allocation (water-filling, bisection, cvxpy), the perk window
   (P_thr, P_full) and the finite-D allocation (App. D).
-* :mod:`.methods` - per-round aggregation of Vanilla FL, FL w/ clipping, AirFL-MIMO, AirFL-DP.
-* :mod:`.analytic_figures` - Fig. 2 and the analytic diagnostics as tidy frames, and their claims.
+* :mod:`.aggregation` - per-round aggregation of Vanilla FL, FL w/ clipping, AirFL-MIMO, AirFL-DP.
+* :mod:`.analytic_figures` - Fig. 2 and the analytic diagnostics as tidy frames;
+  :mod:`.analytic_claims` - the claims those frames decide.
 
 * :mod:`.schemes`, :mod:`.training`, :mod:`.experiments` - the pipeline scheme (kind ``dp_perk``),
-  the run blocks of Figs. 3-6 and the registered figures with their claims.
+  the run blocks of Figs. 3-6 and the registered figures (the catalogue);
+  :mod:`.training_claims` - the claims checked on the training figures.
 """
 
 from airfl.core.wing import Wing

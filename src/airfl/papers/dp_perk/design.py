@@ -210,13 +210,13 @@ def waterfill_cvxpy(pi: Any, A: float) -> Allocation:
 # Perk threshold (Remark IV.2) and full binding (Errata 1)
 # ------------------------------------------------------------------------------------------
 
-def perk_threshold_power(A: float, clip: float, dim: int, h_eff: float) -> float:
+def perk_threshold_power(*, A: float, clip: float, dim: int, h_eff: float) -> float:
     """(51): the largest P with ``P/sigma^2 <= eps^2/((2c_delta+8) L_delta r d h_eff)``, written
     with (34) as ``P_thr = A c^2 / (d h_eff)``; ``h_eff = sum_t 1/||H (H^H H)^{-1} u||^2`` (52)."""
     return _budget(A) * clip * clip / (int(dim) * float(h_eff))  # (51) with (34)
 
 
-def perk_window(pi: Any, A: float, power_w: float, clip: float, dim: int) -> tuple[float, float]:
+def perk_window(pi: Any, *, A: float, power_w: float, clip: float, dim: int) -> tuple[float, float]:
     """(P_thr, P_full) for the trial whose (P1) norms at power P are ``pi``.
 
     ``pi_t^2 = gamma^2 ||H (H^H H)^{-1} u||^2`` with ``gamma^2 = c^2/(d P)`` (50), so
@@ -227,7 +227,7 @@ def perk_window(pi: Any, A: float, power_w: float, clip: float, dim: int) -> tup
     p = _pi(pi)
     gamma2 = clip * clip / (int(dim) * power_w)
     h_eff = gamma2 * float(np.sum(1.0 / p ** 2))                # (52) from the (P1) norms
-    p_thr = perk_threshold_power(A, clip, dim, h_eff)           # (51)
+    p_thr = perk_threshold_power(A=A, clip=clip, dim=dim, h_eff=h_eff)  # (51)
     p_full = power_w * _budget(A) * float(np.max(p)) ** 2 / p.size  # Errata 1
     return p_thr, p_full
 
@@ -383,7 +383,7 @@ def design_airfl_dp(pi: Any, *, eps_tilde: float | None, delta: float, dim: int,
             raise ValueError(f"solver must be one of {sorted(solvers)}, got {solver!r}")
         alloc = solvers[solver](p, a)
         q, level, used = np.asarray(alloc.q), alloc.water_level, alloc.solver
-        window = perk_window(p, a, power_w, clip, dim)
+        window = perk_window(p, A=a, power_w=power_w, clip=clip, dim=dim)
     else:
         eps = eps_tilde * math.sqrt(int(dim))
         a = budget_A(eps, delta, sample_ratio, clip, s2)              # (34)

@@ -3,25 +3,40 @@ allocations, the Fig. 6 forecast and the privacy table; params.yaml `dp_perk.ana
 in both profiles) and the training figures 3(a,b), 4(a,b), 5, 6 (`dp_perk.training`), with the
 claims of spec §8 (its Errata applied) checked on the stored figure data.
 
-Claims whose reference numbers are the authors' paper-scale results (spec §8 "authors' code
-reference", +-0.02 in the epochs mode) apply only to runs of the paper's model; elsewhere they
-report n/a rather than a verdict.
+The claim checks of the training figures are in :mod:`airfl.papers.dp_perk.training_claims`,
+those of the analytic ones in :mod:`airfl.papers.dp_perk.analytic_claims`.
 """
 
 from __future__ import annotations
 
-import math
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from airfl.claims import (all_of, chain, final_by_trial, final_values, paired_order,
-                          paired_trend)
-from airfl.experiments import (AnalyticFigure, Claim, ClaimResult, Experiment, FigureSpec, Panel)
+from airfl.claims import final_by_trial, paired_trend
+from airfl.experiments import AnalyticFigure, Claim, Experiment, FigureSpec, Panel
+from airfl.papers.dp_perk import analytic_claims as ac
 from airfl.papers.dp_perk import analytic_figures as af
 from airfl.papers.dp_perk import schemes  # noqa: F401  (registers the scheme kind)
 from airfl.papers.dp_perk.training import compose
+from airfl.papers.dp_perk.training_claims import (
+    ACCURACY,
+    FIG5_AUTHORS,
+    _authors,
+    _below_iid,
+    _dp_by_eps,
+    _dp_curves,
+    _ends,
+    _fig3_reference,
+    _fig5_reference,
+    _fig6_claims,
+    _fmt,
+    _gap_shrinks,
+    _mimo_like_clip,
+    _ordering,
+    _tradeoff,
+)
 from airfl.styles import register_styles
 
 NAMES = {"vanilla": "Vanilla FL", "fl_clip": "FL w/ clipping", "airfl_mimo": "AirFL-MIMO",
@@ -30,8 +45,6 @@ register_styles({"Vanilla FL": ("#000000", "o"), "FL w/ clipping": ("#7f7f7f", "
                  "AirFL-MIMO": ("#1f77b4", "^"), "AirFL-DP": ("#d62728", "*"),
                  "AirFL-MIMO, optimised phases": ("#17becf", "v"),
                  "AirFL-DP, optimised phases": ("#ff7f0e", "P")})
-PAPER_MODEL = "fedavg_cnn"
-ACCURACY = "test_accuracy"
 
 
 # -- labels and curve selections --------------------------------------------------------------
@@ -59,241 +72,6 @@ def _fig6_curves(beamformer: str):
             return beamformer == "zf"
         return params["in_fig6"] and params["beamformer"] == beamformer
     return pick
-
-
-# -- claim helpers --------------------------------------------------------------------------------
-
-def _dp_by_eps(frame: pd.DataFrame, metric: str = ACCURACY) -> pd.Series:
-    """Final metric of AirFL-DP per eps_tilde (mean over trials), sorted by eps_tilde."""
-    finals = final_values(frame, metric)
-    eps = frame.dropna(subset=["param_eps_tilde"]).groupby("curve")["param_eps_tilde"].first()
-    return pd.Series({float(eps[c]): v for c, v in finals.items() if c in eps}).sort_index()
-
-
-def _fmt(series: pd.Series, scale: float = 100.0, digits: int = 4) -> str:
-    return ", ".join(f"{k:g}: {scale * v:.{digits}g}" for k, v in series.items())
-
-
-def _is_paper_model(frame: pd.DataFrame) -> bool:
-    return "model" in frame and bool((frame["model"] == PAPER_MODEL).all())
-
-
-def _dp_curves(frame: pd.DataFrame) -> list[str]:
-    """AirFL-DP's curves in increasing order of eps_tilde."""
-    eps = frame.dropna(subset=["param_eps_tilde"]).groupby("curve")["param_eps_tilde"].first()
-    return list(eps.sort_values().index)
-
-
-def _last_rounds_by_trial(frame: pd.DataFrame, metric: str, rounds: int = 10) -> pd.DataFrame:
-    """Per trial and curve, the mean of `metric` over the last `rounds` evaluated rounds."""
-    last = frame[frame["round"] > frame["round"].max() - rounds].dropna(subset=[metric])
-    return last.pivot_table(index="trial", columns="curve", values=metric, aggfunc="mean")
-
-
-def _tradeoff(frame: pd.DataFrame) -> ClaimResult:
-    """Spec 8, Fig. 3 claim 1: accuracy rises and training loss falls with eps_tilde, on the final
-    values and on the last-10-round means, up to trial noise (a paired trend over trials)."""
-    dp = _dp_curves(frame)
-    checks = [
-        paired_trend(final_by_trial(frame, ACCURACY), dp, scale=100, unit=" pp",
-                     note="final acc"),
-        paired_trend(final_by_trial(frame, "train_loss"), dp, higher_is_better=False,
-                     note="final train loss"),
-        paired_trend(_last_rounds_by_trial(frame, ACCURACY), dp, scale=100, unit=" pp",
-                     note="last-10-round acc"),
-        paired_trend(_last_rounds_by_trial(frame, "train_loss"), dp, higher_is_better=False,
-                     note="last-10-round train loss")]
-    return all_of(checks)
-
-
-def _gap_shrinks(frame: pd.DataFrame) -> ClaimResult:
-    """Relaxing eps_tilde above the middle of the grid shrinks MIMO - DP, i.e. the DP curve above
-    beats the middle one (the MIMO term is common to both gaps)."""
-    dp = _dp_curves(frame)
-    middle, above = dp[len(dp) // 2], dp[len(dp) // 2 + 1]
-    acc = final_values(frame, ACCURACY)
-    gaps = {c: 100 * (acc["airfl_mimo"] - acc[c]) for c in (middle, above)}
-    return paired_order(final_by_trial(frame, ACCURACY), [(above, middle)], scale=100,
-                        unit=" pp", note=f"AirFL-MIMO - AirFL-DP: {gaps[middle]:.3g} pp at "
-                        f"{middle}, {gaps[above]:.3g} pp at {above}")
-
-
-def _mimo_like_clip(frame: pd.DataFrame) -> ClaimResult:
-    acc = final_values(frame, ACCURACY)
-    diff = 100 * abs(acc["airfl_mimo"] - acc["fl_clip"])
-    return ClaimResult(diff <= 1.0, f"|AirFL-MIMO - FL w/ clipping| = {diff:.3g} pp "
-                       f"({100 * acc['airfl_mimo']:.4g} vs {100 * acc['fl_clip']:.4g} %)")
-
-
-def _ordering(frame: pd.DataFrame) -> ClaimResult:
-    """Spec 8, Fig. 3 claim 4: Vanilla >= clip >= MIMO >= AirFL-DP (its best eps_tilde), each
-    link tested across trials."""
-    best_dp = max(_dp_curves(frame), key=final_values(frame, ACCURACY).get)
-    return paired_order(final_by_trial(frame, ACCURACY),
-                        chain(["vanilla", "fl_clip", "airfl_mimo", best_dp]),
-                        scale=100, unit=" pp")
-
-
-def _ends(min_gap: float):
-    """Largest eps_tilde within 3 pp of AirFL-MIMO, smallest at least `min_gap` pp below it
-    (spec 10.3 check 2 with Errata 2)."""
-    def evaluate(frame: pd.DataFrame) -> ClaimResult:
-        acc, mimo = _dp_by_eps(frame), final_values(frame, ACCURACY)["airfl_mimo"]
-        low, high = 100 * (mimo - acc.iloc[0]), 100 * (mimo - acc.iloc[-1])
-        return ClaimResult(high <= 3.0 and low >= min_gap,
-                           f"MIMO - DP: {low:.3g} pp at ε̃ = {acc.index[0]:g} (>= {min_gap:g}), "
-                           f"{high:.3g} pp at ε̃ = {acc.index[-1]:g} (<= 3)")
-    return evaluate
-
-
-def _authors(reference: dict[str, float], pick: Callable[[pd.DataFrame], dict[str, float]]):
-    """The authors' final accuracies (spec §8, +-0.02), for runs of the paper's model only."""
-    def evaluate(frame: pd.DataFrame) -> ClaimResult:
-        ours = pick(frame)
-        pairs = {k: (ours.get(k, math.nan), v) for k, v in reference.items()}
-        text = "; ".join(f"{k}: {a:.3f} vs {b:.3f}" for k, (a, b) in pairs.items())
-        if not _is_paper_model(frame):
-            return ClaimResult(None, f"not the paper's model ({frame['model'].iloc[0]}): {text}")
-        return ClaimResult(all(abs(a - b) <= 0.02 for a, b in pairs.values()), text)
-    return evaluate
-
-
-def _fig3_reference(frame: pd.DataFrame) -> dict[str, float]:
-    acc = final_values(frame, ACCURACY)
-    dp = _dp_by_eps(frame)
-    return {"vanilla": acc.get("vanilla", math.nan), "fl_clip": acc.get("fl_clip", math.nan),
-            "airfl_mimo": acc.get("airfl_mimo", math.nan),
-            **{f"dp {e:g}": float(dp.get(e, math.nan)) for e in (0.1, 0.13)}}
-
-
-def _fig5_reference(frame: pd.DataFrame) -> dict[str, float]:
-    return {f"{e:g}": float(v) for e, v in _dp_by_eps(frame).items()}
-
-
-FIG5_AUTHORS = {0.01: 0.155, 0.0175: 0.558, 0.025: 0.664, 0.0375: 0.753, 0.05: 0.796,
-                0.0625: 0.820, 0.075: 0.836, 0.0875: 0.847, 0.1: 0.855, 0.13: 0.866, 0.16: 0.873,
-                0.19: 0.877, 0.22: 0.879, 0.25: 0.881, 0.28: 0.882}
-
-
-def _below_iid(frame: pd.DataFrame) -> ClaimResult:
-    """Spec 10.3 check 4: non-i.i.d. below i.i.d. for Vanilla FL and AirFL-DP at the default
-    (middle of the Fig. 3 grid) eps_tilde, tested across trials. The two experiments draw
-    their own channels and data, so the pairs by trial index are independent: the paired
-    interval is still valid, only less powerful than under common random numbers."""
-    parts = {stem: rows for stem, rows in frame.groupby("figure")}
-    iid, non = parts["fig3a"], parts["fig4a"]
-    dp = _dp_curves(non)
-    middle = dp[len(dp) // 2]
-    values = pd.concat([final_by_trial(iid, ACCURACY)[["vanilla", middle]].add_prefix("iid "),
-                        final_by_trial(non, ACCURACY)[["vanilla", middle]].add_prefix("non-iid ")],
-                       axis=1)
-    return paired_order(values, [(f"iid {c}", f"non-iid {c}") for c in ("vanilla", middle)],
-                        scale=100, unit=" pp")
-
-
-# -- Fig. 6 ---------------------------------------------------------------------------------------
-
-METRICS = (ACCURACY, "test_loss", "train_loss")
-
-
-def _fig6_rows(frame: pd.DataFrame) -> pd.DataFrame:
-    """One row per (method, trial, P) of the over-the-air runs, with the trial's threshold."""
-    rows = frame.dropna(subset=["param_snr_wc_db"]).copy()
-    rows["method"] = rows["style_key"]
-    thresholds = rows.dropna(subset=["snr_threshold_db"]).groupby("trial")[
-        ["snr_threshold_db", "snr_full_db"]].first()
-    return rows.drop(columns=["snr_threshold_db", "snr_full_db"]).join(thresholds, on="trial")
-
-
-def _split(rows: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
-    dp = rows[rows["method"].str.startswith("AirFL-DP")].set_index(["trial", "param_snr_wc_db"])
-    mimo = rows[rows["method"].str.startswith("AirFL-MIMO")].set_index(
-        ["trial", "param_snr_wc_db"])
-    return dp, mimo
-
-
-def _identical_below(frame: pd.DataFrame) -> ClaimResult:
-    """Errata 1: for P <= P_thr (per trial) AirFL-DP and AirFL-MIMO runs are identical (final
-    test accuracy, test loss and training loss equal to the CSV's 10 digits)."""
-    dp, mimo = _split(_fig6_rows(frame))
-    below = dp[dp.index.get_level_values(1) <= dp["snr_threshold_db"]].index
-    same = [bool((dp.loc[i, list(METRICS)] == mimo.loc[i, list(METRICS)]).all()) for i in below]
-    return ClaimResult(len(below) > 0 and all(same),
-                       f"{sum(same)}/{len(below)} (trial, P) points below P_thr identical "
-                       f"(thresholds {dp['snr_threshold_db'].min():.2f}.."
-                       f"{dp['snr_threshold_db'].max():.2f} dB)")
-
-
-def _flat_above_full(frame: pd.DataFrame) -> ClaimResult:
-    """Errata 1: for P >= P_full AirFL-DP runs are identical across P within a trial."""
-    dp, _ = _split(_fig6_rows(frame))
-    above = dp[dp.index.get_level_values(1) >= dp["snr_full_db"]]
-    groups = [rows[list(METRICS)].drop_duplicates() for _, rows in above.groupby(level=0)]
-    return ClaimResult(len(above) > 0 and all(len(g) == 1 for g in groups),
-                       f"{len(above)} (trial, P) points above P_full in {len(groups)} trials; "
-                       f"distinct final values per trial: {[len(g) for g in groups]} "
-                       f"(P_full at {dp['snr_full_db'].min():.2f}..{dp['snr_full_db'].max():.2f}"
-                       " dB)")
-
-
-def _dp_below_mimo_above(frame: pd.DataFrame) -> ClaimResult:
-    """Above the threshold AirFL-DP is (slightly) worse than AirFL-MIMO, at every P where every
-    trial is above its P_thr; each P tested across trials, paired by trial."""
-    dp, mimo = _split(_fig6_rows(frame))
-    above = dp[dp.index.get_level_values(1) > dp["snr_threshold_db"]]
-    trials = dp.index.get_level_values(0).nunique()
-    snrs = [s for s, rows in above.groupby(level=1) if len(rows) == trials]
-    if not snrs:
-        return ClaimResult(False, "no SNR above every trial's perk threshold")
-    parts = [paired_order(pd.DataFrame({"AirFL-MIMO": mimo.xs(s, level=1)[ACCURACY],
-                                        "AirFL-DP": dp.xs(s, level=1)[ACCURACY]}),
-                          [("AirFL-MIMO", "AirFL-DP")], scale=100, unit=" pp",
-                          note=f"SNR_wc {s:.1f} dB") for s in snrs]
-    return all_of(parts)
-
-
-def _mimo_rises(frame: pd.DataFrame) -> ClaimResult:
-    """AirFL-MIMO's final accuracy keeps increasing with SNR, up to trial noise (paired trend
-    over the SNR grid)."""
-    _, mimo = _split(_fig6_rows(frame))
-    by_snr = mimo[ACCURACY].unstack(level=1).sort_index(axis=1)
-    by_snr.columns = [f"{s:.1f} dB" for s in by_snr.columns]
-    return paired_trend(by_snr, list(by_snr.columns), scale=100, unit=" pp")
-
-
-FIG6_AUTHORS = {2e-10: (0.836, 0.839), 7e-10: (0.855, 0.879), 2e-9: (0.855, 0.888),
-                7e-9: (0.855, 0.889), 2e-7: (0.855, 0.891)}
-
-
-def _fig6_reference(frame: pd.DataFrame) -> dict[str, float]:
-    rows = _fig6_rows(frame)
-    out = {}
-    for power, (dp_ref, mimo_ref) in FIG6_AUTHORS.items():
-        at = rows[np.isclose(rows["param_power_w"], power, rtol=1e-9, atol=0.0)]
-        for method, ref in (("AirFL-DP", dp_ref), ("AirFL-MIMO", mimo_ref)):
-            out[f"{method} {power:g} W"] = float(at[at["method"] == method][ACCURACY]
-                                                 .mean())
-    return out
-
-
-def _fig6_claims(panel: str, authors: bool) -> tuple[Claim, ...]:
-    words = "" if panel == "fig6" else " (optimised phases)"
-    claims = (
-        Claim(f"{panel}_identical_below", "Below the perk threshold AirFL-DP is identical to "
-              f"AirFL-MIMO (same q_t, common random numbers){words}.", _identical_below, panel),
-        Claim(f"{panel}_flat_above_full", "Above full binding P_full AirFL-DP no longer "
-              f"depends on P (Errata 1){words}.", _flat_above_full, panel),
-        Claim(f"{panel}_dp_below_mimo", "Above the threshold AirFL-DP is slightly worse than "
-              f"AirFL-MIMO{words}.", _dp_below_mimo_above, panel),
-        Claim(f"{panel}_mimo_rises", "AirFL-MIMO keeps improving with SNR towards FL w/ "
-              f"clipping{words}.", _mimo_rises, panel),
-    )
-    if authors:
-        reference = {f"{m} {p:g} W": r for p, pair in FIG6_AUTHORS.items()
-                     for m, r in zip(("AirFL-DP", "AirFL-MIMO"), pair)}
-        claims += (Claim(f"{panel}_authors", "Authors' final accuracies (spec 8, +-0.02, paper "
-                         "model only).", _authors(reference, _fig6_reference), panel),)
-    return claims
 
 
 # -- experiments ------------------------------------------------------------------------------
@@ -413,7 +191,7 @@ def _fig2(block: dict[str, Any]) -> pd.DataFrame:
 
 
 def _fig2_check(frame: pd.DataFrame) -> list:
-    return af._fig2_claims(_wide(frame), frame.attrs["params"])
+    return ac._fig2_claims(_wide(frame), frame.attrs["params"])
 
 
 VARIANTS = {"default": {}, "edge_all": {"distance_mode": "edge", "zf_columns": "all"},
@@ -439,8 +217,8 @@ def _thresholds(block: dict[str, Any]) -> pd.DataFrame:
 def _thresholds_check(frame: pd.DataFrame) -> list:
     wide, params = _wide(frame), frame.attrs["params"]
     part = {v: wide[wide["variant"] == v] for v in VARIANTS}
-    return [*af._threshold_claims(part["default"], part["edge_all"], params),
-            af._gain_claim(part["edge_active"], params), *af._quick_claims(params)]
+    return [*ac._threshold_claims(part["default"], part["edge_all"], params),
+            ac._gain_claim(part["edge_active"], params), *ac._quick_claims(params)]
 
 
 def _allocation(block: dict[str, Any]) -> pd.DataFrame:
@@ -499,10 +277,10 @@ ANALYTIC = (
     _analytic("fig6_forecast", "Fig. 6 forecast: AirFL-DP's noise budget vs AirFL-MIMO's",
               "sum_t q_t^2 / sum_t pi_t^2 per trial and P (1 = identical runs).",
               "Worst-case SNR (dB)", (Panel("ratio", "Σ q_t² / Σ π_t²", logy=True),),
-              _forecast, lambda f: af._fig6_claims(_wide(f), f.attrs["params"])),
+              _forecast, lambda f: ac._fig6_claims(_wide(f), f.attrs["params"])),
     _analytic("privacy", "Achieved privacy of AirFL-DP (paper vs optimal conversion)",
               "eps~ achieved by the allocation for each target (spec 8 diagnostic table).",
               "Target ε̃", (Panel("eps_tilde_dp_paper", "ε̃, paper's conversion (23)"),
                            Panel("eps_tilde_dp_optimal", "ε̃, optimal conversion")),
-              _privacy, lambda f: af._privacy_claims(_wide(f))),
+              _privacy, lambda f: ac._privacy_claims(_wide(f))),
 )

@@ -9,7 +9,7 @@ and both methods' achieved (eps, delta) under the paper's conversion (23) and th
 
 Rounds: only the K = r n active devices of I^(t) train (:meth:`participants`, the plan's sets);
 their uploads ``theta_i - theta = -eta Delta_i`` (core units) are divided by ``-eta`` into the
-paper's scaled differences Delta_i (4), aggregated by :mod:`.methods` (clip (6), over-the-air sum
+paper's scaled differences Delta_i (4), aggregated by :mod:`.aggregation` (clip (6), over-the-air sum
 with the effective receiver noise of ||w^(t)|| = q_t (9)-(10), noise from the round's ``noise``
 stream, the same for every curve), and the estimate of (1/K) sum Delta_i goes back as
 ``-eta x estimate``, so the core's server step ``theta + 1.0 x update`` is (10).
@@ -25,7 +25,7 @@ import torch
 from airfl.core.scheme import DesignContext, RoundState, Scheme
 
 from .design import AirflDesign, clip_threshold, design_airfl_dp
-from .methods import AGGREGATORS
+from .aggregation import AGGREGATORS
 from .uplink import UplinkPlan, edge_snr_db, plan_uplink, trial_generators
 
 METHODS = tuple(AGGREGATORS)

@@ -82,13 +82,13 @@ def device_distances(n_devices: int, generator: torch.Generator, radius_m: float
     if mode == "edge":
         return torch.full((n_devices,), float(radius_m), dtype=torch.float64)
     count = n_devices if mode == "per_device" else 1
-    r = uniform_disc(count, radius_m, generator).clamp_min(min_distance_m)  # r = R sqrt(U)
+    r = uniform_disc(count, radius=radius_m, generator=generator).clamp_min(min_distance_m)  # R sqrt(U)
     return r.expand(n_devices).clone()
 
 
 def pathloss(distances, carrier_hz: float = 2.4e9) -> torch.Tensor:
     """Free-space mean gain ``Lambda = (c_l / (4 pi f_c r))^2`` (Sec. V-A) via airfl.channel."""
-    return gain_from_db(free_space_db(distances, carrier_hz))
+    return gain_from_db(free_space_db(distances, carrier_hz=carrier_hz))
 
 
 def snr_wc_db(power_w, pathloss_min: float, sigma2: float) -> torch.Tensor:

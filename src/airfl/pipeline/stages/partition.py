@@ -15,7 +15,7 @@ from airfl.pipeline import paths
 from airfl.data import dataset_info, load_labels
 from airfl.data.heterogeneity import (data_size_weights, label_histograms, wasserstein_softmax_weights,
                                       wasserstein_to_global)
-from airfl.data.partition import make_partition, per_class_subset
+from airfl.data.partitioners import make_partition, per_class_subset
 from airfl.pipeline.registry import get_experiment
 from airfl.io import provenance, write_json
 from airfl.pipeline.trial import partition_generator

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 import torch
 
-from airfl.papers.dp_perk import methods as mt
+from airfl.papers.dp_perk import aggregation as mt
 from airfl.papers.dp_perk.design import design_airfl_dp, perk_window
 from airfl.papers.dp_perk.privacy import paper_order
 from airfl.papers.dp_perk.uplink import plan_uplink, trial_generators
@@ -34,7 +34,7 @@ def _design(plan):
 
 def _window(plan) -> tuple[float, float]:
     d = _design(plan)
-    return perk_window(plan.pi, d.budget_A, plan.power_w, CLIP, DIM)
+    return perk_window(plan.pi, A=d.budget_A, power_w=plan.power_w, clip=CLIP, dim=DIM)
 
 
 def _updates(t: int, dtype=torch.float32) -> torch.Tensor:

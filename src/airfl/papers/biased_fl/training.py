@@ -1,5 +1,6 @@
-"""How Biased FL's params sections (problem, radio, one block per panel) become the generic run
-block the stages read, and the paper's reference (w*, data constants).
+"""The run blocks of Biased FL's training figures: how its params sections (problem, radio, one
+block per panel) become the generic run block the stages read, and the paper's reference (w*,
+data constants).
 
 Design constants of a panel (G, kappa, eta, T_max_s, radius_m) are passed to every curve whose
 scheme takes them (spec 7: the same G and kappa for all schemes of a panel; eta common in the
@@ -114,7 +115,7 @@ def offset_curves(source_panel: str, offset_db: float):
 def compute_reference(params: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
     """w*, F(w*), the accuracy of w* on the test set the experiments use, and the data constants."""
     from airfl.data import load_dataset
-    from airfl.data.partition import make_partition
+    from airfl.data.partitioners import make_partition
     from airfl.papers.biased_fl.problem import accuracy, build_problem, constants, solve_optimum
 
     problem_params = params["biased_fl"]["problem"]

@@ -61,7 +61,7 @@ class DesignError(RuntimeError):
 # Closed-form quantities (spec §2.5, §4)
 # --------------------------------------------------------------------------------------------
 
-def ota_quantities(gamma, lam, G, d, Es) -> dict:
+def ota_quantities(gamma, lam, *, G, d, Es) -> dict:
     """c_m, beta_m, alpha_m, alpha, p_m of pre-scalers gamma (paper §II-B, eqs. 8-10; spec §2.5)."""
     gamma = np.asarray(gamma, dtype=float)
     lam = np.asarray(lam, dtype=float)
@@ -73,7 +73,7 @@ def ota_quantities(gamma, lam, G, d, Es) -> dict:
     return {"c": c, "beta": beta, "alpha_m": alpha_m, "alpha": alpha, "p": p}
 
 
-def zeta_ota(p, beta, alpha, G, d, N0, sigma2=0.0) -> float:
+def zeta_ota(p, beta, alpha, *, G, d, N0, sigma2=0.0) -> float:
     """Variance bound zeta^A of Lemma 1 (paper Lemma 1; gamma_m/alpha_m = 1/beta_m)."""
     p = np.asarray(p, dtype=float)
     beta = np.asarray(beta, dtype=float)
@@ -105,17 +105,18 @@ def bound_terms(p, zeta, eta, mu, kappa, D, t) -> dict:
             "total": float(init + bias + var)}
 
 
-def true_psi(gamma, lam, G, d, Es, N0, eta, mu, kappa, sigma2=0.0) -> float:
+def true_psi(gamma, lam, *, G, d, Es, N0, eta, mu, kappa, sigma2=0.0) -> float:
     """Psi of pre-scalers gamma, with (alpha, p) recomputed from (20b) (spec §5.2, last bullet)."""
-    q = ota_quantities(gamma, lam, G, d, Es)
-    return psi(zeta_ota(q["p"], q["beta"], q["alpha"], G, d, N0, sigma2), q["p"], eta, mu, kappa)
+    q = ota_quantities(gamma, lam, G=G, d=d, Es=Es)
+    zeta = zeta_ota(q["p"], q["beta"], q["alpha"], G=G, d=d, N0=N0, sigma2=sigma2)
+    return psi(zeta, q["p"], eta, mu, kappa)
 
 
 # --------------------------------------------------------------------------------------------
 # Normalised variables and the lower branch of (20b)
 # --------------------------------------------------------------------------------------------
 
-def normalisation(lam, G, d, Es, N0) -> dict:
+def normalisation(lam, *, G, d, Es, N0) -> dict:
     """s_m = gamma^NV_m, a_ref, ct_m = s_m/a_ref, sig2t = d N0/a_ref^2 (spec §5.2 scaling)."""
     lam = np.asarray(lam, dtype=float)
     s = np.sqrt(d * lam * Es / (2.0 * G ** 2))          # paper eq. 22: gamma^NV = sqrt(d Lambda E_s/(2 G^2))
@@ -152,9 +153,9 @@ def _design_from_gt(gt, norm) -> dict:
 # Closed-form designs NV and ZB (paper §IV-A 1-2; spec §5.3)
 # --------------------------------------------------------------------------------------------
 
-def design_nv(lam, G, d, Es) -> dict:
+def design_nv(lam, *, G, d, Es) -> dict:
     """Minimum noise variance: gamma_m = gamma^NV_m (paper eq. 22), beta = e^{-1/2}, p ∝ sqrt(Lambda)."""
-    norm = normalisation(lam, G, d, Es, 0.0)
+    norm = normalisation(lam, G=G, d=d, Es=Es, N0=0.0)
     return _design_from_gt(np.ones_like(norm["s"]), norm)       # gt = 1 <=> gamma = gamma^NV (eq. 22)
 
 
@@ -165,9 +166,9 @@ def _zb_gt(norm) -> np.ndarray:
     return lower_branch_root(target)
 
 
-def design_zb(lam, G, d, Es) -> dict:
+def design_zb(lam, *, G, d, Es) -> dict:
     """Zero-bias minimum noise variance (paper §IV-A 2)): all alpha_m = alpha_0, alpha = N alpha_0."""
-    norm = normalisation(lam, G, d, Es, 0.0)
+    norm = normalisation(lam, G=G, d=d, Es=Es, N0=0.0)
     return _design_from_gt(_zb_gt(norm), norm)
 
 
@@ -335,7 +336,7 @@ def _sca_from(start_gt, surrogate, norm, consts, max_iter, tol, solver, solver_o
     return gt, history, statuses, reason
 
 
-def design_sca(lam, G, d, Es, N0, eta, mu, kappa, sigma2=0.0, max_iter=200, tol=1e-9,
+def design_sca(lam, *, G, d, Es, N0, eta, mu, kappa, sigma2=0.0, max_iter=200, tol=1e-9,
                solver="CLARABEL", solver_opts=None) -> dict:
     """Optimised OTA pre-scalers: SCA of paper eq. 21 (spec §5.2) from NV and from ZB.
 
@@ -352,13 +353,13 @@ def design_sca(lam, G, d, Es, N0, eta, mu, kappa, sigma2=0.0, max_iter=200, tol=
     """
     _validate(lam, G, d, Es, N0, eta, mu, kappa)
     lam = np.asarray(lam, dtype=float)
-    norm = normalisation(lam, G, d, Es, N0)
+    norm = normalisation(lam, G=G, d=d, Es=Es, N0=N0)
     describe = _inputs_text(lam, G, d, Es, N0, eta, mu, kappa)
     if solver_opts is None:
         solver_opts = dict(DEFAULT_CLARABEL_OPTS) if solver == "CLARABEL" else {}
 
     def consts(design):
-        zeta = zeta_ota(design["p"], design["beta"], design["alpha"], G, d, N0, sigma2)
+        zeta = zeta_ota(design["p"], design["beta"], design["alpha"], G=G, d=d, N0=N0, sigma2=sigma2)
         return psi(zeta, design["p"], eta, mu, kappa)
 
     surrogate = _Surrogate(lam.size, norm["ct"], norm["sig2t"], G, eta, mu, kappa, sigma2)

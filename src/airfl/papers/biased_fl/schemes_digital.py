@@ -1,0 +1,186 @@
+"""The proposed digital FL scheme of Biased FL and what its six baselines share (Fig. 3(b,c)).
+
+Paper: Ul Abrar, Michelusi, "Biased Federated Learning under Wireless Heterogeneity" (arXiv
+2503.06078), §II-C (eqs. 12-17), §IV-B, §V-C/D. Spec: shared/specs/biased_fl.md §2.6, §3.2, §6.2,
+§6.4 (exact adapted algorithms of the baselines), §9 (A5, A6, A7, A10) and its Errata.
+
+Every scheme aggregates per-round GRADIENTS g [N, d] in physical units: Lambda_m =
+statistics.path_gain, |h_{m,t}|^2 = state.channel_power, E_s = energy_per_symbol, N0 = noise_psd,
+B = bandwidth_hz. Every upload is quantized by the dithered r-bit quantizer of spec §2.6
+(``stochastic_quantize``, draws from the round's "quantization" stream; every row is quantized so
+the stream advances identically whatever is scheduled) and costs L = 64 + d r bits
+(``payload_bits``). Device sampling draws from the round's "sampling" stream.
+
+Round latency (errata 1, spec §6.4): TDMA, the sum over uploading devices of L/(B C_{m,t}) with the
+capacity C_{m,t} = log2(1 + E_s |h_{m,t}|^2 / N0). Paper §V-D: "Since the majority of SOTA
+candidates use channel capacity-based transmission for local gradient upload, our per-round
+latency calculation uses channel capacity for all schemes." So the fixed-rate schemes (UQOS,
+FedTOE) are charged L/(B C_{m,t}) too for every upload that is decoded (default ``latency_mode:
+capacity_on_success``); an upload in outage has no capacity to speak of (the device sent at its
+fixed rate R > C_{m,t} and the PS could not decode), and the paper does not say how it is charged
+[A, errata 1]: it pays its fixed-rate slot L/(B R). On success C_{m,t} >= R, so this never charges
+more than the fixed rate. ``fixed_rate`` (every upload L/(B R)) and ``capacity`` (every upload
+L/(B C_{m,t}), outages included) remain as sensitivity options.
+A round in which nobody uploads has g_hat = 0 and latency 0 (spec §3.2 note).
+
+Record of a round: participants (devices whose update enters g_hat), scheduled (devices that used
+a slot), latency_s, bits (total uploaded, failed uploads included), privacy None, and per-scheme
+extras (mean bit width, outages, QML's variance, ...).
+
+The baselines are in :mod:`airfl.papers.biased_fl.schemes_digital_baselines`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import torch
+from jsonschema import Draft202012Validator
+
+from airfl.channel.digital import shannon_rate, tdma_round_latency
+from airfl.channel.quantization import payload_bits, stochastic_quantize
+from airfl.core.scheme import DesignContext, RoundState, Scheme
+from airfl.papers.biased_fl import design_digital
+from airfl.papers.biased_fl.design_digital_model import HEADER_BITS
+from airfl.papers.biased_fl.scheme_params import DIGITAL_PARAMS as PARAMS_SCHEMA
+from airfl.core.participation import require_participation
+
+__all__ = ["PARAMS_SCHEMA", "BiasedDigital", "fixed_rate_charge"]
+
+HEADER = HEADER_BITS     # 64 bits for ||g||_inf (paper §II-C)
+
+class _DigitalScheme(Scheme):
+    """Validates params against PARAMS_SCHEMA, fills defaults; shared radio helpers."""
+
+    def __init__(self, name: str, **params: Any):
+        schema = PARAMS_SCHEMA[self.kind]
+        errors = list(Draft202012Validator(schema).iter_errors({"scheme": self.kind, **params}))
+        if errors:
+            raise ValueError(f"scheme {name!r} ({self.kind}): " + "; ".join(sorted(
+                f"{'/'.join(map(str, e.absolute_path)) or 'params'}: {e.message}" for e in errors)))
+        filled = {k: v["default"] for k, v in schema["properties"].items() if "default" in v}
+        filled.update(params)
+        super().__init__(name, **filled)
+
+    def param(self, name: str):
+        return self.params[name]
+
+    @staticmethod
+    def radio(statistics) -> tuple[float, float, float]:
+        """(E_s, N0, B) of the experiment; the biased_fl digital schemes need physical units."""
+        if statistics.energy_per_symbol is None or statistics.noise_psd is None:
+            raise ValueError("Biased FL digital schemes need energy_per_symbol and noise_psd")
+        return (float(statistics.energy_per_symbol), float(statistics.noise_psd),
+                float(statistics.bandwidth_hz))
+
+    def capacity(self, state: RoundState) -> torch.Tensor:
+        """C_{m,t} = log2(1 + E_s |h_{m,t}|^2 / N0) [N] (errata 1)."""
+        es, n0, _ = self.radio(state.statistics)
+        return shannon_rate(es * state.channel_power.to(torch.float64) / n0)  # errata 1: capacity
+
+    def check_k(self, n: int, *names: str) -> None:
+        for key in names:
+            if self.param(key) > n:
+                raise ValueError(f"scheme {self.name!r}: {key} = {self.param(key)} > N = {n}")
+
+
+def _quantize_all(updates: torch.Tensor, bits: torch.Tensor, state: RoundState,
+                  used: torch.Tensor | None = None) -> torch.Tensor:
+    """Every row quantized with its bit width (spec §2.6) in float64; unused rows are discarded.
+    With the mask `used`, only those rows are computed (the others are 0 and get weight 0); the
+    stream's draws and the used rows' values are the same as without it."""
+    return stochastic_quantize(updates.to(torch.float64), bits.to(torch.int64),
+                               state.streams("quantization"), rows=used)
+
+
+def _record(participants, scheduled, latency, bits, **extra) -> dict[str, Any]:
+    return {"participants": int(participants), "scheduled": int(scheduled), "latency_s": float(latency),
+            "bits": int(bits), "privacy": None, **extra}
+
+
+def _tdma_latency(bits: torch.Tensor, rates: torch.Tensor, bandwidth: float,
+                  mask: torch.Tensor) -> float:
+    """sum over mask of L/(B rate) (spec §2.6 eq. 17 form; errata 1 with capacity rates)."""
+    return float(tdma_round_latency(bits.to(torch.float64), rates.to(torch.float64),
+                                    bandwidth_hz=bandwidth, transmitting=mask.unsqueeze(0))[0])
+
+
+def fixed_rate_charge(mode: str, fixed: torch.Tensor, capacity: torch.Tensor,
+                      decoded: torch.Tensor) -> torch.Tensor:
+    """Per-device rate a fixed-rate upload is charged at, L/(B rate) (paper §V-D, errata 1).
+
+    capacity_on_success: C_{m,t} when decoded ("our per-round latency calculation uses channel
+    capacity for all schemes", §V-D), the fixed rate R_m on outage [A]; fixed_rate: R_m always;
+    capacity: C_{m,t} always.
+    """
+    fixed = fixed.to(torch.float64)
+    if mode == "fixed_rate":
+        return fixed
+    if mode == "capacity":
+        return capacity
+    if mode == "capacity_on_success":
+        return torch.where(decoded, capacity, fixed)
+    raise ValueError(f"latency_mode {mode!r}: allowed capacity_on_success, fixed_rate, capacity")
+
+
+# --------------------------------------------------------------------------------------------
+# Proposed: Biased digital FL (paper §II-C, §IV-B; spec §3.2, §5.4-5.6, §6.2)
+# --------------------------------------------------------------------------------------------
+
+class BiasedDigital(_DigitalScheme):
+    """Threshold participation chi = 1{|h| >= rho_m}, r_m-bit quantization, post-scalers nu_m.
+
+    design: (rho, nu, r) from design_digital per variant; also beta, p, R, L, expected latency,
+    Psi with the integer r, and the SCA trace. aggregate (paper eq. 13):
+    g_hat = sum_m chi_m Q_{r_m}(g_m) / nu_m, unbiased for sum_m p_m g_m (p_m = beta_m/nu_m).
+    """
+
+    kind = "biased_digital"
+
+    def design(self, context: DesignContext) -> dict[str, Any]:
+        es, n0, bw = self.radio(context.channel)
+        lam = context.channel.path_gain.double().numpy()
+        kwargs = dict(lam=lam, G=float(self.param("G")), d=int(context.dim), Es=es, N0=n0, B=bw,
+                      eta=float(self.param("eta")), mu=float(self.param("mu")),
+                      kappa=float(self.param("kappa")), T_max=float(self.param("T_max_s")),
+                      r_max=int(self.param("r_max")), max_iter=int(self.param("sca_max_iter")),
+                      tol=float(self.param("sca_tol")), solver=self.param("sca_solver"))
+        variant = self.param("variant")
+        if variant == "zb_qnv":
+            out = design_digital.design_zb_qnv(**kwargs)
+        else:
+            out = design_digital.design_sca(**kwargs, zero_bias=(variant == "zb_opt"))
+        require_participation(self.name, float(np.sum(out["beta"])),
+                              f"fading thresholds rho of variant {variant!r} (device m uploads with "
+                              "probability beta_m = exp(-rho_m^2/Lambda_m), paper §II-C)",
+                              "check the design constants G, kappa, eta, T_max_s and the SNR")
+        result = {key: np.asarray(out[key]).tolist() for key in
+                  ("rho", "nu", "r", "r_prime", "beta", "p", "R", "L")}
+        result.update({key: float(out[key]) for key in
+                       ("expected_latency_s", "psi", "psi_relaxed", "zeta", "bias")})
+        result.update({"variant": variant, "latency_mode": self.param("latency_mode"),
+                       "sca": {"start": out["start"], "iterations": int(out["iterations"]),
+                               "converged": bool(out["converged"]), "stop_reason": out["stop_reason"],
+                               "statuses": sorted(set(out["statuses"])),
+                               "psi_history": [float(v) for v in out["psi_history"]],
+                               "starts": out.get("starts")}})
+        return result
+
+    def aggregate(self, updates, state: RoundState, design):
+        rho = torch.as_tensor(design["rho"], dtype=torch.float64)
+        nu = torch.as_tensor(design["nu"], dtype=torch.float64)
+        bits = torch.as_tensor(design["r"], dtype=torch.int64)
+        chi = state.channel_power.to(torch.float64) >= rho ** 2           # paper (12): |h| >= rho
+        quantized = _quantize_all(updates, bits, state, used=chi)          # rows chi = 0 get weight 0
+        weights = chi.to(torch.float64) / nu                               # paper (13): chi / nu
+        estimate = (weights @ quantized).to(updates.dtype)
+        payload = payload_bits(updates.shape[1], bits)                     # L_m = 64 + d r_m
+        _, _, bw = self.radio(state.statistics)
+        if self.param("latency_mode") == "capacity":
+            rates = self.capacity(state)                                   # errata 1: L/(B C_t)
+        else:
+            rates = torch.as_tensor(design["R"], dtype=torch.float64)      # spec §2.6: L/(B R_m)
+        latency = _tdma_latency(payload, rates, bw, chi)
+        return estimate, _record(chi.sum(), chi.sum(), latency, payload[chi].sum(),
+                                 mean_bits=float(bits[chi].double().mean()) if chi.any() else 0.0)
