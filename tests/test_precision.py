@@ -118,3 +118,47 @@ def test_precision_is_validated():
         with pytest.raises(ValueError, match="CNN"):
             build_model(name, IMAGE_SHAPE, 10, precision="bf16")
     assert build_model("softmax", IMAGE_SHAPE, 10, precision="fp32").name == "softmax"
+
+
+# ------------------------------------------------------------- the option in params.yaml
+
+@pytest.fixture()
+def params(repo_root):
+    import yaml
+
+    return yaml.safe_load((repo_root / "params.yaml").read_text())
+
+
+@pytest.mark.parametrize("section", [("dp_perk", "training"), ("cdpb", "fig4"), ("cdpb", "fig8")])
+def test_precision_is_declared_fp32_by_default_and_validated(params, section):
+    """Every block that trains a model carries `precision` (written in params.yaml, so DVC
+    tracks it), fp32 by default; a value outside fp32 | bf16 stops with the key named."""
+    from airfl.config import ConfigError, validate_params
+
+    paper, block = section
+    assert params[paper][block]["precision"] == "fp32"
+    params[paper][block]["precision"] = "fp16"
+    with pytest.raises(ConfigError, match=f"{paper}.{block}.precision"):
+        validate_params(params)
+
+
+@pytest.mark.parametrize("experiment_id, section, model", [
+    ("dp_perk/fig3a", ("dp_perk", "training"), "fedavg_cnn"),
+    ("cdpb/fig4", ("cdpb", "fig4"), "cnn_mnist"),
+    ("cdpb/fig8a", ("cdpb", "fig8"), "cnn_mnist")])
+def test_precision_reaches_the_model_the_stages_build(params, experiment_id, section, model):
+    """The experiment's `precision` is what train and calibrate build (stages.setup.block_model);
+    bf16 with a model that has no bf16 path (the quick MLP, softmax) stops with a ConfigError."""
+    from airfl.config import ConfigError, validate_params
+    from airfl.experiments import get_experiment
+    from airfl.stages.setup import block_model
+
+    paper, block = section
+    params[paper][block]["precision"] = "bf16"
+    params[paper][block]["model"] = {"quick": model, "paper": model}
+    built = block_model(get_experiment(experiment_id).params(validate_params(params)))
+    assert built.name == model and built.precision == "bf16"
+    params[paper][block]["model"] = {"quick": "softmax" if paper == "cdpb" else "mlp32",
+                                     "paper": model}
+    with pytest.raises(ConfigError, match="CNN"):
+        block_model(get_experiment(experiment_id).params(validate_params(params)))

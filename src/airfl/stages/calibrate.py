@@ -15,11 +15,10 @@ import torch
 
 from airfl import paths
 from airfl.core.loop import TrialSetup, initial_update_norms
-from airfl.data import dataset_info
 from airfl.experiments import get_experiment
 from airfl.io import provenance, write_json
-from airfl.models import build_model
-from airfl.stages.setup import channel_statistics, client_data, load_partition, torch_device
+from airfl.stages.setup import (block_model, channel_statistics, client_data, load_partition,
+                                torch_device)
 
 CALIBRATION_TRIAL = 0
 
@@ -31,9 +30,7 @@ def update_norms(params: dict[str, Any], experiment_id: str) -> np.ndarray:
     block = experiment.params(params)
     device = torch_device(params)
     data = client_data(params, block, load_partition(experiment_id), device)
-    info = dataset_info(block["dataset"])
-    model = build_model(block["model"]["name"], info.image_shape, info.num_classes,
-                        block["model"]["l2"], block["model"]["engine"])
+    model = block_model(block)
     training = block["training"]
     first_curve = next(iter(block["curves"].values()))         # placement only (no channel use)
     none = (data.x[:0], data.y[:0])                              # no evaluation in this round

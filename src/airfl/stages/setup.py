@@ -25,6 +25,7 @@ from airfl.core.engine import ClientData
 from airfl.core.scheme import ChannelStatistics
 from airfl.data import dataset_info, load_dataset, to_float_tensor
 from airfl.data.partition import Partition
+from airfl.models import FlatModel, build_model
 from airfl.rng import numpy_generator, torch_generator
 
 
@@ -137,6 +138,17 @@ def train_eval_data(params: dict[str, Any], block: dict[str, Any], data: ClientD
     size = min(block["scale"]["train_eval_subset"], pool.size)
     chosen = torch.from_numpy(np.sort(rng.choice(pool, size=size, replace=False))).to(data.x.device)
     return data.x[chosen], data.y[chosen]
+
+
+def block_model(block: dict[str, Any]) -> FlatModel:
+    """The experiment's model with its engine and `precision` (fp32 when the block has none)."""
+    info = dataset_info(block["dataset"])
+    spec = block["model"]
+    try:
+        return build_model(spec["name"], info.image_shape, info.num_classes, spec["l2"],
+                           spec["engine"], spec.get("precision", "fp32"))
+    except ValueError as error:
+        raise ConfigError(f"model: {error}") from error
 
 
 def image_shape(dataset: str) -> tuple[int, int, int]:

@@ -11,12 +11,10 @@ import torch
 from airfl import paths
 from airfl.core.loop import TrialSetup, run_trial
 from airfl.core.scheme import build_scheme
-from airfl.data import dataset_info
 from airfl.experiments import Experiment, get_experiment
 from airfl.io import provenance, read_json, record_run, write_csv, write_json
-from airfl.models import build_model
-from airfl.stages.setup import (channel_statistics, client_data, load_partition, test_data,
-                                torch_device, train_eval_data)
+from airfl.stages.setup import (block_model, channel_statistics, client_data, load_partition,
+                                test_data, torch_device, train_eval_data)
 
 
 def run_trials(params: dict[str, Any], experiment: Experiment, block: dict[str, Any], curve: str,
@@ -30,9 +28,7 @@ def run_trials(params: dict[str, Any], experiment: Experiment, block: dict[str, 
     data = client_data(params, block, load_partition(experiment.id), device)
     test = test_data(params, block, device)
     train_eval = train_eval_data(params, block, data, experiment.id)
-    info = dataset_info(block["dataset"])
-    model = build_model(block["model"]["name"], info.image_shape, info.num_classes,
-                        block["model"]["l2"], block["model"]["engine"])
+    model = block_model(block)
     training, scale = block["training"], block["scale"]
     reference = read_json(paths.reference(experiment.reference.name, "json")) \
         if experiment.reference else {}
