@@ -162,3 +162,15 @@ def test_precision_reaches_the_model_the_stages_build(params, experiment_id, sec
                                      "paper": model}
     with pytest.raises(ConfigError, match="CNN"):
         block_model(get_experiment(experiment_id).params(validate_params(params)))
+
+
+def test_memory_format_follows_the_measurement_per_network():
+    """auto = NHWC only where it was measured faster on CPU (the small CNNs), NCHW for
+    ResNet-18-GN (fp32 NHWC measured slower); never NHWC on inputs that are not images."""
+    x = torch.rand(2, 3, 32, 32)
+    assert not build_model("resnet18_gn", (3, 32, 32), 10)._layout(x).is_contiguous(
+        memory_format=torch.channels_last)
+    for name in ("cnn_mnist", "fedavg_cnn"):
+        model = build_model(name, (3, 32, 32), 10)
+        assert model._layout(x).is_contiguous(memory_format=torch.channels_last)
+        assert model._layout(x).is_contiguous() is False

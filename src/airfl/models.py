@@ -11,10 +11,11 @@ available: `vmap` (torch.func over clients) and `loop` (one functional call per 
 views of the [N, d] tensor); ENVIRONMENT.md measured the loop faster on CPU for small CNNs, so
 `auto` picks the loop there and vmap on CUDA. benchmarks/engine.py measures both.
 
-CNNs on CPU run in the channels-last memory format (NHWC), which oneDNN's convolution and
-max-pooling kernels prefer: benchmarks/README.md measured it faster than NCHW for both CNNs at
-every batch size the papers use (same fp32 arithmetic, other summation order: results agree with
-NCHW to ~1e-7 relative, not bit for bit). `precision: bf16` runs the forward and backward pass
+The small CNNs (MnistCNN, FedAvgCNN) run on CPU in the channels-last memory format (NHWC),
+which oneDNN's convolution and max-pooling kernels prefer: benchmarks/README.md measured it
+faster than NCHW at the batch sizes the papers use (same fp32 arithmetic, other summation order:
+results agree with NCHW to ~1e-7 relative, not bit for bit); ResNet-18-GN stays NCHW (NHWC was
+slower in fp32). `precision: bf16` runs the forward and backward pass
 under bfloat16 autocast (fp32 master weights, loss, gradients and SGD update; evaluation stays
 fp32).
 """
@@ -189,6 +190,8 @@ class MnistCNN(nn.Module):
     - conv(10->20,5) - pool - ReLU - FC(320->50) - ReLU - FC(50->10); 21,840 parameters. BatchNorm
     is left out because its running statistics are not parameters that OTA aggregation can sum."""
 
+    channels_last_on_cpu = True     # measured faster in NHWC at batch 10-220 (benchmarks/README.md)
+
     def __init__(self, in_channels: int = 1, num_classes: int = 10, image_size: int = 28):
         super().__init__()
         self.conv1 = nn.Conv2d(in_channels, 10, 5)
@@ -206,6 +209,8 @@ class MnistCNN(nn.Module):
 
 class FedAvgCNN(nn.Module):
     """PFLlib's FedAvgCNN used by DP-as-a-perk (spec A2): d = 582,026 on 28x28 inputs."""
+
+    channels_last_on_cpu = True     # measured faster in NHWC at batch 10-50 (benchmarks/README.md)
 
     def __init__(self, in_channels: int = 1, num_classes: int = 10, image_size: int = 28):
         super().__init__()
@@ -246,6 +251,9 @@ class ResNet18GN(nn.Module):
     (2 groups per layer): CDPB spec 7 trains it on CIFAR-10/100. GroupNorm, not BatchNorm,
     because running statistics are not parameters that over-the-air aggregation can sum."""
 
+    # fp32 NHWC measured 0.87x of NCHW on CPU (GroupNorm; batch 16, benchmarks/README.md)
+    channels_last_on_cpu = False
+
     def __init__(self, in_channels: int = 3, num_classes: int = 10, groups: int = 2):
         super().__init__()
         self.stem = nn.Conv2d(in_channels, 64, 3, 1, 1, bias=False)
@@ -285,8 +293,8 @@ class FunctionalNetwork(FlatModel):
 
     `precision`: fp32 (exact, default) or bf16 (forward and backward under bfloat16 autocast;
     the parameters, the loss, the gradients and the SGD update stay fp32). `memory_format` of
-    the loop engine's conv inputs: auto = channels-last on CPU for networks with convolutions
-    (measured faster there, benchmarks/README.md), contiguous otherwise."""
+    the loop engine's conv inputs: auto = channels-last on CPU for the networks measured faster
+    in it (their `channels_last_on_cpu`; benchmarks/README.md), contiguous otherwise."""
 
     def __init__(self, name: str, module: nn.Module, num_classes: int, engine: str = "auto",
                  l2: float = 0.0, precision: str = "fp32", memory_format: str = "auto"):
@@ -303,7 +311,7 @@ class FunctionalNetwork(FlatModel):
         self.engine = engine
         self.precision = precision
         self.memory_format = memory_format
-        self.has_conv = any(isinstance(m, nn.Conv2d) for m in module.modules())
+        self.channels_last_on_cpu = bool(getattr(module, "channels_last_on_cpu", False))
         self.l2 = float(l2)
         slots, start = [], 0
         for pname, tensor in module.named_parameters():
@@ -341,7 +349,7 @@ class FunctionalNetwork(FlatModel):
         """Images [B, C, H, W] in the engine's memory format (values unchanged)."""
         wanted = self.memory_format
         if wanted == "auto":
-            wanted = "channels_last" if self.has_conv and not x.is_cuda else "contiguous"
+            wanted = "channels_last" if self.channels_last_on_cpu and not x.is_cuda else "contiguous"
         if wanted == "channels_last" and x.dim() == 4:
             # to(), not contiguous(): with one input channel a contiguous NCHW tensor counts as
             # channels-last-contiguous, contiguous() returns it as it is and the convolution
