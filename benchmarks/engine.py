@@ -35,7 +35,8 @@ must agree to 1e-4 (summation order only), bf16 ones to 0.1 (a smoke check again
 bf16 keeps 8 significand bits, so single-step gradients differ by ~1e-2; whether bf16 training
 is good enough is measured on the quick figures, benchmarks/README.md).
 
-Timing: `time.perf_counter` around a whole round, one warm-up round per variant excluded; each
+Timing: `time.perf_counter` (``--clock cpu``: `time.process_time`, the process's CPU time, for a
+shared machine) around a whole round, one warm-up round per variant excluded; each
 repeat runs every variant once (interleaved, so load changes hit all of them alike); reported:
 the median round time, and the speed-up as the median over repeats of (reference time / variant
 time) within the same repeat.
@@ -232,13 +233,16 @@ def loop_round(name, global_module, data, steps, batch, seed):
 
 # ------------------------------------------------------------------------------------- timing
 
+CLOCK = time.perf_counter      # --clock cpu: time.process_time
+
+
 def median_time(fn, repeats: int) -> tuple[float, list[float]]:
     fn()  # warm-up, excluded
     times = []
     for _ in range(repeats):
-        t0 = time.perf_counter()
+        t0 = CLOCK()
         fn()
-        times.append(time.perf_counter() - t0)
+        times.append(CLOCK() - t0)
     return statistics.median(times), times
 
 
@@ -302,9 +306,9 @@ def bench_model(name: str, clients: int, batch: int, args, mm_rate: dict[str, fl
     times: dict[str, list[float]] = {key: [] for key in impls}
     for _ in range(args.repeats):  # interleaved: each repeat times every variant once
         for key, fn in impls.items():
-            t0 = time.perf_counter()
+            t0 = CLOCK()
             fn()
-            times[key].append(time.perf_counter() - t0)
+            times[key].append(CLOCK() - t0)
     results = {}
     for key, ts in times.items():
         t = statistics.median(ts)
@@ -341,8 +345,14 @@ def main(argv=None) -> int:
     p.add_argument("--threads", type=int, default=1)
     p.add_argument("--models", default="softmax,cnn_mnist,fedavg_cnn",
                    help="comma-separated subset of softmax,cnn_mnist,fedavg_cnn")
+    p.add_argument("--clock", choices=("wall", "cpu"), default="wall",
+                   help="wall: time.perf_counter; cpu: time.process_time, the process's own CPU "
+                        "time (one thread), which leaves out the time other processes hold the "
+                        "core on a shared machine")
     p.add_argument("--json", default=None, help="write the results as JSON to this file")
     args = p.parse_args(argv)
+    global CLOCK
+    CLOCK = time.process_time if args.clock == "cpu" else time.perf_counter
     clients = per_model(args.clients, DEFAULT_CLIENTS)
     batches = per_model(args.batch, DEFAULT_BATCH)
 
@@ -361,7 +371,8 @@ def main(argv=None) -> int:
     print(f"{date}  {cpu_model()}  ({os.cpu_count()} logical CPUs), load average "
           f"{load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
     print(f"torch {torch.__version__}, threads {torch.get_num_threads()}, "
-          f"OMP_NUM_THREADS={omp}, steps {args.steps}, repeats {args.repeats}", flush=True)
+          f"OMP_NUM_THREADS={omp}, steps {args.steps}, repeats {args.repeats}, "
+          f"clock {args.clock}", flush=True)
     mm = {}
     for label, dtype in (("fp32", torch.float32), ("bf16", torch.bfloat16)):
         mm[label], mm_t = matmul_gflops(args.repeats, dtype=dtype)
@@ -381,7 +392,7 @@ def main(argv=None) -> int:
                          f"{r['gflops']:8.2f} {100 * r['fraction_of_matmul']:5.1f} "
                          f"{r['speedup_vs_loop']:8.2f}x "
                          f"{'ref' if diff is None else f'{diff:.1e}':>10s}")
-    lines.append(f"matmul 2048x2048, {args.threads} thread(s): fp32 {mm['fp32']:.1f} GFLOP/s, "
+    lines.append(f"clock: {args.clock}; matmul 2048x2048, {args.threads} thread(s): fp32 {mm['fp32']:.1f} GFLOP/s, "
                  f"bf16 {mm['bf16']:.1f} GFLOP/s; load average at start {load[0]:.2f}, "
                  f"at end {load_end[0]:.2f}")
     lines.append("speed-up = median over repeats of (per-client nn.Module time / variant time); "
@@ -394,7 +405,8 @@ def main(argv=None) -> int:
         out = {"date": date, "torch": torch.__version__, "python": platform.python_version(),
                "cpu": cpu_model(), "cpu_count": os.cpu_count(), "threads": args.threads,
                "omp_num_threads": omp, "load_average_start": load, "load_average_end": load_end,
-               "steps": args.steps, "repeats": args.repeats, "lr": LR, "matmul_gflops": mm,
+               "steps": args.steps, "repeats": args.repeats, "clock": args.clock, "lr": LR,
+               "matmul_gflops": mm,
                "models": reports, "table": lines}
         with open(args.json, "w") as f:
             json.dump(out, f, indent=2)
