@@ -1,33 +1,45 @@
-"""Benchmark: one round of local training for all clients, batched engine vs. a per-client loop.
+"""Benchmark: one round of local training for all clients, every engine variant vs. a per-client loop.
 
 Usage (from the repository root)::
 
-    OMP_NUM_THREADS=1 python benchmarks/engine.py [--clients 100] [--steps 1] [--batch 32]
-        [--repeats 5] [--threads 1] [--models softmax,cnn_mnist] [--json OUT]
+    OMP_NUM_THREADS=1 python benchmarks/engine.py [--models softmax,cnn_mnist,fedavg_cnn]
+        [--batch softmax=32,cnn_mnist=50,fedavg_cnn=10] [--clients softmax=100,cnn_mnist=100,
+        fedavg_cnn=45] [--steps 1] [--repeats 7] [--threads 1] [--json OUT]
 
 What is timed, per model, is one round of local training: every client runs `--steps` SGD steps
-of batch `--batch` from the same global model, on MNIST-sized random inputs [N, B, 1, 28, 28]
-(fixed seeds), and the round returns the updates w_m - w as an [N, d] tensor.
+of its model's batch size from the same global model, on MNIST-sized random inputs
+[N, B, 1, 28, 28] (fixed seeds), and the round returns the updates w_m - w as an [N, d] tensor.
+Default batch sizes and client counts are the papers': softmax B = 32 (the baselines figure),
+cnn_mnist B = 50 with 100 clients (CDPB's offline substitute, paper profile), fedavg_cnn B = 10
+with the K = 45 active devices of DP as a perk (paper profile).
 
-Implementations:
+Implementations (all in one run, interleaved: each repeat times every variant once, in turn):
 
-* ``batched/<engine>``: `airfl.core.engine.local_sgd` with the model from
-  `airfl.models.build_model` (softmax: closed-form einsum gradient; CNNs: engine ``vmap`` and
-  engine ``loop``, both reported; ``auto`` is ``loop`` on CPU).
-* ``per-client nn.Module``: the way typical paper code does it. For each client,
+* ``per-client nn.Module`` (the reference, 1.00x): what typical paper code does. For each client,
   ``copy.deepcopy(global_module)``, ``torch.optim.SGD``, then per step ``zero_grad``, forward,
   ``cross_entropy``, ``backward``, ``step``; finally the client's ``parameters()`` are flattened
-  into its update. Softmax uses ``nn.Linear(784, 10)``; CNNs use ``MnistCNN``/``FedAvgCNN`` from
-  airfl.models.
+  into its update. Softmax uses ``nn.Linear(784, 10)``; CNNs ``MnistCNN``/``FedAvgCNN`` (NCHW).
+* ``batched/einsum`` (softmax): `airfl.core.engine.local_sgd` with the closed-form gradient.
+* ``vmap fp32`` (CNNs): torch.func vmap over clients, i.e. one grouped convolution with
+  groups = N per layer (the grouped-convolution variant; `auto` picks it on CUDA only).
+* ``loop NCHW fp32 [N,d] grads``: the loop engine as it was before issue 17 (NCHW, every
+  client's gradient written into an [N, d] buffer, then ``params.sub_(lr * grads)``).
+* ``loop NCHW fp32``: the loop engine with the per-client in-place SGD step, NCHW.
+* ``loop NHWC fp32``: the same in channels-last (what `auto` runs on CPU, exact fp32).
+* ``loop NHWC bf16``: the same under bfloat16 autocast (``precision: bf16``; fp32 master
+  weights and update).
 
-Both implementations consume the same mini-batches: the per-client loop draws the round's batch
-indices with `airfl.core.engine.sample_batches` from a generator with the same seed, in the same
-order as `local_sgd`. Before timing, the updates of every implementation are compared on the
-same initial parameters and batches (max abs diff printed; asserted < 1e-4 relative to the
-largest update entry).
+Before timing, every variant's update is compared with the reference's on the same initial
+parameters and mini-batches (``max|diff|``, relative to the largest update entry): fp32 variants
+must agree to 1e-4 (summation order only), bf16 ones to 0.1 (a smoke check against wrong code:
+bf16 keeps 8 significand bits, so single-step gradients differ by ~1e-2; whether bf16 training
+is good enough is measured on the quick figures, benchmarks/README.md).
 
-Timing: `time.perf_counter` around a whole round, one warm-up round excluded, median of
-`--repeats` rounds.
+Timing: `time.perf_counter` (``--clock cpu``: `time.process_time`, the process's CPU time, for a
+shared machine) around a whole round, one warm-up round per variant excluded; each
+repeat runs every variant once (interleaved, so load changes hit all of them alike); reported:
+the median round time, and the speed-up as the median over repeats of (reference time / variant
+time) within the same repeat.
 
 FLOP count (analytic, multiply-add = 2 FLOPs, forward + backward = 3 x forward):
 
@@ -46,21 +58,14 @@ loss and the SGD update are ignored):
 
 (The script derives these counts from the modules' layer shapes and prints them.) The "3 x
 forward" convention counts the input-gradient of the first layer, which is not actually needed,
-so it slightly overstates the work (for softmax the true backward is 1 x, i.e. 2 x forward in
-total); it is the usual "model FLOPs" convention and is the same for all implementations, so the
-ratios are exact. Achieved GFLOP/s = FLOPs per round / median round time.
-
-Reference: the machine's float32 matmul throughput, a 2048 x 2048 @ 2048 x 2048 product
-(2 * 2048^3 FLOPs) timed at the same thread count (median of repeats after a warm-up).
+so it slightly overstates the work; it is the same for all implementations, so the ratios are
+exact. Achieved GFLOP/s = FLOPs per round / median round time; ``% mm`` compares it with the
+machine's matmul rate in the variant's arithmetic: a 2048 x 2048 @ 2048 x 2048 product (2 * 2048^3
+FLOPs) in float32, and in bfloat16 for the bf16 variants, timed at the same thread count.
 
 Threads: the script calls ``torch.set_num_threads(--threads)``. Set ``OMP_NUM_THREADS`` to the same
 value in the environment (as in the usage line above) so OpenMP/BLAS pools also use that many;
 on a busy 2-core machine more than one thread was measured to be much slower (ENVIRONMENT.md).
-
-fedavg_cnn (d = 582,026) is optional: ``--models softmax,cnn_mnist,fedavg_cnn``. It runs with
-``--fedavg-clients`` clients (default: the same as ``--clients``); with 100 clients it adds about
-70 s on an idle 2-core machine (its vmap engine alone takes about 5.5 s per round), so pass
-``--fedavg-clients 20`` for a quicker look on a loaded machine.
 """
 
 from __future__ import annotations
@@ -79,7 +84,7 @@ import torch
 from torch import nn
 
 from airfl.core.engine import ClientData, local_sgd, sample_batches
-from airfl.models import FedAvgCNN, MnistCNN, build_model
+from airfl.models import FedAvgCNN, FlatModel, MnistCNN, build_model
 
 IMAGE_SHAPE = (1, 28, 28)
 NUM_CLASSES = 10
@@ -88,6 +93,9 @@ DATA_SEED = 1234
 INIT_SEED = 42
 BATCH_SEED = 7
 REL_TOL = 1e-4
+REL_TOL_BF16 = 0.1
+DEFAULT_BATCH = {"softmax": 32, "cnn_mnist": 50, "fedavg_cnn": 10}
+DEFAULT_CLIENTS = {"softmax": 100, "cnn_mnist": 100, "fedavg_cnn": 45}
 
 
 # ----------------------------------------------------------------------------------- helpers
@@ -166,6 +174,39 @@ def batched_round(model, global_params, data, steps, batch, seed):
                      torch.Generator().manual_seed(seed))
 
 
+class GradientBuffer:
+    """A model whose SGD step goes through an [N, d] gradient buffer (`FlatModel.sgd_step_`):
+    the loop engine's step as it was before the per-client in-place update."""
+
+    def __init__(self, model):
+        self.model = model
+
+    def __getattr__(self, name):
+        return getattr(self.model, name)
+
+    def sgd_step_(self, params, x, y, weights, lr):
+        FlatModel.sgd_step_(self.model, params, x, y, weights, lr)
+
+
+def engine_variants(name: str) -> dict[str, object]:
+    """The batched implementations of one model, by the label the table prints."""
+    if name == "softmax":
+        return {"batched/einsum": build_model(name, IMAGE_SHAPE, NUM_CLASSES)}
+    variants = {"vmap fp32": build_model(name, IMAGE_SHAPE, NUM_CLASSES, engine="vmap")}
+    old = build_model(name, IMAGE_SHAPE, NUM_CLASSES, engine="loop")
+    old.memory_format = "contiguous"
+    variants["loop NCHW fp32 [N,d] grads"] = GradientBuffer(old)
+    for label, memory_format, precision in (("loop NCHW fp32", "contiguous", "fp32"),
+                                            ("loop NHWC fp32", "channels_last", "fp32"),
+                                            ("loop NHWC bf16", "channels_last", "bf16")):
+        model = build_model(name, IMAGE_SHAPE, NUM_CLASSES, engine="loop", precision=precision)
+        model.memory_format = memory_format
+        variants[label] = model
+    auto = build_model(name, IMAGE_SHAPE, NUM_CLASSES)
+    assert auto.engine == "auto" and auto.memory_format == "auto"   # auto on CPU = loop NHWC
+    return variants
+
+
 def loop_round(name, global_module, data, steps, batch, seed):
     """Per-client Python loop over nn.Module copies (typical paper code)."""
     generator = torch.Generator().manual_seed(seed)
@@ -192,20 +233,23 @@ def loop_round(name, global_module, data, steps, batch, seed):
 
 # ------------------------------------------------------------------------------------- timing
 
+CLOCK = time.perf_counter      # --clock cpu: time.process_time
+
+
 def median_time(fn, repeats: int) -> tuple[float, list[float]]:
     fn()  # warm-up, excluded
     times = []
     for _ in range(repeats):
-        t0 = time.perf_counter()
+        t0 = CLOCK()
         fn()
-        times.append(time.perf_counter() - t0)
+        times.append(CLOCK() - t0)
     return statistics.median(times), times
 
 
-def matmul_gflops(repeats: int, n: int = 2048) -> tuple[float, float]:
+def matmul_gflops(repeats: int, n: int = 2048, dtype=torch.float32) -> tuple[float, float]:
     g = torch.Generator().manual_seed(0)
-    a = torch.randn(n, n, generator=g)
-    b = torch.randn(n, n, generator=g)
+    a = torch.randn(n, n, generator=g).to(dtype)
+    b = torch.randn(n, n, generator=g).to(dtype)
     t, _ = median_time(lambda: a @ b, repeats)
     return 2 * n ** 3 / t / 1e9, t
 
@@ -223,12 +267,10 @@ def cpu_model() -> str:
     return platform.processor() or platform.machine()
 
 
-def bench_model(name: str, clients: int, args) -> dict:
-    data = make_data(clients, samples_per_client=max(2 * args.batch, 64))
-    engines = ["batched"] if name == "softmax" else ["vmap", "loop"]
-    models = {e: build_model(name, IMAGE_SHAPE, NUM_CLASSES, 0.0,
-                             engine="auto" if e == "batched" else e) for e in engines}
-    any_model = next(iter(models.values()))
+def bench_model(name: str, clients: int, batch: int, args, mm_rate: dict[str, float]) -> dict:
+    data = make_data(clients, samples_per_client=max(2 * batch, 64))
+    variants = engine_variants(name)
+    any_model = next(iter(variants.values()))
     global_params = any_model.init(torch.Generator().manual_seed(INIT_SEED))
     if name == "softmax":  # zeros by default; use a random start so the check is not trivial
         global_params = 0.01 * torch.randn(any_model.dim, generator=torch.Generator().manual_seed(INIT_SEED))
@@ -236,58 +278,87 @@ def bench_model(name: str, clients: int, args) -> dict:
     load_flat(name, global_module, global_params)
     assert torch.equal(module_flat(name, global_module).detach(), global_params)
     macs, layers = macs_per_sample(global_module)
-    flops = 3 * 2 * macs * args.batch * clients * args.steps
+    flops = 3 * 2 * macs * batch * clients * args.steps
 
-    impls = {f"batched/{e}" if e != "batched" else "batched/einsum":
-             (lambda m=models[e]: batched_round(m, global_params, data, args.steps, args.batch,
-                                                BATCH_SEED)) for e in engines}
-    impls["per-client nn.Module"] = lambda: loop_round(name, global_module, data, args.steps,
-                                                      args.batch, BATCH_SEED)
+    reference_key = "per-client nn.Module"
+    impls = {reference_key: lambda: loop_round(name, global_module, data, args.steps, batch,
+                                               BATCH_SEED)}
+    for key, model in variants.items():
+        impls[key] = (lambda m=model: batched_round(m, global_params, data, args.steps, batch,
+                                                    BATCH_SEED))
 
     # numerical check before timing: same initial parameters, same batches
-    reference = impls["per-client nn.Module"]()
+    reference = impls[reference_key]()
     scale = float(reference.abs().max())
     check = {}
     for key, fn in impls.items():
-        if key == "per-client nn.Module":
+        if key == reference_key:
             continue
         diff = float((fn() - reference).abs().max())
         check[key] = diff
-        print(f"  check {name:10s} {key:16s} vs per-client loop: max|diff| = {diff:.3e} "
-              f"(max|update| = {scale:.3e}, rel {diff / scale:.2e})", flush=True)
-        assert diff <= REL_TOL * scale, f"{name}/{key}: updates differ ({diff} > {REL_TOL}*{scale})"
+        tol = REL_TOL_BF16 if "bf16" in key else REL_TOL
+        print(f"  check {name:10s} {key:28s} max|diff| = {diff:.3e} (max|update| = {scale:.3e}, "
+              f"rel {diff / scale:.2e}, allowed {tol:g})", flush=True)
+        assert diff <= tol * scale, f"{name}/{key}: updates differ ({diff} > {tol}*{scale})"
 
+    for fn in impls.values():      # warm-up round of every variant, excluded
+        fn()
+    times: dict[str, list[float]] = {key: [] for key in impls}
+    for _ in range(args.repeats):  # interleaved: each repeat times every variant once
+        for key, fn in impls.items():
+            t0 = CLOCK()
+            fn()
+            times[key].append(CLOCK() - t0)
     results = {}
-    for key, fn in impls.items():
-        t, times = median_time(fn, args.repeats)
-        results[key] = {"median_s": t, "times_s": times, "gflops": flops / t / 1e9}
-        print(f"  timed {name:10s} {key:22s} median {t * 1e3:9.1f} ms", flush=True)
-    loop_t = results["per-client nn.Module"]["median_s"]
-    for key, r in results.items():
-        r["speedup_vs_loop"] = loop_t / r["median_s"]
-    return {"model": name, "clients": clients, "dim": any_model.dim, "macs_per_sample": macs,
-            "layers_macs": layers, "flops_per_round": flops, "max_abs_diff": check,
-            "max_abs_update": scale, "results": results}
+    for key, ts in times.items():
+        t = statistics.median(ts)
+        ratio = statistics.median(r / v for r, v in zip(times[reference_key], ts))
+        rate = flops / t / 1e9
+        reference_rate = mm_rate["bf16" if "bf16" in key else "fp32"]
+        results[key] = {"median_s": t, "times_s": ts, "gflops": rate,
+                        "fraction_of_matmul": rate / reference_rate, "speedup_vs_loop": ratio}
+        print(f"  timed {name:10s} {key:28s} median {t * 1e3:9.1f} ms  {ratio:5.2f}x", flush=True)
+    return {"model": name, "clients": clients, "batch": batch, "dim": any_model.dim,
+            "macs_per_sample": macs, "layers_macs": layers, "flops_per_round": flops,
+            "max_abs_diff": check, "max_abs_update": scale, "results": results}
+
+
+def per_model(text: str, default: dict[str, int]) -> dict[str, int]:
+    """'cnn_mnist=50,fedavg_cnn=10' (or one number for every model) over the defaults."""
+    out = dict(default)
+    for part in filter(None, (p.strip() for p in text.split(","))):
+        if "=" in part:
+            key, value = part.split("=", 1)
+            out[key.strip()] = int(value)
+        else:
+            out = {key: int(part) for key in out}
+    return out
 
 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--clients", type=int, default=100)
-    p.add_argument("--fedavg-clients", type=int, default=None,
-                   help="clients for fedavg_cnn (default: --clients; 20 is quicker on 2 cores)")
+    p.add_argument("--clients", default="", help="N per model, e.g. cnn_mnist=100,fedavg_cnn=45")
+    p.add_argument("--batch", default="", help="B per model, e.g. cnn_mnist=50,fedavg_cnn=10")
     p.add_argument("--steps", type=int, default=1, help="local SGD steps per round")
-    p.add_argument("--batch", type=int, default=32)
-    p.add_argument("--repeats", type=int, default=5)
+    p.add_argument("--repeats", type=int, default=7)
     p.add_argument("--threads", type=int, default=1)
-    p.add_argument("--models", default="softmax,cnn_mnist",
+    p.add_argument("--models", default="softmax,cnn_mnist,fedavg_cnn",
                    help="comma-separated subset of softmax,cnn_mnist,fedavg_cnn")
+    p.add_argument("--clock", choices=("wall", "cpu"), default="wall",
+                   help="wall: time.perf_counter; cpu: time.process_time, the process's own CPU "
+                        "time (one thread), which leaves out the time other processes hold the "
+                        "core on a shared machine")
     p.add_argument("--json", default=None, help="write the results as JSON to this file")
     args = p.parse_args(argv)
+    global CLOCK
+    CLOCK = time.process_time if args.clock == "cpu" else time.perf_counter
+    clients = per_model(args.clients, DEFAULT_CLIENTS)
+    batches = per_model(args.batch, DEFAULT_BATCH)
 
     names = [m.strip() for m in args.models.split(",") if m.strip()]
     for m in names:
-        if m not in ("softmax", "cnn_mnist", "fedavg_cnn"):
+        if m not in DEFAULT_BATCH:
             p.error(f"unknown model {m!r}")
     torch.set_num_threads(args.threads)
     omp = os.environ.get("OMP_NUM_THREADS")
@@ -296,44 +367,47 @@ def main(argv=None) -> int:
               f"--threads", file=sys.stderr)
 
     date = datetime.now(timezone.utc).isoformat(timespec="seconds")
-    print(f"{date}  {cpu_model()}  ({os.cpu_count()} logical CPUs)")
+    load = os.getloadavg()
+    print(f"{date}  {cpu_model()}  ({os.cpu_count()} logical CPUs), load average "
+          f"{load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
     print(f"torch {torch.__version__}, threads {torch.get_num_threads()}, "
-          f"OMP_NUM_THREADS={omp}, clients {args.clients}, steps {args.steps}, "
-          f"batch {args.batch}, repeats {args.repeats}", flush=True)
-    mm_gflops, mm_t = matmul_gflops(args.repeats)
-    print(f"  matmul 2048^3 float32: {mm_t * 1e3:.1f} ms -> {mm_gflops:.1f} GFLOP/s", flush=True)
+          f"OMP_NUM_THREADS={omp}, steps {args.steps}, repeats {args.repeats}, "
+          f"clock {args.clock}", flush=True)
+    mm = {}
+    for label, dtype in (("fp32", torch.float32), ("bf16", torch.bfloat16)):
+        mm[label], mm_t = matmul_gflops(args.repeats, dtype=dtype)
+        print(f"  matmul 2048^3 {label}: {mm_t * 1e3:.1f} ms -> {mm[label]:.1f} GFLOP/s", flush=True)
 
-    reports = []
-    for name in names:
-        clients = args.clients
-        if name == "fedavg_cnn" and args.fedavg_clients is not None:
-            clients = args.fedavg_clients
-        reports.append(bench_model(name, clients, args))
+    reports = [bench_model(name, clients[name], batches[name], args, mm) for name in names]
+    load_end = os.getloadavg()
 
-    header = (f"{'model':10s} {'N':>4s} {'d':>8s} {'implementation':22s} {'median ms':>10s} "
-              f"{'GFLOP/s':>8s} {'speed-up':>9s} {'max|diff|':>10s}")
+    header = (f"{'model':10s} {'N':>4s} {'B':>4s} {'d':>7s} {'implementation':28s} "
+              f"{'median ms':>10s} {'GFLOP/s':>8s} {'% mm':>5s} {'speed-up':>9s} {'max|diff|':>10s}")
     lines = [header, "-" * len(header)]
     for rep in reports:
         for key, r in rep["results"].items():
             diff = rep["max_abs_diff"].get(key)
-            lines.append(f"{rep['model']:10s} {rep['clients']:4d} {rep['dim']:8d} {key:22s} "
-                         f"{r['median_s'] * 1e3:10.1f} {r['gflops']:8.2f} "
+            lines.append(f"{rep['model']:10s} {rep['clients']:4d} {rep['batch']:4d} "
+                         f"{rep['dim']:7d} {key:28s} {r['median_s'] * 1e3:10.1f} "
+                         f"{r['gflops']:8.2f} {100 * r['fraction_of_matmul']:5.1f} "
                          f"{r['speedup_vs_loop']:8.2f}x "
                          f"{'ref' if diff is None else f'{diff:.1e}':>10s}")
-    lines.append(f"matmul 2048x2048 float32, {args.threads} thread(s): {mm_gflops:.1f} GFLOP/s "
-                 f"({mm_t * 1e3:.1f} ms)")
-    lines.append("speed-up = per-client nn.Module time / implementation time; "
-                 "GFLOP/s = 6 * MACs/sample * B * N * steps / time")
+    lines.append(f"clock: {args.clock}; matmul 2048x2048, {args.threads} thread(s): fp32 {mm['fp32']:.1f} GFLOP/s, "
+                 f"bf16 {mm['bf16']:.1f} GFLOP/s; load average at start {load[0]:.2f}, "
+                 f"at end {load_end[0]:.2f}")
+    lines.append("speed-up = median over repeats of (per-client nn.Module time / variant time); "
+                 "GFLOP/s = 6 * MACs/sample * B * N * steps / median time; % mm = of the matmul "
+                 "rate in the variant's arithmetic")
     print()
     print("\n".join(lines))
 
     if args.json:
         out = {"date": date, "torch": torch.__version__, "python": platform.python_version(),
                "cpu": cpu_model(), "cpu_count": os.cpu_count(), "threads": args.threads,
-               "omp_num_threads": omp, "clients": args.clients,
-               "fedavg_clients": args.fedavg_clients, "steps": args.steps, "batch": args.batch,
-               "repeats": args.repeats, "lr": LR, "matmul_gflops": mm_gflops,
-               "matmul_s": mm_t, "models": reports, "table": lines}
+               "omp_num_threads": omp, "load_average_start": load, "load_average_end": load_end,
+               "steps": args.steps, "repeats": args.repeats, "clock": args.clock, "lr": LR,
+               "matmul_gflops": mm,
+               "models": reports, "table": lines}
         with open(args.json, "w") as f:
             json.dump(out, f, indent=2)
     return 0

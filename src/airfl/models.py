@@ -10,6 +10,14 @@ Softmax regression has a closed-form batched gradient (einsum). For CNNs, two en
 available: `vmap` (torch.func over clients) and `loop` (one functional call per client on
 views of the [N, d] tensor); ENVIRONMENT.md measured the loop faster on CPU for small CNNs, so
 `auto` picks the loop there and vmap on CUDA. benchmarks/engine.py measures both.
+
+The small CNNs (MnistCNN, FedAvgCNN) run on CPU in the channels-last memory format (NHWC),
+which oneDNN's convolution and max-pooling kernels prefer: benchmarks/README.md measured it
+faster than NCHW at the batch sizes the papers use (same fp32 arithmetic, other summation order:
+results agree with NCHW to ~1e-7 relative, not bit for bit); ResNet-18-GN stays NCHW (NHWC was
+slower in fp32). `precision: bf16` runs the forward and backward pass
+under bfloat16 autocast (fp32 master weights, loss, gradients and SGD update; evaluation stays
+fp32).
 """
 
 from __future__ import annotations
@@ -49,6 +57,13 @@ class FlatModel:
     def penalty(self, params: torch.Tensor) -> torch.Tensor:
         """The regulariser (l2/2)||w||^2 of each row of params [..., d], part of every loss."""
         return 0.5 * getattr(self, "l2", 0.0) * (params * params).sum(dim=-1)
+
+    def sgd_step_(self, params: torch.Tensor, x: torch.Tensor, y: torch.Tensor,
+                  weights: torch.Tensor, lr: float) -> None:
+        """One SGD step of every client in place: params [N, d] -= lr * gradient. Models that
+        can update client by client override it (no [N, d] gradient buffer)."""
+        _, grads = self.loss_and_grads(params, x, y, weights)
+        params.sub_(lr * grads)
 
 
 class SoftmaxRegression(FlatModel):
@@ -175,6 +190,8 @@ class MnistCNN(nn.Module):
     - conv(10->20,5) - pool - ReLU - FC(320->50) - ReLU - FC(50->10); 21,840 parameters. BatchNorm
     is left out because its running statistics are not parameters that OTA aggregation can sum."""
 
+    channels_last_on_cpu = True     # measured faster in NHWC at batch 10-220 (benchmarks/README.md)
+
     def __init__(self, in_channels: int = 1, num_classes: int = 10, image_size: int = 28):
         super().__init__()
         self.conv1 = nn.Conv2d(in_channels, 10, 5)
@@ -192,6 +209,8 @@ class MnistCNN(nn.Module):
 
 class FedAvgCNN(nn.Module):
     """PFLlib's FedAvgCNN used by DP-as-a-perk (spec A2): d = 582,026 on 28x28 inputs."""
+
+    channels_last_on_cpu = True     # measured faster in NHWC at batch 10-50 (benchmarks/README.md)
 
     def __init__(self, in_channels: int = 1, num_classes: int = 10, image_size: int = 28):
         super().__init__()
@@ -232,6 +251,9 @@ class ResNet18GN(nn.Module):
     (2 groups per layer): CDPB spec 7 trains it on CIFAR-10/100. GroupNorm, not BatchNorm,
     because running statistics are not parameters that over-the-air aggregation can sum."""
 
+    # fp32 NHWC measured 0.87x of NCHW on CPU (GroupNorm; batch 16, benchmarks/README.md)
+    channels_last_on_cpu = False
+
     def __init__(self, in_channels: int = 3, num_classes: int = 10, groups: int = 2):
         super().__init__()
         self.stem = nn.Conv2d(in_channels, 64, 3, 1, 1, bias=False)
@@ -257,17 +279,39 @@ class _Slot:
     stop: int
 
 
+PRECISIONS = ("fp32", "bf16")
+
+
+def _widened(logits: torch.Tensor) -> torch.Tensor:
+    """bf16 logits (autocast) as fp32 for the loss; fp32 and fp64 logits as they are."""
+    return logits.float() if logits.dtype in (torch.bfloat16, torch.float16) else logits
+MEMORY_FORMATS = ("auto", "contiguous", "channels_last")
+
+
 class FunctionalNetwork(FlatModel):
-    """Any `nn.Module` driven through torch.func on flat parameter vectors."""
+    """Any `nn.Module` driven through torch.func on flat parameter vectors.
+
+    `precision`: fp32 (exact, default) or bf16 (forward and backward under bfloat16 autocast;
+    the parameters, the loss, the gradients and the SGD update stay fp32). `memory_format` of
+    the loop engine's conv inputs: auto = channels-last on CPU for the networks measured faster
+    in it (their `channels_last_on_cpu`; benchmarks/README.md), contiguous otherwise."""
 
     def __init__(self, name: str, module: nn.Module, num_classes: int, engine: str = "auto",
-                 l2: float = 0.0):
+                 l2: float = 0.0, precision: str = "fp32", memory_format: str = "auto"):
         if engine not in ("auto", "vmap", "loop"):
             raise ValueError(f"engine must be one of auto, vmap, loop; got {engine!r}")
+        if precision not in PRECISIONS:
+            raise ValueError(f"precision must be one of {', '.join(PRECISIONS)}; got {precision!r}")
+        if memory_format not in MEMORY_FORMATS:
+            raise ValueError(f"memory_format must be one of {', '.join(MEMORY_FORMATS)}; "
+                             f"got {memory_format!r}")
         self.name = name
         self.module = module
         self.num_classes = num_classes
         self.engine = engine
+        self.precision = precision
+        self.memory_format = memory_format
+        self.channels_last_on_cpu = bool(getattr(module, "channels_last_on_cpu", False))
         self.l2 = float(l2)
         slots, start = [], 0
         for pname, tensor in module.named_parameters():
@@ -296,9 +340,27 @@ class FunctionalNetwork(FlatModel):
         lead = flat.shape[:-1]
         return {s.name: flat[..., s.start:s.stop].view(*lead, *s.shape) for s in self.slots}
 
+    def _autocast(self, device: torch.device):
+        """bfloat16 autocast for precision bf16 (conv and linear layers in bf16, their
+        gradients flow back to the fp32 parameters as fp32); a no-op context for fp32."""
+        return torch.autocast(device.type, dtype=torch.bfloat16, enabled=self.precision == "bf16")
+
+    def _layout(self, x: torch.Tensor) -> torch.Tensor:
+        """Images [B, C, H, W] in the engine's memory format (values unchanged)."""
+        wanted = self.memory_format
+        if wanted == "auto":
+            wanted = "channels_last" if self.channels_last_on_cpu and not x.is_cuda else "contiguous"
+        if wanted == "channels_last" and x.dim() == 4:
+            # to(), not contiguous(): with one input channel a contiguous NCHW tensor counts as
+            # channels-last-contiguous, contiguous() returns it as it is and the convolution
+            # then picks NCHW from its strides; to() gives it NHWC strides.
+            return x.to(memory_format=torch.channels_last)
+        return x
+
     def _loss(self, flat, x, y, weights):
-        out = functional_call(self.module, self.unflatten(flat), (x,))
-        loss = (weights * nn.functional.cross_entropy(out, y, reduction="none")).sum()
+        with self._autocast(flat.device):
+            out = functional_call(self.module, self.unflatten(flat), (x,))
+        loss = (weights * nn.functional.cross_entropy(_widened(out), y, reduction="none")).sum()
         if self.l2:
             loss = loss + 0.5 * self.l2 * (flat * flat).sum()
         return loss
@@ -310,47 +372,71 @@ class FunctionalNetwork(FlatModel):
         if self._use_vmap(params):
             grads, losses = vmap(grad_and_value(self._loss))(params, x, y, weights)
             return losses, grads
-        return self._loop_loss_and_grads(params, x, y, weights)
-
-    def _loop_loss_and_grads(self, params, x, y, weights):
-        """Per client: autograd on per-layer leaf views, gradients written into one [N, d] buffer
-        (differentiating through slices of the flat vector costs a full-size zero-fill per
-        layer; benchmarks/README.md measured this form 1.2-1.4x faster)."""
         grads = torch.empty_like(params)
         losses = torch.empty(params.shape[0], dtype=params.dtype, device=params.device)
-        with torch.enable_grad():
-            for n in range(params.shape[0]):
-                leaves = [params[n, s.start:s.stop].detach().view(s.shape).requires_grad_()
-                          for s in self.slots]
-                out = functional_call(self.module, {s.name: leaf for s, leaf in
-                                                    zip(self.slots, leaves)}, (x[n],))
-                loss = (weights[n] * nn.functional.cross_entropy(out, y[n], reduction="none")).sum()
-                if self.l2:
-                    loss = loss + 0.5 * self.l2 * sum((leaf * leaf).sum() for leaf in leaves)
-                for slot, g in zip(self.slots, torch.autograd.grad(loss, leaves)):
-                    grads[n, slot.start:slot.stop] = g.reshape(-1)
-                losses[n] = loss.detach()
+        for n, loss, client_grads in self._loop_grads(params, x, y, weights):
+            for slot, g in zip(self.slots, client_grads):
+                grads[n, slot.start:slot.stop] = g.reshape(-1)
+            losses[n] = loss
         return losses, grads
 
+    def sgd_step_(self, params, x, y, weights, lr):
+        """The loop engine updates each client's row right after its backward pass, while its
+        gradient is in cache, instead of filling an [N, d] gradient buffer first (for
+        FedAvgCNN, d = 582,026, that buffer is 233 MB at N = 100). Same arithmetic as
+        `params.sub_(lr * grads)`: the product lr * g is rounded to fp32, then subtracted."""
+        if self._use_vmap(params):
+            super().sgd_step_(params, x, y, weights, lr)
+            return
+        for n, _, client_grads in self._loop_grads(params, x, y, weights):
+            for slot, g in zip(self.slots, client_grads):
+                params[n, slot.start:slot.stop].sub_(g.reshape(-1) * lr)
+
+    def _loop_grads(self, params, x, y, weights):
+        """Per client n: (n, loss, gradients per layer), by autograd on per-layer leaf views
+        (differentiating through slices of the flat vector costs a full-size zero-fill per
+        layer; benchmarks/README.md measured this form 1.2-1.4x faster). A client's gradients
+        are consumed before the next client's pass starts."""
+        for n in range(params.shape[0]):
+            leaves = [params[n, s.start:s.stop].detach().view(s.shape).requires_grad_()
+                      for s in self.slots]
+            with torch.enable_grad():
+                with self._autocast(params.device):
+                    out = functional_call(self.module, {s.name: self._layout(leaf) for s, leaf
+                                                        in zip(self.slots, leaves)},
+                                          (self._layout(x[n]),))
+                loss = (weights[n] * nn.functional.cross_entropy(_widened(out), y[n],
+                                                                 reduction="none")).sum()
+                if self.l2:
+                    loss = loss + 0.5 * self.l2 * sum((leaf * leaf).sum() for leaf in leaves)
+                grads = torch.autograd.grad(loss, leaves)
+            yield n, loss.detach(), grads
+
     def logits(self, params, x):
-        return functional_call(self.module, self.unflatten(params), (x,))
+        """fp32 logits whatever the training precision (evaluation measures the fp32 model)."""
+        return functional_call(self.module, self.unflatten(params), (self._layout(x),))
 
 
 MODEL_NAMES = ("softmax", "mlp32", "cnn_mnist", "fedavg_cnn", "resnet18_gn")
 
 
 def build_model(name: str, image_shape: tuple[int, int, int], num_classes: int, l2: float = 0.0,
-                engine: str = "auto") -> FlatModel:
-    """The model named in params.yaml; image_shape is (channels, height, width)."""
+                engine: str = "auto", precision: str = "fp32") -> FlatModel:
+    """The model named in params.yaml; image_shape is (channels, height, width). `precision`
+    bf16 exists for the CNNs only (softmax and the MLP have hand-written fp32 gradients)."""
     channels, height, _ = image_shape
+    if precision not in PRECISIONS:
+        raise ValueError(f"precision must be one of {', '.join(PRECISIONS)}; got {precision!r}")
+    if precision != "fp32" and name in ("softmax", "mlp32"):
+        raise ValueError(f"precision {precision!r} is implemented for the CNN models "
+                         f"(cnn_mnist, fedavg_cnn, resnet18_gn), not for {name!r}; use fp32")
     if name == "softmax":
         return SoftmaxRegression(channels * height * height, num_classes, l2=l2)
     if name == "mlp32":
         return TwoLayerMLP(channels * height * height, 32, num_classes, l2=l2)
-    if name == "cnn_mnist":
-        return FunctionalNetwork(name, MnistCNN(channels, num_classes, height), num_classes, engine, l2)
-    if name == "fedavg_cnn":
-        return FunctionalNetwork(name, FedAvgCNN(channels, num_classes, height), num_classes, engine, l2)
-    if name == "resnet18_gn":
-        return FunctionalNetwork(name, ResNet18GN(channels, num_classes), num_classes, engine, l2)
+    modules = {"cnn_mnist": lambda: MnistCNN(channels, num_classes, height),
+               "fedavg_cnn": lambda: FedAvgCNN(channels, num_classes, height),
+               "resnet18_gn": lambda: ResNet18GN(channels, num_classes)}
+    if name in modules:
+        return FunctionalNetwork(name, modules[name](), num_classes, engine, l2, precision)
     raise ValueError(f"unknown model {name!r}; allowed: {', '.join(MODEL_NAMES)}")

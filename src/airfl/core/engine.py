@@ -131,9 +131,8 @@ def local_sgd(model: FlatModel, global_params: torch.Tensor, data: ClientData, s
         schedule = (batch for _ in range(epochs)
                     for batch in epoch_batches(data, batch_size, generator))
     for index, weights in schedule:
-        _, grads = model.loss_and_grads(params, data.x[index], data.y[index],
-                                        weights.to(params.device, params.dtype))
-        params.sub_(lr * grads)
+        model.sgd_step_(params, data.x[index], data.y[index],
+                        weights.to(params.device, params.dtype), lr)
     return params - global_params.unsqueeze(0)
 
 

@@ -147,6 +147,17 @@ def train_eval_data(params: dict[str, Any], block: dict[str, Any], data: ClientD
     return data.x[chosen], data.y[chosen]
 
 
+def block_model(block: dict[str, Any]) -> FlatModel:
+    """The experiment's model with its engine and `precision` (fp32 when the block has none)."""
+    info = dataset_info(block["dataset"])
+    spec = block["model"]
+    try:
+        return build_model(spec["name"], info.image_shape, info.num_classes, spec["l2"],
+                           spec["engine"], spec.get("precision", "fp32"))
+    except ValueError as error:
+        raise ConfigError(f"model: {error}") from error
+
+
 def image_shape(dataset: str) -> tuple[int, int, int]:
     return dataset_info(dataset).image_shape
 
@@ -178,9 +189,7 @@ def curve_inputs(params: dict[str, Any], experiment: Experiment, block: dict[str
     sets (a calibration round evaluates nothing)."""
     device = torch_device(params)
     data = client_data(params, block, load_partition(experiment.id), device)
-    info = dataset_info(block["dataset"])
-    model = build_model(block["model"]["name"], info.image_shape, info.num_classes,
-                        block["model"]["l2"], block["model"]["engine"])
+    model = block_model(block)
     if evaluate:
         test = test_data(params, block, device)
         train_eval = train_eval_data(params, block, data, experiment.id)

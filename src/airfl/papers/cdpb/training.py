@@ -60,7 +60,8 @@ def _block(params: dict[str, Any], key: str, curves_of) -> dict[str, Any]:
     return {
         **substituted,
         "dataset": pick["dataset"], "num_devices": analytic["K"], "partition": partition,
-        "model": {"name": pick["model"], "l2": pick["weight_decay"], "engine": "auto"},
+        "model": {"name": pick["model"], "l2": pick["weight_decay"], "engine": "auto",
+                  "precision": pick.get("precision", "fp32")},
         "training": {"local_steps": pick["local_steps"], "batch_size": pick["batch_size"],
                      "lr": pick["lr"], "server_lr": 1.0},
         "channel": {"mean_gain": analytic["h_bar"] if key == "fig4" else 1.0},  # i.i.d. Rayleigh

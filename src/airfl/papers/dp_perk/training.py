@@ -105,7 +105,8 @@ def compose(split: str):
             # spec 7 preprocessing: x/255 then (x - 0.5)/0.5 (the authors' code); the default
             "input_normalization": pick["input_normalization"],
             "partition": partition,
-            "model": {"name": pick["model"], "l2": 0.0, "engine": "auto"},
+            "model": {"name": pick["model"], "l2": 0.0, "engine": "auto",
+                      "precision": pick.get("precision", "fp32")},
             "training": {"local_steps": pick["local_steps"], "batch_size": pick["batch_size"],
                          "lr": pick["lr"], "server_lr": 1.0,
                          "local_epochs": pick["local_epochs"] if epochs else None},

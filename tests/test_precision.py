@@ -1,0 +1,178 @@
+"""Tests of the CNN engines' memory format and arithmetic precision (issue 17).
+
+The loop engine runs CNNs on CPU in channels-last (NHWC) layout and, with `precision: bf16`,
+under bfloat16 autocast with fp32 master weights. These tests pin what must hold whatever the
+kernels: the in-place SGD step is the same arithmetic as the gradient-buffer step; NHWC really
+reaches the convolutions; fp32 NHWC differs from NCHW only by summation order; bf16 is
+deterministic, keeps fp32 parameters and is actually bf16 (not silently fp32).
+"""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from airfl.core.engine import ClientData, local_sgd
+from airfl.models import FlatModel, build_model
+
+IMAGE_SHAPE = (1, 28, 28)
+N_CLIENTS, PER_CLIENT, BATCH = 3, 12, 4
+
+
+def _data(seed: int = 0) -> ClientData:
+    g = torch.Generator().manual_seed(seed)
+    total = N_CLIENTS * PER_CLIENT
+    x = torch.rand(total, *IMAGE_SHAPE, generator=g)
+    y = torch.randint(0, 10, (total,), generator=g)
+    return ClientData(x, y, torch.arange(total), torch.arange(0, total + 1, PER_CLIENT),
+                      torch.full((N_CLIENTS,), PER_CLIENT))
+
+
+def _model(name="cnn_mnist", memory_format="auto", precision="fp32", l2=0.0):
+    model = build_model(name, IMAGE_SHAPE, 10, l2=l2, engine="loop", precision=precision)
+    model.memory_format = memory_format
+    return model
+
+
+def _round(model, seed=5, steps=3):
+    params = model.init(torch.Generator().manual_seed(1))
+    return local_sgd(model, params, _data(), steps, BATCH, 0.05, torch.Generator().manual_seed(seed))
+
+
+@pytest.mark.parametrize("memory_format", ["contiguous", "channels_last"])
+@pytest.mark.parametrize("precision", ["fp32", "bf16"])
+def test_in_place_step_is_the_gradient_buffer_step_bit_for_bit(memory_format, precision):
+    """The loop engine's per-client in-place update must not change a bit: it replaces
+    `params.sub_(lr * grads)` on an [N, d] buffer (what the engine did before issue 17)."""
+    model = _model(memory_format=memory_format, precision=precision, l2=0.01)
+    g = torch.Generator().manual_seed(3)
+    params = torch.randn(N_CLIENTS, model.dim, generator=g) * 0.05
+    x = torch.rand(N_CLIENTS, BATCH, *IMAGE_SHAPE, generator=g)
+    y = torch.randint(0, 10, (N_CLIENTS, BATCH), generator=g)
+    weights = torch.full((N_CLIENTS, BATCH), 1.0 / BATCH)
+    fused, buffered = params.clone(), params.clone()
+    model.sgd_step_(fused, x, y, weights, 0.05)
+    FlatModel.sgd_step_(model, buffered, x, y, weights, 0.05)
+    assert torch.equal(fused, buffered)
+    assert not torch.equal(fused, params)
+
+
+def test_channels_last_reaches_the_convolutions_on_cpu():
+    """`auto` on CPU must feed the convolutions NHWC tensors (the measured speed-up comes from
+    there); with one input channel NCHW and NHWC strides coincide for conv1, so look at conv2."""
+    seen = {}
+    for memory_format in ("auto", "contiguous"):
+        model = _model(memory_format=memory_format)
+        hook = model.module.conv2.register_forward_pre_hook(
+            lambda mod, args, key=memory_format: seen.__setitem__(key, args[0]))
+        _round(model, steps=1)
+        hook.remove()
+    assert seen["auto"].is_contiguous(memory_format=torch.channels_last)
+    assert not seen["auto"].is_contiguous()
+    assert seen["contiguous"].is_contiguous()
+
+
+@pytest.mark.parametrize("name", ["cnn_mnist", "fedavg_cnn"])
+def test_channels_last_fp32_differs_from_nchw_by_summation_order_only(name):
+    """Exact fp32 in both layouts: the updates agree to a few fp32 ulps of the largest entry
+    (oneDNN sums the convolutions in another order), far below bf16's ~2^-8."""
+    nchw = _round(_model(name, "contiguous"))
+    nhwc = _round(_model(name, "channels_last"))
+    scale = float(nchw.abs().max())
+    assert float((nhwc - nchw).abs().max()) <= 1e-5 * scale
+
+
+def _relative_error(approx: torch.Tensor, exact: torch.Tensor) -> float:
+    return float((approx - exact).norm() / exact.norm())
+
+
+def test_bf16_is_deterministic_keeps_fp32_weights_and_is_really_bf16():
+    """bf16 reruns must be byte-identical (the pipeline's rerun check); the update stays fp32
+    (master weights); and it must differ from fp32 by bf16 rounding: more than fp32's
+    summation-order noise (1e-5 relative), less than 0.1 in relative L2 norm. The upper bound is
+    a smoke check against a wrong bf16 path (a gradient of the wrong layer or sign is off by
+    order 1), not a precision claim: bf16's unit roundoff 2^-9 with cancellation in the sums
+    gives ~0.05 here; whether bf16 trains as well as fp32 is measured on the quick figures."""
+    first = _round(_model(precision="bf16"))
+    again = _round(_model(precision="bf16"))
+    fp32 = _round(_model(precision="fp32"))
+    assert first.dtype == torch.float32
+    assert torch.equal(first, again)
+    assert 1e-5 < _relative_error(first, fp32) < 0.1
+
+
+def test_bf16_runs_in_the_vmap_engine_too():
+    """The CUDA default (vmap) honours the precision as well (checked here on CPU): bf16, not
+    fp32, and as close to fp32 as the loop engine's bf16 (same bounds and reasons as above)."""
+    model = build_model("cnn_mnist", IMAGE_SHAPE, 10, engine="vmap", precision="bf16")
+    vmapped = _round(model, steps=1)
+    fp32 = _round(_model(precision="fp32"), steps=1)
+    assert vmapped.dtype == torch.float32
+    assert 1e-5 < _relative_error(vmapped, fp32) < 0.1
+
+
+def test_precision_is_validated():
+    with pytest.raises(ValueError, match="precision"):
+        build_model("cnn_mnist", IMAGE_SHAPE, 10, precision="fp16")
+    for name in ("softmax", "mlp32"):
+        with pytest.raises(ValueError, match="CNN"):
+            build_model(name, IMAGE_SHAPE, 10, precision="bf16")
+    assert build_model("softmax", IMAGE_SHAPE, 10, precision="fp32").name == "softmax"
+
+
+# ------------------------------------------------------------- the option in params.yaml
+
+@pytest.fixture()
+def params(repo_root):
+    import yaml
+
+    return yaml.safe_load((repo_root / "params.yaml").read_text())
+
+
+@pytest.mark.parametrize("section", [("dp_perk", "training"), ("cdpb", "fig4"), ("cdpb", "fig8")])
+def test_precision_is_declared_fp32_by_default_and_validated(params, section):
+    """Every block that trains a model carries `precision` (written in params.yaml, so DVC
+    tracks it), fp32 by default; a value outside fp32 | bf16 stops with the key named."""
+    from airfl.config import ConfigError
+    from airfl.pipeline.params import validate_params
+
+    paper, block = section
+    assert params[paper][block]["precision"] == "fp32"
+    params[paper][block]["precision"] = "fp16"
+    with pytest.raises(ConfigError, match=f"{paper}.{block}.precision"):
+        validate_params(params)
+
+
+@pytest.mark.parametrize("experiment_id, section, model", [
+    ("dp_perk/fig3a", ("dp_perk", "training"), "fedavg_cnn"),
+    ("cdpb/fig4", ("cdpb", "fig4"), "cnn_mnist"),
+    ("cdpb/fig8a", ("cdpb", "fig8"), "cnn_mnist")])
+def test_precision_reaches_the_model_the_stages_build(params, experiment_id, section, model):
+    """The experiment's `precision` is what train and calibrate build (stages.setup.block_model);
+    bf16 with a model that has no bf16 path (the quick MLP, softmax) stops with a ConfigError."""
+    from airfl.config import ConfigError
+    from airfl.pipeline.params import validate_params
+    from airfl.pipeline.registry import get_experiment
+    from airfl.pipeline.trial import block_model
+
+    paper, block = section
+    params[paper][block]["precision"] = "bf16"
+    params[paper][block]["model"] = {"quick": model, "paper": model}
+    built = block_model(get_experiment(experiment_id).params(validate_params(params)))
+    assert built.name == model and built.precision == "bf16"
+    params[paper][block]["model"] = {"quick": "softmax" if paper == "cdpb" else "mlp32",
+                                     "paper": model}
+    with pytest.raises(ConfigError, match="CNN"):
+        block_model(get_experiment(experiment_id).params(validate_params(params)))
+
+
+def test_memory_format_follows_the_measurement_per_network():
+    """auto = NHWC only where it was measured faster on CPU (the small CNNs), NCHW for
+    ResNet-18-GN (fp32 NHWC measured slower); never NHWC on inputs that are not images."""
+    x = torch.rand(2, 3, 32, 32)
+    assert not build_model("resnet18_gn", (3, 32, 32), 10)._layout(x).is_contiguous(
+        memory_format=torch.channels_last)
+    for name in ("cnn_mnist", "fedavg_cnn"):
+        model = build_model(name, (3, 32, 32), 10)
+        assert model._layout(x).is_contiguous(memory_format=torch.channels_last)
+        assert model._layout(x).is_contiguous() is False
