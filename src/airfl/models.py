@@ -388,9 +388,12 @@ class FunctionalNetwork(FlatModel):
         if self._use_vmap(params):
             super().sgd_step_(params, x, y, weights, lr)
             return
+        step = torch.empty(max(s.stop - s.start for s in self.slots), dtype=params.dtype,
+                           device=params.device)      # lr * g of one layer, reused (no temporaries)
         for n, _, client_grads in self._loop_grads(params, x, y, weights):
             for slot, g in zip(self.slots, client_grads):
-                params[n, slot.start:slot.stop].sub_(g.reshape(-1) * lr)
+                scaled = torch.mul(g.reshape(-1), lr, out=step[:slot.stop - slot.start])
+                params[n, slot.start:slot.stop].sub_(scaled)
 
     def _loop_grads(self, params, x, y, weights):
         """Per client n: (n, loss, gradients per layer), by autograd on per-layer leaf views
