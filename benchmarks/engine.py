@@ -1,4 +1,4 @@
-"""Benchmark: one round of local training for all clients, every engine variant vs. a per-client loop.
+"""Benchmark: one round of local training of all clients, every engine variant vs. a client loop.
 
 Usage (from the repository root)::
 
@@ -376,13 +376,15 @@ def main(argv=None) -> int:
     mm = {}
     for label, dtype in (("fp32", torch.float32), ("bf16", torch.bfloat16)):
         mm[label], mm_t = matmul_gflops(args.repeats, dtype=dtype)
-        print(f"  matmul 2048^3 {label}: {mm_t * 1e3:.1f} ms -> {mm[label]:.1f} GFLOP/s", flush=True)
+        print(f"  matmul 2048^3 {label}: {mm_t * 1e3:.1f} ms -> {mm[label]:.1f} GFLOP/s",
+              flush=True)
 
     reports = [bench_model(name, clients[name], batches[name], args, mm) for name in names]
     load_end = os.getloadavg()
 
     header = (f"{'model':10s} {'N':>4s} {'B':>4s} {'d':>7s} {'implementation':28s} "
-              f"{'median ms':>10s} {'GFLOP/s':>8s} {'% mm':>5s} {'speed-up':>9s} {'max|diff|':>10s}")
+              f"{'median ms':>10s} {'GFLOP/s':>8s} {'% mm':>5s} {'speed-up':>9s} "
+              f"{'max|diff|':>10s}")
     lines = [header, "-" * len(header)]
     for rep in reports:
         for key, r in rep["results"].items():
@@ -392,7 +394,8 @@ def main(argv=None) -> int:
                          f"{r['gflops']:8.2f} {100 * r['fraction_of_matmul']:5.1f} "
                          f"{r['speedup_vs_loop']:8.2f}x "
                          f"{'ref' if diff is None else f'{diff:.1e}':>10s}")
-    lines.append(f"clock: {args.clock}; matmul 2048x2048, {args.threads} thread(s): fp32 {mm['fp32']:.1f} GFLOP/s, "
+    lines.append(f"clock: {args.clock}; matmul 2048x2048, {args.threads} thread(s): "
+                 f"fp32 {mm['fp32']:.1f} GFLOP/s, "
                  f"bf16 {mm['bf16']:.1f} GFLOP/s; load average at start {load[0]:.2f}, "
                  f"at end {load_end[0]:.2f}")
     lines.append("speed-up = median over repeats of (per-client nn.Module time / variant time); "

@@ -36,7 +36,8 @@ def _model(name="cnn_mnist", memory_format="auto", precision="fp32", l2=0.0):
 
 def _round(model, seed=5, steps=3):
     params = model.init(torch.Generator().manual_seed(1))
-    return local_sgd(model, params, _data(), steps, BATCH, 0.05, torch.Generator().manual_seed(seed))
+    return local_sgd(model, params, _data(), steps, BATCH, 0.05,
+                     torch.Generator().manual_seed(seed))
 
 
 @pytest.mark.parametrize("memory_format", ["contiguous", "channels_last"])

@@ -285,6 +285,8 @@ PRECISIONS = ("fp32", "bf16")
 def _widened(logits: torch.Tensor) -> torch.Tensor:
     """bf16 logits (autocast) as fp32 for the loss; fp32 and fp64 logits as they are."""
     return logits.float() if logits.dtype in (torch.bfloat16, torch.float16) else logits
+
+
 MEMORY_FORMATS = ("auto", "contiguous", "channels_last")
 
 
@@ -349,7 +351,8 @@ class FunctionalNetwork(FlatModel):
         """Images [B, C, H, W] in the engine's memory format (values unchanged)."""
         wanted = self.memory_format
         if wanted == "auto":
-            wanted = "channels_last" if self.channels_last_on_cpu and not x.is_cuda else "contiguous"
+            cpu_nhwc = self.channels_last_on_cpu and not x.is_cuda
+            wanted = "channels_last" if cpu_nhwc else "contiguous"
         if wanted == "channels_last" and x.dim() == 4:
             # to(), not contiguous(): with one input channel a contiguous NCHW tensor counts as
             # channels-last-contiguous, contiguous() returns it as it is and the convolution
