@@ -28,8 +28,7 @@ def test_registry_finds_the_project_wings_through_entry_points():
         "baselines": "airfl.papers.baselines:WING", "biased_fl": "airfl.papers.biased_fl:WING",
         "cdpb": "airfl.papers.cdpb:WING", "dp_perk": "airfl.papers.dp_perk:WING",
         "generic": "airfl.schemes:WING"}
-    assert [w.name for w in registry.wings()][:5] == PROJECT_WINGS or \
-        set(PROJECT_WINGS) <= {w.name for w in registry.wings()}
+    assert set(PROJECT_WINGS) <= {w.name for w in registry.wings()}
     assert registry.papers()[:4] == ["baselines", "biased_fl", "cdpb", "dp_perk"]
     # every scheme kind resolves to its class, whose kind matches the declaration
     for kind, wing in registry.scheme_wings().items():

@@ -87,6 +87,26 @@ def write_text(path: str | os.PathLike, text: str) -> None:
         tmp.write_text(text)
 
 
+def write_generated(path: str | os.PathLike, text: str, check: bool, command: str) -> int:
+    """Write a generated file, or with `check` compare the committed copy with `text` and on a
+    difference print a unified diff and how to regenerate it (`command`); returns an exit code."""
+    target = Path(path)
+    if not check:
+        write_text(target, text)
+        return 0
+    current = target.read_text() if target.exists() else ""
+    if current == text:
+        return 0
+    import difflib
+    import sys
+
+    diff = difflib.unified_diff(current.splitlines(True), text.splitlines(True),
+                                f"{target} (committed)", f"{target} (generated)")
+    sys.stderr.write(f"{target} drifted from what generates it; run `{command}`:\n"
+                     + "".join(diff))
+    return 1
+
+
 def git_commit() -> str:
     """The commit of the working tree (with '+dirty' when it has changes), or 'unknown'."""
     try:

@@ -114,22 +114,9 @@ def override_args(path: str | Path, effective: dict[str, Any]) -> str:
 def write_schema(check: bool = False) -> int:
     """`airfl schema`: write the assembled schema to its committed copy (or, with check, fail
     with a diff when the copy is stale)."""
-    import difflib
-    import sys
+    from airfl.io import write_generated
 
-    text = schema_yaml()
-    current = GENERATED.read_text() if GENERATED.exists() else ""
-    if check:
-        if current == text:
-            return 0
-        sys.stdout.writelines(difflib.unified_diff(current.splitlines(True), text.splitlines(True),
-                                                   str(GENERATED), "assembled"))
-        print(f"{GENERATED} is stale: run `airfl schema`", file=sys.stderr)
-        return 1
-    from airfl.io import write_text
-
-    write_text(GENERATED, text)
-    return 0
+    return write_generated(GENERATED, schema_yaml(), check, "airfl schema")
 
 
 __all__ = ["ConfigError", "params_schema", "schema_yaml", "schema_file", "validate_params",
