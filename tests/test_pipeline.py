@@ -7,8 +7,10 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -141,6 +143,32 @@ def test_bad_params_stop_snakemake_before_any_job(repo_root, tmp_path, env):
 def test_slurm_profile_runs_real_jobs_through_the_cluster_generic_executor(repo_root, tmp_path, env):
     work = _workspace(repo_root, tmp_path / "ws", env)
     target = "results/partitions/baselines/accuracy_vs_rounds.npz"
-    _run(["snakemake", "--profile", "workflow/profiles/slurm", "--executor", "cluster-generic",
+    _run(["snakemake", "--profile", "profiles/slurm", "--executor", "cluster-generic",
           "--cluster-generic-submit-cmd", "bash", "--jobs", "2", target], work, env)
     assert (work / target).exists() and (work / "results/data/mnist.json").exists()
+
+
+def test_default_profile_loads_and_a_killed_run_reruns_without_flags(repo_root, tmp_path, env):
+    """Issue 18 item 1: the default profile (rerun-incomplete, content triggers) must load for a
+    plain `snakemake`. A SIGKILL while a job has written one of its outputs leaves that output
+    marked incomplete; without the profile every rerun (after the `--unlock` Snakemake asks
+    for) stopped with IncompleteFilesException until `--rerun-incomplete` was typed by hand."""
+    work = _workspace(repo_root, tmp_path / "ws", env)
+    first = work / "results/partitions/baselines/accuracy_vs_rounds.npz"
+    last = work / "figures/partitions/baselines/accuracy_vs_rounds.png"
+    run = subprocess.Popen(["snakemake", "--cores", "1", str(last.relative_to(work))], cwd=work,
+                           env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                           start_new_session=True)
+    try:
+        deadline = time.monotonic() + 600
+        while not first.exists() and run.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.02)
+    finally:
+        os.killpg(run.pid, signal.SIGKILL)             # snakemake and its job, between outputs
+        run.wait()
+    assert first.exists() and not last.exists(), "the kill did not land between the outputs"
+    assert any((work / ".snakemake" / "incomplete").rglob("*")), "no incomplete marker left"
+    _run(["snakemake", "--unlock"], work, env)          # a killed Snakemake leaves its lock
+    done = _run(["snakemake", "--cores", "1", str(last.relative_to(work))], work, env)
+    assert "Using workflow specific profile profiles/default" in done.stderr
+    assert last.stat().st_size > 0

@@ -85,10 +85,16 @@ def main(argv: list[str] | None = None) -> int:
         for figure in all_analytic():
             print(figure.id, "(analytic)")
     else:
+        from airfl.stages import StageError
+
         stage = importlib.import_module(f"airfl.stages.{args.stage}")
         positional = [getattr(args, k) for k in ("dataset", "name", "experiment", "curve")
                       if hasattr(args, k)]
-        stage.run(params, *positional)
+        try:
+            stage.run(params, *positional)
+        except StageError as error:             # a known failure: its message, no traceback
+            print(f"airfl {args.stage}: {error}", file=sys.stderr)
+            return 1
     return 0
 
 

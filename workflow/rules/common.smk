@@ -4,16 +4,19 @@ from pathlib import Path
 import shlex
 import sys
 
-from snakemake.utils import validate
+from snakemake.utils import update_config, validate
 
 import airfl.schemes  # registers the generic schemes
 from airfl import dag, paths
-from airfl.config import ConfigError, get_dotted, override_args, validate_params
+from airfl.config import (ConfigError, get_dotted, override_args, typed_config_overrides,
+                          validate_params)
 from airfl.experiments import all_analytic, all_experiments, get_experiment, get_reference
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")      # one thread per job (ENVIRONMENT.md)
 os.environ.setdefault("MKL_NUM_THREADS", "1")
 
+# nested --config values arrive as strings; type them as params.yaml would (issue 18, item 5)
+update_config(config, typed_config_overrides(dict(workflow.config_settings.config)))
 try:
     validate_params(config)                        # clear message naming the key, before any job
 except ConfigError as error:
