@@ -4,7 +4,12 @@ whole DAG of every paper runs in CI's quick-profile run (.ci/run)."""
 
 from __future__ import annotations
 
+import json
+import os
 import re
+import signal
+import subprocess
+import time
 
 import pytest
 import yaml
@@ -82,6 +87,53 @@ def test_report_has_the_figure_with_its_caption(built, env):
     assert "accuracy_vs_rounds" in html and "Profile" in html and "Wasserstein" in html
 
 
+LR = "baselines.accuracy_vs_rounds.training.lr"
+
+
+@pytest.mark.xdist_group("built_workspace")   # one build, shared (make test: -n)
+def test_threads_are_a_rerun_trigger(built, env):
+    """Issue 18 item 5: torch's thread count changes sums in the last digits, so a change must
+    rerun what it touches (dvc.yaml lists `threads` too); it used to say nothing to be done."""
+    out = _run(["snakemake", "-n", "--cores", "1", *TARGETS, "--config", "threads=2"], built,
+               env).stdout
+    trained = re.findall(r"rule train:.*?reason: ([^\n]*)", out, flags=re.S)
+    assert len(trained) == 5 and all("Params have changed" in r for r in trained), out[-2000:]
+
+
+@pytest.mark.xdist_group("built_workspace")   # one build, shared (make test: -n)
+def test_nested_config_override_reaches_the_jobs_as_a_number(built, env):
+    """Issue 18 item 5: a nested `--config` value arrived as a string and failed validation."""
+    done = _run(["snakemake", "-n", "-p", "--cores", "1", *TARGETS, "--config",
+                 "baselines={accuracy_vs_rounds: {training: {lr: 0.04}}}"], built, env)
+    assert f"--set {LR}=0.04 train" in done.stdout.replace("'", "")
+
+
+@pytest.mark.xdist_group("built_workspace")   # one build, shared (make test: -n)
+def test_a_diverging_run_stops_naming_the_curve(built, env):
+    """Issue 18 item 3: `lr: .inf` (now refused by validation) trained to NaN losses with exit 0;
+    a finite lr that overflows must stop the run, name the curve and write nothing."""
+    table = built / "results/runs/baselines/accuracy_vs_rounds/ideal.csv"
+    before = table.read_bytes()
+    done = _run(["airfl", "--set", f"{LR}=1.0e+300", "train", "baselines/accuracy_vs_rounds",
+                 "ideal"], built, env, check=False)
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+    assert "baselines/accuracy_vs_rounds curve 'ideal'" in done.stderr
+    assert "training diverged" in done.stderr and table.read_bytes() == before
+
+
+@pytest.mark.xdist_group("built_workspace")   # one build, shared (make test: -n)
+def test_the_figure_stage_refuses_runs_made_with_other_params(built, env):
+    """Issue 18 item 2: a figure must never be older than the parameters it claims; drawn from
+    runs of another lr it claimed the current params.yaml."""
+    csv = built / f"{FIGURE}.csv"
+    before = csv.read_bytes()
+    done = _run(["airfl", "--set", f"{LR}=0.04", "figure", "baselines/accuracy_vs_rounds"], built,
+                env, check=False)
+    assert done.returncode == 1
+    assert "runs made with other parameters" in done.stderr
+    assert "ideal (experiment)" in done.stderr and csv.read_bytes() == before
+
+
 @pytest.mark.xdist_group("built_workspace")   # one build, shared (make test: -n)
 def test_dvc_reruns_only_what_a_parameter_change_touches(built, env):
     _run(["dvc", "commit", "-f", "-q", "--with-deps", DVC_TARGET], built, env)
@@ -112,6 +164,85 @@ def test_bad_params_stop_snakemake_before_any_job(repo_root, tmp_path, env):
 def test_slurm_profile_runs_real_jobs_through_the_cluster_generic_executor(repo_root, tmp_path, env):
     work = _workspace(repo_root, tmp_path / "ws", env)
     target = "results/partitions/baselines/accuracy_vs_rounds.npz"
-    _run(["snakemake", "--profile", "workflow/profiles/slurm", "--executor", "cluster-generic",
+    _run(["snakemake", "--profile", "profiles/slurm", "--executor", "cluster-generic",
           "--cluster-generic-submit-cmd", "bash", "--jobs", "2", target], work, env)
     assert (work / target).exists() and (work / "results/data/mnist.json").exists()
+
+
+def test_default_profile_loads_and_a_killed_run_reruns_without_flags(repo_root, tmp_path, env):
+    """Issue 18 item 1: the default profile (rerun-incomplete, content triggers) must load for a
+    plain `snakemake`. A SIGKILL while a job has written one of its outputs leaves that output
+    marked incomplete; without the profile every rerun (after the `--unlock` Snakemake asks
+    for) stopped with IncompleteFilesException until `--rerun-incomplete` was typed by hand."""
+    work = _workspace(repo_root, tmp_path / "ws", env)
+    first = work / "results/partitions/baselines/accuracy_vs_rounds.npz"
+    last = work / "figures/partitions/baselines/accuracy_vs_rounds.png"
+    run = subprocess.Popen(["snakemake", "--cores", "1", str(last.relative_to(work))], cwd=work,
+                           env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                           start_new_session=True)
+    try:
+        deadline = time.monotonic() + 600
+        while not first.exists() and run.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.02)
+    finally:
+        os.killpg(run.pid, signal.SIGKILL)             # snakemake and its job, between outputs
+        run.wait()
+    assert first.exists() and not last.exists(), "the kill did not land between the outputs"
+    assert any((work / ".snakemake" / "incomplete").rglob("*")), "no incomplete marker left"
+    _run(["snakemake", "--unlock"], work, env)          # a killed Snakemake leaves its lock
+    done = _run(["snakemake", "--cores", "1", str(last.relative_to(work))], work, env)
+    assert "Using workflow specific profile profiles/default" in done.stderr
+    assert last.stat().st_size > 0
+
+
+def test_yaml_errors_stop_snakemake_with_their_line(repo_root, tmp_path, env):
+    """Issue 18 item 5: Snakemake's own loader said only "not valid JSON or YAML", and kept the
+    last of two repeated keys; params.yaml is now read strictly before it."""
+    work = _workspace(repo_root, tmp_path / "ws", env)
+    text = (work / "params.yaml").read_text()
+    for broken, expected in [
+            (text.replace("profile: quick", "profile: quick: paper", 1), "params.yaml, line 1,"),
+            (text.replace("seed: ", "seed: 1\nseed: ", 1), "duplicate key 'seed'")]:
+        (work / "params.yaml").write_text(broken)
+        done = _run(["snakemake", "-n", "--cores", "1"], work, env, check=False)
+        assert done.returncode != 0 and expected in done.stdout + done.stderr
+
+
+def test_a_failed_rerun_never_leaves_a_stale_figure(repo_root, tmp_path, env):
+    """Issue 18 item 2, the probe's sequence: change lr (0.05 -> 0.04), run with --keep-going
+    while every train job of the figure fails (here: a dataset file gone), then run again: the
+    figure must be redrawn from lr = 0.04 runs, never "Nothing to be done" with the old one.
+    Then item 5: a parameter change reruns train, which finds a garbage design: it removes it
+    and fails, and the next run rebuilds it."""
+    work = _workspace(repo_root, tmp_path / "ws", env)
+    _run(["snakemake", "--cores", "2", *TARGETS, "-q"], work, env)
+    old = (work / f"{FIGURE}.csv").read_bytes()
+    params_path = work / "params.yaml"
+    params = yaml.safe_load(params_path.read_text())
+    assert params["baselines"]["accuracy_vs_rounds"]["training"]["lr"] == 0.05
+    params["baselines"]["accuracy_vs_rounds"]["training"]["lr"] = 0.04
+    params_path.write_text(yaml.safe_dump(params, sort_keys=False))
+    images = work / "data/MNIST/raw/train-images-idx3-ubyte.gz"
+    images.rename(images.with_suffix(".moved"))
+    failed = _run(["snakemake", "--cores", "2", "--keep-going", *TARGETS], work, env, check=False)
+    assert failed.returncode != 0 and failed.stderr.count("Error in rule train") == 5
+    images.with_suffix(".moved").rename(images)
+    plan = _run(["snakemake", "-n", "--cores", "2", *TARGETS], work, env).stdout
+    assert "Nothing to be done" not in plan and "figure_baselines_accuracy_vs_rounds" in plan
+    _run(["snakemake", "--cores", "2", *TARGETS], work, env)
+    new = (work / f"{FIGURE}.csv").read_bytes()
+    assert new != old
+    info = json.loads((work / "results/runs/baselines/accuracy_vs_rounds/ideal.json").read_text())
+    assert info["provenance"]["params"]["experiment"]["training"]["lr"] == 0.04
+
+    design = work / "results/designs/baselines/accuracy_vs_rounds/ota_low_snr.json"
+    design.write_text("garbage\n")
+    params["baselines"]["accuracy_vs_rounds"]["training"]["lr"] = 0.03
+    params_path.write_text(yaml.safe_dump(params, sort_keys=False))
+    failed = _run(["snakemake", "--cores", "2", "--keep-going", *TARGETS], work, env, check=False)
+    log = (work / "logs/train/baselines/accuracy_vs_rounds/ota_low_snr.log").read_text()
+    assert failed.returncode != 0 and "not a design made by the design stage" in log
+    assert not design.exists()
+    _run(["snakemake", "--cores", "2", *TARGETS], work, env)
+    assert json.loads(design.read_text())["trials"]
+    assert (work / f"{FIGURE}.csv").read_bytes() not in (old, new)

@@ -49,4 +49,5 @@ def test_the_stage_takes_delta_from_the_records_without_torch(tmp_path, monkeypa
     table = pd.read_csv(paths.privacy("x/y", "c"))
     assert (table["delta"] == 1e-3).all()
     expected = trial_epsilons(rounds, 1e-3)["improved"]
-    assert table["epsilon"].tolist() == pytest.approx(expected, rel=1e-9)   # CSV: 10 digits
+    assert table["epsilon_paper"].tolist() == pytest.approx(expected, rel=1e-9)   # 10 digits
+    assert table["epsilon_simulated"].tolist() == pytest.approx(expected, rel=1e-9)  # same events

@@ -94,10 +94,16 @@ def main(argv: list[str] | None = None) -> int:
             for figure in wing.analytic():
                 print(" ", figure.id, "(analytic)")
     else:
+        from airfl.pipeline.stages import StageError
+
         stage = importlib.import_module(f"airfl.pipeline.stages.{args.stage}")
         positional = [getattr(args, k) for k in ("dataset", "name", "experiment", "curve", "paper")
                       if getattr(args, k, None) is not None]
-        stage.run(params, *positional)
+        try:
+            stage.run(params, *positional)
+        except StageError as error:             # a known failure: its message, no traceback
+            print(f"airfl {args.stage}: {error}", file=sys.stderr)
+            return 1
     return 0
 
 

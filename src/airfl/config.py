@@ -9,6 +9,7 @@ naming the key and what is allowed.
 from __future__ import annotations
 
 import copy
+import math
 from pathlib import Path
 from typing import Any
 
@@ -19,10 +20,58 @@ class ConfigError(ValueError):
     """params.yaml does not match the schema; the message names the key and what is allowed."""
 
 
-def read_yaml(text: str) -> Any:
-    """YAML 1.1 as `yaml.safe_load` reads it, with libyaml's parser where PyYAML has it (every
-    job parses params.yaml and the schema: the pure-Python parser is ~8x slower)."""
-    return yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+class _StrictLoader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[misc]
+    """`yaml.safe_load`'s reading with libyaml's parser where PyYAML has it (every job parses
+    params.yaml and the schema: the pure-Python parser is ~8x slower), except that a mapping
+    with a repeated key is an error (PyYAML keeps the last silently; issue 18, item 5)."""
+
+
+def _mapping_without_duplicates(loader, node):
+    seen: dict[Any, int] = {}
+    for key_node, _ in node.value:
+        if key_node.tag == "tag:yaml.org,2002:merge":     # `<<:` merges may repeat keys
+            continue
+        key = loader.construct_object(key_node, deep=True)
+        if key in seen:
+            raise yaml.constructor.ConstructorError(
+                None, None, f"duplicate key {key!r} (first given on line {seen[key] + 1})",
+                key_node.start_mark)
+        seen[key] = key_node.start_mark.line
+    loader.flatten_mapping(node)
+    return loader.construct_mapping(node, deep=True)
+
+
+_StrictLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG,
+                              _mapping_without_duplicates)
+
+
+def read_yaml(text: str, source: str = "<yaml>") -> Any:
+    """Parse YAML strictly (duplicate keys rejected); a syntax error becomes a ConfigError naming
+    `source`, line and column in one line instead of a parser traceback (issue 18, item 5)."""
+    try:
+        return yaml.load(text, Loader=_StrictLoader)
+    except yaml.MarkedYAMLError as error:
+        mark = error.problem_mark or error.context_mark
+        where = f"{source}, line {mark.line + 1}, column {mark.column + 1}" if mark else source
+        what = "; ".join(str(p) for p in (error.context, error.problem) if p)
+        raise ConfigError(f"{where}: {what}") from None
+    except yaml.YAMLError as error:
+        raise ConfigError(f"{source}: {error}") from None
+
+
+def read_params_file(path: str | Path) -> dict[str, Any]:
+    """params.yaml as a mapping, read strictly (read_yaml); the Snakefile calls this before its
+    `configfile:` so that Snakemake's loader, which gives no line, never sees a broken file."""
+    path = Path(path)
+    if not path.exists():
+        raise ConfigError(f"{path}: parameter file not found")
+    params = read_yaml(path.read_text(), str(path))
+    if params is None:
+        return {}
+    if not isinstance(params, dict):
+        raise ConfigError(f"{path}: the top level must be a mapping of keys, got "
+                          f"{type(params).__name__}")
+    return params
 
 
 def _with_defaults(validator_class):
@@ -67,26 +116,91 @@ def _deepest(error):
     return error
 
 
+def _non_finite(node: Any, path: tuple = ()) -> list[tuple[tuple, float]]:
+    """(key path, value) of every NaN or infinite float in a loaded params tree."""
+    if isinstance(node, float) and not math.isfinite(node):
+        return [(path, node)]
+    if isinstance(node, dict):
+        return [hit for key, value in node.items() for hit in _non_finite(value, (*path, key))]
+    if isinstance(node, list):
+        return [hit for i, value in enumerate(node) for hit in _non_finite(value, (*path, i))]
+    return []
+
+
+def _resolve(schema: Any, root: dict[str, Any]) -> list[dict[str, Any]]:
+    """A subschema with its $ref targets and combinator branches: all that apply to one value."""
+    if not isinstance(schema, dict):
+        return []
+    out = [schema]
+    ref = schema.get("$ref")
+    if isinstance(ref, str) and ref.startswith("#/"):
+        target: Any = root
+        for part in ref[2:].split("/"):
+            target = target[part]
+        out += _resolve(target, root)
+    for key in ("allOf", "anyOf", "oneOf"):
+        for branch in schema.get(key, []):
+            out += _resolve(branch, root)
+    for key in ("then", "else"):
+        out += _resolve(schema.get(key), root)
+    return out
+
+
+def _child_schemas(schemas: list[dict[str, Any]], key: Any, root: dict[str, Any]
+                   ) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    for schema in schemas:
+        if isinstance(key, int):
+            items = schema.get("items")
+            out += _resolve(items, root)
+        elif key in schema.get("properties", {}):
+            out += _resolve(schema["properties"][key], root)
+        else:
+            out += _resolve(schema.get("additionalProperties"), root)
+    return out
+
+
+def _infinity_allowed(schema: dict[str, Any], path: tuple) -> bool:
+    """Whether the schema marks the value at `path` `allowInfinity: true` (a quantity whose
+    unbounded value the paper uses, e.g. DP as a perk's model domain D = inf)."""
+    schemas = _resolve(schema, schema)
+    for key in path:
+        schemas = _child_schemas(schemas, key, schema)
+        if any(s.get("allowInfinity") for s in schemas):
+            return True
+    return False
+
+
+def _non_finite_errors(params: dict[str, Any], schema: dict[str, Any]) -> list[str]:
+    """NaN is never a parameter, nor is infinity outside `allowInfinity` keys: the schema's
+    `type: number` and its bounds let both through (issue 18, item 3)."""
+    lines = []
+    for path, value in _non_finite(params):
+        if math.isnan(value) or not _infinity_allowed(schema, path):
+            key = ".".join(map(str, path)) or "<top level>"
+            lines.append(f"  {key}: {value} is not a finite number (NaN and infinity are "
+                         "rejected).")
+    return lines
+
+
 def validate_against(params: dict[str, Any], schema: dict[str, Any]) -> dict[str, Any]:
     """Validate params (in place, filling defaults) and return them; raise ConfigError."""
     validator = _DefaultingValidator(schema)
     errors = sorted(validator.iter_errors(params), key=lambda e: list(map(str, e.absolute_path)))
-    if errors:
-        lines = []
-        for error in errors:
-            error = _deepest(error)
-            lines.append(f"  {_key_path(error)}: {error.message}.{_allowed_here(error)}")
-        raise ConfigError("params.yaml is invalid:\n" + "\n".join(lines))
+    lines = []
+    for error in errors:
+        error = _deepest(error)
+        lines.append(f"  {_key_path(error)}: {error.message}.{_allowed_here(error)}")
+    lines += _non_finite_errors(params, schema)
+    if lines:
+        raise ConfigError("params.yaml is invalid:\n" + "\n".join(sorted(lines)))
     return params
 
 
 def read_params(path: str | Path = "params.yaml", overrides: dict[str, Any] | None = None
                 ) -> dict[str, Any]:
     """Read and override (dotted keys, as `--config` / `dvc exp run -S`); not yet validated."""
-    path = Path(path)
-    if not path.exists():
-        raise ConfigError(f"{path}: parameter file not found")
-    params = read_yaml(path.read_text()) or {}
+    params = read_params_file(path)
     for dotted, value in (overrides or {}).items():
         set_dotted(params, dotted, value)
     return params
@@ -132,3 +246,32 @@ def flatten(node: Any, prefix: str = "") -> dict[str, Any]:
             out.update(flatten(value, f"{prefix}{key}."))
         return out
     return {prefix[:-1]: node}
+
+
+def _typed_scalar(text: str) -> Any:
+    """A `--config` leaf as params.yaml would hold it: int, float, then YAML's reading."""
+    for parse in (int, float):
+        try:
+            return parse(text)
+        except ValueError:
+            pass
+    value = read_yaml(text, "--config value")
+    return value if isinstance(value, (bool, int, float, str)) or value is None else text
+
+
+def typed_config_overrides(overrides: dict[str, Any]) -> dict[str, Any]:
+    """Snakemake's `--config key=value` entries with their nested scalars typed.
+
+    Snakemake parses a top-level value with int/float/bool, but a nested one
+    (`--config 'baselines={accuracy_vs_rounds: {training: {lr: 0.04}}}'`) with YAML's
+    BaseLoader, which leaves every scalar a string, so a nested number failed validation
+    (issue 18, item 5). Top-level values come back as Snakemake gave them."""
+    def typed(node: Any) -> Any:
+        if isinstance(node, dict):
+            return {k: typed(v) for k, v in node.items()}
+        if isinstance(node, list):
+            return [typed(v) for v in node]
+        return _typed_scalar(node) if isinstance(node, str) else node
+
+    return {key: typed(value) if isinstance(value, (dict, list)) else value
+            for key, value in overrides.items()}

@@ -57,10 +57,16 @@ def _strict(value: Any) -> Any:
     return value
 
 
+def json_form(payload: Any) -> Any:
+    """`payload` as write_json stores it and read_json gives it back (tuples as lists, numpy
+    numbers as Python ones, non-finite floats as strings): to compare a stored artifact's
+    parameters with current ones."""
+    return _strict(json.loads(json.dumps(payload, default=_json_default)))
+
+
 def write_json(path: str | os.PathLike, payload: Any) -> None:
     """Write strict JSON with sorted keys (byte-stable for equal content)."""
-    text = json.dumps(_strict(json.loads(json.dumps(payload, default=_json_default))), indent=2,
-                      sort_keys=True, allow_nan=False)
+    text = json.dumps(json_form(payload), indent=2, sort_keys=True, allow_nan=False)
     with atomic_path(path) as tmp:
         tmp.write_text(text + "\n")
 

@@ -4,9 +4,9 @@ from pathlib import Path
 import shlex
 import sys
 
-from snakemake.utils import validate
+from snakemake.utils import update_config, validate
 
-from airfl.config import ConfigError, get_dotted
+from airfl.config import ConfigError, get_dotted, typed_config_overrides
 from airfl.pipeline import dag, paths
 from airfl.pipeline.params import override_args, schema_file, validate_params
 from airfl.pipeline.registry import all_analytic, all_experiments, get_experiment, get_reference, papers
@@ -14,6 +14,8 @@ from airfl.pipeline.registry import all_analytic, all_experiments, get_experimen
 os.environ.setdefault("OMP_NUM_THREADS", "1")      # one thread per job (ENVIRONMENT.md)
 os.environ.setdefault("MKL_NUM_THREADS", "1")
 
+# nested --config values arrive as strings; type them as params.yaml would (issue 18, item 5)
+update_config(config, typed_config_overrides(dict(workflow.config_settings.config)))
 try:
     validate_params(config)                        # clear message naming the key, before any job
 except ConfigError as error:

@@ -36,6 +36,7 @@ rule tune:
         "results/tuning/{paper}/{figure}/{curve}.json",
     params:
         seed=config["seed"],
+        threads=config["threads"],
         curve=curve_params,
         setting=lambda w: {k: v for k, v in experiment_block(w).items() if k != "curves"},
     log:

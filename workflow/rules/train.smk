@@ -12,6 +12,7 @@ rule calibrate:
         "results/calibration/{paper}/{figure}.json",
     params:
         seed=config["seed"],
+        threads=config["threads"],       # torch threads change sums in the last digits
         setting=lambda w: {k: v for k, v in experiment_block(w).items() if k != "curves"},
     threads: 1
     log:
@@ -35,6 +36,7 @@ rule train:
     params:
         seed=config["seed"],
         device=config["device"],
+        threads=config["threads"],       # as dvc.yaml: a rerun trigger (issue 18, item 5)
         curve=curve_params,
         setting=lambda w: {k: v for k, v in experiment_block(w).items() if k != "curves"},
     threads: 1

@@ -27,6 +27,11 @@ MIRROR_ENV_VAR = "AIRFL_DATA_MIRROR"
 #: Socket timeout (seconds) of every download request; without internet they fail quickly.
 DOWNLOAD_TIMEOUT_S = 20.0
 
+#: Overall deadline (seconds) of one file's download: the socket timeout bounds each read, so a
+#: server trickling a byte now and then kept a download alive forever (issue 18, item 5).
+#: CIFAR-100's 169 MB take ~3 min at 1 MB/s.
+DOWNLOAD_DEADLINE_S = 1800.0
+
 _CHUNK = 1 << 20
 
 
@@ -168,11 +173,20 @@ def _extract_from_archive(spec: _Spec, root: Path, archive: Path, todo: list[str
         notes.append(f"could not read {archive.name}: {exc}")
 
 
-def _fetch(url: str, tmp: Path, timeout: float) -> None:
-    """Stream ``url`` into ``tmp`` (stdlib only; ``timeout`` bounds every socket operation)."""
+def _fetch(url: str, tmp: Path, timeout: float, deadline_s: float = DOWNLOAD_DEADLINE_S
+           ) -> None:
+    """Stream ``url`` into ``tmp`` (stdlib only; ``timeout`` bounds every socket operation,
+    ``deadline_s`` the whole download: past it, TimeoutError)."""
+    import time
+
+    give_up = time.monotonic() + deadline_s
     req = urllib.request.Request(url, headers={"User-Agent": "airfl-data/1.0"})
     with urllib.request.urlopen(req, timeout=timeout) as resp, open(tmp, "wb") as out:
-        shutil.copyfileobj(resp, out, _CHUNK)
+        while chunk := resp.read1(_CHUNK):
+            out.write(chunk)
+            if time.monotonic() > give_up:
+                raise TimeoutError(f"{url}: not complete after {deadline_s:g} s "
+                                   f"({out.tell()} bytes so far); gave up")
 
 
 def _download(spec: _Spec, root: Path, todo: list[str], verify_md5: bool, timeout: float,
@@ -222,14 +236,16 @@ def _same_dir(a: Path, b: Path) -> bool:
 
 
 def _unavailable(spec: _Spec, problems: list[tuple[str, str]], root: Path,
-                 mirror: Path | None, download_note: str, notes: list[str]
-                 ) -> DatasetUnavailableError:
+                 mirror: Path | None, download_note: str, notes: list[str],
+                 mirror_note: str | None = None) -> DatasetUnavailableError:
     rel = [(spec.relpath(f), r) for f, r in problems]
     lines = [f"dataset {spec.name!r} is not available: {len(rel)} file(s) missing or corrupt:"]
     lines += [f"  {p}: {r}" for p, r in rel]
     lines.append("looked in:")
     lines.append(f"  root:   {root}")
-    if mirror is None:
+    if mirror_note is not None:
+        lines.append(f"  mirror: {mirror_note}")
+    elif mirror is None:
         lines.append(f"  mirror: none (data.mirror is not set and {MIRROR_ENV_VAR} is empty)")
     else:
         lines.append(f"  mirror: {mirror} (the files above are missing or corrupt there too)")

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from airfl.data.catalogue import _SPECS, DatasetInfo, _Spec, canonical_name, dataset_info
-from airfl.data.fetch import _problems, _unavailable
+from airfl.data.fetch import _problems, _resolve_mirror, _unavailable
 
 if TYPE_CHECKING:
     import torch
@@ -120,8 +120,15 @@ def _checked_spec(name: str, root: Path, split: str, verify_md5: bool) -> _Spec:
         raise ValueError(f"unknown split {split!r}; allowed: {', '.join(spec.splits)}")
     problems = _problems(spec, root, spec.splits[split], verify_md5)
     if problems:
-        raise _unavailable(spec, problems, root, None,
-                           "not attempted by load_dataset (call ensure_dataset first)", [])
+        # load_dataset reads root only; say so instead of "the mirror variable is empty" when
+        # it is set (issue 18, item 5)
+        mirror = _resolve_mirror(None)
+        note = (f"{mirror if mirror is not None else 'data.mirror'} not read here (load_dataset "
+                f"reads root only): the data stage (`airfl data {spec.name}`) copies the files "
+                "from a mirror")
+        raise _unavailable(spec, problems, root, mirror,
+                           "not attempted by load_dataset (call ensure_dataset first)", [],
+                           mirror_note=note)
     return spec
 
 

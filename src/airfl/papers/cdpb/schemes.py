@@ -7,10 +7,11 @@ Aggregation (every round): clients clip their model delta to W_clip and divide b
 W = 1), the round's realised gains |h|^2 [N] decide who is reliable, the server's estimate of
 (18)-(19) is scaled back by W_clip. Coins come from the round's `sampling` stream and noise from
 its `noise` stream, so every strategy of a trial sees the same gains (common random numbers).
-The round record carries the strategy's per-round RDP (Theorem 1 at the design's expected
-inputs, spec 4.3) for the privacy stage, evaluated at the per-coordinate variance of the noise
-the round simulates under `noise_variance` (total: sigma_q^2 / d, per_coordinate: sigma_q^2;
-privacy.mechanism_variance), so the accountant matches the simulated noise.
+The round record carries two per-round accountings for the privacy stage (issue 18, item 6):
+`privacy`, the paper's claim (Theorem 1 at the design's expected inputs, spec 4.3, with
+sigma_q^2 as the mechanism's variance), and `privacy_simulated`, the mechanism the round
+simulates (the Poisson-subsampled Gaussian at the per-coordinate variance of its noise under
+`noise_variance`, total: sigma_q^2 / d, per_coordinate: sigma_q^2; privacy.mechanism_variance).
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ import torch
 from airfl.core.scheme import DesignContext, RoundState, Scheme
 from airfl.papers.cdpb.aggregation import RoundDesign, aggregate, normalise_updates
 from airfl.papers.cdpb.design import design_from_params, strategy_rho
-from airfl.papers.cdpb.privacy import privacy_event
+from airfl.papers.cdpb.privacy import privacy_event, simulated_privacy_event
 from airfl.papers.cdpb.setting import CdpbSetting
 
 SETTING_KEYS = ("P", "h_bar", "W", "M", "G", "mu", "alpha", "sigma_z2", "lam1", "lam2",
@@ -72,9 +73,11 @@ class CdpbStrategy(Scheme):
         estimate, record = aggregate(normalised, gains, round_design, state.streams("noise"),
                                      self.params.get("simulation", "efficient"),
                                      coin_generator=state.streams("sampling"))
+        d = int(updates.shape[1])
         record.update(participants=record["n_participants"], latency_s=0.0,
-                      privacy=[privacy_event(setting, strategy, rho, beta, noise_variance=reading,
-                                             d=int(updates.shape[1])).to_dict()])
+                      privacy=[privacy_event(setting, strategy, rho, beta).to_dict()],
+                      privacy_simulated=[simulated_privacy_event(setting, strategy, rho, beta,
+                                                                 reading, d).to_dict()])
         record.update(extra)
         return (w_clip * estimate).to(updates.dtype), record
 

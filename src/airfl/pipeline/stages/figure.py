@@ -13,12 +13,37 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from airfl.pipeline import paths
 from airfl.experiments import Experiment, FigureSpec
-from airfl.pipeline.registry import get_experiment
-from airfl.io import read_json, write_csv, write_json
+from airfl.io import json_form, read_json, write_csv, write_json
+from airfl.pipeline import paths
 from airfl.pipeline.artifacts import caption, figure_id, figure_names
+from airfl.pipeline.registry import get_experiment
 from airfl.plotting import line_plot, save_figure
+from airfl.pipeline.stages import StageError
+
+
+# The privacy stage's columns a figure carries: the paper's bound and the mechanism as
+# simulated (empty where not computed yet), named for what they hold (issue 18, item 6).
+EPSILONS = ("epsilon_paper", "epsilon_simulated")
+
+
+def stale_runs(params: dict[str, Any], experiment: Experiment, curves: dict[str, dict[str, Any]]
+               ) -> list[str]:
+    """Each curve whose run was made with other parameters than the current ones (seed,
+    profile, the experiment's settings or the curve's own, as params.yaml states them): a
+    figure drawn from it would claim parameters it does not show (issue 18, item 2)."""
+    block = experiment.params(params)
+    current = json_form({"seed": params["seed"], "profile": params["profile"],
+                          "experiment": {k: v for k, v in block.items() if k != "curves"}})
+    stale = []
+    for curve in curves:
+        made = read_json(paths.run_info(experiment.id, curve))["provenance"]["params"]
+        wanted = {**current, "declared_curve": json_form(block["curves"][curve])}
+        differs = [key for key, value in wanted.items()     # runs older than this check
+                   if (key in made or key != "declared_curve") and made.get(key) != value]
+        if differs:
+            stale.append(f"{curve} ({', '.join(differs)})")
+    return stale
 
 
 def _curve_frame(experiment: Experiment, curve: str, curve_params: dict[str, Any],
@@ -26,16 +51,16 @@ def _curve_frame(experiment: Experiment, curve: str, curve_params: dict[str, Any
     runs = pd.read_csv(paths.run_table(experiment.id, curve))
     if experiment.privacy:
         eps = pd.read_csv(paths.privacy(experiment.id, curve))
-        runs = runs.merge(eps[["trial", "round", "epsilon"]], on=["trial", "round"], how="left")
+        runs = runs.merge(eps[["trial", "round", *EPSILONS]], on=["trial", "round"], how="left")
     runs = runs.dropna(subset=["test_accuracy"])
     base = experiment.curve_label(curve, curve_params)
     label = base
     if experiment.privacy and "delta" in curve_params:   # DP curves show their final guarantee
-        final_eps = eps.groupby("trial")["epsilon"].last().max()
+        final_eps = eps.groupby("trial")["epsilon_paper"].last().max()
         label = f"{base} (ε = {final_eps:.3g}, δ = {curve_params['delta']:g})" \
             if math.isfinite(final_eps) else base
     columns = ["trial", "round", "time_s", "test_accuracy", "test_loss", "train_loss", "objective",
-               "epsilon", *extra]
+               *EPSILONS, *extra]
     frame = runs[[c for c in columns if c in runs.columns]].copy()
     for key, value in curve_params.items():          # curve parameters a figure may plot against
         if isinstance(value, (int, float)) and not isinstance(value, bool):
@@ -94,6 +119,11 @@ def drawn_frame(frame: pd.DataFrame, spec: FigureSpec, curves: dict[str, dict[st
 def run(params: dict[str, Any], experiment_id: str) -> None:
     experiment = get_experiment(experiment_id)
     curves = experiment.curves(params)
+    stale = stale_runs(params, experiment, curves)
+    if stale:
+        raise StageError(f"{experiment_id}: runs made with other parameters than params.yaml's: "
+                         f"{'; '.join(stale)}. Rerun their train stage (snakemake does when "
+                         "the run is in its targets); no figure written.")
     reference = read_json(paths.reference(experiment.reference.name, "json")) \
         if experiment.reference else None
     specs = (experiment.figure_spec, *experiment.extra_figures)
@@ -124,7 +154,8 @@ def _final_summary(frame: pd.DataFrame) -> dict[str, dict[str, float]]:
             if metric in rows:
                 entry[f"{metric}_mean"] = float(rows[metric].mean())
                 entry[f"{metric}_sd"] = float(rows[metric].std(ddof=1)) if len(rows) > 1 else 0.0
-        if "epsilon" in rows:
-            entry["epsilon_max"] = float(rows["epsilon"].max())
+        for column in EPSILONS:
+            if column in rows and rows[column].notna().any():     # empty: not computed
+                entry[f"{column}_max"] = float(rows[column].max())
         summary[curve] = entry
     return summary

@@ -2,15 +2,55 @@
 
 from __future__ import annotations
 
+import json
+import math
 import time
+from pathlib import Path
 from typing import Any
 
-from airfl.io import provenance, read_json, record_run, write_csv, write_json
+import pandas as pd
+
+from airfl.io import provenance, record_run, write_csv, write_json
 from airfl.pipeline import paths
 from airfl.pipeline.registry import get_experiment
 from airfl.pipeline.runs import calibrated, run_trials
+from airfl.pipeline.stages import StageError
 from airfl.pipeline.trial import torch_device
 from airfl.pipeline.tuning import tuned_curve
+
+
+def stored_designs(path: Path, trials: int) -> list[dict[str, Any]]:
+    """The design stage's per-trial designs. A file that is not such a design (hand-edited,
+    truncated, garbage) is removed, so that the next run rebuilds it instead of this stage
+    crashing on it again (issue 18, item 5)."""
+    try:
+        designs = json.loads(path.read_text())["trials"]
+        if not (isinstance(designs, list) and len(designs) >= trials
+                and all(isinstance(d, dict) for d in designs[:trials])):
+            raise ValueError(f"it holds no design for each of the {trials} trials")
+    except (ValueError, KeyError, TypeError) as error:
+        path.unlink(missing_ok=True)
+        raise StageError(f"{path} is not a design made by the design stage ({error}); removed "
+                         "it: run again and the design stage rebuilds it") from None
+    return designs
+
+
+def check_finite_losses(frame: pd.DataFrame, experiment_id: str, curve: str) -> None:
+    """Stop a run whose loss became NaN or infinite at an evaluated round (a diverged step size,
+    an overflow) before it writes anything a figure would draw (issue 18, item 3). Rounds that
+    were not evaluated hold NaN by design and are not looked at."""
+    evaluated = frame[frame["test_accuracy"].notna()]
+    for column in ("train_loss", "test_loss", "objective"):
+        if column not in evaluated:
+            continue
+        values = evaluated[column].astype(float)
+        bad = evaluated[~values.map(math.isfinite)]
+        if len(bad):
+            first = bad.sort_values(["trial", "round"]).iloc[0]
+            raise StageError(
+                f"{experiment_id} curve {curve!r}: {column} is {first[column]} at round "
+                f"{int(first['round'])} of trial {int(first['trial'])} (training diverged); no "
+                "run table written. Lower the step size or check the curve's parameters.")
 
 
 def run(params: dict[str, Any], experiment_id: str, curve: str, progress: bool = True) -> None:
@@ -19,15 +59,19 @@ def run(params: dict[str, Any], experiment_id: str, curve: str, progress: bool =
     block = experiment.params(params)
     curve_params, server_lr = tuned_curve(experiment, block, curve)
     curve_params = calibrated(experiment, curve_params)
-    designs = read_json(paths.design(experiment_id, curve))["trials"]
+    designs = stored_designs(paths.design(experiment_id, curve), block["scale"]["trials"])
     frame, records = run_trials(params, experiment, block, curve, curve_params, server_lr, designs,
                                 range(block["scale"]["trials"]), progress)
+    check_finite_losses(frame, experiment_id, curve)
     write_csv(paths.run_table(experiment_id, curve), frame)
     write_json(paths.run_records(experiment_id, curve),     # what the privacy stage composes
                {"curve": curve, "params": curve_params, "trials": records})
     write_json(paths.run_info(experiment_id, curve), {
         "provenance": provenance({"seed": params["seed"], "profile": params["profile"],
                                   "experiment": {k: v for k, v in block.items() if k != "curves"},
-                                  "curve": curve_params, "server_lr": server_lr})})
+                                  "curve": curve_params, "server_lr": server_lr,
+                                  # as params.yaml states it (before tuning and calibration):
+                                  # the figure stage checks it is current (issue 18, item 2)
+                                  "declared_curve": block["curves"][curve]})})
     record_run(paths.run_table(experiment_id, curve), device=str(torch_device(params)),
                wall_time_s=round(time.perf_counter() - started, 3))
