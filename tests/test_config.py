@@ -8,8 +8,8 @@ import pytest
 import yaml
 
 from airfl.config import ConfigError, experiment_params
-from airfl.pipeline.params import (load_params, override_args, params_schema, schema_yaml,
-                                   validate_params)
+from airfl.pipeline.params import (expand_profiles, load_params, override_args, params_schema,
+                                   schema_yaml, validate_params)
 from airfl.pipeline.registry import scheme_kinds
 
 
@@ -50,6 +50,48 @@ def test_bad_values_are_named(params, mutate, expected):
     with pytest.raises(ConfigError) as info:
         validate_params(params)
     assert expected in str(info.value)
+
+
+# Issue 18 item 4: per-profile values of CDPB and DP as a perk were `string | number | null`
+# (`lr: fast` crashed train, `lr: -1` trained to chance, `num_devices: 0` failed late).
+@pytest.mark.parametrize("block, key, value, expected", [
+    ("cdpb.fig4", "lr", "fast", "cdpb.fig4.lr: 'fast' is not of type 'number'"),
+    ("cdpb.fig4", "lr", -1, "cdpb.fig4.lr: -1 is less than or equal to the minimum of 0"),
+    ("cdpb.fig8", "local_steps", {"quick": 0, "paper": 10},
+     "cdpb.fig8.local_steps.quick: 0 is less than the minimum of 1"),
+    ("cdpb.fig8", "batch_size", {"quick": 2}, "cdpb.fig8.batch_size: 'paper' is a required"),
+    ("cdpb.fig4", "model", "resnet", "Allowed values: softmax, mlp32, cnn_mnist"),
+    ("dp_perk.training", "num_devices", 0,
+     "dp_perk.training.num_devices: 0 is less than the minimum of 1"),
+    ("dp_perk.training", "lr", {"quick": -1.0, "paper": 0.005},
+     "dp_perk.training.lr.quick: -1.0 is less than or equal to the minimum of 0"),
+    ("dp_perk.training", "fig5_eps_tilde", [0.1, -0.2],
+     "dp_perk.training.fig5_eps_tilde.1: -0.2 is less than or equal to the minimum of 0"),
+])
+def test_per_profile_values_are_typed(params, block, key, value, expected):
+    node = params
+    for part in block.split("."):
+        node = node[part]
+    node[key] = value
+    with pytest.raises(ConfigError) as info:
+        validate_params(params)
+    assert expected in str(info.value)
+
+
+def test_one_declaration_says_a_value_differs_by_profile():
+    """`{profiled: S}`: one value or {quick, paper}; `{per_profile: S}`: always both; a
+    parameter that is itself called `profiled` is left alone."""
+    declared = {"properties": {"lr": {"profiled": {"type": "number"}, "description": "d"},
+                               "scale": {"per_profile": {"type": "integer"}},
+                               "profiled": {"type": "string"}}}
+    both = {"type": "object", "additionalProperties": False, "required": ["quick", "paper"]}
+    lr = expand_profiles(declared)["properties"]["lr"]
+    assert lr["description"] == "d" and lr["oneOf"][0] == {"type": "number"}
+    assert lr["oneOf"][1] == {**both, "properties": {"quick": {"type": "number"},
+                                                       "paper": {"type": "number"}}}
+    assert expand_profiles(declared)["properties"]["scale"] == {
+        **both, "properties": {"quick": {"type": "integer"}, "paper": {"type": "integer"}}}
+    assert expand_profiles(declared)["properties"]["profiled"] == {"type": "string"}
 
 
 def test_generic_curves_take_exactly_the_kinds_wings_declare_for_them():

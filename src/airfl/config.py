@@ -112,7 +112,10 @@ def _allowed_here(error) -> str:
 def _deepest(error):
     """For allOf/if-then and anyOf failures, report the most specific underlying error."""
     while error.context:
-        error = max(error.context, key=lambda e: len(list(e.absolute_path)))
+        # deepest first; at equal depth a violated bound or a missing key says more than "not
+        # of type" (e.g. a `{quick: ...}` value without `paper` against `{profiled: integer}`)
+        error = max(error.context, key=lambda e: (len(list(e.absolute_path)),
+                                                  e.validator != "type"))
     return error
 
 

@@ -4,7 +4,10 @@ and loading and validating params.yaml with it (the CLI, the Snakefile and the t
 Each wing declares its own parameters once, in its package's `params.schema.yaml`: its top-level
 keys (`properties`, `required`), its `$defs`, and `curve_schemes`, the parameters of schemes that
 any training experiment's generic curves may use (their union is `$defs.curve`, one if/then per
-kind). `airfl schema` writes the assembly to workflow/schemas/params.schema.yaml, the readable
+kind). A value that differs by profile is declared once, with one of two keywords the
+assembly expands (`expand_profiles`): `{profiled: S}` (params.yaml holds one value of schema S
+for both profiles, or `{quick: S, paper: S}`) and `{per_profile: S}` (always `{quick: S,
+paper: S}`, e.g. a `scale` block). `airfl schema` writes the assembly to workflow/schemas/params.schema.yaml, the readable
 copy Snakemake's `validate` reads; a test fails with a diff when the copy drifts.
 """
 
@@ -47,7 +50,35 @@ def params_schema() -> dict[str, Any]:
                 target[key] = value
         schema["required"] += [k for k in parts.get("required", []) if k not in schema["required"]]
     schema["$defs"]["curve"] = curve_schema(curve_schemes)
-    return schema
+    return expand_profiles(schema)
+
+
+def _both_profiles(value_schema: Any) -> dict[str, Any]:
+    return {"type": "object", "additionalProperties": False, "required": ["quick", "paper"],
+            "properties": {"quick": value_schema, "paper": value_schema}}
+
+
+def expand_profiles(node: Any, mapping_of_schemas: bool = False) -> Any:
+    """The schema with every `{profiled: S, ...}` and `{per_profile: S, ...}` declaration
+    written out in JSON schema (other keys of the declaration, e.g. `description`, are kept):
+    the one way a wing says that a value differs by profile. `properties` and `$defs` are maps
+    of names to schemas, so a parameter may itself be called `profiled`."""
+    if isinstance(node, list):
+        return [expand_profiles(item) for item in node]
+    if not isinstance(node, dict):
+        return node
+    if mapping_of_schemas:
+        return {key: expand_profiles(value) for key, value in node.items()}
+    node = {key: expand_profiles(value, key in _SCHEMA_MAPS) for key, value in node.items()}
+    if "profiled" in node:
+        value_schema = node.pop("profiled")
+        node["oneOf"] = [value_schema, _both_profiles(value_schema)]
+    elif "per_profile" in node:
+        node.update(_both_profiles(node.pop("per_profile")))
+    return node
+
+
+_SCHEMA_MAPS = ("properties", "$defs", "patternProperties", "dependentSchemas")
 
 
 def curve_schema(kinds: dict[str, dict[str, Any]]) -> dict[str, Any]:
