@@ -53,6 +53,14 @@ def test_committed_dvc_yaml_is_generated_from_the_registry(repo_root, env):
     assert done.returncode == 0, done.stderr
 
 
+def test_dvc_lock_holds_only_stages_dvc_yaml_has(repo_root):
+    """Issue 13 item 4: `dvc commit` never prunes, so the lock kept 78 stages of an older
+    registry; `make lock` now starts from an empty lock."""
+    locked = set(yaml.safe_load((repo_root / "dvc.lock").read_text())["stages"])
+    declared = set(yaml.safe_load((repo_root / "dvc.yaml").read_text())["stages"])
+    assert not locked - declared, sorted(locked - declared)[:10]
+
+
 def test_every_param_key_dvc_tracks_is_written_in_params_yaml(repo_root):
     """DVC reads params.yaml as written, without the schema's defaults: a stage that lists a key
     only the schema supplies fails `dvc commit` / `dvc repro` with MissingParamsError."""
