@@ -67,7 +67,7 @@ def test_dag_has_one_job_per_analytic_figure_and_claims_depend_on_it(workspace):
     jobs = dag.jobs(workspace)
     (job,) = [j for j in jobs if j.stage == "analytic" and j.args == ["toy/fig1"]]
     assert job.args == ["toy/fig1"] and "cdpb.analytic" in job.params
-    assert job.plots == [str(paths.figure("toy/fig1", "csv"))]
+    assert job.plots == [(str(paths.figure("toy/fig1", "csv")), "x", "value")]
     (claims,) = [j for j in jobs if j.stage == "claims" and j.args == ["toy"]]
     assert str(paths.figure("toy/fig1", "csv")) in claims.deps
     assert get_analytic("toy/fig1") is TOY

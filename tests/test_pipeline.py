@@ -61,6 +61,20 @@ def test_dvc_lock_holds_only_stages_dvc_yaml_has(repo_root):
     assert not locked - declared, sorted(locked - declared)[:10]
 
 
+def test_dvc_plots_have_each_figures_own_axes(repo_root):
+    """Issue 13 item 6: every figure used to be declared `round` vs `test_accuracy`, also the
+    ones drawn as sub-optimality gap vs uplink time; the CSV must hold both columns."""
+    stages = yaml.safe_load((repo_root / "dvc.yaml").read_text())["stages"]
+    plots = {path: axes for stage in stages.values() for entry in stage.get("plots", [])
+             for path, axes in entry.items()}
+    assert plots["figures/biased_fl/fig3a.csv"] == {"x": "time_s", "y": "suboptimality_gap"}
+    assert plots["figures/dp_perk/fig5.csv"] == {"x": "param_eps_tilde", "y": "test_accuracy"}
+    for path, axes in plots.items():          # the figure CSVs CI's quick run made, if present
+        if (repo_root / path).exists():
+            header = (repo_root / path).read_text().split("\n", 1)[0].split(",")
+            assert {axes["x"], axes["y"]} <= set(header), (path, axes)
+
+
 def test_every_param_key_dvc_tracks_is_written_in_params_yaml(repo_root):
     """DVC reads params.yaml as written, without the schema's defaults: a stage that lists a key
     only the schema supplies fails `dvc commit` / `dvc repro` with MissingParamsError."""

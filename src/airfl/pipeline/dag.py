@@ -54,9 +54,8 @@ class Job:
     deps: list[str]
     outs: list[str]
     params: list[str]
-    plots: list[str] = field(default_factory=list)
+    plots: list[tuple[str, str, str]] = field(default_factory=list)   # (CSV, x, y) as drawn
     metrics: list[str] = field(default_factory=list)
-    plot_axes: tuple[str, str] = ("round", "test_accuracy")
 
 
 def _slug(*parts: str) -> str:
@@ -141,9 +140,11 @@ def experiment_jobs(experiment: Experiment, params: dict[str, Any]) -> list[Job]
         [wing(experiment.paper)]
     outs = figure_outputs(experiment)
     csvs = [o for o in outs[:-1] if o.endswith(".csv")]
+    specs = (experiment.figure_spec, *experiment.extra_figures)     # the order of figure_names
     jobs.append(Job("figure", _slug("figure", eid), [eid], figure_deps,
                     [o for o in outs[:-1] if not o.endswith(".csv")],
-                    ["seed", "profile"] + experiment.param_keys(params), plots=csvs,
+                    ["seed", "profile"] + experiment.param_keys(params),
+                    plots=[(csv, spec.x, spec.y) for csv, spec in zip(csvs, specs, strict=True)],
                     metrics=[outs[-1]]))
     return jobs
 
@@ -157,7 +158,7 @@ def analytic_outputs(figure: AnalyticFigure) -> list[str]:
 def analytic_job(figure: AnalyticFigure) -> Job:
     outs = analytic_outputs(figure)
     return Job("analytic", _slug("analytic", figure.id), [figure.id], [wing(figure.paper)],
-               outs[1:], ["profile", figure.config_key], plots=outs[:1], plot_axes=("x", "value"))
+               outs[1:], ["profile", figure.config_key], plots=[(outs[0], "x", "value")])
 
 
 def claim_inputs(paper: str) -> list[str]:

@@ -21,9 +21,8 @@ def render(params: dict[str, Any]) -> str:
                                  "params": sorted(set(job.params))}
         if job.outs:
             stage["outs"] = job.outs
-        if job.plots:
-            x, y = job.plot_axes
-            stage["plots"] = [{p: {"x": x, "y": y}} for p in job.plots]
+        if job.plots:                 # each figure's own axes (`dvc plots diff` shows them)
+            stage["plots"] = [{path: {"x": x, "y": y}} for path, x, y in job.plots]
         if job.metrics:
             stage["metrics"] = [{m: {"cache": False}} for m in job.metrics]
         stages[job.name] = stage
