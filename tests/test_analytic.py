@@ -73,3 +73,24 @@ def test_dag_has_one_job_per_analytic_figure_and_claims_depend_on_it(workspace):
     assert get_analytic("toy/fig1") is TOY
     with pytest.raises(KeyError, match="known: .*toy/fig1"):
         get_analytic("toy/nope")
+
+
+def test_report_captions_are_literal_restructuredtext(repo_root):
+    """Issue 13: captions such as "|T| = tau_eps,max - ..." printed docutils errors in the
+    Snakemake report (substitution references); every caption must render without a warning
+    and keep its text."""
+    from docutils.core import publish_doctree
+    from docutils.utils import Reporter
+
+    from airfl.pipeline.artifacts import analytic_caption, caption, rst_text
+    from airfl.pipeline.params import load_params
+    from airfl.pipeline.registry import all_analytic, all_experiments
+
+    params = load_params(repo_root / "params.yaml")
+    texts = [caption(params, e) for e in all_experiments()] + \
+        [analytic_caption(params, f) for f in all_analytic()]
+    assert any("|T|" in t for t in texts)
+    for text in texts:
+        tree = publish_doctree(rst_text(text), settings_overrides={
+            "report_level": Reporter.WARNING_LEVEL, "halt_level": Reporter.WARNING_LEVEL})
+        assert tree.astext() == text

@@ -52,9 +52,15 @@ def dataset_manifest(wildcards):
 
 
 def figure_caption(experiment):
-    from airfl.pipeline.artifacts import caption
+    from airfl.pipeline.artifacts import caption, rst_text
 
-    return caption(config, experiment)
+    return rst_text(caption(config, experiment))       # literal text in the report's RST
+
+
+def analytic_figure_caption(figure):
+    from airfl.pipeline.artifacts import analytic_caption, rst_text
+
+    return rst_text(analytic_caption(config, figure))
 
 
 def all_targets():

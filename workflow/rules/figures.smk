@@ -53,6 +53,7 @@ for _figure in all_analytic():
             block=_figure.params(config),
             profile=config["profile"],
             figure=_figure.id,
+            caption=analytic_figure_caption(_figure),
         log:
             f"logs/analytic/{_figure.id}.log",
         shell:

@@ -28,6 +28,21 @@ def caption(params: dict[str, Any], experiment: Experiment) -> str:
             f"{scale['trials']} trials (seed {params['seed']}).")
 
 
+def analytic_caption(params: dict[str, Any], figure: AnalyticFigure) -> str:
+    """An analytic figure's report caption: what it shows and the profile it was made with."""
+    return f"{figure.title}. {figure.description} Profile '{params['profile']}' (formulas only)."
+
+
+_RST_SPECIAL = "\\*`|_"
+
+
+def rst_text(text: str) -> str:
+    """`text` as literal reStructuredText, for the Snakemake report's captions: a caption such
+    as "|T| = tau_eps,max - ..." is otherwise read as substitution references and printed as
+    docutils errors (issue 13)."""
+    return "".join("\\" + c if c in _RST_SPECIAL else c for c in text)
+
+
 def figure_names(experiment: Experiment) -> list[str]:
     return [spec.name or experiment.figure for spec in (experiment.figure_spec,
                                                         *experiment.extra_figures)]
