@@ -268,3 +268,99 @@ def test_a_failed_rerun_never_leaves_a_stale_figure(repo_root, tmp_path, env):
     _run(["snakemake", "--cores", "2", *TARGETS], work, env)
     assert json.loads(design.read_text())["trials"]
     assert (work / f"{FIGURE}.csv").read_bytes() not in (old, new)
+
+
+# One file per core package and one wing file: the baselines figure's jobs must go stale in both
+# tools alike (issue 13 item 2); a file of a wing the figure never loads touches nothing.
+CODE_EDITS = ["src/airfl/core/loop.py", "src/airfl/channel/fading.py", "src/airfl/privacy/rdp.py",
+              "src/airfl/data/partitioners.py", "src/airfl/models.py", "src/airfl/plotting.py",
+              "src/airfl/pipeline/stages/figure.py", "src/airfl/papers/baselines/experiments.py",
+              "src/airfl/papers/cdpb/design.py"]
+
+
+def _stage_outputs(work) -> dict[str, str]:
+    """Output file -> the dvc.yaml stage that makes it."""
+    stages = yaml.safe_load((work / "dvc.yaml").read_text())["stages"]
+    owner = {}
+    for name, stage in stages.items():
+        for path in stage.get("outs", []):
+            owner[path] = name
+        for kind in ("plots", "metrics"):
+            owner.update({path: name for entry in stage.get(kind, []) for path in entry})
+    return owner
+
+
+def _dvc_graph(work) -> dict[str, set[str]]:
+    """Stage -> the stages that read one of its outputs."""
+    stages = yaml.safe_load((work / "dvc.yaml").read_text())["stages"]
+    owner = _stage_outputs(work)
+    readers: dict[str, set[str]] = {name: set() for name in stages}
+    for name, stage in stages.items():
+        for dep in stage.get("deps", []):
+            if dep in owner:
+                readers[owner[dep]].add(name)
+    return readers
+
+
+def _reach(graph: dict[str, set[str]], start: set[str]) -> set[str]:
+    seen, todo = set(), list(start)
+    while todo:
+        node = todo.pop()
+        if node not in seen:
+            seen.add(node)
+            todo.extend(graph[node])
+    return seen
+
+
+def _stale_under_dvc(work, env) -> set[str]:
+    """Stages `dvc repro` would run for the figure: those whose own deps changed (what `repro
+    --dry` lists) and everything downstream of them within the figure's subgraph (Snakemake
+    reruns a job whose input is remade; DVC compares the new output's hash first)."""
+    out = _run(["dvc", "repro", "--dry", DVC_TARGET], work, env).stdout
+    readers = _dvc_graph(work)
+    writers: dict[str, set[str]] = {name: set() for name in readers}
+    for name, after in readers.items():
+        for other in after:
+            writers[other].add(name)
+    subgraph = _reach(writers, {DVC_TARGET})
+    return _reach(readers, set(re.findall(r"Running stage '([^']+)'", out))) & subgraph
+
+
+def _stale_under_snakemake(work, env) -> set[str]:
+    """Jobs `snakemake -n` would run for the figure, as dvc.yaml stage names."""
+    out = _run(["snakemake", "-n", "--cores", "1", *TARGETS], work, env).stdout
+    owner = _stage_outputs(work)
+    return {owner[path.strip()] for line in re.findall(r"^\s+output: (.*)$", out, flags=re.M)
+            for path in line.split(",")}
+
+
+def test_a_code_edit_makes_the_same_jobs_stale_in_dvc_and_snakemake(repo_root, tmp_path, env):
+    """Code deps come from what each stage imports (pipeline.code_deps), for DVC as file deps and
+    for Snakemake as a digest parameter. The workspace's own copy of airfl is the one that runs
+    (PYTHONPATH), so its files are the code."""
+    work = _workspace(repo_root, tmp_path / "ws", env)
+    env = {**env, "PYTHONPATH": str(work / "src")}
+    _run(["airfl", "dvc-yaml"], work, env)
+    assert "src/airfl/core/loop.py" in (work / "dvc.yaml").read_text()   # relative: this copy
+    _run(["snakemake", "--cores", "2", *TARGETS, "-q"], work, env)
+    _run(["dvc", "commit", "-f", "-q", "--with-deps", DVC_TARGET], work, env)
+    assert not _stale_under_dvc(work, env)
+    assert not _stale_under_snakemake(work, env)
+    stale = {}
+    for edit in CODE_EDITS:
+        path = work / edit
+        original = path.read_text()
+        path.write_text(original + "\n# an edit\n")
+        try:
+            by_dvc = _stale_under_dvc(work, env)
+            by_snakemake = _stale_under_snakemake(work, env)
+        finally:
+            path.write_text(original)
+        assert by_dvc == by_snakemake, (edit, sorted(by_dvc ^ by_snakemake))
+        stale[edit] = by_dvc
+    assert all(stale[e] for e in CODE_EDITS[:-1]), {e: len(s) for e, s in stale.items()}
+    assert not stale["src/airfl/papers/cdpb/design.py"]
+    assert any(name.startswith("train-") for name in stale["src/airfl/data/partitioners.py"])
+    assert stale["src/airfl/pipeline/stages/figure.py"] == {DVC_TARGET}
+    assert "train-baselines-accuracy_vs_rounds-ideal" not in stale["src/airfl/privacy/rdp.py"] \
+        or "privacy-baselines-accuracy_vs_rounds-ideal" in stale["src/airfl/privacy/rdp.py"]

@@ -51,6 +51,12 @@ def dataset_manifest(wildcards):
     return str(paths.dataset_manifest(experiment_block(wildcards)["dataset"]))
 
 
+def code_version(stage, *args):
+    """A digest of the source files the job `airfl <stage> <args>` runs, the same files dvc.yaml
+    lists as its code deps: a code edit reruns the same jobs in both tools (issue 13)."""
+    return dag.code_digest(stage, list(args), config)
+
+
 def figure_caption(experiment):
     from airfl.pipeline.artifacts import caption, rst_text
 

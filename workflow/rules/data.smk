@@ -3,6 +3,7 @@ rule data:
         "results/data/{dataset}.json",
     params:
         data=lambda w: config["data"],
+        code=lambda w: code_version("data", w.dataset),
     log:
         "logs/data/{dataset}.log",
     shell:
@@ -24,6 +25,7 @@ rule partition:
     params:
         seed=config["seed"],
         spec=lambda w: {k: experiment_block(w)[k] for k in ("dataset", "num_devices", "partition")},
+        code=lambda w: code_version("partition", f"{w.paper}/{w.figure}"),
     log:
         "logs/partition/{paper}/{figure}.log",
     shell:

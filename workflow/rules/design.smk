@@ -13,6 +13,7 @@ rule reference:
         seed=config["seed"],
         profile=config["profile"],
         used=lambda w: {k: get_dotted(config, k) for k in get_reference(w.name).config_keys},
+        code=lambda w: code_version("reference", w.name),
     log:
         "logs/reference/{name}.log",
     shell:
@@ -39,6 +40,7 @@ rule tune:
         threads=config["threads"],
         curve=curve_params,
         setting=lambda w: {k: v for k, v in experiment_block(w).items() if k != "curves"},
+        code=lambda w: code_version("tune", f"{w.paper}/{w.figure}", w.curve),
     log:
         "logs/tune/{paper}/{figure}/{curve}.log",
     shell:
@@ -56,6 +58,7 @@ rule design:
         seed=config["seed"],
         curve=curve_params,
         setting=lambda w: {k: experiment_block(w)[k] for k in ("channel", "model", "scale")},
+        code=lambda w: code_version("design", f"{w.paper}/{w.figure}", w.curve),
     log:
         "logs/design/{paper}/{figure}/{curve}.log",
     shell:

@@ -34,6 +34,7 @@ for _experiment in all_experiments():
             # what the figure claims: a change reruns it even when no run is rebuilt, and the
             # figure stage refuses runs made with other parameters (issue 18, item 2)
             setting=_experiment.params(config),
+            code=code_version("figure", _experiment.id),
         log:
             f"logs/figure/{_experiment.id}.log",
         shell:
@@ -54,6 +55,7 @@ for _figure in all_analytic():
             profile=config["profile"],
             figure=_figure.id,
             caption=analytic_figure_caption(_figure),
+            code=code_version("analytic", _figure.id),
         log:
             f"logs/analytic/{_figure.id}.log",
         shell:
@@ -73,6 +75,7 @@ for _paper in papers():
         params:
             profile=config["profile"],
             paper=_paper,
+            code=code_version("claims", _paper),
         log:
             f"logs/claims/{_paper}.log",
         shell:
@@ -87,6 +90,7 @@ rule claims:
         str(paths.claims_metrics()),
     params:
         profile=config["profile"],
+        code=code_version("claims"),
     log:
         "logs/claims.log",
     shell:

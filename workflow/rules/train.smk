@@ -14,6 +14,7 @@ rule calibrate:
         seed=config["seed"],
         threads=config["threads"],       # torch threads change sums in the last digits
         setting=lambda w: {k: v for k, v in experiment_block(w).items() if k != "curves"},
+        code=lambda w: code_version("calibrate", f"{w.paper}/{w.figure}"),
     threads: 1
     log:
         "logs/calibrate/{paper}/{figure}.log",
@@ -39,6 +40,7 @@ rule train:
         threads=config["threads"],       # as dvc.yaml: a rerun trigger (issue 18, item 5)
         curve=curve_params,
         setting=lambda w: {k: v for k, v in experiment_block(w).items() if k != "curves"},
+        code=lambda w: code_version("train", f"{w.paper}/{w.figure}", w.curve),
     threads: 1
     log:
         "logs/train/{paper}/{figure}/{curve}.log",
@@ -53,6 +55,7 @@ rule privacy:
         "results/privacy/{paper}/{figure}/{curve}.csv",
     params:
         curve=curve_params,
+        code=lambda w: code_version("privacy", f"{w.paper}/{w.figure}", w.curve),
     log:
         "logs/privacy/{paper}/{figure}/{curve}.log",
     shell:

@@ -7,43 +7,40 @@ The Snakefile's rules take their inputs, outputs and params from the functions h
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cache
 from typing import Any
 
 from airfl.pipeline import paths
 from airfl.experiments import AnalyticFigure, Experiment
-from airfl.pipeline.registry import all_analytic, all_experiments, code_path, papers
-
-# Code each stage family depends on (DVC `deps`): a change reruns the stage under `dvc repro`.
-STAGE_CODE = {
-    "data": ["src/airfl/data/catalogue.py", "src/airfl/data/fetch.py",
-             "src/airfl/pipeline/stages/data.py"],
-    "partition": ["src/airfl/data", "src/airfl/pipeline/stages/partition.py",
-                  "src/airfl/pipeline/trial.py", "src/airfl/plotting.py"],
-    "reference": ["src/airfl/pipeline/stages/reference.py"],
-    "tune": ["src/airfl/core", "src/airfl/schemes", "src/airfl/channel", "src/airfl/models.py",
-             "src/airfl/rng.py", "src/airfl/pipeline/stages/tune.py", "src/airfl/pipeline/tuning.py",
-             "src/airfl/pipeline/param_search.py", "src/airfl/pipeline/runs.py",
-             "src/airfl/pipeline/trial.py"],
-    "design": ["src/airfl/schemes", "src/airfl/channel", "src/airfl/core/participation.py",
-               "src/airfl/pipeline/stages/design.py", "src/airfl/pipeline/runs.py",
-               "src/airfl/pipeline/trial.py", "src/airfl/pipeline/tuning.py"],
-    "calibrate": ["src/airfl/core", "src/airfl/models.py", "src/airfl/rng.py",
-                  "src/airfl/pipeline/stages/calibrate.py", "src/airfl/pipeline/trial.py"],
-    "train": ["src/airfl/core", "src/airfl/schemes", "src/airfl/channel", "src/airfl/models.py",
-              "src/airfl/rng.py", "src/airfl/pipeline/stages/train.py", "src/airfl/pipeline/runs.py",
-              "src/airfl/pipeline/trial.py", "src/airfl/pipeline/tuning.py"],
-    "privacy": ["src/airfl/privacy", "src/airfl/pipeline/stages/privacy.py"],
-    "figure": ["src/airfl/plotting.py", "src/airfl/pipeline/stages/figure.py",
-               "src/airfl/pipeline/artifacts.py"],
-    "analytic": ["src/airfl/plotting.py", "src/airfl/pipeline/stages/analytic.py"],
-    "claims": ["src/airfl/claims.py", "src/airfl/pipeline/stages/claims.py",
-               "src/airfl/pipeline/artifacts.py"],
-}
-
+from airfl.pipeline.code_deps import digest, stage_code
+from airfl.pipeline.registry import (all_analytic, all_experiments, code_path, get_analytic,
+                                     get_experiment, get_wing, papers, scheme_wings)
 
 def wing(paper: str) -> str:
-    """The folder of a paper's wing: its schemes, designs, labels and claims (a code dep)."""
+    """The folder of a paper's wing: its schemes, designs, labels and claims."""
     return code_path(paper)
+
+
+def code(stage: str, *wing_names: str) -> list[str]:
+    """The source files a stage runs when it loads these wings (`code_deps`), as DVC `deps`
+    and, digested, as Snakemake's code parameter."""
+    packages = sorted({get_wing(name).package for name in wing_names})
+    return list(stage_code(stage, tuple(packages)))
+
+
+def experiment_code(stage: str, experiment: Experiment, params: dict[str, Any],
+                    curve: str | None = None) -> list[str]:
+    """A stage of one experiment loads its paper's wing and, when it builds schemes, the wings
+    offering the schemes of its curve (all curves: None)."""
+    names = [experiment.paper]
+    if stage in ("tune", "design", "calibrate", "train"):
+        curves = experiment.curves(params)
+        offered = scheme_wings()
+        for name in ([curve] if curve is not None else list(curves)):
+            kind = curves[name].get("scheme") if isinstance(curves[name], dict) else None
+            if kind in offered:
+                names.append(offered[kind].name)
+    return code(stage, *names)
 
 
 @dataclass
@@ -56,6 +53,7 @@ class Job:
     params: list[str]
     plots: list[tuple[str, str, str]] = field(default_factory=list)   # (CSV, x, y) as drawn
     metrics: list[str] = field(default_factory=list)
+    code: list[str] = field(default_factory=list)   # source files it runs (job_code)
 
 
 def _slug(*parts: str) -> str:
@@ -105,7 +103,7 @@ def experiment_jobs(experiment: Experiment, params: dict[str, Any]) -> list[Job]
     calibration = [str(paths.calibration(eid))] if experiment.calibration else []
     if calibration:                 # one noise-free round at theta_0, read by every train job
         jobs.append(Job("calibrate", _slug("calibrate", eid), [eid],
-                        [manifest, str(paths.partition(eid)), wing(experiment.paper)],
+                        [manifest, str(paths.partition(eid))],
                         calibration, ["seed", "profile", "threads", "data.root",
                                       *experiment.param_keys(params)]))
     for curve in experiment.curves(params):
@@ -113,8 +111,7 @@ def experiment_jobs(experiment: Experiment, params: dict[str, Any]) -> list[Job]
         tuning = [] if source is None else [str(source)]
         if curve in searching:
             jobs.append(Job("tune", _slug("tune", eid, curve), [eid, curve],
-                            [manifest, str(paths.partition(eid)), *reference,
-                             wing(experiment.paper)], tuning,
+                            [manifest, str(paths.partition(eid)), *reference], tuning,
                             ["seed", "profile", "threads", "data.root",
                              *experiment.param_keys(params, curve)]))
         design_keys = ["seed", "profile", f"{key}.channel", f"{key}.model", f"{key}.scale",
@@ -122,11 +119,11 @@ def experiment_jobs(experiment: Experiment, params: dict[str, Any]) -> list[Job]
             ["seed", "profile", *experiment.param_keys(params, curve)]
         jobs += [
             Job("design", _slug("design", eid, curve), [eid, curve],
-                [str(paths.partition(eid)), *reference, *tuning, wing(experiment.paper)],
+                [str(paths.partition(eid)), *reference, *tuning],
                 [str(paths.design(eid, curve))], design_keys),
             Job("train", _slug("train", eid, curve), [eid, curve],
                 [manifest, str(paths.partition(eid)), str(paths.design(eid, curve)), *reference,
-                 *tuning, *calibration, wing(experiment.paper)],
+                 *tuning, *calibration],
                 train_outputs(eid, curve),
                 ["seed", "profile", "device", "threads", "data.root"] + experiment.param_keys(params, curve)),
         ]
@@ -136,8 +133,7 @@ def experiment_jobs(experiment: Experiment, params: dict[str, Any]) -> list[Job]
                             experiment.param_keys(params, curve)[-1:]))   # the curve's own key
     curves = list(experiment.curves(params))
     figure_deps = [str(paths.run_table(eid, c)) for c in curves] + \
-        [str(paths.privacy(eid, c)) for c in curves if experiment.privacy] + reference + \
-        [wing(experiment.paper)]
+        [str(paths.privacy(eid, c)) for c in curves if experiment.privacy] + reference
     outs = figure_outputs(experiment)
     csvs = [o for o in outs[:-1] if o.endswith(".csv")]
     specs = (experiment.figure_spec, *experiment.extra_figures)     # the order of figure_names
@@ -157,7 +153,7 @@ def analytic_outputs(figure: AnalyticFigure) -> list[str]:
 
 def analytic_job(figure: AnalyticFigure) -> Job:
     outs = analytic_outputs(figure)
-    return Job("analytic", _slug("analytic", figure.id), [figure.id], [wing(figure.paper)],
+    return Job("analytic", _slug("analytic", figure.id), [figure.id], [],
                outs[1:], ["profile", figure.config_key], plots=[(outs[0], "x", "value")])
 
 
@@ -194,17 +190,47 @@ def jobs(params: dict[str, Any]) -> list[Job]:
     owners = {e.reference.name: e.paper for e in all_experiments() if e.reference}
     for name, ref in sorted(references.items()):
         out.append(Job("reference", _slug("reference", name), [name],
-                       [str(paths.dataset_manifest(ref.dataset)), wing(owners[name])],
+                       [str(paths.dataset_manifest(ref.dataset))],
                        reference_outputs(name),
                        ["seed", "profile", "data.root", *ref.config_keys]))
     for experiment in all_experiments():
         out += experiment_jobs(experiment, params)
     out += [analytic_job(figure) for figure in all_analytic()]
     for paper in papers():
-        out.append(Job("claims", _slug("claims", paper), [paper], claim_inputs(paper) + [wing(paper)],
+        out.append(Job("claims", _slug("claims", paper), [paper], claim_inputs(paper),
                        [str(paths.claims_markdown(paper))], ["seed", "profile"],
                        metrics=[str(paths.claims_metrics(paper))]))
     out.append(Job("claims", "claims", [], [str(paths.claims_metrics(p)) for p in papers()],
                    [str(paths.claims_markdown())], ["seed", "profile"],
                    metrics=[str(paths.claims_metrics())]))
+    for job in out:
+        job.code = job_code(job.stage, job.args, params)
     return out
+
+
+def job_code(stage: str, args: list[str], params: dict[str, Any]) -> list[str]:
+    """The code of the job `airfl <stage> <args>`: which wings it loads follows from its
+    arguments (an experiment and curve, a reference, an analytic figure, a paper)."""
+    if stage in ("data", "privacy") or (stage == "claims" and not args):
+        return code(stage)                   # no wing: a dataset, stored records, claim files
+    if stage == "claims":
+        return code(stage, args[0])
+    if stage == "reference":
+        (owner,) = {e.paper for e in all_experiments()
+                    if e.reference is not None and e.reference.name == args[0]}
+        return code(stage, owner)
+    if stage == "analytic":
+        return code(stage, get_analytic(args[0]).paper)
+    return experiment_code(stage, get_experiment(args[0]), params,
+                           args[1] if len(args) > 1 else None)
+
+
+@cache
+def _digest(deps: tuple[str, ...]) -> str:
+    return digest(deps)
+
+
+def code_digest(stage: str, args: list[str], params: dict[str, Any]) -> str:
+    """A hash of the job's code files: the Snakemake rules' `code` parameter, so that a code
+    edit reruns the same jobs under Snakemake as under DVC."""
+    return _digest(tuple(job_code(stage, args, params)))

@@ -1,0 +1,149 @@
+"""Which source files a stage runs, derived from what it imports (not kept by hand).
+
+A stage's code is the transitive closure of the `airfl` modules that its stage module and the
+wings it loads import (statically, including imports inside functions: a stage may call them),
+read from the source with `ast`. DVC lists these files as the stage's `deps`; Snakemake gets a
+digest of the same files as a rule parameter, so that a code edit marks the same stages stale in
+both tools (Snakemake's own `code` trigger covers only a rule's text). Files inside a wing's
+package are named by the wing's folder, as before (a wing is one unit of code).
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+from functools import cache
+from importlib.util import find_spec
+from pathlib import Path
+
+ROOT_PACKAGE = "airfl"
+
+
+def _package_folder(package: str) -> Path:
+    spec = find_spec(package)
+    if spec is None or not spec.submodule_search_locations:
+        raise ModuleNotFoundError(f"package {package!r} is not installed")
+    return Path(next(iter(spec.submodule_search_locations))).resolve()
+
+
+@cache
+def _modules(package: str) -> dict[str, Path]:
+    """Module name -> source file of every module of an installed package."""
+    folder = _package_folder(package)
+    out = {}
+    for path in sorted(folder.rglob("*.py")):
+        parts = path.relative_to(folder).with_suffix("").parts
+        if "__pycache__" in parts:
+            continue
+        if parts[-1] == "__init__":
+            parts = parts[:-1]
+        out[".".join((package, *parts))] = path
+    return out
+
+
+def _imported(module: str, path: Path) -> set[str]:
+    """Names a module imports (absolute; `from x import y` gives both x and x.y, as y may be a
+    submodule), resolved against the module's own package for relative imports."""
+    tree = ast.parse(path.read_text(), str(path))
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")
+                anchor = anchor[:len(anchor) - node.level + 1]
+                base = ".".join([*anchor, base] if base else anchor)
+            names.add(base)
+            names.update(f"{base}.{alias.name}" for alias in node.names)
+    return names
+
+
+@cache
+def _graph(packages: tuple[str, ...]) -> dict[str, frozenset[str]]:
+    known = {name: path for package in packages for name, path in _modules(package).items()}
+    graph = {}
+    for name, path in known.items():
+        targets = set()
+        for imported in _imported(name, path):
+            while imported and imported not in known:     # a class or function: its module
+                imported = imported.rpartition(".")[0]
+            if imported:
+                targets.add(imported)
+        parent = name.rpartition(".")[0]
+        if parent in known:                               # importing a module runs its package
+            targets.add(parent)
+        graph[name] = frozenset(targets - {name})
+    return graph
+
+
+def closure(start: set[str], packages: tuple[str, ...]) -> set[str]:
+    """Every module reachable from `start` through imports within `packages`."""
+    graph = _graph(packages)
+    seen, todo = set(), [m for m in start if m in graph]
+    while todo:
+        module = todo.pop()
+        if module not in seen:
+            seen.add(module)
+            todo.extend(graph[module] - seen)
+    return seen
+
+
+def _display(path: Path) -> str:
+    """A dependency path as dvc.yaml writes it: relative to the working directory (the
+    repository) when inside it, else absolute (a package installed elsewhere)."""
+    try:
+        return path.relative_to(Path.cwd().resolve()).as_posix()
+    except ValueError:
+        return path.as_posix()
+
+
+@cache
+def stage_code(stage: str, wing_packages: tuple[str, ...] = ()) -> tuple[str, ...]:
+    """The source files (and wing folders) a stage depends on when it loads these wings."""
+    packages = tuple(dict.fromkeys((ROOT_PACKAGE, *wing_packages)))
+    start = {f"{ROOT_PACKAGE}.pipeline.stages.{stage}"}
+    for package in wing_packages:
+        start.update(_modules(package))
+    folders = {package: _package_folder(package) for package in wing_packages}
+    known = {name: path for package in packages for name, path in _modules(package).items()}
+    deps = set()
+    for module in closure(start, packages):
+        path = known[module]
+        owner = next((p for p, folder in folders.items() if folder in path.parents), None)
+        deps.add(folders[owner] if owner else path)
+    return tuple(sorted(_display(p) for p in _whole_folders(deps, known)))
+
+
+def _whole_folders(deps: set[Path], known: dict[str, Path]) -> set[Path]:
+    """`deps` with each package folder all of whose modules are in it named by the folder (a
+    shorter dvc.yaml; DVC hashes a folder as one dependency)."""
+    packages = sorted({path.parent for name, path in known.items() if path.name == "__init__.py"},
+                      key=lambda folder: len(folder.parts), reverse=True)   # innermost first
+    deps = set(deps)
+    for folder in packages:
+        inside = {path for path in known.values() if folder in path.parents}
+        if inside and inside <= {d for d in deps if d.is_file()} | _covered(deps, inside):
+            deps = {d for d in deps if folder not in d.parents} | {folder}
+    return deps
+
+
+def _covered(deps: set[Path], files: set[Path]) -> set[Path]:
+    """The files in `files` that a folder among `deps` already covers."""
+    folders = [d for d in deps if d.is_dir()]
+    return {f for f in files if any(folder in f.parents for folder in folders)}
+
+
+def digest(deps: tuple[str, ...]) -> str:
+    """A hash of the files (folders: every file in them but bytecode) named by `deps`, read from
+    the working directory: what Snakemake compares to decide that code changed."""
+    sha = hashlib.sha256()
+    for dep in deps:
+        path = Path(dep)
+        files = sorted(p for p in path.rglob("*") if p.is_file() and "__pycache__" not in p.parts
+                       and p.suffix != ".pyc") if path.is_dir() else [path]
+        for file in files:
+            sha.update(file.as_posix().encode() + b"\0" + file.read_bytes() + b"\0")
+    return sha.hexdigest()[:16]
