@@ -113,3 +113,26 @@ def test_catalogue_block(params):
     from airfl.models import build_model
     assert build_model("cnn_mnist", (1, 28, 28), 10).dim == CNN_DIM
     assert mech.gaussian_constant(block["curves"]["nodp"]["delta"]) > 0
+
+
+def test_switching_leaves_only_channel_noise_after_t_th(params):
+    """Sec. IV-A: once sum_k sigma_ch,k >= sum_k c Delta s_k / eps_k (tested from round 3,
+    Errata 1) the round carries only channel noise: its update equals the no-DP practical
+    curve's (same channel draws), and T_th >= 2."""
+    sizes = [200] * K
+    radio = {**params["lapa"]["radio"], "median_snr_db": -30.0}     # very noisy channel
+    switched = _scheme(params, privacy="lapa", nu=0.5, channel="practical", switching=True,
+                       radio=radio)
+    plain = _scheme(params, channel="practical", radio=radio)
+    designs = [s.design(_context(sizes)) for s in (switched, plain)]
+    updates = 1e-3 * torch.randn(K, DIM, generator=torch.Generator().manual_seed(4),
+                                 dtype=torch.float64)
+    for t in range(1, ROUNDS + 1):
+        (a, record), (b, _) = (_round(t, updates, s, d) for s, d in zip((switched, plain), designs))
+        if t < 3:
+            assert not record["switched"] and not torch.equal(a, b)
+        if record["switched"]:
+            torch.testing.assert_close(a, b)
+    assert record["switched"] and record["t_th"] == 2
+    with pytest.raises(ValueError, match="switching"):
+        _scheme(params, privacy="uniform", nu=1.0, channel="practical", switching=True)

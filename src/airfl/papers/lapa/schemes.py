@@ -3,7 +3,10 @@
 A curve picks three things: `aggregation` (fedavg = Benchmark 1, beda = FedAdp = Benchmark 2,
 wasserstein = eq. 21, with `ser_threshold` = eq. 22 = Configuration 2), `privacy` (none, lapa =
 Configuration 3, uniform = Benchmark 3, arb = Benchmark 4, a reconstruction per Errata 2) and
-`channel` (ideal: sigma_ch = 0; practical: every device at P_0 over its block-fading channel).
+`channel` (ideal: sigma_ch = 0; practical: every device at `power_w` (default P_0) over its
+block-fading channel) and, for LAPA over the practical channel, `switching` (dynamic noise
+control, Sec. IV-A: from round t0 = 3 on (Errata 1), artificial noise stops for good once the
+channel noise meets the requirement, eq. 23; T_th is logged).
 
 Design (per trial): the layout and channels of :mod:`.radio` (one per (seed, trial), shared by all
 figures), the per-entry channel noise, the SER selection, the static weights from the
@@ -28,6 +31,7 @@ from airfl.data.heterogeneity import data_size_weights, wasserstein_to_global
 from airfl.privacy.events import GaussianEvent
 
 from . import mechanism as mech
+from .control import FIRST_SWITCH_ROUND
 from .radio import bpsk_snr_threshold, channel_noise_std, draw_radio, layout_generator, symbol_snr
 from .weights import fedadp_weights, selected_devices, selection_weights
 
@@ -44,7 +48,8 @@ class LapaScheme(Scheme):
     def __init__(self, name: str, *, aggregation: str, privacy: str, channel: str, lr: float,
                  clip: float, delta: float, radio: dict[str, Any], alloc: dict[str, Any],
                  nu: float | None = None, ser_threshold: float | None = None,
-                 renormalize: bool = True, **unused: Any):
+                 renormalize: bool = True, switching: bool = False,
+                 power_w: float | None = None, **unused: Any):
         for key, value, allowed in (("aggregation", aggregation, AGGREGATIONS),
                                     ("privacy", privacy, PRIVACY), ("channel", channel, CHANNELS)):
             if value not in allowed:
@@ -57,6 +62,11 @@ class LapaScheme(Scheme):
         self.lr, self.clip, self.delta, self.nu = float(lr), float(clip), float(delta), nu
         self.radio, self.alloc = dict(radio), dict(alloc)
         self.ser_threshold, self.renormalize = ser_threshold, bool(renormalize)
+        if switching and (privacy != "lapa" or channel != "practical"):
+            raise ValueError(f"curves.{name}.switching needs privacy 'lapa' over the practical "
+                             "channel (dynamic noise control, Sec. IV-A)")
+        self.switching = bool(switching)
+        self.power_w = float(radio["max_power_w"] if power_w is None else power_w)
         self._runs: dict[int, dict[str, Any]] = {}
 
     # -- design ---------------------------------------------------------------------------
@@ -66,7 +76,7 @@ class LapaScheme(Scheme):
             raise ValueError("lapa needs the partition's label histograms (eq. 20)")
         radio = draw_radio(self.radio, clip=self.clip, dim=context.dim,
                            generator=layout_generator(self.radio["layout_seed"], context.trial))
-        power = self.radio["max_power_w"]
+        power = self.power_w
         snr = symbol_snr(channel_norm2=radio.channel_norm2, power_w=power, clip=self.clip,
                          dim=context.dim, noise_w=self.radio["noise_w"])
         sigma_ch = np.zeros(context.num_devices) if self.channel == "ideal" else \
@@ -100,7 +110,8 @@ class LapaScheme(Scheme):
                 "lapa": mech.LapaState(design["eps_total"] or 0.0, design["rounds"], k),
                 "eps": np.full(k, (design["eps_total"] or 0.0) / design["rounds"] / k),
                 "spent": 0.0, "eps_sum": np.zeros(k), "progress": [],
-                "beda_angle": np.zeros(k), "beda_count": 0}
+                "beda_angle": np.zeros(k), "beda_count": 0,
+                "switched": False, "t_th": design["rounds"]}
         return self._runs[trial]
 
     def _noise_std(self, run: dict[str, Any], design: dict[str, Any], sens: np.ndarray,
@@ -119,7 +130,11 @@ class LapaScheme(Scheme):
         grads, norms = clip_by_norm(-updates / self.lr, self.clip)           # eq. 17
         c, sens = mech.gaussian_constant(self.delta), mech.sensitivity(lr=self.lr, clip=self.clip,
                                                                         sizes=sizes)
-        sigma = self._noise_std(run, design, sens, c)
+        if self.switching and not run["switched"] and t >= FIRST_SWITCH_ROUND:   # eq. 23
+            need = c * sens / run["eps"]
+            if np.sum(np.asarray(design["sigma_ch"])[mask]) >= np.sum(need[mask]):
+                run["switched"], run["t_th"] = True, t - 1
+        sigma = np.zeros(k) if run["switched"] else self._noise_std(run, design, sens, c)
         sigma_ch = np.asarray(design["sigma_ch"])
         received = grads
         if self.privacy != "none":                                           # eq. 19
@@ -142,6 +157,8 @@ class LapaScheme(Scheme):
                            "budget_min_ratio": min(lapa.budgets) / lapa.budgets[0],
                            "budget_collapse": lapa.collapsed(),
                            "pid_fallback_l2_rel": lapa.fallback})
+        if self.switching:
+            record.update({"switched": run["switched"], "t_th": run["t_th"]})
         record.update({"selected": int(mask.sum()), "weight_sum": float(weights.sum()),
                        "clipped_fraction": float((norms > self.clip).double().mean())})
         return -self.lr * global_grad, record                                # eq. 3
