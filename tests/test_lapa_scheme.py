@@ -11,7 +11,7 @@ import yaml
 from airfl.core.scheme import ChannelStatistics, DesignContext, RoundState
 from airfl.papers.lapa import mechanism as mech
 from airfl.papers.lapa.schemes import LapaScheme
-from airfl.papers.lapa.training import CNN_DIM, compose
+from airfl.papers.lapa.training import CNN_DIM, compose, compose_fmnist
 from airfl.rng import RoundStreams
 
 K, DIM, ROUNDS = 15, 64, 6
@@ -110,6 +110,9 @@ def test_catalogue_block(params):
     fig5 = [c for c, p in curves.items() if p["in_fig5"]]
     assert len(fig4) == 6 and "nodp" in fig5
     assert block["partition"]["kind"] == "mixed" and block["num_devices"] == 15
+    fmnist = compose_fmnist(params)
+    assert fmnist["dataset"] == "fashion_mnist" and sorted(fmnist["curves"]) == sorted(fig4)
+    assert fmnist["training"]["lr"] == params["lapa"]["training"]["fmnist_lr"]["quick"]
     from airfl.models import build_model
     assert build_model("cnn_mnist", (1, 28, 28), 10).dim == CNN_DIM
     assert mech.gaussian_constant(block["curves"]["nodp"]["delta"]) > 0
