@@ -101,6 +101,14 @@ def test_stricter_ser_thresholds_exclude_more_devices(params):
     excluded = [_scheme(params, channel="practical", ser_threshold=ser).design(
         _context(sizes))["excluded"] for ser in (1e-1, 1e-2, 1e-3)]
     assert excluded == sorted(excluded) and excluded[-1] > excluded[0]
+    # LAPA over the selected set only: excluded devices get no budget and no weight (eq. 22)
+    lapa = _scheme(params, channel="practical", ser_threshold=1e-2, privacy="lapa", nu=1.0)
+    design = lapa.design(_context(sizes))
+    updates = 1e-3 * torch.randn(K, DIM, generator=torch.Generator().manual_seed(5),
+                                 dtype=torch.float64)
+    for t in (1, 2, 3):
+        step, record = _round(t, updates, lapa, design)
+        assert torch.isfinite(step).all() and record["selected"] == K - design["excluded"]
 
 
 def test_catalogue_block(params):

@@ -119,7 +119,9 @@ class LapaScheme(Scheme):
         """sigma_k = c Delta s_k / eps_k (eq. 19), eps_k of the curve's allocation."""
         if self.privacy == "none":
             return np.zeros(sens.size)
-        return c * sens / run["eps"]
+        mask = np.asarray(design["selected"], dtype=bool)    # excluded devices: weight 0, eps 0
+        with np.errstate(divide="ignore"):
+            return np.where(mask, c * sens / run["eps"], 0.0)
 
     def aggregate(self, updates: torch.Tensor, state: RoundState, design: dict[str, Any]
                   ) -> tuple[torch.Tensor, dict[str, Any]]:
