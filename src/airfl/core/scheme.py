@@ -65,6 +65,8 @@ class DesignContext:
     future_channel_power: Callable[[int], torch.Tensor] | None = None
     seed: int = 0                    # with `experiment`: for designs that draw their own
     experiment: str = ""             # per-trial channels from the trial's streams
+    label_histograms: Any = None     # [N, C] label counts per device (the partition's), for
+    # designs weighted by label skew (e.g. LAPA's Wasserstein weights, eq. 21); None: unknown
 
 
 @dataclass

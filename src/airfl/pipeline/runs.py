@@ -30,7 +30,8 @@ def design_trials(params: dict[str, Any], experiment_id: str, block: dict[str, A
                   curve_params: dict[str, Any], trials: range) -> list[dict[str, Any]]:
     """The scheme's design for each trial, from that trial's statistical CSI."""
     scheme = build_scheme(curve, curve_params)
-    sizes = torch.tensor([len(i) for i in load_partition(experiment_id).indices], dtype=torch.long)
+    partition = load_partition(experiment_id)
+    sizes = torch.tensor([len(i) for i in partition.indices], dtype=torch.long)
     dim = model_dim(block)
     designs, solved = [], {}
     for trial in trials:
@@ -38,7 +39,8 @@ def design_trials(params: dict[str, Any], experiment_id: str, block: dict[str, A
         future = functools.partial(channel_power_sequence, params["seed"], experiment_id, trial,
                                    stats.path_gain)
         context = DesignContext(block["num_devices"], dim, block["scale"]["rounds"], sizes, stats,
-                                trial, future, params["seed"], experiment_id)
+                                trial, future, params["seed"], experiment_id,
+                                label_histograms=partition.labels_per_device)
         # A design depends on the trial only through its statistics (placement), unless the
         # scheme reads the trial's future channels: equal statistics reuse one solve.
         key = trial if scheme.uses_future_channels else tuple(stats.distances_m.tolist())

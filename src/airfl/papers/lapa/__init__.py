@@ -1,0 +1,17 @@
+"""LAPA: dynamic privacy optimisation for wireless FL under heterogeneity (Sun, Liu, Ni, Wang,
+Geng, Lai, Jamalipour; arXiv:2505.19823). Spec: shared/specs/lapa.md (its Errata override it).
+
+* :mod:`.radio` - layout (Sec. V-A), path loss (eq. 39), calibrated Rayleigh channels, channel
+  noise, BPSK SER <-> SNR (eq. 22's threshold).
+* :mod:`.mechanism` - LAPA's round budget (PID-like error, eqs. 10-12), device split (eqs.
+  13-16), clipping sensitivity and noise (eqs. 17-19); uniform DP and ARB (reconstructed).
+* :mod:`.weights` - Wasserstein softmax (eq. 21), SER selection (eq. 22), FedAdp (Benchmark 2).
+* :mod:`.schemes` - the pipeline scheme (kind ``lapa``); :mod:`.training` - the run block;
+  :mod:`.layout` - Fig. 3; :mod:`.claims` - the claims of Figs. 4-5; :mod:`.experiments` - the
+  catalogue.
+"""
+
+from airfl.core.wing import Wing
+
+WING = Wing(name="lapa", package=__name__, catalogue=f"{__name__}.experiments",
+            schemes={"lapa": f"{__name__}.schemes:LapaScheme"})

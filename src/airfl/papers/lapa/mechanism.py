@@ -1,0 +1,178 @@
+"""LAPA's privacy allocation (paper Sec. III-B, eqs. 10-19; spec §3) and the two privacy
+benchmarks it is compared with (uniform DP, Benchmark 3; ARB, Benchmark 4, reconstructed per the
+spec's Errata 2). Pure math and a small per-run state; the round's noise is drawn by the scheme.
+
+Round-level budget: B_1 = eps_T / T and B_{t+1} = exp(-e^[t]) (eps_T - S_t) / (T - t) (eq. 12
+with the index convention of spec §3.1), where e^[t] is the PID-like error (eq. 11) of the
+sampled history of perturbed global gradients (eq. 10). Device-level split: eps_k proportional
+to the Gompertz map (eq. 15) of each device's smoothed angle (eqs. 13-14), eq. 16. Noise:
+sigma_k = c Delta s_k / eps_k with Delta s_k = 2 lam C / |D_k| (eqs. 18-19).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+import torch
+
+REDUCTIONS = ("mean_abs", "l2", "l2_rel")
+#: Errata 4: a run whose smallest round budget falls below this fraction of B_1 has collapsed.
+COLLAPSE_FRACTION = 0.2
+
+
+def gaussian_constant(delta: float) -> float:
+    """c = sqrt(2 ln(1.25 / delta)) of the Gaussian mechanism (Sec. III-B), taken with equality."""
+    return math.sqrt(2.0 * math.log(1.25 / delta))
+
+
+def sensitivity(*, lr: float, clip: float, sizes) -> np.ndarray:
+    """Delta s_k = 2 lam C / |D_k| (paper eq. 18, used as written; spec §10 A4)."""
+    return 2.0 * lr * clip / np.asarray(sizes, dtype=np.float64)
+
+
+def total_budget(*, nu: float, clip: float, dim: int, lr: float, mean_size: float, rounds: int,
+                 devices: int, delta: float) -> float:
+    """eps_T that gives an average-sized device the round-1 noise sigma_init = nu C / sqrt(q)
+    under the uniform split (spec §3.3): eps_T = c (2 lam C / |D|) T K / sigma_init."""
+    sigma_init = nu * clip / math.sqrt(dim)
+    return gaussian_constant(delta) * 2.0 * lr * clip / mean_size * rounds * devices / sigma_init
+
+
+def gompertz(angle, beta: float) -> np.ndarray:
+    """f(theta) = beta (1 - exp(-exp(-beta (theta - 1)))) (paper eq. 15; decreasing in theta)."""
+    return beta * (1.0 - np.exp(-np.exp(-beta * (np.asarray(angle, dtype=np.float64) - 1.0))))
+
+
+def angles(global_gradient: torch.Tensor, local: torch.Tensor) -> np.ndarray:
+    """theta_k = arccos(<g, g_k> / (||g|| ||g_k||)), cosine clipped to [-1, 1] (eq. 13)."""
+    g = global_gradient.double()
+    rows = local.double()
+    cos = (rows @ g) / (torch.linalg.vector_norm(rows, dim=1) * torch.linalg.vector_norm(g)
+                        ).clamp_min(1e-300)
+    return torch.arccos(cos.clamp(-1.0, 1.0)).numpy()
+
+
+def reduce_change(change: torch.Tensor, previous: torch.Tensor, how: str) -> float:
+    """E = red(g^[i_j] - g^[i_{j-1}]) (eq. 10): the paper's |.| on a vector needs a reduction
+    (spec §10 A2): mean absolute coordinate change (default), L2, or L2 relative to the earlier."""
+    if how == "mean_abs":
+        return float(change.abs().mean())
+    norm = float(torch.linalg.vector_norm(change.double()))
+    if how == "l2":
+        return norm
+    if how == "l2_rel":
+        return norm / max(float(torch.linalg.vector_norm(previous.double())), 1e-300)
+    raise ValueError(f"error reduction must be one of {', '.join(REDUCTIONS)}, got {how!r}")
+
+
+def pid_error(history: list[torch.Tensor], *, kp: float, ks: float, window: int,
+              reduction: str, generator: np.random.Generator) -> float:
+    """e^[t] = K_p E^(i_n) + K_s (1/(n-1)) sum_{j=2..n} E^(i_j) (eq. 11, summation limits
+    repaired, spec §3.1): m distinct indices drawn from the last m+1 stored gradients, sorted;
+    0 with fewer than 2 stored gradients."""
+    t = len(history)
+    if t < 2:
+        return 0.0
+    candidates = np.arange(max(0, t - 1 - window), t)
+    picked = np.sort(generator.choice(candidates, size=window, replace=False)) \
+        if candidates.size > window else candidates
+    errors = [reduce_change(history[b] - history[a], history[a], reduction)
+              for a, b in zip(picked[:-1], picked[1:])]
+    return kp * errors[-1] + ks * float(np.mean(errors))
+
+
+def next_round_budget(*, error: float, total: float, spent: float, rounds: int, t: int) -> float:
+    """B_{t+1} = exp(-e^[t]) (eps_T - S_t) / (T - t) (eq. 12, spec §3.1); never more than what
+    is left, so sum_t B_t <= eps_T."""
+    return math.exp(-error) * max(total - spent, 0.0) / (rounds - t)
+
+
+def split_budget(budget: float, scores: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    """eps_k = B f_k / sum_j f_j over the participants (eq. 16), with the guard
+    eps_k >= 1e-3 B / K and then a rescale so that sum_k eps_k = B (spec §3.2, Errata 5)."""
+    eps = np.zeros(scores.size)
+    if not mask.any() or budget <= 0:
+        return eps
+    share = scores[mask] / scores[mask].sum()
+    guarded = np.maximum(budget * share, 1e-3 * budget / mask.sum())
+    eps[mask] = guarded * budget / guarded.sum()
+    return eps
+
+
+@dataclass
+class LapaState:
+    """What the BS keeps between rounds (spec §3.4): history H, budget spent S, smoothed angles
+    and participation counts, the next round's per-device budgets."""
+
+    total: float
+    rounds: int
+    devices: int
+    spent: float = 0.0
+    history: list[torch.Tensor] = field(default_factory=list)
+    smoothed: np.ndarray | None = None
+    counts: np.ndarray | None = None
+    budgets: list[float] = field(default_factory=list)
+    fallback: bool = False        # Errata 4: switched to `l2_rel` after a budget collapse
+
+    def __post_init__(self):
+        self.smoothed = np.zeros(self.devices)
+        self.counts = np.zeros(self.devices, dtype=np.int64)
+        self.budgets.append(self.total / self.rounds)          # B_1 = eps_T / T
+
+    @property
+    def budget(self) -> float:
+        return self.budgets[-1]
+
+    def smooth(self, theta: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        """theta~_k^[t] = ((t-1)/t) theta~_k^[t-1] + (1/t) theta_k^[t], t counting the rounds
+        device k took part in (eq. 14)."""
+        self.counts[mask] += 1
+        n = self.counts[mask]
+        self.smoothed[mask] = ((n - 1) * self.smoothed[mask] + theta[mask]) / n
+        return self.smoothed
+
+    def collapsed(self) -> bool:
+        """Errata 4: min_t B_t < 0.2 B_1 flags a budget collapse (rerun with `l2_rel`)."""
+        return self.fallback or min(self.budgets) < COLLAPSE_FRACTION * self.budgets[0]
+
+    def next_budget(self, *, t: int, kp: float, ks: float, window: int, reduction: str,
+                    generator) -> tuple[float, float]:
+        """(e^[t], B_{t+1}) with the run's error reduction (eqs. 11-12). Errata 4's fallback:
+        a budget below 0.2 B_1 marks a collapse, and this round and every later one use the
+        scale-free `l2_rel` instead (the pipeline runs a curve once, so the rerun with `l2_rel`
+        that the Errata ask for starts from the round the collapse shows). `generator()` gives
+        the round's index-sampling generator (the same draws for both reductions)."""
+        def attempt(how: str) -> tuple[float, float]:
+            error = pid_error(self.history, kp=kp, ks=ks, window=window, reduction=how,
+                              generator=generator())
+            return error, next_round_budget(error=error, total=self.total, spent=self.spent,
+                                            rounds=self.rounds, t=t)
+        error, budget = attempt("l2_rel" if self.fallback else reduction)
+        if not self.fallback and budget < COLLAPSE_FRACTION * self.budgets[0]:
+            self.fallback = True
+            error, budget = attempt("l2_rel")
+        self.budgets.append(budget)
+        return error, budget
+
+
+def arb_progress(global_norm2: float, *, weights: np.ndarray, clip_sigma2: np.ndarray,
+                 dim: int) -> float:
+    """ARB's noise-debiased progress statistic P_t = ||g^||^2 - q sum_k G_k^2 (sigma_k^2 +
+    sigma_ch,k^2) (Errata 2's reconstruction of ref. [27]; the paper does not state its rule)."""
+    return float(global_norm2 - dim * np.sum(weights ** 2 * clip_sigma2))
+
+
+def arb_next_budget(progress: list[float], *, total: float, spent: float, rounds: int, t: int,
+                    window: int = 5, rate: float = 0.05) -> float:
+    """B_{t+1} = min{(1 + rate d_t) (eps_T - S_t) / (T - t), eps_T - S_t}, d_t = +1 when the
+    mean of the last `window` progress statistics is below that of the `window` before (the
+    gradient shrinks: training progresses), -1 otherwise, 0 before 2 windows (Errata 2)."""
+    left = max(total - spent, 0.0)
+    direction = 0.0
+    if len(progress) >= 2 * window:
+        recent = np.mean(progress[-window:])
+        before = np.mean(progress[-2 * window:-window])
+        direction = 1.0 if recent < before else -1.0
+    return min((1.0 + rate * direction) * left / (rounds - t), left)

@@ -1,0 +1,223 @@
+"""LAPA's configurations and benchmarks (spec §7) as one pipeline Scheme, kind ``lapa``.
+
+A curve picks three things: `aggregation` (fedavg = Benchmark 1, beda = FedAdp = Benchmark 2,
+wasserstein = eq. 21, with `ser_threshold` = eq. 22 = Configuration 2), `privacy` (none, lapa =
+Configuration 3, uniform = Benchmark 3, arb = Benchmark 4, a reconstruction per Errata 2) and
+`channel` (ideal: sigma_ch = 0; practical: every device at `power_w` (default P_0) over its
+block-fading channel) and, for LAPA over the practical channel, `switching` (dynamic noise
+control, Sec. IV-A: from round t0 = 3 on (Errata 1), artificial noise stops for good once the
+channel noise meets the requirement, eq. 23; T_th is logged).
+
+Design (per trial): the layout and channels of :mod:`.radio` (one per (seed, trial), shared by all
+figures), the per-entry channel noise, the SER selection, the static weights from the
+partition's label histograms (Wasserstein distances, eq. 20) and eps_T from the noise level nu.
+
+Rounds (spec §3.4): the core uploads w_k - w after local SGD; the pseudo-gradient is g_k =
+(w - w_k) / lam, clipped to C (eq. 17), perturbed by sigma_k z_k (eq. 19, stream ``dp``) and by
+the channel sigma_ch,k z'_k (stream ``noise``): both standard normals are common to every curve
+of a trial. The server step is w - lam sum_k G_k g^_k (eq. 3), returned as the core's update.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import torch
+
+from airfl.core.aggregation import clip_by_norm
+from airfl.core.scheme import DesignContext, RoundState, Scheme
+from airfl.data.heterogeneity import data_size_weights, wasserstein_to_global
+from airfl.privacy.events import GaussianEvent
+
+from . import mechanism as mech
+from .control import FIRST_SWITCH_ROUND
+from .radio import bpsk_snr_threshold, channel_noise_std, draw_radio, layout_generator, symbol_snr
+from .weights import fedadp_weights, selected_devices, selection_weights
+
+AGGREGATIONS = ("fedavg", "beda", "wasserstein")
+PRIVACY = ("none", "lapa", "uniform", "arb")
+CHANNELS = ("ideal", "practical")
+
+
+class LapaScheme(Scheme):
+    """One of LAPA's configurations or benchmarks (spec §7)."""
+
+    kind = "lapa"
+
+    def __init__(self, name: str, *, aggregation: str, privacy: str, channel: str, lr: float,
+                 clip: float, delta: float, radio: dict[str, Any], alloc: dict[str, Any],
+                 nu: float | None = None, ser_threshold: float | None = None,
+                 renormalize: bool = True, switching: bool = False,
+                 power_w: float | None = None, **unused: Any):
+        for key, value, allowed in (("aggregation", aggregation, AGGREGATIONS),
+                                    ("privacy", privacy, PRIVACY), ("channel", channel, CHANNELS)):
+            if value not in allowed:
+                raise ValueError(f"curves.{name}.{key}: {value!r}; allowed: {', '.join(allowed)}")
+        if privacy != "none" and nu is None:
+            raise ValueError(f"curves.{name}: privacy {privacy!r} needs nu (the noise level)")
+        super().__init__(name, aggregation=aggregation, privacy=privacy, channel=channel,
+                         nu=nu, ser_threshold=ser_threshold, **unused)
+        self.aggregation, self.privacy, self.channel = aggregation, privacy, channel
+        self.lr, self.clip, self.delta, self.nu = float(lr), float(clip), float(delta), nu
+        self.radio, self.alloc = dict(radio), dict(alloc)
+        self.ser_threshold, self.renormalize = ser_threshold, bool(renormalize)
+        if switching and (privacy != "lapa" or channel != "practical"):
+            raise ValueError(f"curves.{name}.switching needs privacy 'lapa' over the practical "
+                             "channel (dynamic noise control, Sec. IV-A)")
+        self.switching = bool(switching)
+        self.power_w = float(radio["max_power_w"] if power_w is None else power_w)
+        self._runs: dict[int, dict[str, Any]] = {}
+
+    # -- design ---------------------------------------------------------------------------
+
+    def design(self, context: DesignContext) -> dict[str, Any]:
+        if context.label_histograms is None:
+            raise ValueError("lapa needs the partition's label histograms (eq. 20)")
+        radio = draw_radio(self.radio, clip=self.clip, dim=context.dim,
+                           generator=layout_generator(self.radio["layout_seed"], context.trial))
+        power = self.power_w
+        snr = symbol_snr(channel_norm2=radio.channel_norm2, power_w=power, clip=self.clip,
+                         dim=context.dim, noise_w=self.radio["noise_w"])
+        sigma_ch = np.zeros(context.num_devices) if self.channel == "ideal" else \
+            channel_noise_std(channel_norm2=radio.channel_norm2, power_w=power,
+                              noise_w=self.radio["noise_w"])
+        threshold = None if self.ser_threshold is None else bpsk_snr_threshold(self.ser_threshold)
+        mask = selected_devices(snr, threshold)
+        sizes = context.data_sizes.numpy().astype(np.float64)
+        distances = wasserstein_to_global(context.label_histograms)
+        weights = data_size_weights(sizes) if self.aggregation == "fedavg" else \
+            selection_weights(distances, sizes, mask, renormalize=self.renormalize)
+        total = None if self.nu is None else mech.total_budget(
+            nu=self.nu, clip=self.clip, dim=context.dim, lr=self.lr, mean_size=sizes.mean(),
+            rounds=context.rounds, devices=context.num_devices, delta=self.delta)
+        return {"trial": context.trial, "radio": radio.to_record(), "symbol_snr": snr.tolist(),
+                "snr_threshold": threshold, "selected": mask.tolist(),
+                "excluded": int((~mask).sum()), "sigma_ch": sigma_ch.tolist(),
+                "wasserstein": distances.tolist(), "weights": weights.tolist(),
+                "sizes": sizes.tolist(), "eps_total": total, "rounds": context.rounds,
+                "sigma_init2": None if self.nu is None
+                else (self.nu * self.clip) ** 2 / context.dim}
+
+    # -- rounds ---------------------------------------------------------------------------
+
+    def _run(self, design: dict[str, Any], round_index: int) -> dict[str, Any]:
+        """The per-trial server state, fresh at round 1."""
+        trial = design["trial"]
+        if round_index == 1 or trial not in self._runs:
+            k = len(design["sizes"])
+            self._runs[trial] = {
+                "lapa": mech.LapaState(design["eps_total"] or 0.0, design["rounds"], k),
+                "eps": np.full(k, (design["eps_total"] or 0.0) / design["rounds"] / k),
+                "spent": 0.0, "eps_sum": np.zeros(k), "progress": [],
+                "beda_angle": np.zeros(k), "beda_count": 0,
+                "switched": False, "t_th": design["rounds"]}
+        return self._runs[trial]
+
+    def _noise_std(self, run: dict[str, Any], design: dict[str, Any], sens: np.ndarray,
+                   c: float) -> np.ndarray:
+        """sigma_k = c Delta s_k / eps_k (eq. 19), eps_k of the curve's allocation."""
+        if self.privacy == "none":
+            return np.zeros(sens.size)
+        mask = np.asarray(design["selected"], dtype=bool)    # excluded devices: weight 0, eps 0
+        with np.errstate(divide="ignore"):
+            return np.where(mask, c * sens / run["eps"], 0.0)
+
+    def aggregate(self, updates: torch.Tensor, state: RoundState, design: dict[str, Any]
+                  ) -> tuple[torch.Tensor, dict[str, Any]]:
+        t, run = state.round_index, self._run(design, state.round_index)
+        k, dim = updates.shape
+        sizes = np.asarray(design["sizes"])
+        mask = np.asarray(design["selected"], dtype=bool)
+        grads, norms = clip_by_norm(-updates / self.lr, self.clip)           # eq. 17
+        c, sens = mech.gaussian_constant(self.delta), mech.sensitivity(lr=self.lr, clip=self.clip,
+                                                                        sizes=sizes)
+        if self.switching and not run["switched"] and t >= FIRST_SWITCH_ROUND:   # eq. 23
+            need = c * sens / run["eps"]
+            if np.sum(np.asarray(design["sigma_ch"])[mask]) >= np.sum(need[mask]):
+                run["switched"], run["t_th"] = True, t - 1
+        sigma = np.zeros(k) if run["switched"] else self._noise_std(run, design, sens, c)
+        sigma_ch = np.asarray(design["sigma_ch"])
+        received = grads
+        if self.privacy != "none":                                           # eq. 19
+            z = torch.randn(k, dim, generator=state.streams("dp")).to(grads)
+            received = received + torch.from_numpy(sigma).to(grads).unsqueeze(1) * z
+        if self.channel == "practical":                                      # Sec. II-B
+            z = torch.randn(k, dim, generator=state.streams("noise")).to(grads)
+            received = received + torch.from_numpy(sigma_ch).to(grads).unsqueeze(1) * z
+        weights = np.asarray(design["weights"])
+        if self.aggregation == "beda":
+            weights = self._beda_weights(run, received, sizes)
+        weights_t = torch.from_numpy(weights).to(received)
+        global_grad = weights_t @ received                                   # eq. 2
+        record = self._account(run, sigma, sigma_ch, sens, c, mask)
+        self._advance(run, design, t, received, global_grad, mask, weights, sigma, sigma_ch, dim,
+                      lambda: state.streams.trial_numpy("round", t, "lapa_pid"))
+        if self.privacy == "lapa":
+            lapa = run["lapa"]
+            record.update({"pid_error": run.get("pid_error", 0.0),
+                           "budget_min_ratio": min(lapa.budgets) / lapa.budgets[0],
+                           "budget_collapse": lapa.collapsed(),
+                           "pid_fallback_l2_rel": lapa.fallback})
+        if self.switching:
+            record.update({"switched": run["switched"], "t_th": run["t_th"]})
+        record.update({"selected": int(mask.sum()), "weight_sum": float(weights.sum()),
+                       "clipped_fraction": float((norms > self.clip).double().mean())})
+        return -self.lr * global_grad, record                                # eq. 3
+
+    def _beda_weights(self, run: dict[str, Any], received: torch.Tensor, sizes: np.ndarray
+                      ) -> np.ndarray:
+        """FedAdp: angles to the size-weighted mean of the received gradients, smoothed (eq. 14)."""
+        reference = torch.from_numpy(sizes / sizes.sum()).to(received) @ received
+        theta = mech.angles(reference, received)
+        run["beda_count"] += 1
+        n = run["beda_count"]
+        run["beda_angle"] = ((n - 1) * run["beda_angle"] + theta) / n
+        return fedadp_weights(sizes, run["beda_angle"], self.alloc["beta"])
+
+    def _account(self, run, sigma, sigma_ch, sens, c, mask) -> dict[str, Any]:
+        """The round's privacy: nominal eps_k (the planned budget, eq. 16) summed per device
+        (basic composition, spec §5) and, for the privacy stage, a Gaussian event with the
+        defensible sensitivity 2C of a clipped update (spec §10 A4): the smallest noise
+        multiplier over the devices bounds every device's loss (parallel composition)."""
+        if self.privacy == "none":
+            return {"privacy": None}
+        eps = np.where(mask, run["eps"], 0.0)
+        run["eps_sum"] += eps
+        effective = np.where(mask, c * sens / np.sqrt(sigma ** 2 + sigma_ch ** 2), 0.0)
+        total_std = np.sqrt(sigma[mask] ** 2 + sigma_ch[mask] ** 2)
+        multiplier = float(np.min(total_std)) / (2 * self.clip)
+        return {"privacy": GaussianEvent(multiplier).to_dict(), "budget": float(eps.sum()),
+                "eps_nominal_round_max": float(eps.max()),
+                "eps_nominal_total_max": float(run["eps_sum"].max()),
+                "eps_effective_round_max": float(effective.max()),
+                "sigma_mean": float(sigma[mask].mean()), "noise_multiplier_2C": multiplier}
+
+    def _advance(self, run, design, t, received, global_grad, mask, weights, sigma, sigma_ch,
+                 dim, pid_generator) -> None:
+        """Next round's per-device budgets (spec §3.4 for LAPA, Errata 2 for ARB)."""
+        rounds, total = design["rounds"], design["eps_total"]
+        if self.privacy in ("none", "uniform") or t >= rounds:
+            return
+        run["spent"] += float(run["eps"][mask].sum())
+        if self.privacy == "arb":
+            run["progress"].append(mech.arb_progress(
+                float(global_grad.double().square().sum()), weights=weights,
+                clip_sigma2=sigma ** 2 + sigma_ch ** 2, dim=dim))
+            budget = mech.arb_next_budget(run["progress"], total=total, spent=run["spent"],
+                                          rounds=rounds, t=t)
+            run["eps"] = np.where(mask, budget / mask.sum(), run["eps"])
+            return
+        lapa = run["lapa"]
+        lapa.history.append(global_grad.detach().clone())
+        lapa.smooth(mech.angles(global_grad, received), mask)
+        lapa.spent = run["spent"]
+        error, budget = lapa.next_budget(t=t, kp=self.alloc["kp"], ks=self.alloc["ks"],
+                                         window=self.alloc["window"],
+                                         reduction=self.alloc["reduction"],
+                                         generator=pid_generator)
+        scores = mech.gompertz(lapa.smoothed, self.alloc["beta"])
+        if self.alloc.get("invert_share", False):
+            scores = 1.0 / scores
+        run["eps"] = mech.split_budget(budget, scores, mask)
+        run["pid_error"] = error

@@ -1,0 +1,86 @@
+"""LAPA's training figures (spec §7, §8, §9; quick = spec §11.2 shrunk to the CI budget) as one
+generic run block, so Figs. 4 and 5 share one partition (the default 5 IID + 10 non-IID mix,
+Errata 3: IID devices drawn first) and common random numbers.
+
+Curves (Fig. 4: practical channel, every device at P_0, no DP; Fig. 5: ideal channel):
+  Fig. 4: ``fedavg`` (Benchmark 1), ``beda`` (Benchmark 2 = FedAdp), ``wasserstein``
+          (Configuration 1), ``select_ser<x>`` (Configuration 2 at SER x, eq. 22);
+  Fig. 5: ``nodp`` (Configuration 4), ``lapa_nu<v>``, ``uniform_nu<v>`` and ``arb_nu<v>``
+          (Configuration 3, Benchmarks 3 and 4) at every noise level nu of the grid.
+All use the Wasserstein weights except the two benchmarks of Fig. 4 (spec §7 notes).
+
+Local work [M/I] (spec §2.2, A6): `local_steps` SGD steps from w^[t] with mini-batches of 10 % of
+the *mean* local size, drawn with replacement (the core's batched engine trains all 15 devices
+at once, which needs one batch size: a deviation from "10 % of each device's data, without
+replacement"); the upload is the pseudo-gradient (w - w_k)/lam.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from airfl.config import profiled
+
+#: q of the LAPA CNN (`cnn_mnist`: spec §2.1's 21,880 less BatchNorm's 40); a test checks it.
+CNN_DIM = 21840
+
+
+def token(value: float) -> str:
+    """A number as a curve-name token: 0.1 -> 0p1, 1e-03 -> 0p001."""
+    return f"{value:g}".replace(".", "p").replace("-", "m").replace("+", "")
+
+
+def settings(params: dict[str, Any]) -> dict[str, Any]:
+    """`lapa.training` resolved for the profile."""
+    return {k: profiled(v, params["profile"]) for k, v in params["lapa"]["training"].items()}
+
+
+def _curves(params: dict[str, Any], pick: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    lapa = params["lapa"]
+    base = {"scheme": "lapa", "lr": pick["lr"], "clip": pick["clip"], "delta": pick["delta"],
+            "radio": lapa["radio"], "alloc": lapa["alloc"], "renormalize": pick["renormalize"],
+            "aggregation": "wasserstein", "privacy": "none", "in_fig4": False, "in_fig5": False}
+    fig4 = {**base, "channel": "practical", "in_fig4": True}
+    curves = {"fedavg": {**fig4, "aggregation": "fedavg"},
+              "beda": {**fig4, "aggregation": "beda"},
+              "wasserstein": dict(fig4)}
+    for ser in pick["ser_thresholds"]:
+        curves[f"select_ser{token(ser)}"] = {**fig4, "ser_threshold": ser}
+    ideal = {**base, "channel": "ideal", "in_fig5": True}
+    curves["nodp"] = {**ideal, "sigma_init2": 0.0}
+    for nu in pick["nu_grid"]:
+        for privacy in ("lapa", "uniform", "arb"):
+            curves[f"{privacy}_nu{token(nu)}"] = {**ideal, "privacy": privacy, "nu": nu}
+    return curves
+
+
+def compose_fmnist(params: dict[str, Any]) -> dict[str, Any]:
+    """Fig. 4(b): the six Fig. 4 curves on Fashion-MNIST (lam = `fmnist_lr`, its own partition
+    of the same 5 IID + 10 non-IID mix); the privacy figures are MNIST only (spec §9)."""
+    pick = settings(params)
+    block = compose(params, {**pick, "lr": pick["fmnist_lr"]})
+    block.update(dataset="fashion_mnist", input_normalization=pick["fmnist_normalization"],
+                 curves={c: p for c, p in block["curves"].items() if p["in_fig4"]})
+    return block
+
+
+def compose(params: dict[str, Any], pick: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The generic run block (Experiment.compose) of the LAPA training experiment (MNIST)."""
+    pick = pick or settings(params)
+    scale = params["lapa"]["scale"][params["profile"]]
+    size_lo, size_hi = pick["size_range"]
+    batch = max(1, round(pick["batch_fraction"] * (size_lo + size_hi) / 2))
+    curves = _curves(params, pick)
+    for curve in curves.values():               # Fig. 5's x: sigma_init^2 = (nu C / sqrt q)^2
+        if "nu" in curve:
+            curve["sigma_init2"] = round((curve["nu"] * pick["clip"]) ** 2 / CNN_DIM, 9)
+    return {
+        "dataset": pick["dataset"], "num_devices": sum(params["lapa"]["radio"]["region_devices"]),
+        "input_normalization": pick["input_normalization"],
+        "partition": {"kind": "mixed", "num_iid": pick["num_iid"],
+                      "size_range": list(pick["size_range"])},   # 2 classes per non-IID device
+        "model": {"name": pick["model"], "l2": 0.0, "engine": "auto", "precision": "fp32"},
+        "training": {"local_steps": pick["local_steps"], "batch_size": batch, "lr": pick["lr"],
+                     "server_lr": 1.0, "local_epochs": None},
+        "channel": {"mean_gain": 1.0},        # unused: the scheme draws LAPA's radio itself
+        "scale": scale, "curves": curves}

@@ -1,0 +1,163 @@
+"""LAPA's radio, allocation and weights against properties the paper (and spec) state."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import torch
+import yaml
+
+from airfl.papers.lapa import mechanism as mech
+from airfl.papers.lapa.radio import (bpsk_ser, bpsk_snr_threshold, channel_noise_std, draw_radio,
+                                     layout_generator, symbol_snr)
+from airfl.papers.lapa.weights import fedadp_weights, selected_devices, selection_weights
+
+
+@pytest.fixture(scope="module")
+def radio():
+    with open("params.yaml") as f:
+        return yaml.safe_load(f)["lapa"]["radio"]
+
+
+def test_layout_matches_section_v_a(radio):
+    drawn = draw_radio(radio, clip=10.0, dim=21840, generator=layout_generator(0, 0))
+    region1, region2 = drawn.positions[drawn.region == 1], drawn.positions[drawn.region == 2]
+    assert len(region1) == 7 and len(region2) == 8
+    assert np.all((-10 <= region1[:, 0]) & (region1[:, 0] <= 0))
+    assert np.all((10 <= region2[:, 0]) & (region2[:, 0] <= 20))
+    assert np.all(np.abs(drawn.positions[:, 1]) <= 5) and np.all(drawn.positions[:, 2] == 0)
+    expected = np.linalg.norm(drawn.positions - np.array([-50.0, 0.0, 10.0]), axis=1)
+    np.testing.assert_allclose(drawn.distances_m, expected)
+    # eq. 39: PL = G_BS G_D (c / (4 pi f d))^3.76, G_BS = 5 dBi
+    pl = 10 ** 0.5 * (3e8 / (4 * math.pi * 9.15e8 * expected)) ** 3.76
+    np.testing.assert_allclose(drawn.path_gain, pl, rtol=1e-10)
+    # the same (seed, trial) gives the same layout, bit for bit
+    again = draw_radio(radio, clip=10.0, dim=21840, generator=layout_generator(0, 0))
+    assert np.array_equal(again.channel_norm2, drawn.channel_norm2)
+
+
+def test_calibration_puts_the_median_device_at_the_target_snr(radio):
+    drawn = draw_radio(radio, clip=10.0, dim=21840, generator=layout_generator(0, 3))
+    snr = symbol_snr(channel_norm2=drawn.channel_norm2, power_w=1.0, clip=10.0, dim=21840,
+                     noise_w=1e-3)
+    assert 10 * math.log10(np.median(snr)) == pytest.approx(1.5, abs=1e-9)
+    # gamma_sym = (s_ref / sigma_ch)^2 (spec 4.3)
+    sigma = channel_noise_std(channel_norm2=drawn.channel_norm2, power_w=1.0, noise_w=1e-3)
+    np.testing.assert_allclose((10.0 / math.sqrt(21840) / sigma) ** 2, snr, rtol=1e-12)
+
+
+def test_bpsk_thresholds_of_spec_4_3():
+    for ser, gamma in ((1e-1, 0.821), (1e-2, 2.706), (1e-3, 4.775)):
+        assert bpsk_snr_threshold(ser) == pytest.approx(gamma, abs=1e-3)
+        assert float(bpsk_ser(bpsk_snr_threshold(ser))) == pytest.approx(ser, rel=1e-9)
+
+
+def test_gompertz_values_and_monotonicity():
+    # spec 3.2: with beta = 5, f(0) ~ 5.00, f(1) ~ 3.16, f(pi/2) ~ 0.28; decreasing (A3)
+    assert mech.gompertz(0.0, 5.0) == pytest.approx(5.0, abs=0.01)
+    assert mech.gompertz(1.0, 5.0) == pytest.approx(3.16, abs=0.01)
+    assert mech.gompertz(math.pi / 2, 5.0) == pytest.approx(0.28, abs=0.01)
+    grid = np.linspace(0, math.pi, 50)
+    assert np.all(np.diff(mech.gompertz(grid, 5.0)) <= 0)          # saturates at beta near 0
+    assert np.all(np.diff(mech.gompertz(grid[grid > 0.6], 5.0)) < 0)
+
+
+def test_gaussian_constant_and_total_budget():
+    c = mech.gaussian_constant(1e-5)
+    assert c == pytest.approx(4.8448, abs=1e-4)
+    # spec 8: T = 200, |D| ~ 2200, C = 10, nu = 4 -> eps_T ~ 4.9
+    eps = mech.total_budget(nu=4, clip=10, dim=21880, lr=0.01, mean_size=2200, rounds=200,
+                            devices=15, delta=1e-5)
+    assert eps == pytest.approx(4.9, rel=0.02)
+    # round 1's uniform split gives the average device sigma_init = nu C / sqrt(q)
+    sens = mech.sensitivity(lr=0.01, clip=10, sizes=[2200])[0]
+    assert c * sens / (eps / 200 / 15) == pytest.approx(4 * 10 / math.sqrt(21880))
+
+
+def test_split_spends_exactly_the_round_budget_and_favours_aligned_devices():
+    scores = mech.gompertz(np.array([0.2, 1.0, 1.6, 3.0]), 5.0)
+    mask = np.array([True, True, True, False])
+    eps = mech.split_budget(0.3, scores, mask)
+    assert eps.sum() == pytest.approx(0.3) and eps[3] == 0.0
+    assert eps[0] > eps[1] > eps[2]                    # eq. 16 with f decreasing (A3)
+    tiny = mech.split_budget(1.0, np.array([5.0, 1e-12]), np.array([True, True]))
+    assert tiny[1] >= 1e-3 * 1.0 / 2 * 0.99 and tiny.sum() == pytest.approx(1.0)   # Errata 5
+
+
+def test_round_budgets_never_exceed_the_total():
+    """sum_t B_t <= eps_T for any error sequence (eq. 12: exp(-e) <= 1)."""
+    rng = np.random.default_rng(0)
+    total, rounds, spent = 5.0, 30, 0.0
+    budget = total / rounds
+    for t in range(1, rounds + 1):
+        spent += budget
+        if t < rounds:
+            budget = mech.next_round_budget(error=float(rng.exponential(0.3)), total=total,
+                                            spent=spent, rounds=rounds, t=t)
+    assert spent <= total + 1e-12
+
+
+def test_pid_error_of_a_constant_history_is_zero_and_scales_with_change():
+    rng = np.random.default_rng(1)
+    flat = [torch.ones(10)] * 4
+    assert mech.pid_error(flat, kp=0.9, ks=0.1, window=5, reduction="mean_abs",
+                          generator=rng) == 0.0
+    ramp = [torch.full((10,), float(i)) for i in range(4)]        # change 1 per round
+    assert mech.pid_error(ramp, kp=0.9, ks=0.1, window=5, reduction="mean_abs",
+                          generator=rng) == pytest.approx(1.0)
+    assert mech.pid_error(ramp[:1], kp=0.9, ks=0.1, window=5, reduction="l2",
+                          generator=rng) == 0.0
+
+
+def test_l2_rel_fallback_after_a_collapse():
+    """Errata 4: a mean-abs error that would cut B below 0.2 B_1 flips the run to l2_rel."""
+    state = mech.LapaState(total=1.0, rounds=10, devices=3)
+    state.history = [torch.full((4,), 100.0), torch.full((4,), 105.0)]   # mean-abs E = 5
+    error, budget = state.next_budget(t=1, kp=0.9, ks=0.1, window=5, reduction="mean_abs",
+                                      generator=lambda: np.random.default_rng(0))
+    assert state.fallback and not budget < 0.2 * state.budgets[0]
+    assert error == pytest.approx(0.05)                       # l2_rel: ||5 1|| / ||100 1||
+    assert budget == pytest.approx(np.exp(-0.05) * (1.0 - 0.0) / 9)
+
+
+def test_collapse_flag_of_errata_4():
+    state = mech.LapaState(total=1.0, rounds=10, devices=3)
+    state.budgets.append(0.5 * state.budgets[0])
+    assert not state.collapsed()
+    state.budgets.append(0.1 * state.budgets[0])
+    assert state.collapsed()
+
+
+def test_arb_moves_at_most_rate_around_the_even_spread_of_what_is_left():
+    """Errata 2: B_{t+1} = min{(1 + 0.05 d_t)(eps_T - S_t)/(T - t), eps_T - S_t}: it does not
+    compound (each budget is within +-5 % of an even spread of what is left) and never
+    overspends; d_t = +1 while the progress statistic falls."""
+    total, rounds, spent, progress = 4.0, 60, 0.0, []
+    budgets = [total / rounds]
+    rng = np.random.default_rng(2)
+    for t in range(1, rounds):
+        spent += budgets[-1]
+        progress.append(float(np.exp(-0.05 * t) + 0.01 * rng.standard_normal()))
+        budgets.append(mech.arb_next_budget(progress, total=total, spent=spent, rounds=rounds,
+                                            t=t))
+        even = (total - spent) / (rounds - t)
+        assert 0.95 * even - 1e-15 <= budgets[-1] <= 1.05 * even + 1e-15
+    assert sum(budgets) <= total + 1e-12
+    assert budgets[1:10] == pytest.approx([budgets[0]] * 9)      # d = 0 before two windows
+
+
+def test_selection_and_weights():
+    snr = np.array([0.5, 1.0, 3.0, 6.0])
+    assert selected_devices(snr, bpsk_snr_threshold(1e-1)).tolist() == [False, True, True, True]
+    assert selected_devices(snr, 100.0).tolist() == [False, False, False, True]  # keep the best
+    w, sizes = np.array([0.1, 0.3, 2.0, 3.0]), np.array([100, 200, 300, 400])
+    mask = np.array([True, True, False, True])
+    renorm = selection_weights(w, sizes, mask, renormalize=True)
+    literal = selection_weights(w, sizes, mask, renormalize=False)
+    assert renorm.sum() == pytest.approx(1.0) and literal.sum() < 1.0     # eq. 22 vs A7
+    np.testing.assert_allclose(renorm, literal / literal.sum())
+    assert renorm[0] > renorm[1] > renorm[3]                 # smaller W, larger weight (eq. 21)
+    fedadp = fedadp_weights(sizes, np.array([0.2, 0.2, 1.5, 1.5]), 5.0)
+    assert fedadp.sum() == pytest.approx(1.0) and fedadp[1] > fedadp[2]

@@ -1,0 +1,149 @@
+"""The `lapa` scheme end to end on small tensors: eq. 3 without noise, eq. 19's noise level,
+common random numbers, the budget ledger, and the wiring of the catalogue."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+import yaml
+
+from airfl.core.scheme import ChannelStatistics, DesignContext, RoundState
+from airfl.papers.lapa import mechanism as mech
+from airfl.papers.lapa.schemes import LapaScheme
+from airfl.papers.lapa.training import CNN_DIM, compose, compose_fmnist
+from airfl.rng import RoundStreams
+
+K, DIM, ROUNDS = 15, 64, 6
+
+
+@pytest.fixture(scope="module")
+def params():
+    with open("params.yaml") as f:
+        return yaml.safe_load(f)
+
+
+def _context(sizes):
+    hist = np.zeros((K, 10), dtype=np.int64)
+    for k in range(K):
+        if k < 5:
+            hist[k] = sizes[k] // 10
+        else:
+            hist[k, [k % 10, (k + 1) % 10]] = sizes[k] // 2
+    stats = ChannelStatistics(torch.ones(K, dtype=torch.float64), 1.0, 1.0,
+                              torch.zeros(K, dtype=torch.float64))
+    return DesignContext(K, DIM, ROUNDS, torch.tensor(sizes), stats, trial=0, seed=1,
+                         experiment="lapa/test", label_histograms=hist)
+
+
+def _scheme(params, **kw):
+    curve = {**compose(params)["curves"]["nodp"], **kw}
+    return LapaScheme("c", **curve)
+
+
+def _round(t, updates, scheme, design):
+    state = RoundState(t, torch.ones(K), torch.ones(K), None, RoundStreams(1, "lapa/test", 0, t))
+    return scheme.aggregate(updates, state, design)
+
+
+def test_noise_free_round_is_the_weighted_average_of_updates(params):
+    sizes = list(range(100, 100 + 20 * K, 20))
+    scheme = _scheme(params)
+    design = scheme.design(_context(sizes))
+    assert sum(design["weights"]) == pytest.approx(1.0)
+    updates = 1e-3 * torch.randn(K, DIM, generator=torch.Generator().manual_seed(0),
+                                 dtype=torch.float64)
+    step, record = _round(1, updates, scheme, design)
+    expected = torch.tensor(design["weights"], dtype=torch.float64) @ updates   # eq. 3, no clip
+    torch.testing.assert_close(step, expected)
+    assert record["privacy"] is None
+    # IID devices (small W) dominate the weights (spec 4.2)
+    assert sum(design["weights"][:5]) > 0.5
+
+
+def test_lapa_noise_level_and_ledger(params):
+    sizes = [200] * K
+    lapa = _scheme(params, privacy="lapa", nu=4.0)
+    design = lapa.design(_context(sizes))
+    updates = 1e-3 * torch.randn(K, DIM, generator=torch.Generator().manual_seed(1),
+                                 dtype=torch.float64)
+    spent = 0.0
+    for t in range(1, ROUNDS + 1):
+        step, record = _round(t, updates, lapa, design)
+        spent += record["budget"]
+        assert torch.isfinite(step).all()
+        if t == 1:   # round 1: uniform split, sigma = nu C / sqrt(q) for an average device
+            assert record["sigma_mean"] == pytest.approx(4.0 * lapa.clip / np.sqrt(DIM))
+    assert spent <= design["eps_total"] * (1 + 1e-12)                  # eq. 12
+    assert record["eps_nominal_total_max"] <= design["eps_total"]
+    # q = 64 makes the noise ~250x the gradient: the mean-abs PID loop collapses the budget
+    # (Errata 4), the run is flagged and continues with l2_rel, whose budgets stay positive
+    assert record["budget_collapse"] and record["pid_fallback_l2_rel"]
+    assert min(lapa._runs[0]["lapa"].budgets) > 0
+
+
+def test_curves_share_their_noise_draws(params):
+    """Common random numbers: two privacy strategies at the same nu see the same z in round 1
+    (both split evenly), so their round-1 updates are identical."""
+    sizes = [150 + 10 * k for k in range(K)]
+    updates = 1e-3 * torch.randn(K, DIM, generator=torch.Generator().manual_seed(2),
+                                 dtype=torch.float64)
+    out = []
+    for privacy in ("lapa", "uniform", "arb"):
+        scheme = _scheme(params, privacy=privacy, nu=2.0)
+        out.append(_round(1, updates, scheme, scheme.design(_context(sizes)))[0])
+    torch.testing.assert_close(out[0], out[1])
+    torch.testing.assert_close(out[0], out[2])
+
+
+def test_stricter_ser_thresholds_exclude_more_devices(params):
+    sizes = [200] * K
+    excluded = [_scheme(params, channel="practical", ser_threshold=ser).design(
+        _context(sizes))["excluded"] for ser in (1e-1, 1e-2, 1e-3)]
+    assert excluded == sorted(excluded) and excluded[-1] > excluded[0]
+    # LAPA over the selected set only: excluded devices get no budget and no weight (eq. 22)
+    lapa = _scheme(params, channel="practical", ser_threshold=1e-2, privacy="lapa", nu=1.0)
+    design = lapa.design(_context(sizes))
+    updates = 1e-3 * torch.randn(K, DIM, generator=torch.Generator().manual_seed(5),
+                                 dtype=torch.float64)
+    for t in (1, 2, 3):
+        step, record = _round(t, updates, lapa, design)
+        assert torch.isfinite(step).all() and record["selected"] == K - design["excluded"]
+
+
+def test_catalogue_block(params):
+    block = compose(params)
+    curves = block["curves"]
+    fig4 = [c for c, p in curves.items() if p["in_fig4"]]
+    fig5 = [c for c, p in curves.items() if p["in_fig5"]]
+    assert len(fig4) == 6 and "nodp" in fig5
+    assert block["partition"]["kind"] == "mixed" and block["num_devices"] == 15
+    fmnist = compose_fmnist(params)
+    assert fmnist["dataset"] == "fashion_mnist" and sorted(fmnist["curves"]) == sorted(fig4)
+    assert fmnist["training"]["lr"] == params["lapa"]["training"]["fmnist_lr"]["quick"]
+    from airfl.models import build_model
+    assert build_model("cnn_mnist", (1, 28, 28), 10).dim == CNN_DIM
+    assert mech.gaussian_constant(block["curves"]["nodp"]["delta"]) > 0
+
+
+def test_switching_leaves_only_channel_noise_after_t_th(params):
+    """Sec. IV-A: once sum_k sigma_ch,k >= sum_k c Delta s_k / eps_k (tested from round 3,
+    Errata 1) the round carries only channel noise: its update equals the no-DP practical
+    curve's (same channel draws), and T_th >= 2."""
+    sizes = [200] * K
+    radio = {**params["lapa"]["radio"], "median_snr_db": -30.0}     # very noisy channel
+    switched = _scheme(params, privacy="lapa", nu=0.5, channel="practical", switching=True,
+                       radio=radio)
+    plain = _scheme(params, channel="practical", radio=radio)
+    designs = [s.design(_context(sizes)) for s in (switched, plain)]
+    updates = 1e-3 * torch.randn(K, DIM, generator=torch.Generator().manual_seed(4),
+                                 dtype=torch.float64)
+    for t in range(1, ROUNDS + 1):
+        (a, record), (b, _) = (_round(t, updates, s, d) for s, d in zip((switched, plain), designs))
+        if t < 3:
+            assert not record["switched"] and not torch.equal(a, b)
+        if record["switched"]:
+            torch.testing.assert_close(a, b)
+    assert record["switched"] and record["t_th"] == 2
+    with pytest.raises(ValueError, match="switching"):
+        _scheme(params, privacy="uniform", nu=1.0, channel="practical", switching=True)
