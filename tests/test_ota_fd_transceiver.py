@@ -182,3 +182,37 @@ def test_bad_modes_are_rejected():
         _design(1.0, an_mode="loud")
     with pytest.raises(ValueError, match="sensitivity_mode"):
         _rho(1.0, mode="per_sample")
+
+
+def test_uniform_weights_are_biased_but_private_and_feasible():
+    rng, counts, h = _random_instance(9)
+    rho = _rho(0.1, counts)
+    uniform = np.full((M, K), 1.0 / M)
+    d = tx.prop1_design(h_abs=h, power=np.ones(M), class_counts=counts, rho=rho, sigma_n2=0.1,
+                        T=200, K=K, weights=uniform)
+    c = h[:, None] * d.p1 * np.sqrt(K) / d.lam[None, :]
+    assert c == pytest.approx(uniform)
+    assert not np.allclose(c, tx.class_weights(counts))          # Phi_1 != 0
+    assert tx.dp_ok(h_abs=h, p1=d.p1, p2=d.p2, sigma_n2=0.1, rho=rho, T=200, K=K).all()
+    assert (np.abs(d.p1) ** 2 <= 1 + 1e-12).all()
+
+
+def test_digital_local_dp_is_noisier_than_shared_ota_noise():
+    """Local DP adds sum_i c_i^2 sigma_i^2 per entry; OTA's Case II needs only the max term."""
+    rng, counts, h = _random_instance(10)
+    eps, delta = np.full(M, 0.1), np.full(M, 1e-8)
+    std = tx.local_dp_std(eps=eps, delta=delta, class_counts=counts, T=500)
+    w = tx.class_weights(counts)
+    digital = ((w * std) ** 2).sum(axis=0)
+    ota = tx.prop1_design(h_abs=h, power=np.ones(M), class_counts=counts,
+                          rho=_rho(0.1, counts), sigma_n2=0.1, T=500, K=K)
+    assert (ota.case == 2).all()
+    assert (digital > ota.nu).all()
+    assert ota.nu == pytest.approx(((w * std) ** 2).max(axis=0))
+    q = rng.dirichlet(np.ones(K), size=(M, K))
+    draws = np.stack([tx.receive_digital(soft_labels=q, class_counts=counts, std=std,
+                                         noise=rng.standard_normal((M, K, K)))
+                      for _ in range(2000)])
+    truth = (w[:, :, None] * q).sum(axis=0)
+    z = (draws.mean(0) - truth) / np.sqrt(digital[:, None] / 2000)
+    assert np.abs(z).max() < 4.5

@@ -6,9 +6,12 @@ was available). Spec: shared/specs/ota_fd.md (its Errata override the text). One
   signal-level and nu-level receivers, the realised eps.
 * :mod:`.rounds` - Prop. 2 with Errata 1 (exact piecewise objective, max(T_0, a/b), T_0 at a
   quantile of the fading).
-* :mod:`.schemes` - the methods as one scheme kind ``ota_fd``; :mod:`.training` - the FD round
-  loop (own model per WD, CE + gamma * distillation, clipping to S); :mod:`.setup` - the run
-  blocks; :mod:`.experiments` - the catalogue (X1); :mod:`.claims_x1` - X1's claims.
+* :mod:`.schemes` - the methods as one scheme kind ``ota_fd`` (proposed, without DP, noiseless,
+  local only, uniform weights, digital FD with local DP; AN via ``an_mode``); :mod:`.training`
+  - the FD round loop (own model per WD, CE + gamma * distillation, clipping to S);
+  :mod:`.setup` - the run blocks; :mod:`.experiments` - the catalogue (X1, X6);
+  :mod:`.claims_x1` - X1's claims; :mod:`.analysis` - X6's closed-form frames and claims;
+  :mod:`.resnet` - the appendix's ResNet-18 (parameter count).
 """
 
 from airfl.core.wing import Wing

@@ -12,8 +12,8 @@ ACCURACY = "test_accuracy"
 
 
 def _dp_curves(frame: pd.DataFrame) -> list[str]:
-    """The OTA-FD curves in increasing eps."""
-    dp = frame.dropna(subset=["param_eps_full"]) if "param_eps_full" in frame else frame[:0]
+    """The proposed OTA-FD curves (no benchmark variants) in increasing eps."""
+    dp = frame[frame["curve"].str.startswith("otafd_prop_e")]
     return list(dp.sort_values("param_eps_full")["curve"].drop_duplicates())
 
 
@@ -59,3 +59,27 @@ def privacy_met(frame: pd.DataFrame) -> ClaimResult:
     text = ", ".join(f"{c}: {v:.4f}" for c, v in worst.items())
     return ClaimResult(bool((worst <= 1.0 + 1e-9).all()),
                        f"max realised ε_i / ε_i per curve: {text}")
+
+
+def _benchmark(frame: pd.DataFrame, prefix: str) -> str | None:
+    names = [c for c in frame["curve"].unique() if c.startswith(prefix)]
+    return names[0] if names else None
+
+
+def _versus(prefix: str, proposed_wins: bool):
+    """The proposed design at the benchmark's eps against the benchmark (n/a when not run)."""
+    def check(frame: pd.DataFrame) -> ClaimResult:
+        other = _benchmark(frame, prefix)
+        if other is None:
+            return ClaimResult(None, f"{prefix} not run in this profile")
+        mine = "otafd_prop_e" + other.rsplit("_e", 1)[1]
+        if mine not in set(frame["curve"]):
+            return ClaimResult(None, f"{mine} not run in this profile")
+        values = final_by_trial(frame, ACCURACY)
+        if proposed_wins:
+            return paired_order(values, [(mine, other)], scale=100, unit=" pp")
+        diff = paired_difference(values, mine, other)
+        # same accuracy expected: a difference inside the spread is the claim holding
+        return ClaimResult(diff.verdict == "tie" or abs(diff.mean) < 0.005,
+                           diff.describe(100, " pp"))
+    return check

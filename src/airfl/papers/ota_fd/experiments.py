@@ -9,7 +9,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from airfl.experiments import Claim, Experiment, FigureSpec
+import pandas as pd
+
+from airfl.experiments import AnalyticFigure, Claim, Experiment, FigureSpec, Panel
+from airfl.papers.ota_fd import analysis as an
 from airfl.papers.ota_fd import claims_x1 as cx
 from airfl.papers.ota_fd import schemes  # noqa: F401  (the scheme kind)
 from airfl.papers.ota_fd.setup import x1_block
@@ -22,14 +25,23 @@ register_styles({"OTA FD without DP": ("#1f77b4", "^"), "Noiseless FD": ("#00000
                  "Local only": ("#7f7f7f", "s")})
 
 
+BENCH = {"fd_digital_ldp": "Digital FD, local DP", "otafd_uniformw": "OTA-FD, uniform weights",
+         "otafd_prop": "OTA-FD, artificial noise"}
+register_styles({"Digital FD, local DP": ("#ff7f0e", "v"),
+                 "OTA-FD, uniform weights": ("#9467bd", "P"),
+                 "OTA-FD, artificial noise": ("#17becf", "X")})
+
+
 def curve_label(curve: str, params: dict[str, Any]) -> str:
+    if params.get("benchmark"):
+        return f"{BENCH[params['method']]}, ε = {params['eps_full']:g}"
     if params["method"] == "otafd_prop":
         return f"OTA-FD, ε = {params['eps_full']:g} (full scale)"
     return NAMES[params["method"]]
 
 
 def _dp_only(curve: str, params: dict[str, Any]) -> bool:
-    return params["method"] == "otafd_prop"
+    return params["method"] == "otafd_prop" and not params.get("benchmark")
 
 
 ROUNDS = dict(x="round", xlabel="FD round t")
@@ -56,7 +68,8 @@ X1 = Experiment(
                    xlabel="Privacy budget ε (full-scale equivalent, δ = 1e-8)",
                    title="X1: final test accuracy vs ε (local only / noiseless: see claims)"),
         FigureSpec(**ROUNDS, y="eps_real_ratio_max", ylabel="Realised ε_i / target ε_i (max)",
-                   name="x1_privacy", curves=_dp_only,
+                   name="x1_privacy",
+                   curves=lambda c, p: p["method"] in ("otafd_prop", "otafd_uniformw"),
                    title="X1: realised privacy (paper's formula, worst round so far)"),
     ),
     label=curve_label, compose=x1_block, shared_keys=("ota_fd.setting",),
@@ -70,9 +83,87 @@ X1 = Experiment(
               "smallest ε (channel noise, then DP noise, cost accuracy).", cx.cost_of_dp),
         Claim("x1_tradeoff", "Learning-privacy trade-off: OTA-FD accuracy rises with ε "
               "(abstract claim (i), monotone up to trial noise).", cx.tradeoff),
+        Claim("x1_shared_noise", "OTA-FD beats digital FD with local DP at the same ε (the "
+              "benefit of the shared OTA noise, spec 7 fd_digital_ldp).",
+              cx._versus("fd_digital_ldp", True)),
+        Claim("x1_weighting", "OTA-FD's B_i^k/B^k weighting beats uniform weights 1/M at the "
+              "same ε (spec 7 otafd_uniformw).", cx._versus("otafd_uniformw", True)),
+        Claim("x1_an_same", "The artificial-noise member of Prop. 1's family gives the same "
+              "accuracy as P2 = 0 (same ν; spec 7 otafd_an, within 0.5 pp or a tie).",
+              cx._versus("otafd_an", False)),
         Claim("x1_privacy", "The proposed design meets every WD's budget: realised ε_i <= ε_i "
               "(Theorem 2, paper's formula, spec 5.4).", cx.privacy_met, "x1_privacy"),
     ))
 
 EXPERIMENTS = (X1,)
-ANALYTIC: tuple = ()
+
+
+# -- X6: closed forms only (numpy, seconds; full scale in both profiles) -------------------------
+
+def _tidy(wide: pd.DataFrame, x: str, scheme: pd.Series, metrics: tuple[str, ...],
+          name: str) -> pd.DataFrame:
+    """x/scheme/metric/value rows that keep their wide row's columns (the claims read them)."""
+    parts = [wide.assign(x=wide[x], scheme=scheme, metric=m, value=wide[m]) for m in metrics]
+    frame = pd.concat(parts, ignore_index=True)
+    frame.attrs.update(figure=name, x=x)
+    return frame
+
+
+def _wide(frame: pd.DataFrame) -> pd.DataFrame:
+    return frame[frame["metric"] == frame["metric"].iloc[0]].reset_index(drop=True)
+
+
+def _rounds(block: dict[str, Any]) -> pd.DataFrame:
+    wide = an.rounds_frame(block)
+    parts = []
+    for column, name in (("T_hat", "a/b (appendix T*)"), ("T0", "T_0"),
+                         ("T_closed", "max(T_0, a/b) (Errata 1)"),
+                         ("T_argmin", "argmin of the exact objective")):
+        parts.append(_tidy(wide, "eps", pd.Series([name] * len(wide)), (column,), "x6_rounds")
+                     .assign(metric="T", value=wide[column].to_numpy()))
+    frame = pd.concat(parts, ignore_index=True)
+    frame.attrs.update(figure="x6_rounds", x="eps")
+    return frame
+
+
+def _noise(block: dict[str, Any]) -> pd.DataFrame:
+    wide = an.noise_frame(block)
+    scheme = "ε = " + wide["eps"].map("{:g}".format)
+    return _tidy(wide, "T", scheme, ("nu", "case2_fraction"), "x6_noise")
+
+
+def _communication(block: dict[str, Any]) -> pd.DataFrame:
+    wide = an.communication_frame(block)
+    return _tidy(wide, "round", wide["scheme"], ("uses",), "x6_communication")
+
+
+CAPTION_X6 = (" Full-scale MNIST split (1110 + 9×10 per WD, stated); Theorem 1's constants "
+              "L_1, L_2, f_max, η_0, γ are not stated (reconstructed [R], spec A3); the channel "
+              "is the median of min_i |h_i|² P_i under Rayleigh fading (Errata 1).")
+
+
+def _analytic(name, title, description, xlabel, panels, compute, check, logx=True):
+    return AnalyticFigure(paper="ota_fd", figure=name, config_key="ota_fd.analysis",
+                          title=title, description=description + CAPTION_X6, xlabel=xlabel,
+                          panels=panels, compute=compute, check=check, logx=logx)
+
+
+ANALYTIC = (
+    _analytic("x6_rounds", "X6: optimal number of FD rounds vs ε (Prop. 2, Errata 1)",
+              "a/b, T_0, max(T_0, a/b) and the argmin of the exact piecewise objective.",
+              "Privacy budget ε (δ = 1e-8)", (Panel("T", "Rounds T", logy=True),), _rounds,
+              lambda f: an.check_rounds(f.drop_duplicates("eps").reset_index(drop=True))),
+    _analytic("x6_noise", "X6: per-entry noise ν of the received soft labels vs T (Prop. 1)",
+              "Largest ν_t^k over classes and the fraction of DP-limited classes (Case II).",
+              "Total rounds T", (Panel("nu", "ν (per entry)", logy=True),
+                                 Panel("case2_fraction", "Fraction of classes in Case II")),
+              _noise, lambda f: an.check_noise(_wide_noise(f))),
+    _analytic("x6_communication", "X6: cumulative uplink channel uses",
+              "FD sends K² analog values per round, FL the D model parameters.",
+              "Round t", (Panel("uses", "Cumulative channel uses", logy=True),),
+              _communication, lambda f: an.check_communication(_wide(f))),
+)
+
+
+def _wide_noise(frame: pd.DataFrame) -> pd.DataFrame:
+    return _wide(frame)[["eps", "T", "nu", "case2_fraction"]]

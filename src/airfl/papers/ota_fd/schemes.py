@@ -9,6 +9,13 @@ method shares nothing (local only). Methods:
 * ``fd_ota_nodp`` - OTA with receiver noise only (lambda = lambda_PA; the cost of DP alone).
 * ``fd_noiseless`` - ideal r = q_t (upper bound of FD).
 * ``local_only`` - no sharing, gamma = 0 (lower bound).
+* ``otafd_uniformw`` - OTA channel inversion to equal weights 1/M (Phi_1 != 0), DP met by
+  lambda_DP (the value of the B_i^k/B^k weighting).
+* ``fd_digital_ldp`` - every WD adds its own DP noise (local DP) and sends over orthogonal
+  error-free links; the PS averages with B_i^k/B^k (the value of the shared OTA noise).
+
+The artificial-noise variant is ``otafd_prop`` with ``an_mode: full_power``. All of the
+benchmarks are reconstructed [R] (spec §7).
 
 Every draw comes from the round's streams: the receiver noise from ``noise`` and artificial
 noise from ``dp``, so all methods of a figure see the same channel and noise draws.
@@ -24,7 +31,10 @@ import torch
 from airfl.core.scheme import DesignContext, RoundState, Scheme
 from airfl.papers.ota_fd import transceiver as tx
 
-METHODS = ("otafd_prop", "fd_ota_nodp", "fd_noiseless", "local_only")
+METHODS = ("otafd_prop", "fd_ota_nodp", "fd_noiseless", "local_only", "otafd_uniformw",
+           "fd_digital_ldp")
+OTA = ("otafd_prop", "fd_ota_nodp", "otafd_uniformw")
+PRIVATE = ("otafd_prop", "otafd_uniformw", "fd_digital_ldp")
 
 
 def sigma_n2_of(*, power: float, snr_db: float) -> float:
@@ -55,16 +65,19 @@ class OtaFdScheme(Scheme):
 
     @property
     def private(self) -> bool:
-        return self.method == "otafd_prop"
+        return self.method in PRIVATE
 
     def design(self, context: DesignContext) -> dict[str, Any]:
         """T is fixed before training (the DP noise of every round depends on it, spec §3.3):
         here the schedule's rounds (Prop. 2 is evaluated in the analysis; quick uses fixed T)."""
         return {"T": int(context.rounds), "sigma_n2": self.sigma_n2}
 
-    def channel_uses(self, num_classes: int) -> int:
+    def channel_uses(self, num_classes: int, num_devices: int) -> int:
         """Uplink channel uses per round: K vectors of length K in analog form (spec X1); the
-        noiseless benchmark is counted as the same ideal link, local training sends nothing."""
+        noiseless benchmark is counted as the same ideal link, local training sends nothing,
+        digital FD one use per real number per WD on orthogonal links (M K^2, [R])."""
+        if self.method == "fd_digital_ldp":
+            return num_devices * num_classes * num_classes
         return num_classes * num_classes if self.shares else 0
 
     def aggregate(self, updates: torch.Tensor, state: RoundState, design: dict[str, Any]
@@ -81,13 +94,16 @@ class OtaFdScheme(Scheme):
         T = int(design["T"])
         h_abs = np.sqrt(state.channel_power.double().cpu().numpy())
         delta = np.full(M, float(self.params["delta"]))
+        if self.method == "fd_digital_ldp":
+            return self._digital(q, counts, delta, T, state)
         rho = None
         if self.private:
             rho = tx.privacy_coefficients(eps=np.full(M, float(self.params["eps"])), delta=delta,
                                           class_counts=counts,
                                           sensitivity_mode=self.params["sensitivity_mode"])
+        uniform = np.full((M, K), 1.0 / M) if self.method == "otafd_uniformw" else None
         d = tx.prop1_design(h_abs=h_abs, power=np.full(M, self.power), class_counts=counts,
-                            rho=rho, sigma_n2=self.sigma_n2, T=T, K=K,
+                            rho=rho, sigma_n2=self.sigma_n2, T=T, K=K, weights=uniform,
                             an_mode=self.params["an_mode"])
         noise = torch.randn(K, K, generator=state.streams("noise"), dtype=torch.float64).numpy()
         artificial = torch.randn(M, K, K, generator=state.streams("dp"),
@@ -102,3 +118,16 @@ class OtaFdScheme(Scheme):
                                        sensitivity_mode=self.params["sensitivity_mode"])
             record["eps_real_ratio"] = float(np.max(eps_real) / float(self.params["eps"]))
         return torch.from_numpy(r.reshape(-1)), record
+
+    def _digital(self, q, counts, delta, T, state):
+        """fd_digital_ldp: local Gaussian noise per WD (transceiver.local_dp_std), exact links."""
+        M, K = counts.shape
+        std = tx.local_dp_std(eps=np.full(M, float(self.params["eps"])), delta=delta,
+                              class_counts=counts, T=T,
+                              sensitivity_mode=self.params["sensitivity_mode"])
+        noise = torch.randn(M, K, K, generator=state.streams("dp"), dtype=torch.float64).numpy()
+        r = tx.receive_digital(soft_labels=q, class_counts=counts, std=std, noise=noise)
+        nu = ((tx.class_weights(counts) * std) ** 2).sum(axis=0)
+        return torch.from_numpy(r.reshape(-1)), {
+            "nu_median": float(np.median(nu)), "nu_max": float(np.max(nu)),
+            "eps_real_ratio": 1.0}       # each WD's own noise meets its budget exactly

@@ -41,11 +41,18 @@ def x1_curves(params: dict[str, Any]) -> dict[str, dict[str, Any]]:
     base = {"scheme": "ota_fd", **{k: common[k] for k in (
         "power", "snr_db", "delta", "gamma", "clip_S", "sensitivity_mode", "an_mode")}}
     curves = {m: {**base, "method": m} for m in ("local_only", "fd_noiseless", "fd_ota_nodp")}
-    for eps_full in pick["eps_full"]:
+    def budget(eps_full: float) -> dict[str, float]:
         eps = run_eps(eps_full, data_fraction=pick["data_fraction"], rounds=pick["rounds"],
                       rounds_full=params["ota_fd"]["x1"]["rounds"]["paper"])
-        curves[dp_curve(eps_full)] = {**base, "method": "otafd_prop", "eps": round(eps, 12),
-                                      "eps_full": eps_full}
+        return {"eps": round(eps, 12), "eps_full": eps_full}
+
+    for eps_full in pick["eps_full"]:
+        curves[dp_curve(eps_full)] = {**base, "method": "otafd_prop", **budget(eps_full)}
+    for name in pick["benchmarks"]:          # spec 7 ablations at one budget (X3, X7 in part)
+        method, an_mode = ("otafd_prop", "full_power") if name == "otafd_an" else (name, None)
+        curves[f"{name}_e{token(pick['benchmark_eps_full'])}"] = {
+            **base, "method": method, "an_mode": an_mode or base["an_mode"],
+            **budget(pick["benchmark_eps_full"]), "benchmark": True}
     return curves
 
 

@@ -114,7 +114,7 @@ def run_fd_trial(setup: TrialSetup, scheme, design: dict[str, Any], progress: bo
             q = soft_labels(setup, params, K)
             flat, record = scheme.aggregate(q.reshape(q.shape[0], -1), state, design)
             targets = flat.reshape(K, K)
-        uses += scheme.channel_uses(K)
+        uses += scheme.channel_uses(K, setup.data.num_clients)
         lr = setup.lr / math.sqrt(t)
         steps = 1 if setup.full_batch else setup.local_steps
         for _ in range(steps):

@@ -166,3 +166,23 @@ def realised_eps(*, h_abs: np.ndarray, design: Design, class_counts: np.ndarray,
     s = np.sqrt(sigma_n2 + (np.abs(h_abs[:, None] * design.p2) ** 2).sum(axis=0))
     factor = np.sqrt(2.0 * T * np.log(1.0 / np.asarray(delta, dtype=np.float64)))
     return (delta_ / s[None, :]).max(axis=1) * np.broadcast_to(factor, h_abs.shape)
+
+
+def local_dp_std(*, eps: np.ndarray, delta: np.ndarray, class_counts: np.ndarray, T: int,
+                 sensitivity_mode: str = "paper") -> np.ndarray:
+    """sigma_i^k [M, K] of the digital-FD benchmark with local DP (spec §7 `fd_digital_ldp`, [R]):
+    each WD perturbs its own q_i^k with the Gaussian std of Theorem 2's source (Wei et al. [2],
+    as in (A18)) for the sensitivity sqrt(2)/B_i (Lemma 1 without channel scaling; / B_i^k with
+    `per_class`): sigma = Delta sqrt(2 T ln(1/delta)) / eps = sqrt(4 T rho)."""
+    rho = privacy_coefficients(eps=eps, delta=delta, class_counts=class_counts,
+                               sensitivity_mode=sensitivity_mode)
+    return np.sqrt(4.0 * T * rho)
+
+
+def receive_digital(*, soft_labels: np.ndarray, class_counts: np.ndarray, std: np.ndarray,
+                    noise: np.ndarray) -> np.ndarray:
+    """Digital FD with local DP over orthogonal error-free links ([R]): r^k = sum_i (B_i^k/B^k)
+    (q_i^k + sigma_i^k n_i^k), noise [M, K, K] unit normal. Per-entry variance sum_i c_i^2
+    sigma_i^2, at least OTA's Case II level max_i c_i^2 4 T rho_i (the shared-noise benefit)."""
+    w = class_weights(class_counts)
+    return (w[:, :, None] * (soft_labels + std[:, :, None] * noise)).sum(axis=0)
