@@ -137,6 +137,12 @@ def _communication(block: dict[str, Any]) -> pd.DataFrame:
     return _tidy(wide, "round", wide["scheme"], ("uses",), "x6_communication")
 
 
+def _cases(block: dict[str, Any]) -> pd.DataFrame:
+    wide = an.case_frame(block)
+    scheme = "ε = " + wide["eps"].map("{:g}".format)
+    return _tidy(wide, "snr_db", scheme, ("case2_fraction", "nu_median"), "x6_cases")
+
+
 CAPTION_X6 = (" Full-scale MNIST split (1110 + 9×10 per WD, stated); Theorem 1's constants "
               "L_1, L_2, f_max, η_0, γ are not stated (reconstructed [R], spec A3); the channel "
               "is the median of min_i |h_i|² P_i under Rayleigh fading (Errata 1).")
@@ -158,6 +164,12 @@ ANALYTIC = (
               "Total rounds T", (Panel("nu", "ν (per entry)", logy=True),
                                  Panel("case2_fraction", "Fraction of classes in Case II")),
               _noise, lambda f: an.check_noise(_wide_noise(f))),
+    _analytic("x6_cases", "X5 (closed-form half): DP-limited share and noise vs SNR",
+              "Fraction of class-rounds in Case II and the median ν over Rayleigh draws at "
+              "T = case_T (the training half of X5 is not part of this step).",
+              "SNR (dB)", (Panel("case2_fraction", "Fraction of class-rounds in Case II"),
+                           Panel("nu_median", "Median ν (per entry)", logy=True)),
+              _cases, lambda f: an.check_cases(_wide(f)), logx=False),
     _analytic("x6_communication", "X6: cumulative uplink channel uses",
               "FD sends K² analog values per round, FL the D model parameters.",
               "Round t", (Panel("uses", "Cumulative channel uses", logy=True),),
