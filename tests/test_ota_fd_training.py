@@ -40,7 +40,7 @@ def _setup(rounds=2, lr=0.1):
 
 
 def _scheme(method, **extra):
-    return OtaFdScheme(method, method=method, **COMMON, **extra)
+    return OtaFdScheme(method, method=method, **{**COMMON, **extra})
 
 
 def test_soft_labels_are_per_class_means_on_the_simplex():
@@ -125,3 +125,26 @@ def test_round_loop_is_deterministic_and_shares_common_channels():
 def _context(setup):
     from airfl.core.scheme import DesignContext
     return DesignContext(M, setup.model.dim, setup.rounds, setup.data.sizes, setup.statistics)
+
+
+def test_full_batch_round_is_one_step_on_the_whole_local_objective():
+    """Paper profile (FedSGD): theta_1 = theta_0 - eta_0 clip_S(grad F_i(theta_0)) per WD."""
+    from dataclasses import replace
+
+    from torch.func import functional_call
+
+    setup = replace(_setup(rounds=1, lr=0.05), full_batch=True)
+    scheme = _scheme("local_only", clip_S=1e9)
+    params0 = tr.initial_params(setup)
+    tr.run_fd_trial(setup, scheme, {"T": 1}, False)      # smoke: the path runs end to end
+    m = 1
+    idx = setup.data.client_index[setup.data.offsets[m]:setup.data.offsets[m + 1]]
+    flat = params0.clone().requires_grad_()
+    logits = functional_call(setup.model.module, setup.model.unflatten(flat),
+                             (setup.data.x[idx],))
+    loss = torch.nn.functional.cross_entropy(logits, setup.data.y[idx])
+    (grad,) = torch.autograd.grad(loss, flat)
+    params = params0.unsqueeze(0).repeat(M, 1)
+    tr.local_step_(setup, params, tr.full_batches(setup.data), None, gamma=0.0, lr=0.05,
+                   clip_S=1e9)
+    assert params[m] == pytest.approx(params0 - 0.05 * grad, abs=1e-6)
