@@ -28,3 +28,16 @@ def test_no_module_is_longer_than_500_lines(repo_root):
             for path in sorted((repo_root / "src" / "airfl").rglob("*.py"))
             if (n := len(path.read_text(encoding="utf-8").splitlines())) > MAX_MODULE_LINES}
     assert not long, f"modules over {MAX_MODULE_LINES} lines: {long}"
+
+
+def test_every_wing_is_in_the_independence_contract(repo_root):
+    """The contract lists wing packages by hand: a new wing left out of it could import
+    another wing unnoticed."""
+    import tomllib
+
+    from airfl.pipeline.registry import wings
+
+    config = tomllib.loads((repo_root / "pyproject.toml").read_text())
+    (contract,) = [c for c in config["tool"]["importlinter"]["contracts"]
+                   if c["name"] == "wings are independent of each other"]
+    assert {w.package for w in wings()} <= set(contract["modules"])

@@ -104,6 +104,9 @@ class Experiment:
     # clients' upload norms at theta_0 (one noise-free round, trial 0) -> parameters every curve
     # trains with (stage `calibrate`, results/calibration/<id>.json); None: no calibration
     calibration: Callable[[Any], dict[str, Any]] | None = None
+    # the trial's round loop, `airfl.core.loop.run_trial` when None: papers whose devices keep
+    # their own models (federated distillation) bring theirs, same signature and table layout
+    trainer: Callable[..., Any] | None = None
 
     @property
     def id(self) -> str:

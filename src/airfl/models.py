@@ -188,15 +188,17 @@ class TwoLayerMLP(FlatModel):
 class MnistCNN(nn.Module):
     """The small MNIST CNN of the LAPA spec (sec. 8) without BatchNorm: conv(1->10,5) - pool - ReLU
     - conv(10->20,5) - pool - ReLU - FC(320->50) - ReLU - FC(50->10); 21,840 parameters. BatchNorm
-    is left out because its running statistics are not parameters that OTA aggregation can sum."""
+    is left out because its running statistics are not parameters that OTA aggregation can sum.
+    `first_kernel=3` (model `cnn_mnist_k3`): the OTA-FD spec's CNN (§6.2), 21,680 parameters."""
 
     channels_last_on_cpu = True     # measured faster in NHWC at batch 10-220 (benchmarks/README.md)
 
-    def __init__(self, in_channels: int = 1, num_classes: int = 10, image_size: int = 28):
+    def __init__(self, in_channels: int = 1, num_classes: int = 10, image_size: int = 28,
+                 first_kernel: int = 5):
         super().__init__()
-        self.conv1 = nn.Conv2d(in_channels, 10, 5)
+        self.conv1 = nn.Conv2d(in_channels, 10, first_kernel)
         self.conv2 = nn.Conv2d(10, 20, 5)
-        side = ((image_size - 4) // 2 - 4) // 2
+        side = ((image_size - first_kernel + 1) // 2 - 4) // 2
         self.fc1 = nn.Linear(20 * side * side, 50)
         self.fc2 = nn.Linear(50, num_classes)
 
@@ -423,7 +425,7 @@ class FunctionalNetwork(FlatModel):
         return functional_call(self.module, self.unflatten(params), (self._layout(x),))
 
 
-MODEL_NAMES = ("softmax", "mlp32", "cnn_mnist", "fedavg_cnn", "resnet18_gn")
+MODEL_NAMES = ("softmax", "mlp32", "cnn_mnist", "cnn_mnist_k3", "fedavg_cnn", "resnet18_gn")
 
 
 def build_model(name: str, image_shape: tuple[int, int, int], num_classes: int, l2: float = 0.0,
@@ -435,12 +437,13 @@ def build_model(name: str, image_shape: tuple[int, int, int], num_classes: int, 
         raise ValueError(f"precision must be one of {', '.join(PRECISIONS)}; got {precision!r}")
     if precision != "fp32" and name in ("softmax", "mlp32"):
         raise ValueError(f"precision {precision!r} is implemented for the CNN models "
-                         f"(cnn_mnist, fedavg_cnn, resnet18_gn), not for {name!r}; use fp32")
+                         f"(cnn_mnist, cnn_mnist_k3, fedavg_cnn, resnet18_gn), not for {name!r}; use fp32")
     if name == "softmax":
         return SoftmaxRegression(channels * height * height, num_classes, l2=l2)
     if name == "mlp32":
         return TwoLayerMLP(channels * height * height, 32, num_classes, l2=l2)
     modules = {"cnn_mnist": lambda: MnistCNN(channels, num_classes, height),
+               "cnn_mnist_k3": lambda: MnistCNN(channels, num_classes, height, first_kernel=3),
                "fedavg_cnn": lambda: FedAvgCNN(channels, num_classes, height),
                "resnet18_gn": lambda: ResNet18GN(channels, num_classes)}
     if name in modules:

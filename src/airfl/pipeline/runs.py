@@ -65,7 +65,8 @@ def run_trials(params: dict[str, Any], experiment: Experiment, block: dict[str, 
         setup = trial_setup(params, experiment, block, shared, trial, server_lr=server_lr,
                             statistics=ChannelStatistics.from_record(stored["statistics"]),
                             final_only=final_only)
-        table, trial_records = run_trial(setup, scheme, design, progress)
+        trainer = experiment.trainer or run_trial
+        table, trial_records = trainer(setup, scheme, design, progress)
         tables.append(table.assign(trial=trial))
         records.append({"trial": trial, "rounds": trial_records})
     frame = pd.concat(tables, ignore_index=True)

@@ -61,7 +61,7 @@ def _curve_frame(experiment: Experiment, curve: str, curve_params: dict[str, Any
             if math.isfinite(final_eps) else base
     columns = ["trial", "round", "time_s", "test_accuracy", "test_loss", "train_loss", "objective",
                *EPSILONS, *extra]
-    frame = runs[[c for c in columns if c in runs.columns]].copy()
+    frame = runs[[c for c in dict.fromkeys(columns) if c in runs.columns]].copy()
     for key, value in curve_params.items():          # curve parameters a figure may plot against
         if isinstance(value, (int, float)) and not isinstance(value, bool):
             frame[f"param_{key}"] = value
@@ -127,7 +127,9 @@ def run(params: dict[str, Any], experiment_id: str) -> None:
     reference = read_json(paths.reference(experiment.reference.name, "json")) \
         if experiment.reference else None
     specs = (experiment.figure_spec, *experiment.extra_figures)
-    extra = tuple(dict.fromkeys(column for spec in specs for column, _ in spec.markers))
+    # marker columns and the run-table columns a panel draws (x or y beyond the usual ones)
+    extra = tuple(dict.fromkeys([*(column for spec in specs for column, _ in spec.markers),
+                                 *(c for spec in specs for c in (spec.x, spec.y))]))
     frame = derive(pd.concat([_curve_frame(experiment, c, p, extra) for c, p in curves.items()],
                              ignore_index=True), reference)
     block = experiment.params(params)      # what was trained: a substitute dataset shows here

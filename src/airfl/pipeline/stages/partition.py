@@ -21,7 +21,7 @@ from airfl.io import provenance, write_json
 from airfl.pipeline.trial import partition_generator
 
 _OPTION_KEYS = ("classes_per_device", "alpha", "min_size", "samples_per_device", "per_class",
-                "num_iid", "size_range", "balanced", "class_pure")
+                "num_iid", "size_range", "balanced", "class_pure", "dominant", "others")
 
 
 def run(params: dict[str, Any], experiment_id: str) -> None:

@@ -1,0 +1,20 @@
+"""DP over-the-air federated distillation (Hu, Yan, Zhang, arXiv:2508.06557; only its appendix
+was available). Spec: shared/specs/ota_fd.md (its Errata override the text). One job each:
+
+* :mod:`.transceiver` - per-class soft-label sharing over the air: Prop. 1 (both cases,
+  `an_mode`), Lemma 1's sensitivity (`paper` / `per_class`), Theorem 2's DP constraint, the
+  signal-level and nu-level receivers, the realised eps.
+* :mod:`.rounds` - Prop. 2 with Errata 1 (exact piecewise objective, max(T_0, a/b), T_0 at a
+  quantile of the fading).
+* :mod:`.schemes` - the methods as one scheme kind ``ota_fd`` (proposed, without DP, noiseless,
+  local only, uniform weights, digital FD with local DP; AN via ``an_mode``); :mod:`.training`
+  - the FD round loop (own model per WD, CE + gamma * distillation, clipping to S);
+  :mod:`.setup` - the run blocks; :mod:`.experiments` - the catalogue (X1, X6);
+  :mod:`.claims_x1` - X1's claims; :mod:`.analysis` - X6's closed-form frames and claims;
+  :mod:`.resnet` - the appendix's ResNet-18 (parameter count).
+"""
+
+from airfl.core.wing import Wing
+
+WING = Wing(name="ota_fd", package=__name__, catalogue=f"{__name__}.experiments",
+            schemes={"ota_fd": f"{__name__}.schemes:OtaFdScheme"})

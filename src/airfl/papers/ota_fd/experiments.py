@@ -1,0 +1,181 @@
+"""OTA-FD's figures (spec shared/specs/ota_fd.md §7): X1 on CNN-MNIST (step 1 of issue 15), its
+claims checked on the stored figure data (:mod:`.claims_x1`).
+
+Everything in X1 beyond the appendix is reconstructed [R] (spec §7: the main text and its two
+figures were not available): the methods, the eps sweep, the channel and SNR, gamma, eta_0.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pandas as pd
+
+from airfl.experiments import AnalyticFigure, Claim, Experiment, FigureSpec, Panel
+from airfl.papers.ota_fd import analysis as an
+from airfl.papers.ota_fd import claims_x1 as cx
+from airfl.papers.ota_fd import schemes  # noqa: F401  (the scheme kind)
+from airfl.papers.ota_fd.setup import x1_block
+from airfl.papers.ota_fd.training import run_fd_trial
+from airfl.styles import register_styles
+
+NAMES = {"otafd_prop": "OTA-FD (DP, proposed)", "fd_ota_nodp": "OTA FD without DP",
+         "fd_noiseless": "Noiseless FD", "local_only": "Local only"}
+register_styles({"OTA FD without DP": ("#1f77b4", "^"), "Noiseless FD": ("#000000", "o"),
+                 "Local only": ("#7f7f7f", "s")})
+
+
+BENCH = {"fd_digital_ldp": "Digital FD, local DP", "otafd_uniformw": "OTA-FD, uniform weights",
+         "otafd_prop": "OTA-FD, artificial noise"}
+register_styles({"Digital FD, local DP": ("#ff7f0e", "v"),
+                 "OTA-FD, uniform weights": ("#9467bd", "P"),
+                 "OTA-FD, artificial noise": ("#17becf", "X")})
+
+
+def curve_label(curve: str, params: dict[str, Any]) -> str:
+    if params.get("benchmark"):
+        return f"{BENCH[params['method']]}, ε = {params['eps_full']:g}"
+    if params["method"] == "otafd_prop":
+        return f"OTA-FD, ε = {params['eps_full']:g} (full scale)"
+    return NAMES[params["method"]]
+
+
+def _dp_only(curve: str, params: dict[str, Any]) -> bool:
+    return params["method"] == "otafd_prop" and not params.get("benchmark")
+
+
+ROUNDS = dict(x="round", xlabel="FD round t")
+ACC = dict(y="test_accuracy", ylabel="Test accuracy (mean over WDs)")
+CAPTION_R = (" Reconstructed [R]: methods, ε sweep, Rayleigh channel at 10 dB SNR, γ = 1, "
+             "η_0; quick profile: 20 % data (222 + 9×2 per WD), E = 5 steps of 48, ε scaled to "
+             "stay noise-equivalent (spec 9).")
+
+X1 = Experiment(
+    paper="ota_fd", figure="x1", config_key="ota_fd.x1",
+    title="X1: CNN-MNIST, test accuracy vs round",
+    description=("Federated distillation of 10 WDs (one dominant class each) sharing per-class "
+                 "soft labels over the air with the Prop. 1 transceiver and the Theorem 2 DP "
+                 "constraint, against OTA FD without DP, noiseless FD and local training."
+                 + CAPTION_R),
+    figure_spec=FigureSpec(**ROUNDS, **ACC),
+    extra_figures=(
+        FigureSpec(x="channel_uses", **ACC, name="x1_channel_uses",
+                   xlabel="Cumulative uplink channel uses (K² = 100 per FD round)",
+                   title="X1: test accuracy vs cumulative channel uses",
+                   curves=lambda c, p: p["method"] != "local_only"),
+        FigureSpec(x="param_eps_full", **ACC, final=True, name="x1_eps", logx=True,
+                   curves=_dp_only, label=lambda c, p: "OTA-FD (DP, proposed)",
+                   xlabel="Privacy budget ε (full-scale equivalent, δ = 1e-8)",
+                   title="X1: final test accuracy vs ε (local only / noiseless: see claims)"),
+        FigureSpec(**ROUNDS, y="eps_real_ratio_max", ylabel="Realised ε_i / target ε_i (max)",
+                   name="x1_privacy",
+                   curves=lambda c, p: p["method"] in ("otafd_prop", "otafd_uniformw"),
+                   title="X1: realised privacy (paper's formula, worst round so far)"),
+    ),
+    label=curve_label, compose=x1_block, shared_keys=("ota_fd.setting",),
+    curve_key=lambda curve: "ota_fd.x1", privacy=False, trainer=run_fd_trial,
+    claims=(
+        Claim("x1_dp_beats_local", "Question of the spec's prototype: does DP OTA-FD beat "
+              "local-only training, and from which ε on?", cx.dp_beats_local),
+        Claim("x1_distillation_helps", "Noiseless FD beats local-only training (the value of "
+              "sharing knowledge).", cx.distillation_helps),
+        Claim("x1_cost_of_dp", "Noiseless FD >= OTA FD without DP >= OTA-FD with DP at the "
+              "smallest ε (channel noise, then DP noise, cost accuracy).", cx.cost_of_dp),
+        Claim("x1_tradeoff", "Learning-privacy trade-off: OTA-FD accuracy rises with ε "
+              "(abstract claim (i), monotone up to trial noise).", cx.tradeoff),
+        Claim("x1_shared_noise", "OTA-FD beats digital FD with local DP at the same ε (the "
+              "benefit of the shared OTA noise, spec 7 fd_digital_ldp).",
+              cx._versus("fd_digital_ldp", True)),
+        Claim("x1_weighting", "OTA-FD's B_i^k/B^k weighting beats uniform weights 1/M at the "
+              "same ε (spec 7 otafd_uniformw).", cx._versus("otafd_uniformw", True)),
+        Claim("x1_an_same", "The artificial-noise member of Prop. 1's family gives the same "
+              "accuracy as P2 = 0 (same ν; spec 7 otafd_an, within 0.5 pp or a tie).",
+              cx._versus("otafd_an", False)),
+        Claim("x1_privacy", "The proposed design meets every WD's budget: realised ε_i <= ε_i "
+              "(Theorem 2, paper's formula, spec 5.4).", cx.privacy_met, "x1_privacy"),
+    ))
+
+EXPERIMENTS = (X1,)
+
+
+# -- X6: closed forms only (numpy, seconds; full scale in both profiles) -------------------------
+
+def _tidy(wide: pd.DataFrame, x: str, scheme: pd.Series, metrics: tuple[str, ...],
+          name: str) -> pd.DataFrame:
+    """x/scheme/metric/value rows that keep their wide row's columns (the claims read them)."""
+    parts = [wide.assign(x=wide[x], scheme=scheme, metric=m, value=wide[m]) for m in metrics]
+    frame = pd.concat(parts, ignore_index=True)
+    frame.attrs.update(figure=name, x=x)
+    return frame
+
+
+def _wide(frame: pd.DataFrame) -> pd.DataFrame:
+    return frame[frame["metric"] == frame["metric"].iloc[0]].reset_index(drop=True)
+
+
+def _rounds(block: dict[str, Any]) -> pd.DataFrame:
+    wide = an.rounds_frame(block)
+    parts = []
+    for column, name in (("T_hat", "a/b (appendix T*)"), ("T0", "T_0"),
+                         ("T_closed", "max(T_0, a/b) (Errata 1)"),
+                         ("T_argmin", "argmin of the exact objective")):
+        parts.append(_tidy(wide, "eps", pd.Series([name] * len(wide)), (column,), "x6_rounds")
+                     .assign(metric="T", value=wide[column].to_numpy()))
+    frame = pd.concat(parts, ignore_index=True)
+    frame.attrs.update(figure="x6_rounds", x="eps")
+    return frame
+
+
+def _noise(block: dict[str, Any]) -> pd.DataFrame:
+    wide = an.noise_frame(block)
+    scheme = "ε = " + wide["eps"].map("{:g}".format)
+    return _tidy(wide, "T", scheme, ("nu", "case2_fraction"), "x6_noise")
+
+
+def _communication(block: dict[str, Any]) -> pd.DataFrame:
+    wide = an.communication_frame(block)
+    return _tidy(wide, "round", wide["scheme"], ("uses",), "x6_communication")
+
+
+def _cases(block: dict[str, Any]) -> pd.DataFrame:
+    wide = an.case_frame(block)
+    scheme = "ε = " + wide["eps"].map("{:g}".format)
+    return _tidy(wide, "snr_db", scheme, ("case2_fraction", "nu_median"), "x6_cases")
+
+
+CAPTION_X6 = (" Full-scale MNIST split (1110 + 9×10 per WD, stated); Theorem 1's constants "
+              "L_1, L_2, f_max, η_0, γ are not stated (reconstructed [R], spec A3); the channel "
+              "is the median of min_i |h_i|² P_i under Rayleigh fading (Errata 1).")
+
+
+def _analytic(name, title, description, xlabel, panels, compute, check, logx=True):
+    return AnalyticFigure(paper="ota_fd", figure=name, config_key="ota_fd.analysis",
+                          title=title, description=description + CAPTION_X6, xlabel=xlabel,
+                          panels=panels, compute=compute, check=check, logx=logx)
+
+
+ANALYTIC = (
+    _analytic("x6_rounds", "X6: optimal number of FD rounds vs ε (Prop. 2, Errata 1)",
+              "a/b, T_0, max(T_0, a/b) and the argmin of the exact piecewise objective.",
+              "Privacy budget ε (δ = 1e-8)", (Panel("T", "Rounds T", logy=True),), _rounds,
+              lambda f: an.check_rounds(f.drop_duplicates("eps").reset_index(drop=True))),
+    _analytic("x6_noise", "X6: per-entry noise ν of the received soft labels vs T (Prop. 1)",
+              "Largest ν_t^k over classes and the fraction of DP-limited classes (Case II).",
+              "Total rounds T", (Panel("nu", "ν (per entry)", logy=True),
+                                 Panel("case2_fraction", "Fraction of classes in Case II")),
+              _noise, lambda f: an.check_noise(_wide_noise(f))),
+    _analytic("x6_cases", "X5 (closed-form half): DP-limited share and noise vs SNR",
+              "Fraction of class-rounds in Case II and the median ν over Rayleigh draws at "
+              "T = case_T (the training half of X5 is not part of this step).",
+              "SNR (dB)", (Panel("case2_fraction", "Fraction of class-rounds in Case II"),
+                           Panel("nu_median", "Median ν (per entry)", logy=True)),
+              _cases, lambda f: an.check_cases(_wide(f)), logx=False),
+    _analytic("x6_communication", "X6: cumulative uplink channel uses",
+              "FD sends K² analog values per round, FL the D model parameters.",
+              "Round t", (Panel("uses", "Cumulative channel uses", logy=True),),
+              _communication, lambda f: an.check_communication(_wide(f))),
+)
+
+
+def _wide_noise(frame: pd.DataFrame) -> pd.DataFrame:
+    return _wide(frame)[["eps", "T", "nu", "case2_fraction"]]

@@ -1,0 +1,133 @@
+"""The federated-distillation round loop (spec shared/specs/ota_fd.md §3.2-§3.3): every WD keeps
+its own model (no parameter averaging); a round is knowledge extraction -> OTA sharing of the
+per-class soft labels (the scheme) -> local training on CE + gamma * distillation term.
+
+It replaces the FL loop of `airfl.core.loop.run_trial` for this wing's experiments
+(`Experiment.trainer`) and keeps its conventions: the channel of round t comes from the round's
+`channel` stream (common random numbers), mini-batches from its `data` stream, all WDs start
+from the trial's theta_0 (`init` stream), the table has the generic columns (test_accuracy =
+mean over WDs of each WD's own model on the test set, spec A15).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import pandas as pd
+import torch
+from torch.func import functional_call
+
+from airfl.core.engine import evaluate_many, full_batches, sample_batches
+from airfl.core.loop import TrialSetup, draw_channel_power, initial_params
+from airfl.core.scheme import RoundState
+from airfl.rng import RoundStreams
+
+
+def class_counts(setup: TrialSetup, num_classes: int) -> torch.Tensor:
+    """B_i^k [M, K] of the trial's partition."""
+    counts = torch.zeros(setup.data.num_clients, num_classes, dtype=torch.float64)
+    for m in range(setup.data.num_clients):
+        idx = setup.data.client_index[setup.data.offsets[m]:setup.data.offsets[m + 1]]
+        counts[m] = torch.bincount(setup.data.y[idx].cpu(), minlength=num_classes).double()
+    return counts
+
+
+@torch.no_grad()
+def soft_labels(setup: TrialSetup, params: torch.Tensor, num_classes: int) -> torch.Tensor:
+    """q_i^k [M, K, K]: each WD's average softmax output over its samples of class k (spec §1;
+    eval mode, all local samples). Rows of classes a WD lacks stay zero (it sends nothing)."""
+    M, K = setup.data.num_clients, num_classes
+    out = torch.zeros(M, K, K, dtype=torch.float64)
+    for m in range(M):
+        idx = setup.data.client_index[setup.data.offsets[m]:setup.data.offsets[m + 1]]
+        probs = torch.softmax(setup.model.logits(params[m], setup.data.x[idx]), dim=-1).double()
+        y = setup.data.y[idx].cpu()
+        sums = torch.zeros(K, K, dtype=torch.float64).index_add_(0, y, probs.cpu())
+        counts = torch.bincount(y, minlength=K).double().clamp_min(1.0)
+        out[m] = sums / counts[:, None]
+    return out
+
+
+def distillation_loss(logits: torch.Tensor, y: torch.Tensor, weights: torch.Tensor,
+                      targets: torch.Tensor | None, gamma: float) -> torch.Tensor:
+    """sum_b w_b [CE(G(u_b), v_b) + gamma ||G(u_b) - r^{v_b}||_2^2] (spec §3.2, (M1)-(M3), (A5):
+    squared Euclidean distance between softmax probabilities and the received soft label of the
+    sample's class; CE as the empirical loss is [R])."""
+    loss = torch.nn.functional.cross_entropy(logits, y, reduction="none")
+    if targets is not None and gamma > 0:
+        gap = torch.softmax(logits, dim=-1) - targets.to(logits.dtype)[y]
+        loss = loss + gamma * (gap * gap).sum(dim=-1)
+    return (weights * loss).sum()
+
+
+def local_step_(setup: TrialSetup, params: torch.Tensor, batch: tuple[torch.Tensor, torch.Tensor],
+                targets: torch.Tensor | None, *, gamma: float, lr: float, clip_S: float) -> None:
+    """One SGD step of every WD in place, each gradient clipped to norm S first (Assumption 3
+    made true; spec A14: guards channel-inversion deep fades). Autograd runs on per-layer leaf
+    views in the engine's memory format, as `FunctionalNetwork`'s loop engine does (measured
+    faster on CPU than differentiating through slices of the flat vector)."""
+    model = setup.model
+    index, weights = batch
+    for m in range(params.shape[0]):
+        leaves = [params[m, s.start:s.stop].detach().view(s.shape).requires_grad_()
+                  for s in model.slots]
+        with torch.enable_grad():
+            logits = functional_call(model.module, {s.name: model._layout(leaf) for s, leaf
+                                                    in zip(model.slots, leaves)},
+                                     (model._layout(setup.data.x[index[m]]),))
+            loss = distillation_loss(logits, setup.data.y[index[m]],
+                                     weights[m].to(logits), targets, gamma)
+            grads = torch.autograd.grad(loss, leaves)
+        norm = float(torch.sqrt(sum((g * g).sum() for g in grads)))
+        scale = min(1.0, clip_S / norm) if norm > 0 else 1.0
+        for slot, g in zip(model.slots, grads):
+            params[m, slot.start:slot.stop].sub_(g.reshape(-1), alpha=lr * scale)
+
+
+def evaluate(setup: TrialSetup, params: torch.Tensor) -> dict[str, float]:
+    """Mean (and min) over WDs of each WD's model on the test set and the training subset."""
+    test_loss, test_acc = evaluate_many(setup.model, params, *setup.test)
+    train_loss, train_acc = evaluate_many(setup.model, params, *setup.train_eval)
+    return {"test_accuracy": float(test_acc.mean()), "test_accuracy_min": float(test_acc.min()),
+            "test_loss": float(test_loss.mean()), "train_loss": float(train_loss.mean()),
+            "train_accuracy": float(train_acc.mean())}
+
+
+def run_fd_trial(setup: TrialSetup, scheme, design: dict[str, Any], progress: bool = True
+                 ) -> tuple[pd.DataFrame, list[dict[str, Any]]]:
+    """All T rounds of one trial of one method; returns the per-round table and the records.
+    Step size eta_t = eta_0 / sqrt(t + 1), t = 0..T-1 (spec A7); E local steps per round on
+    mini-batches (`local_steps`, `batch_size`) or one full-batch step (`full_batch`, FedSGD)."""
+    K = setup.model.num_classes
+    counts = class_counts(setup, K)
+    params = initial_params(setup).unsqueeze(0).repeat(setup.data.num_clients, 1)
+    rows = [{"round": 0, "time_s": 0.0, "channel_uses": 0, **evaluate(setup, params)}]
+    records, uses, eps_ratio = [], 0, 0.0
+    for t in range(1, setup.rounds + 1):
+        streams = RoundStreams(setup.seed, setup.experiment, setup.trial, t)
+        power = draw_channel_power(setup.statistics.path_gain, streams)
+        state = RoundState(t, power, setup.data.sizes, setup.statistics, streams,
+                           extras={"class_counts": counts})
+        targets, record = None, {}
+        if scheme.shares:
+            q = soft_labels(setup, params, K)
+            flat, record = scheme.aggregate(q.reshape(q.shape[0], -1), state, design)
+            targets = flat.reshape(K, K)
+        uses += scheme.channel_uses(K, setup.data.num_clients)
+        lr = setup.lr / math.sqrt(t)
+        steps = 1 if setup.full_batch else setup.local_steps
+        for _ in range(steps):
+            batch = full_batches(setup.data) if setup.full_batch else \
+                sample_batches(setup.data, setup.batch_size, streams("data"))
+            local_step_(setup, params, batch, targets, gamma=scheme.gamma, lr=lr,
+                        clip_S=scheme.clip_S)
+        records.append({"round": t, **record})
+        row = {"round": t, "time_s": float(t), "channel_uses": uses, **record}
+        if "eps_real_ratio" in record:      # the run's realised eps_i / eps_i so far (max over t)
+            eps_ratio = max(eps_ratio, record["eps_real_ratio"])
+            row["eps_real_ratio_max"] = eps_ratio
+        if t % setup.eval_every == 0 or t == setup.rounds:
+            row.update(evaluate(setup, params))
+        rows.append(row)
+    return pd.DataFrame(rows), records
