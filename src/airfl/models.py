@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Callable
 
 import torch
 from torch import nn
@@ -230,40 +231,36 @@ class FedAvgCNN(nn.Module):
 
 
 class _BasicBlock(nn.Module):
-    """ResNet basic block (two 3x3 convs) with GroupNorm in place of BatchNorm."""
+    """ResNet basic block (two 3x3 convs); `norm(channels)` makes its normalisation layers."""
 
-    def __init__(self, inputs: int, outputs: int, stride: int, groups: int):
+    def __init__(self, inputs: int, outputs: int, stride: int, norm: Callable[[int], nn.Module]):
         super().__init__()
         self.conv1 = nn.Conv2d(inputs, outputs, 3, stride, 1, bias=False)
-        self.norm1 = nn.GroupNorm(groups, outputs)
+        self.norm1 = norm(outputs)
         self.conv2 = nn.Conv2d(outputs, outputs, 3, 1, 1, bias=False)
-        self.norm2 = nn.GroupNorm(groups, outputs)
+        self.norm2 = norm(outputs)
         self.shortcut = nn.Sequential()
         if stride != 1 or inputs != outputs:
             self.shortcut = nn.Sequential(nn.Conv2d(inputs, outputs, 1, stride, bias=False),
-                                          nn.GroupNorm(groups, outputs))
+                                          norm(outputs))
 
     def forward(self, x):
         out = torch.relu(self.norm1(self.conv1(x)))
         return torch.relu(self.norm2(self.conv2(out)) + self.shortcut(x))
 
 
-class ResNet18GN(nn.Module):
-    """ResNet-18 for 32x32 inputs (3x3 stem, no max-pool, as usual for CIFAR) with GroupNorm
-    (2 groups per layer): CDPB spec 7 trains it on CIFAR-10/100. GroupNorm, not BatchNorm,
-    because running statistics are not parameters that over-the-air aggregation can sum."""
+class ResNet18(nn.Module):
+    """ResNet-18 for 32x32 inputs (3x3 stem, no max-pool, BasicBlocks [2, 2, 2, 2], as usual for
+    CIFAR: kuangliu/pytorch-cifar's variant) with the normalisation `norm(channels)` makes."""
 
-    # fp32 NHWC measured 0.87x of NCHW on CPU (GroupNorm; batch 16, benchmarks/README.md)
-    channels_last_on_cpu = False
-
-    def __init__(self, in_channels: int = 3, num_classes: int = 10, groups: int = 2):
+    def __init__(self, in_channels: int, num_classes: int, norm: Callable[[int], nn.Module]):
         super().__init__()
         self.stem = nn.Conv2d(in_channels, 64, 3, 1, 1, bias=False)
-        self.norm = nn.GroupNorm(groups, 64)
+        self.norm = norm(64)
         layers, inputs = [], 64
         for outputs, stride in ((64, 1), (128, 2), (256, 2), (512, 2)):
-            layers += [_BasicBlock(inputs, outputs, stride, groups),
-                       _BasicBlock(outputs, outputs, 1, groups)]
+            layers += [_BasicBlock(inputs, outputs, stride, norm),
+                       _BasicBlock(outputs, outputs, 1, norm)]
             inputs = outputs
         self.layers = nn.Sequential(*layers)
         self.fc = nn.Linear(512, num_classes)
@@ -271,6 +268,24 @@ class ResNet18GN(nn.Module):
     def forward(self, x):
         out = self.layers(torch.relu(self.norm(self.stem(x))))
         return self.fc(torch.flatten(nn.functional.adaptive_avg_pool2d(out, 1), 1))
+
+
+class ResNet18GN(ResNet18):
+    """ResNet-18 with GroupNorm (2 groups per layer): CDPB spec 7 trains it on CIFAR-10/100.
+    GroupNorm, not BatchNorm, because running statistics are not parameters that over-the-air
+    aggregation can sum."""
+
+    # fp32 NHWC measured 0.87x of NCHW on CPU (GroupNorm; batch 16, benchmarks/README.md)
+    channels_last_on_cpu = False
+
+    def __init__(self, in_channels: int = 3, num_classes: int = 10, groups: int = 2):
+        super().__init__(in_channels, num_classes, lambda channels: nn.GroupNorm(groups, channels))
+
+
+def resnet18_bn(num_classes: int = 10, in_channels: int = 3) -> ResNet18:
+    """ResNet-18 with BatchNorm (the common CIFAR model; e.g. the OTA-FD appendix's, whose stated
+    D = 11,173,962 it matches with BN's affine parameters counted)."""
+    return ResNet18(in_channels, num_classes, nn.BatchNorm2d)
 
 
 @dataclass(frozen=True)
