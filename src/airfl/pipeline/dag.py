@@ -13,13 +13,8 @@ from typing import Any
 from airfl.pipeline import paths
 from airfl.experiments import AnalyticFigure, Experiment
 from airfl.pipeline.code_deps import digest, stage_code
-from airfl.pipeline.registry import (all_analytic, all_experiments, code_path, get_analytic,
-                                     get_experiment, get_wing, papers, scheme_wings)
-
-def wing(paper: str) -> str:
-    """The folder of a paper's wing: its schemes, designs, labels and claims."""
-    return code_path(paper)
-
+from airfl.pipeline.registry import (all_analytic, all_experiments, get_analytic, get_experiment,
+                                     get_wing, papers, scheme_wings)
 
 def code(stage: str, *wing_names: str) -> list[str]:
     """The source files a stage runs when it loads these wings (`code_deps`), as DVC `deps`
