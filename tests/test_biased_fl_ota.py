@@ -178,7 +178,7 @@ def test_design_errors_name_status_and_inputs():
     bad[3] = -1e-12
     with pytest.raises(od.DesignError, match=r"status=invalid_input.*Lambda=.*G=20"):
         od.design_sca(bad, G=20.0, d=D_MODEL, Es=ES, N0=N0, eta=ETA, mu=MU, kappa=KAPPA)
-    with pytest.raises(od.DesignError, match=r"status=solver_error.*iteration 0.*NO_SUCH_SOLVER.*Es=1e-09"):
+    with pytest.raises(od.DesignError, match=r"status=solver_error.*iteration 1.*NO_SUCH_SOLVER.*Es=1e-09"):
         od.design_sca(LAM, G=20.0, d=D_MODEL, Es=ES, N0=N0, eta=ETA, mu=MU, kappa=KAPPA, solver="NO_SUCH_SOLVER")
     assert issubclass(od.DesignError, RuntimeError)
 

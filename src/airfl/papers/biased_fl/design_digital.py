@@ -40,9 +40,10 @@ Choices the spec leaves open, made here:
 
 * Stopping [A]: stop when the true relaxed objective falls by <= ``tol`` (relative) between
   accepted iterates, when an ``optimal`` solve does not lower it at all (MM cannot increase it:
-  no progress is left at solver accuracy; reported as converged, stop_reason "no decrease"), when
-  an ``optimal_inaccurate`` solve is rejected (errata 2; converged = False, iterate kept), or at
-  ``max_iter``. ``tol`` defaults to 1e-9 as requested (spec §5.5 writes 1e-7 on the surrogate optimum).
+  no progress is left at solver accuracy; converged, stop_reason "no_decrease"), when an
+  ``optimal_inaccurate`` solve is rejected (errata 2; converged = False, iterate kept:
+  "inaccurate_rejected"), or at ``max_iter``; the loop and these words are airfl.optim.sca's.
+  ``tol`` defaults to 1e-9 as requested (spec §5.5 writes 1e-7 on the surrogate optimum).
 * Rounding (spec A6): r = floor(r') + 1 applied to the solver's r'. When r' sits on its upper
   bound r_max - 1 the interior-point solver returns it as (r_max - 1) - O(1e-9), which floors to
   r = r_max - 1 (not r_max): this is what gives the errata's zb_qnv result r = 15 with latency
@@ -56,7 +57,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from airfl.lazy import lazy_import
+from airfl.optim import sca
 from airfl.papers.biased_fl.design_digital_model import (
     _make_setup,
     _Setup,
@@ -72,8 +73,6 @@ from airfl.papers.biased_fl.design_digital_surrogate import DigitalSurrogate
 # Shared with the OTA design: Psi of Theorem 1 (paper (20a)/(23a)) and the error type.
 from airfl.papers.biased_fl.design_ota import DesignError, bias_sum, psi
 
-cp = lazy_import("cvxpy")   # only design jobs solve; the others never load it
-
 __all__ = ["DesignError", "design_sca", "design_zb_qnv"]
 
 MM_RTOL = 1e-6            # an 'optimal' step may raise the true objective by solver noise
@@ -84,59 +83,44 @@ MM_RTOL = 1e-6            # an 'optimal' step may raise the true objective by so
 
 
 def _run_sca(setup: _Setup, variant: str, start, max_iter: int, tol: float, solver: str) -> dict:
-    """Majorisation-minimisation on (24) from ``start`` = (p, nu, r'); see the module docstring.
+    """Majorisation-minimisation on (24) from ``start`` = (p, nu, r'): the shared loop
+    (airfl.optim.sca) with this design's step and rules (module docstring): a post-processed point
+    must meet T_max, an ``optimal_inaccurate`` one that is infeasible or not lower is rejected
+    (errata 2), an ``optimal`` one may not raise the objective by more than MM_RTOL.
 
     ``iterations`` counts surrogate solves (the last one may be rejected); ``objective_history``
     and ``psi_history`` hold the start and every accepted iterate (relaxed r' + 1).
     """
     surrogate = DigitalSurrogate(setup, variant)
-    p, nu, rp = (np.asarray(a, dtype=np.float64).copy() for a in start)
-    if relaxed_latency(setup, p, nu, rp) > setup.T_max:
-        raise DesignError(f"SCA start violates T_max: {relaxed_latency(setup, p, nu, rp):.6g} s")
-    J = relaxed_objective(setup, p, nu, rp, variant)
-    objective_history, psi_history, statuses = [J], [_true_psi_relaxed(setup, p, nu, rp)], []
-    converged, stop_reason, iterations = False, "max_iter", 0
-    for k in range(1, max_iter + 1):
-        iterations = k
-        surrogate.update(p, nu, rp)
+    point = tuple(np.asarray(a, dtype=np.float64).copy() for a in start)
+    if relaxed_latency(setup, *point) > setup.T_max:
+        raise DesignError(f"SCA start violates T_max: {relaxed_latency(setup, *point):.6g} s")
+
+    def propose(point, k):
+        surrogate.update(*point)
         status, record = surrogate.solve(solver)
         statuses.append(record)
-        if status not in (cp.OPTIMAL, cp.OPTIMAL_INACCURATE):
-            raise DesignError(
-                f"digital SCA ({variant}) solve failed at iteration {k}: status {status!r}; "
-                f"solver={solver}; iterate p={p.tolist()}, nu={nu.tolist()}, r'={rp.tolist()}; "
-                f"inputs: Lambda={setup.lam.tolist()}, mean SNR={setup.snr.tolist()}, G={setup.G}, "
-                f"d={setup.d}, B={setup.B}, eta={setup.eta}, mu={setup.mu}, kappa={setup.kappa}, "
-                f"T_max={setup.T_max}")
-        p_new, nu_new, rp_new = surrogate.point()
-        feasible = relaxed_latency(setup, p_new, nu_new, rp_new) <= setup.T_max
-        J_new = relaxed_objective(setup, p_new, nu_new, rp_new, variant)
-        lowers = bool(np.isfinite(J_new) and J_new < J)
-        if status == cp.OPTIMAL_INACCURATE and not (feasible and lowers):
-            stop_reason = "optimal_inaccurate rejected (errata 2: infeasible or not lower)"
-            break
-        if not feasible:
-            raise DesignError(
-                f"digital SCA ({variant}) iteration {k}: solver status {status!r} but the "
-                f"post-processed point violates T_max "
-                f"({relaxed_latency(setup, p_new, nu_new, rp_new):.9g} s > {setup.T_max} s)")
-        if not lowers:      # MM cannot increase the objective: no progress left (to solver accuracy)
-            if J_new > J * (1.0 + MM_RTOL):
-                raise DesignError(
-                    f"digital SCA ({variant}) iteration {k}: an 'optimal' surrogate step raised the "
-                    f"true objective from {J!r} to {J_new!r} (the surrogate must majorise it)")
-            converged, stop_reason = True, "no decrease"
-            break
-        change = (J - J_new) / abs(J)
-        p, nu, rp, J = p_new, nu_new, rp_new, J_new
-        objective_history.append(J)
-        psi_history.append(_true_psi_relaxed(setup, p, nu, rp))
-        if change <= tol:
-            converged, stop_reason = True, "relative change <= tol"
-            break
-    return {"p": p, "nu": nu, "r_prime": rp, "objective": J, "objective_history": objective_history,
-            "psi_history": psi_history, "iterations": iterations, "converged": converged,
-            "stop_reason": stop_reason, "statuses": statuses}
+        return status, (surrogate.point() if status in sca.ACCEPTED else None)
+
+    def describe(point):
+        p, nu, rp = point
+        return (f"digital SCA ({variant}), solver={solver}; iterate p={p.tolist()}, "
+                f"nu={nu.tolist()}, r'={rp.tolist()}; inputs: Lambda={setup.lam.tolist()}, "
+                f"mean SNR={setup.snr.tolist()}, G={setup.G}, d={setup.d}, B={setup.B}, "
+                f"eta={setup.eta}, mu={setup.mu}, kappa={setup.kappa}, T_max={setup.T_max}")
+
+    statuses: list = []         # the surrogate's records (status and any retry), one per solve
+    run = sca.minimise(point, propose=propose,
+                       objective=lambda pt: relaxed_objective(setup, *pt, variant),
+                       feasible=lambda pt: relaxed_latency(setup, *pt) <= setup.T_max,
+                       max_iter=max_iter, tol=tol, rise_tol=MM_RTOL, reject_inaccurate=True,
+                       error=DesignError, describe=describe)
+    p, nu, rp = run.point
+    return {"p": p, "nu": nu, "r_prime": rp, "objective": run.objective,
+            "objective_history": run.history,
+            "psi_history": [_true_psi_relaxed(setup, *pt) for pt in run.points],
+            "iterations": run.iterations, "converged": run.converged,
+            "stop_reason": run.stop_reason, "statuses": statuses}
 
 
 def _finalise(setup: _Setup, Es: float, N0: float, run: dict, variant: str, start: str) -> dict:

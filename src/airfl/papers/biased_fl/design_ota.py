@@ -22,6 +22,7 @@ import warnings
 import numpy as np
 
 from airfl.lazy import lazy_import
+from airfl.optim import sca
 
 cp = lazy_import("cvxpy")   # only design jobs solve; the others never load it
 
@@ -47,8 +48,7 @@ E_HALF = math.exp(-0.5)           # beta at gamma^NV, and max_x x exp(-x^2/2)
 GT_MIN = 1e-6                     # spec §5.2 code: Gt >= 1e-6 (normalised gamma lower bound)
 A_MIN = 1e-9                      # spec §5.2 code: A >= 1e-9
 P_MIN = 1e-9                      # spec §5.2 code: P >= 1e-9
-ACCEPTED = ("optimal", "optimal_inaccurate")
-STALL_TOL = 1e-6                  # relative Psi rise of a step that counts as 'stalled', not failed
+STALL_TOL = 1e-6                  # relative Psi rise of a step at solver accuracy ('no_decrease'), not a failure
 #: CLARABEL defaults are 1e-8; late SCA steps at +60 dB are ~1e-7 relative (see _sca_from).
 DEFAULT_CLARABEL_OPTS = {"tol_feas": 1e-10, "tol_gap_abs": 1e-10, "tol_gap_rel": 1e-10}
 
@@ -281,59 +281,38 @@ def _validate(lam, G, d, Es, N0, eta, mu, kappa):
 
 
 def _sca_from(start_gt, surrogate, norm, consts, max_iter, tol, solver, solver_opts, describe):
-    """One SCA run from normalised pre-scalers start_gt; returns (gt, history, statuses, stop).
+    """One SCA run from normalised pre-scalers start_gt: the shared loop (airfl.optim.sca) with
+    this design's step; returns (gt, history, statuses, stop_reason).
 
     Each step solves (21) at the iterate, then post-processes (A12): p <- P/sum P and gt <- the
     lower-branch root of gt exp(-gt^2/2) = A p/ct, which restores (20b) with equality and, for an
-    exact solve, never raises the true Psi (the surrogate is a tight majoriser). Step rules:
-
-    * status not 'optimal'/'optimal_inaccurate', or a non-finite solution: DesignError.
-    * the post-processed point lowers the true Psi: taken (for 'optimal_inaccurate' too, as the
-      Errata prescribe for the digital SCA); stop with reason 'tol' when the relative decrease is
-      <= tol.
-    * it does not lower Psi: with a relative rise <= STALL_TOL this is the SCA stalling at solver
-      accuracy (seen at +60 dB after ~500-1300 iterations, relative steps ~1e-7): stop, keep the
-      last taken iterate, reason 'stalled' (counted as converged). A larger rise is a failed
-      solve: DesignError. Never a silent fallback to another design.
-    * max_iter steps taken without either: reason 'max_iter', converged False.
+    exact solve, never raises the true Psi (the surrogate is a tight majoriser). A solver error,
+    a status other than 'optimal'/'optimal_inaccurate' or a non-finite point is a DesignError;
+    an 'optimal_inaccurate' step that lowers the true Psi is taken (as the Errata prescribe for
+    the digital SCA); a step that does not lower it by more than STALL_TOL (relative) is the SCA
+    at solver accuracy (seen at +60 dB after ~500-1300 iterations, relative steps ~1e-7): stop
+    with 'no_decrease' (converged), a larger rise is a DesignError. Never a silent fallback.
     """
-    gt = np.asarray(start_gt, dtype=float)
-    cur = _design_from_gt(gt, norm)
-    psi_cur = consts(cur)
-    history, statuses, reason = [psi_cur], [], "max_iter"
-    for k in range(max_iter):
-        at_bar = cur["alpha"] / norm["aref"]
+    def propose(gt, k):
+        cur = _design_from_gt(gt, norm)
         try:
-            status, P, A = surrogate.solve(gt, cur["p"], at_bar, psi_cur, solver, solver_opts)
+            status, P, A = surrogate.solve(gt, cur["p"], cur["alpha"] / norm["aref"], consts(cur),
+                                           solver, solver_opts)
         except (cp.error.SolverError, ValueError) as exc:
             raise DesignError(f"OTA SCA design: status=solver_error ({exc}) at iteration {k}, "
                               f"solver={solver}; {describe}") from exc
-        statuses.append(status)
-        usable = status in ACCEPTED and P is not None and A is not None \
-            and np.all(np.isfinite(P)) and np.isfinite(A) and float(A) > 0
+        usable = P is not None and A is not None and np.all(np.isfinite(P)) \
+            and np.isfinite(A) and float(A) > 0
         if not usable:
-            raise DesignError(f"OTA SCA design: status={status} at iteration {k}, solver={solver}; "
-                              + describe)
+            return status, None
         pn = np.maximum(P, 0.0) / np.maximum(P, 0.0).sum()        # A12: restore sum p = 1
-        gt_new = lower_branch_root(float(A) * pn / norm["ct"])     # A12: (20b) with equality, lower branch
-        new = _design_from_gt(gt_new, norm)
-        psi_new = consts(new)
-        if np.isfinite(psi_new) and psi_new < psi_cur:               # a taken step
-            change = psi_cur - psi_new
-            gt, cur, psi_cur = gt_new, new, psi_new
-            history.append(psi_cur)
-            if change <= tol * abs(psi_cur):                          # relative change of the true Psi
-                reason = "tol"
-                break
-            continue
-        rise = (psi_new - psi_cur) / abs(psi_cur) if np.isfinite(psi_new) else np.inf
-        if rise > STALL_TOL:
-            raise DesignError(f"OTA SCA design: status={status} at iteration {k} gave no feasible "
-                              f"improving point (true Psi {psi_new:.10g} vs {psi_cur:.10g}), "
-                              f"solver={solver}; " + describe)
-        reason = "stalled"
-        break
-    return gt, history, statuses, reason
+        return status, lower_branch_root(float(A) * pn / norm["ct"])   # A12: (20b) with equality, lower branch
+
+    run = sca.minimise(np.asarray(start_gt, dtype=float), propose=propose,
+                       objective=lambda gt: consts(_design_from_gt(gt, norm)),
+                       max_iter=max_iter, tol=tol, rise_tol=STALL_TOL, error=DesignError,
+                       describe=lambda gt: f"OTA SCA design, solver={solver}; {describe}")
+    return run.point, run.history, run.statuses, run.stop_reason
 
 
 def design_sca(lam, *, G, d, Es, N0, eta, mu, kappa, sigma2=0.0, max_iter=200, tol=1e-9,
@@ -371,10 +350,10 @@ def design_sca(lam, *, G, d, Es, N0, eta, mu, kappa, sigma2=0.0, max_iter=200, t
     out = _design_from_gt(gt, norm)
     out.update({
         "psi": history[-1], "start": best, "iterations": len(statuses),
-        "converged": reason != "max_iter", "stop_reason": reason, "statuses": statuses,
+        "converged": reason in sca.CONVERGED, "stop_reason": reason, "statuses": statuses,
         "psi_history": {name: run[1] for name, run in runs.items()},
         "iterations_per_start": {name: len(run[2]) for name, run in runs.items()},
-        "converged_per_start": {name: run[3] != "max_iter" for name, run in runs.items()},
+        "converged_per_start": {name: run[3] in sca.CONVERGED for name, run in runs.items()},
         "stop_reason_per_start": {name: run[3] for name, run in runs.items()},
         "statuses_per_start": {name: run[2] for name, run in runs.items()},
     })

@@ -37,6 +37,7 @@ import math
 import warnings
 
 from airfl.lazy import lazy_import
+from airfl.optim import sca
 
 cp = lazy_import("cvxpy")   # only the SCA/SDR/cvxpy solvers need it
 import numpy as np
@@ -214,27 +215,27 @@ class _ScaStep:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", UserWarning)
             self.problem.solve(**_SOLVER_OPTS)
-        if self.problem.status not in ("optimal", "optimal_inaccurate"):
-            return x                                     # no step: the SCA loop stops here
+        if self.problem.status not in sca.ACCEPTED:
+            return self.problem.status, None             # no step: the SCA loop stops here
         m = x.size
-        return self.z.value[:m] + 1j * self.z.value[m:]
+        return self.problem.status, self.z.value[:m] + 1j * self.z.value[m:]
 
 
 def _sca_one(h: np.ndarray, gamma: float, w_init: np.ndarray | None, max_iter: int,
              rtol: float, step: _ScaStep) -> np.ndarray:
+    """One beamformer by the shared SCA loop (airfl.optim.sca): each step is the spec §5.3 QP,
+    re-tightened to feasibility; a failed QP or a step that does not lower ||x||^2 ends the loop
+    with the best iterate (solver noise is not an error here: every iterate is feasible)."""
     e, t = _normalised(h, gamma)
     x = _initial_point(e) if w_init is None else _rescale_feasible(t * w_init, e)
-    value = float(np.vdot(x, x).real)
-    for _ in range(max_iter):
-        candidate = _rescale_feasible(step(x, e), e)   # spec §5.3 SCA step, re-tightened
-        new = float(np.vdot(candidate, candidate).real)
-        if new >= value:                               # solver noise: keep the better iterate
-            break
-        x, done = candidate, (value - new) <= rtol * new
-        value = new
-        if done:
-            break
-    return x / t
+
+    def propose(x, k):
+        status, z = step(x, e)
+        return status, (None if z is None else _rescale_feasible(z, e))
+
+    run = sca.minimise(x, propose=propose, objective=lambda v: float(np.vdot(v, v).real),
+                       max_iter=max_iter, tol=rtol, on_solver_failure="stop")
+    return run.point / t
 
 
 def _batched(H: torch.Tensor):

@@ -1,0 +1,1 @@
+"""Reusable solvers shared by the wings' designs (the SCA loop)."""
