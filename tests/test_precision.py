@@ -177,3 +177,27 @@ def test_memory_format_follows_the_measurement_per_network():
         model = build_model(name, (3, 32, 32), 10)
         assert model._layout(x).is_contiguous(memory_format=torch.channels_last)
         assert model._layout(x).is_contiguous() is False
+
+
+def test_vmap_is_not_offered_for_cnns_on_cpu(params):
+    """No offered engine is slower than the naive per-client loop (issue 17): a CNN with
+    `engine: vmap` on CPU (measured 0.31-0.61x of that loop) stops at set-up with a ConfigError
+    naming the dotted key and the measurement; auto and loop pass, and vmap passes on CUDA."""
+    from airfl.config import ConfigError
+    from airfl.models import check_engine
+    from airfl.pipeline.params import validate_params
+    from airfl.pipeline.registry import get_experiment
+    from airfl.pipeline.trial import block_model
+
+    model = params["baselines"]["accuracy_vs_rounds"]["model"]
+    model.update(name="cnn_mnist", engine="vmap")
+    experiment = get_experiment("baselines/accuracy_vs_rounds")
+    block = experiment.params(validate_params(params))
+    with pytest.raises(ConfigError, match=r"baselines\.accuracy_vs_rounds\.model\.engine: .*"
+                                          r"not offered on CPU.*0\.61x.*allowed on CPU: auto, loop"):
+        block_model(block, torch.device("cpu"), f"{experiment.config_key}.model")  # as curve_inputs
+    assert block_model(block).engine == "vmap"             # no device: the CUDA path, testable
+    check_engine(block_model(block), "cuda")
+    for engine in ("auto", "loop"):
+        block["model"]["engine"] = engine
+        assert block_model(block, torch.device("cpu")).engine == engine
