@@ -2,16 +2,19 @@
 
 Usage (from the repository root)::
 
-    OMP_NUM_THREADS=1 python benchmarks/engine.py [--models softmax,cnn_mnist,fedavg_cnn]
-        [--batch softmax=32,cnn_mnist=50,fedavg_cnn=10] [--clients softmax=100,cnn_mnist=100,
-        fedavg_cnn=45] [--steps 1] [--repeats 7] [--threads 1] [--json OUT]
+    OMP_NUM_THREADS=1 python benchmarks/engine.py [--models softmax,mlp32,cnn_mnist,
+        fedavg_cnn,resnet18_gn] [--batch cnn_mnist=50,fedavg_cnn=10] [--clients
+        cnn_mnist=100,fedavg_cnn=45] [--steps 1] [--repeats 7] [--threads 1] [--clock cpu]
+        [--json OUT]
 
 What is timed, per model, is one round of local training: every client runs `--steps` SGD steps
 of its model's batch size from the same global model, on MNIST-sized random inputs
 [N, B, 1, 28, 28] (fixed seeds), and the round returns the updates w_m - w as an [N, d] tensor.
 Default batch sizes and client counts are the papers': softmax B = 32 (the baselines figure),
-cnn_mnist B = 50 with 100 clients (CDPB's offline substitute, paper profile), fedavg_cnn B = 10
-with the K = 45 active devices of DP as a perk (paper profile).
+mlp32 B = 10 with 20 devices (DP as a perk, quick), cnn_mnist B = 50 with 100 clients (CDPB's
+offline substitute, paper profile), fedavg_cnn B = 10 with the K = 45 active devices of DP as a
+perk (paper profile), resnet18_gn B = 50 (CDPB paper profile) on [3, 32, 32] inputs with only
+N = 2 clients (every variant loops over clients, so N scales all of them alike).
 
 Implementations (all in one run, interleaved: each repeat times every variant once, in turn):
 
@@ -19,18 +22,27 @@ Implementations (all in one run, interleaved: each repeat times every variant on
   ``copy.deepcopy(global_module)``, ``torch.optim.SGD``, then per step ``zero_grad``, forward,
   ``cross_entropy``, ``backward``, ``step``; finally the client's ``parameters()`` are flattened
   into its update. Softmax uses ``nn.Linear(784, 10)``; CNNs ``MnistCNN``/``FedAvgCNN`` (NCHW).
-* ``batched/einsum`` (softmax): `airfl.core.engine.local_sgd` with the closed-form gradient.
+* ``batched/einsum`` (softmax, mlp32): `airfl.core.engine.local_sgd` with the closed-form
+  gradients (one bmm per layer for all clients).
 * ``vmap fp32`` (CNNs): torch.func vmap over clients, i.e. one grouped convolution with
-  groups = N per layer (the grouped-convolution variant; `auto` picks it on CUDA only).
+  groups = N per layer (the grouped-convolution variant; `auto` picks it on CUDA only, and a
+  configured `engine: vmap` stops on CPU, `models.check_engine`). Not timed for ResNet-18-GN.
 * ``loop NCHW fp32 [N,d] grads``: the loop engine as it was before issue 17 (NCHW, every
   client's gradient written into an [N, d] buffer, then ``params.sub_(lr * grads)``).
 * ``loop NCHW fp32``: the loop engine with the per-client in-place SGD step, NCHW.
-* ``loop NHWC fp32``: the same in channels-last (what `auto` runs on CPU, exact fp32).
-* ``loop NHWC bf16``: the same under bfloat16 autocast (``precision: bf16``; fp32 master
-  weights and update).
+* ``loop NHWC fp32`` (``autograd``): the same in channels-last; ``loop NHWC fp32 fused``: the
+  small CNNs' hand-written backward with the SGD step fused in (`airfl.cnn_step`, what `auto`
+  runs on CPU for them in fp32; ResNet-18-GN has no such step).
+* ``loop NHWC bf16`` (``loop NCHW bf16`` for ResNet-18-GN): the same under bfloat16 autocast
+  (``precision: bf16``; fp32 master weights and update), in the layout `auto` runs.
 
-Before timing, every variant's update is compared with the reference's on the same initial
-parameters and mini-batches (``max|diff|``, relative to the largest update entry): fp32 variants
+Column ``offered``: whether a configuration can run the variant on CPU (what `engine: auto |
+loop` with `precision: fp32 | bf16` builds there); the others are reference variants (vmap, the
+engine before issue 17, the layout auto does not pick). The table's last lines name every offered
+variant slower than the naive loop ("none" is the issue's target).
+
+Before timing, every variant's update of one local step is compared with the reference's on
+the same initial parameters and mini-batches (``max|diff|``, relative to the largest update entry): fp32 variants
 must agree to 1e-4 (summation order only), bf16 ones to 0.1 (a smoke check against wrong code:
 bf16 keeps 8 significand bits, so single-step gradients differ by ~1e-2; whether bf16 training
 is good enough is measured on the quick figures, benchmarks/README.md).
@@ -84,9 +96,10 @@ import torch
 from torch import nn
 
 from airfl.core.engine import ClientData, local_sgd, sample_batches
-from airfl.models import FedAvgCNN, FlatModel, MnistCNN, build_model
+from airfl.models import FedAvgCNN, FlatModel, MnistCNN, ResNet18GN, build_model
 
 IMAGE_SHAPE = (1, 28, 28)
+IMAGE_SHAPES = {"resnet18_gn": (3, 32, 32)}     # CIFAR-sized; every other model MNIST-sized
 NUM_CLASSES = 10
 LR = 0.05
 DATA_SEED = 1234
@@ -94,17 +107,25 @@ INIT_SEED = 42
 BATCH_SEED = 7
 REL_TOL = 1e-4
 REL_TOL_BF16 = 0.1
-DEFAULT_BATCH = {"softmax": 32, "cnn_mnist": 50, "fedavg_cnn": 10}
-DEFAULT_CLIENTS = {"softmax": 100, "cnn_mnist": 100, "fedavg_cnn": 45}
+DEFAULT_BATCH = {"softmax": 32, "mlp32": 10, "cnn_mnist": 50, "fedavg_cnn": 10,
+                 "resnet18_gn": 50}
+DEFAULT_CLIENTS = {"softmax": 100, "mlp32": 20, "cnn_mnist": 100, "fedavg_cnn": 45,
+                   "resnet18_gn": 2}
+FLAT_INPUT = ("softmax", "mlp32")               # models whose reference takes x.flatten(1)
+
+
+def image_shape(name: str) -> tuple[int, int, int]:
+    return IMAGE_SHAPES.get(name, IMAGE_SHAPE)
 
 
 # ----------------------------------------------------------------------------------- helpers
 
-def make_data(num_clients: int, samples_per_client: int, seed: int = DATA_SEED) -> ClientData:
-    """Random MNIST-sized data, `samples_per_client` contiguous samples per client."""
+def make_data(num_clients: int, samples_per_client: int, seed: int = DATA_SEED,
+              shape: tuple[int, int, int] = IMAGE_SHAPE) -> ClientData:
+    """Random images of `shape`, `samples_per_client` contiguous samples per client."""
     g = torch.Generator().manual_seed(seed)
     total = num_clients * samples_per_client
-    x = torch.rand(total, *IMAGE_SHAPE, generator=g)
+    x = torch.rand(total, *shape, generator=g)
     y = torch.randint(0, NUM_CLASSES, (total,), generator=g)
     sizes = torch.full((num_clients,), samples_per_client, dtype=torch.long)
     offsets = torch.arange(0, total + 1, samples_per_client, dtype=torch.long)
@@ -114,10 +135,15 @@ def make_data(num_clients: int, samples_per_client: int, seed: int = DATA_SEED) 
 def reference_module(name: str) -> nn.Module:
     if name == "softmax":
         return nn.Linear(IMAGE_SHAPE[0] * IMAGE_SHAPE[1] * IMAGE_SHAPE[2], NUM_CLASSES)
+    if name == "mlp32":      # TwoLayerMLP's layout: fc1.weight, fc1.bias, fc2.weight, fc2.bias
+        return nn.Sequential(nn.Linear(IMAGE_SHAPE[0] * IMAGE_SHAPE[1] * IMAGE_SHAPE[2], 32),
+                             nn.ReLU(), nn.Linear(32, NUM_CLASSES))
     if name == "cnn_mnist":
         return MnistCNN(IMAGE_SHAPE[0], NUM_CLASSES, IMAGE_SHAPE[1])
     if name == "fedavg_cnn":
         return FedAvgCNN(IMAGE_SHAPE[0], NUM_CLASSES, IMAGE_SHAPE[1])
+    if name == "resnet18_gn":
+        return ResNet18GN(IMAGE_SHAPES[name][0], NUM_CLASSES)
     raise ValueError(f"unknown model {name!r}")
 
 
@@ -139,7 +165,8 @@ def module_flat(name: str, module: nn.Module) -> torch.Tensor:
     return torch.nn.utils.parameters_to_vector(module.parameters())
 
 
-def macs_per_sample(module: nn.Module) -> tuple[int, list[tuple[str, int]]]:
+def macs_per_sample(module: nn.Module, shape: tuple[int, int, int] = IMAGE_SHAPE
+                    ) -> tuple[int, list[tuple[str, int]]]:
     """Multiply-adds per sample of the Linear/Conv2d layers, from one forward pass's shapes."""
     rows: list[tuple[str, int]] = []
     hooks = []
@@ -161,7 +188,8 @@ def macs_per_sample(module: nn.Module) -> tuple[int, list[tuple[str, int]]]:
         if isinstance(mod, (nn.Conv2d, nn.Linear)):
             hooks.append(mod.register_forward_hook(hook(name)))
     with torch.no_grad():
-        module(torch.zeros(1, *IMAGE_SHAPE))
+        sample = torch.zeros(1, *shape)
+        module(sample.flatten(1) if isinstance(module, nn.Sequential) else sample)
     for h in hooks:
         h.remove()
     return sum(r[1] for r in rows), rows
@@ -188,22 +216,36 @@ class GradientBuffer:
         FlatModel.sgd_step_(self.model, params, x, y, weights, lr)
 
 
-def engine_variants(name: str) -> dict[str, object]:
-    """The batched implementations of one model, by the label the table prints."""
-    if name == "softmax":
-        return {"batched/einsum": build_model(name, IMAGE_SHAPE, NUM_CLASSES)}
-    variants = {"vmap fp32": build_model(name, IMAGE_SHAPE, NUM_CLASSES, engine="vmap")}
-    old = build_model(name, IMAGE_SHAPE, NUM_CLASSES, engine="loop")
+def engine_variants(name: str) -> dict[str, tuple[object, bool]]:
+    """The batched implementations of one model, by the label the table prints, each with
+    whether a configuration can pick it on CPU (`offered`: what `engine: auto | loop` with
+    `precision: fp32 | bf16` builds there). The rest are reference variants: vmap, which
+    `models.check_engine` refuses for the CNNs on CPU (measured slower than the naive loop),
+    the loop engine as it was before issue 17, and the other memory format."""
+    shape = image_shape(name)
+    if name in FLAT_INPUT:
+        return {"batched/einsum": (build_model(name, shape, NUM_CLASSES), True)}
+    variants = {}
+    if name != "resnet18_gn":   # vmap ResNet-18-GN: 0.07x at N = 2, B = 4 (too slow to time here)
+        variants["vmap fp32"] = (build_model(name, shape, NUM_CLASSES, engine="vmap"), False)
+    old = build_model(name, shape, NUM_CLASSES, engine="loop")
     old.memory_format = "contiguous"
-    variants["loop NCHW fp32 [N,d] grads"] = GradientBuffer(old)
-    for label, memory_format, precision in (("loop NCHW fp32", "contiguous", "fp32"),
-                                            ("loop NHWC fp32", "channels_last", "fp32"),
-                                            ("loop NHWC bf16", "channels_last", "bf16")):
-        model = build_model(name, IMAGE_SHAPE, NUM_CLASSES, engine="loop", precision=precision)
-        model.memory_format = memory_format
-        variants[label] = model
-    auto = build_model(name, IMAGE_SHAPE, NUM_CLASSES)
-    assert auto.engine == "auto" and auto.memory_format == "auto"   # auto on CPU = loop NHWC
+    variants["loop NCHW fp32 [N,d] grads"] = (GradientBuffer(old), False)
+    auto = build_model(name, shape, NUM_CLASSES)
+    auto_nhwc, fused = auto.channels_last_on_cpu, auto.block_order is not None
+    for label, memory_format, precision, manual in (
+            ("loop NCHW fp32", "contiguous", "fp32", False),
+            ("loop NHWC fp32 autograd", "channels_last", "fp32", False),
+            ("loop NHWC fp32 fused", "channels_last", "fp32", True),
+            ("loop NCHW bf16", "contiguous", "bf16", False),
+            ("loop NHWC bf16", "channels_last", "bf16", False)):
+        nhwc = memory_format == "channels_last"
+        if (precision == "bf16" and nhwc != auto_nhwc) or (manual and not fused):
+            continue                        # bf16 only in the layout auto runs
+        model = build_model(name, shape, NUM_CLASSES, engine="loop", precision=precision)
+        model.memory_format, model.manual_step = memory_format, manual
+        offered = nhwc == auto_nhwc and (precision == "bf16" or manual == fused)
+        variants[label.replace(" autograd", "") if not fused else label] = (model, offered)
     return variants
 
 
@@ -220,7 +262,7 @@ def loop_round(name, global_module, data, steps, batch, seed):
         for s in range(steps):
             idx = indices[s][n]
             xb, yb = data.x[idx], data.y[idx]
-            if name == "softmax":
+            if name in FLAT_INPUT:
                 xb = xb.flatten(1)
             optimizer.zero_grad()
             out = local(xb)
@@ -268,33 +310,35 @@ def cpu_model() -> str:
 
 
 def bench_model(name: str, clients: int, batch: int, args, mm_rate: dict[str, float]) -> dict:
-    data = make_data(clients, samples_per_client=max(2 * batch, 64))
+    data = make_data(clients, samples_per_client=max(2 * batch, 64), shape=image_shape(name))
     variants = engine_variants(name)
-    any_model = next(iter(variants.values()))
+    any_model = next(iter(variants.values()))[0]
     global_params = any_model.init(torch.Generator().manual_seed(INIT_SEED))
     if name == "softmax":  # zeros by default; use a random start so the check is not trivial
         global_params = 0.01 * torch.randn(any_model.dim, generator=torch.Generator().manual_seed(INIT_SEED))
     global_module = reference_module(name)
     load_flat(name, global_module, global_params)
     assert torch.equal(module_flat(name, global_module).detach(), global_params)
-    macs, layers = macs_per_sample(global_module)
+    macs, layers = macs_per_sample(global_module, image_shape(name))
     flops = 3 * 2 * macs * batch * clients * args.steps
 
     reference_key = "per-client nn.Module"
     impls = {reference_key: lambda: loop_round(name, global_module, data, args.steps, batch,
                                                BATCH_SEED)}
-    for key, model in variants.items():
+    for key, (model, _) in variants.items():
         impls[key] = (lambda m=model: batched_round(m, global_params, data, args.steps, batch,
                                                     BATCH_SEED))
 
-    # numerical check before timing: same initial parameters, same batches
-    reference = impls[reference_key]()
+    # numerical check before timing: same initial parameters, same batches, ONE local step
+    # (over several steps an activation or max-pool decision within rounding of a tie flips
+    # in a few clients and their updates then differ by up to ~1e-3 of the largest entry:
+    # with --steps 2, 2 of 100 cnn_mnist clients, the other 98 within 1.1e-6)
+    reference = loop_round(name, global_module, data, 1, batch, BATCH_SEED)
     scale = float(reference.abs().max())
     check = {}
-    for key, fn in impls.items():
-        if key == reference_key:
-            continue
-        diff = float((fn() - reference).abs().max())
+    for key, (model, _) in variants.items():
+        diff = float((batched_round(model, global_params, data, 1, batch, BATCH_SEED)
+                      - reference).abs().max())
         check[key] = diff
         tol = REL_TOL_BF16 if "bf16" in key else REL_TOL
         print(f"  check {name:10s} {key:28s} max|diff| = {diff:.3e} (max|update| = {scale:.3e}, "
@@ -315,7 +359,8 @@ def bench_model(name: str, clients: int, batch: int, args, mm_rate: dict[str, fl
         ratio = statistics.median(r / v for r, v in zip(times[reference_key], ts))
         rate = flops / t / 1e9
         reference_rate = mm_rate["bf16" if "bf16" in key else "fp32"]
-        results[key] = {"median_s": t, "times_s": ts, "gflops": rate,
+        offered = key == reference_key or variants[key][1]
+        results[key] = {"median_s": t, "times_s": ts, "gflops": rate, "offered": offered,
                         "fraction_of_matmul": rate / reference_rate, "speedup_vs_loop": ratio}
         print(f"  timed {name:10s} {key:28s} median {t * 1e3:9.1f} ms  {ratio:5.2f}x", flush=True)
     return {"model": name, "clients": clients, "batch": batch, "dim": any_model.dim,
@@ -343,8 +388,8 @@ def main(argv=None) -> int:
     p.add_argument("--steps", type=int, default=1, help="local SGD steps per round")
     p.add_argument("--repeats", type=int, default=7)
     p.add_argument("--threads", type=int, default=1)
-    p.add_argument("--models", default="softmax,cnn_mnist,fedavg_cnn",
-                   help="comma-separated subset of softmax,cnn_mnist,fedavg_cnn")
+    p.add_argument("--models", default=",".join(DEFAULT_BATCH),
+                   help="comma-separated subset of " + ",".join(DEFAULT_BATCH))
     p.add_argument("--clock", choices=("wall", "cpu"), default="wall",
                    help="wall: time.perf_counter; cpu: time.process_time, the process's own CPU "
                         "time (one thread), which leaves out the time other processes hold the "
@@ -382,18 +427,22 @@ def main(argv=None) -> int:
     reports = [bench_model(name, clients[name], batches[name], args, mm) for name in names]
     load_end = os.getloadavg()
 
-    header = (f"{'model':10s} {'N':>4s} {'B':>4s} {'d':>7s} {'implementation':28s} "
+    header = (f"{'model':11s} {'N':>4s} {'B':>4s} {'d':>7s} {'implementation':28s} "
               f"{'median ms':>10s} {'GFLOP/s':>8s} {'% mm':>5s} {'speed-up':>9s} "
-              f"{'max|diff|':>10s}")
+              f"{'max|diff|':>10s} offered")
     lines = [header, "-" * len(header)]
     for rep in reports:
         for key, r in rep["results"].items():
             diff = rep["max_abs_diff"].get(key)
-            lines.append(f"{rep['model']:10s} {rep['clients']:4d} {rep['batch']:4d} "
+            lines.append(f"{rep['model']:11s} {rep['clients']:4d} {rep['batch']:4d} "
                          f"{rep['dim']:7d} {key:28s} {r['median_s'] * 1e3:10.1f} "
                          f"{r['gflops']:8.2f} {100 * r['fraction_of_matmul']:5.1f} "
                          f"{r['speedup_vs_loop']:8.2f}x "
-                         f"{'ref' if diff is None else f'{diff:.1e}':>10s}")
+                         f"{'ref' if diff is None else f'{diff:.1e}':>10s} "
+                         f"{'yes' if r['offered'] else 'no'}")
+    slow = [f"{rep['model']}/{key} {r['speedup_vs_loop']:.2f}x" for rep in reports
+            for key, r in rep["results"].items() if r["offered"] and r["speedup_vs_loop"] < 1.0]
+    lines.append("offered engines slower than the naive loop: " + (", ".join(slow) or "none"))
     lines.append(f"clock: {args.clock}; matmul 2048x2048, {args.threads} thread(s): "
                  f"fp32 {mm['fp32']:.1f} GFLOP/s, "
                  f"bf16 {mm['bf16']:.1f} GFLOP/s; load average at start {load[0]:.2f}, "

@@ -28,9 +28,10 @@ def _data(seed: int = 0) -> ClientData:
                       torch.full((N_CLIENTS,), PER_CLIENT))
 
 
-def _model(name="cnn_mnist", memory_format="auto", precision="fp32", l2=0.0):
+def _model(name="cnn_mnist", memory_format="auto", precision="fp32", l2=0.0, manual=True):
     model = build_model(name, IMAGE_SHAPE, 10, l2=l2, engine="loop", precision=precision)
     model.memory_format = memory_format
+    model.manual_step = manual            # False: the autograd step (cnn_step.py otherwise)
     return model
 
 
@@ -44,8 +45,9 @@ def _round(model, seed=5, steps=3):
 @pytest.mark.parametrize("precision", ["fp32", "bf16"])
 def test_in_place_step_is_the_gradient_buffer_step_bit_for_bit(memory_format, precision):
     """The loop engine's per-client in-place update must not change a bit: it replaces
-    `params.sub_(lr * grads)` on an [N, d] buffer (what the engine did before issue 17)."""
-    model = _model(memory_format=memory_format, precision=precision, l2=0.01)
+    `params.sub_(lr * grads)` on an [N, d] buffer (what the engine did before issue 17). The
+    autograd step; the hand-written fp32 one is bounded against it below."""
+    model = _model(memory_format=memory_format, precision=precision, l2=0.01, manual=False)
     g = torch.Generator().manual_seed(3)
     params = torch.randn(N_CLIENTS, model.dim, generator=g) * 0.05
     x = torch.rand(N_CLIENTS, BATCH, *IMAGE_SHAPE, generator=g)
@@ -60,10 +62,11 @@ def test_in_place_step_is_the_gradient_buffer_step_bit_for_bit(memory_format, pr
 
 def test_channels_last_reaches_the_convolutions_on_cpu():
     """`auto` on CPU must feed the convolutions NHWC tensors (the measured speed-up comes from
-    there); with one input channel NCHW and NHWC strides coincide for conv1, so look at conv2."""
+    there); with one input channel NCHW and NHWC strides coincide for conv1, so look at conv2.
+    (The autograd step, which calls the module; cnn_step.py converts explicitly.)"""
     seen = {}
     for memory_format in ("auto", "contiguous"):
-        model = _model(memory_format=memory_format)
+        model = _model(memory_format=memory_format, manual=False)
         hook = model.module.conv2.register_forward_pre_hook(
             lambda mod, args, key=memory_format: seen.__setitem__(key, args[0]))
         _round(model, steps=1)
@@ -177,3 +180,63 @@ def test_memory_format_follows_the_measurement_per_network():
         model = build_model(name, (3, 32, 32), 10)
         assert model._layout(x).is_contiguous(memory_format=torch.channels_last)
         assert model._layout(x).is_contiguous() is False
+
+
+def test_vmap_is_not_offered_for_cnns_on_cpu(params):
+    """No offered engine is slower than the naive per-client loop (issue 17): a CNN with
+    `engine: vmap` on CPU (measured 0.31-0.61x of that loop) stops at set-up with a ConfigError
+    naming the dotted key and the measurement; auto and loop pass, and vmap passes on CUDA."""
+    from airfl.config import ConfigError
+    from airfl.models import check_engine
+    from airfl.pipeline.params import validate_params
+    from airfl.pipeline.registry import get_experiment
+    from airfl.pipeline.trial import block_model
+
+    model = params["baselines"]["accuracy_vs_rounds"]["model"]
+    model.update(name="cnn_mnist", engine="vmap")
+    experiment = get_experiment("baselines/accuracy_vs_rounds")
+    block = experiment.params(validate_params(params))
+    with pytest.raises(ConfigError, match=r"baselines\.accuracy_vs_rounds\.model\.engine: .*"
+                                          r"not offered on CPU.*0\.61x.*allowed on CPU: auto, loop"):
+        block_model(block, torch.device("cpu"), f"{experiment.config_key}.model")  # as curve_inputs
+    assert block_model(block).engine == "vmap"             # no device: the CUDA path, testable
+    check_engine(block_model(block), "cuda")
+    for engine in ("auto", "loop"):
+        block["model"]["engine"] = engine
+        assert block_model(block, torch.device("cpu")).engine == engine
+
+
+@pytest.mark.parametrize("name", ["cnn_mnist", "fedavg_cnn", "cnn_mnist_k3"])
+def test_hand_written_fp32_step_is_the_autograd_step(name):
+    """cnn_step.py's fused fp32 step (what auto runs on CPU for the small CNNs) is the SGD
+    step of the loop engine's loss sum_b w_b CE + (l2/2)||theta||^2: per client, unequal sample
+    weights and weight decay included, it agrees with autograd's step to fp32 rounding (1e-5 of
+    the largest update entry; measured ~2e-6: lr * g is not rounded before the subtraction),
+    every client moves, and reruns are bit-identical."""
+    model = build_model(name, IMAGE_SHAPE, 10, l2=0.01)
+    assert model.manual_step and model.block_order in ("pool_relu", "relu_pool")
+    g = torch.Generator().manual_seed(4)
+    params = torch.randn(N_CLIENTS, model.dim, generator=g) * 0.05
+    x = torch.rand(N_CLIENTS, BATCH, *IMAGE_SHAPE, generator=g)
+    y = torch.randint(0, 10, (N_CLIENTS, BATCH), generator=g)
+    weights = torch.rand(N_CLIENTS, BATCH, generator=g) / BATCH
+    manual, again, autograd = params.clone(), params.clone(), params.clone()
+    model.sgd_step_(manual, x, y, weights, 0.05)
+    model.sgd_step_(again, x, y, weights, 0.05)
+    model.manual_step = False
+    model.sgd_step_(autograd, x, y, weights, 0.05)
+    update = autograd - params
+    assert torch.equal(manual, again)
+    assert bool((update.abs().amax(dim=1) > 0).all())
+    assert float((manual - autograd).abs().max()) <= 1e-5 * float(update.abs().max())
+
+
+def test_hand_written_step_only_where_it_applies():
+    """The fused step is fp32 on CPU in channels-last only: bf16 keeps autocast's autograd step
+    (its result differs from fp32's), ResNet-18-GN has no block order (autograd)."""
+    assert build_model("resnet18_gn", (3, 32, 32), 10).block_order is None
+    fp32 = _round(_model())
+    bf16 = _round(_model(precision="bf16"))
+    assert 1e-5 < _relative_error(bf16, fp32) < 0.1
+    nchw = _round(_model(memory_format="contiguous"))
+    assert float((nchw - fp32).abs().max()) <= 1e-5 * float(nchw.abs().max())

@@ -15,9 +15,10 @@ The small CNNs (MnistCNN, FedAvgCNN) run on CPU in the channels-last memory form
 which oneDNN's convolution and max-pooling kernels prefer: benchmarks/README.md measured it
 faster than NCHW at the batch sizes the papers use (same fp32 arithmetic, other summation order:
 results agree with NCHW to ~1e-7 relative, not bit for bit); ResNet-18-GN stays NCHW (NHWC was
-slower in fp32). `precision: bf16` runs the forward and backward pass
-under bfloat16 autocast (fp32 master weights, loss, gradients and SGD update; evaluation stays
-fp32).
+slower in fp32). The small CNNs' fp32 CPU step is cnn_step.py's hand-written, fused backward
+(measured faster than autograd; same loss, ~1e-6 of an update). `precision: bf16` runs forward
+and backward under bfloat16 autocast (fp32 master weights, loss, gradients, SGD update and
+evaluation).
 """
 
 from __future__ import annotations
@@ -29,6 +30,8 @@ from typing import Callable
 import torch
 from torch import nn
 from torch.func import functional_call, grad_and_value, vmap
+
+from airfl import cnn_step
 
 
 class FlatModel:
@@ -193,6 +196,7 @@ class MnistCNN(nn.Module):
     `first_kernel=3` (model `cnn_mnist_k3`): the OTA-FD spec's CNN (§6.2), 21,680 parameters."""
 
     channels_last_on_cpu = True     # measured faster in NHWC at batch 10-220 (benchmarks/README.md)
+    block_order = "pool_relu"       # conv - pool - ReLU: the fp32 CPU step of cnn_step.py
 
     def __init__(self, in_channels: int = 1, num_classes: int = 10, image_size: int = 28,
                  first_kernel: int = 5):
@@ -214,6 +218,7 @@ class FedAvgCNN(nn.Module):
     """PFLlib's FedAvgCNN used by DP-as-a-perk (spec A2): d = 582,026 on 28x28 inputs."""
 
     channels_last_on_cpu = True     # measured faster in NHWC at batch 10-50 (benchmarks/README.md)
+    block_order = "relu_pool"       # conv - ReLU - pool: the fp32 CPU step of cnn_step.py
 
     def __init__(self, in_channels: int = 1, num_classes: int = 10, image_size: int = 28):
         super().__init__()
@@ -331,6 +336,8 @@ class FunctionalNetwork(FlatModel):
         self.precision = precision
         self.memory_format = memory_format
         self.channels_last_on_cpu = bool(getattr(module, "channels_last_on_cpu", False))
+        self.block_order = getattr(module, "block_order", None)   # cnn_step.py can step it
+        self.manual_step = True        # False: the autograd step (benchmarks, tests compare)
         self.l2 = float(l2)
         slots, start = [], 0
         for pname, tensor in module.named_parameters():
@@ -408,6 +415,12 @@ class FunctionalNetwork(FlatModel):
         if self._use_vmap(params):
             super().sgd_step_(params, x, y, weights, lr)
             return
+        if (self.manual_step and self.block_order and self.precision == "fp32"
+                and not params.is_cuda and self.memory_format != "contiguous"):
+            for n in range(params.shape[0]):   # hand-written fp32 backward, NHWC (cnn_step.py)
+                cnn_step.sgd_step_([params[n, s.start:s.stop].view(s.shape) for s in self.slots],
+                                   x[n], y[n], weights[n], lr, self.l2, self.block_order)
+            return
         step = torch.empty(max(s.stop - s.start for s in self.slots), dtype=params.dtype,
                            device=params.device)      # lr * g of one layer, reused (no temporaries)
         for n, _, client_grads in self._loop_grads(params, x, y, weights):
@@ -438,6 +451,23 @@ class FunctionalNetwork(FlatModel):
     def logits(self, params, x):
         """fp32 logits whatever the training precision (evaluation measures the fp32 model)."""
         return functional_call(self.module, self.unflatten(params), (self._layout(x),))
+
+
+# engine vmap on CPU (benchmarks/README.md, issue 17): one grouped convolution over the clients
+# per layer, measured 0.61x (cnn_mnist, N = 100, B = 50) and 0.31x (fedavg_cnn, N = 45, B = 10)
+# of the naive per-client nn.Module loop; no engine slower than that loop is offered.
+VMAP_ON_CPU = "0.61x (cnn_mnist) and 0.31x (fedavg_cnn) of a per-client nn.Module loop"
+
+
+def check_engine(model: FlatModel, device: torch.device | str) -> None:
+    """Stop when the configured engine is one not offered on `device`: `vmap` for the CNNs on
+    CPU (measured slower than the naive per-client loop; `auto` runs the channels-last loop
+    there). vmap stays offered on CUDA, and callable directly (the tests check its arithmetic
+    on CPU as the CUDA path's)."""
+    if getattr(model, "engine", None) == "vmap" and torch.device(device).type == "cpu":
+        raise ValueError(f"engine 'vmap' is not offered on CPU for the CNN models ({model.name}): "
+                         f"measured {VMAP_ON_CPU} (benchmarks/README.md); allowed on CPU: auto, "
+                         f"loop (auto = the loop engine in channels-last); vmap on CUDA")
 
 
 MODEL_NAMES = ("softmax", "mlp32", "cnn_mnist", "cnn_mnist_k3", "fedavg_cnn", "resnet18_gn")

@@ -31,7 +31,7 @@ from airfl.data import dataset_info, load_dataset, to_float_tensor
 from airfl.data.partition import Partition
 from airfl.experiments import Experiment
 from airfl.io import read_json
-from airfl.models import FlatModel, build_model
+from airfl.models import FlatModel, build_model, check_engine
 from airfl.rng import numpy_generator, torch_generator
 
 
@@ -147,15 +147,24 @@ def train_eval_data(params: dict[str, Any], block: dict[str, Any], data: ClientD
     return data.x[chosen], data.y[chosen]
 
 
-def block_model(block: dict[str, Any]) -> FlatModel:
-    """The experiment's model with its engine and `precision` (fp32 when the block has none)."""
+def block_model(block: dict[str, Any], device: torch.device | None = None,
+                where: str = "model") -> FlatModel:
+    """The experiment's model with its engine and `precision` (fp32 when the block has none).
+    With `device`, an engine not offered there stops too (models.check_engine: vmap for the
+    CNNs on CPU); `where` is the dotted key of the block's model in the messages."""
     info = dataset_info(block["dataset"])
     spec = block["model"]
     try:
-        return build_model(spec["name"], info.image_shape, info.num_classes, spec["l2"],
-                           spec["engine"], spec.get("precision", "fp32"))
+        model = build_model(spec["name"], info.image_shape, info.num_classes, spec["l2"],
+                            spec["engine"], spec.get("precision", "fp32"))
     except ValueError as error:
-        raise ConfigError(f"model: {error}") from error
+        raise ConfigError(f"{where}: {error}") from error
+    if device is not None:
+        try:
+            check_engine(model, device)
+        except ValueError as error:
+            raise ConfigError(f"{where}.engine: {error}") from error
+    return model
 
 
 def image_shape(dataset: str) -> tuple[int, int, int]:
@@ -189,7 +198,7 @@ def curve_inputs(params: dict[str, Any], experiment: Experiment, block: dict[str
     sets (a calibration round evaluates nothing)."""
     device = torch_device(params)
     data = client_data(params, block, load_partition(experiment.id), device)
-    model = block_model(block)
+    model = block_model(block, device, f"{experiment.config_key}.model")
     if evaluate:
         test = test_data(params, block, device)
         train_eval = train_eval_data(params, block, data, experiment.id)
