@@ -26,7 +26,8 @@ def params():
 def test_every_registered_audit_has_a_dag_job_and_unknown_names_fail():
     registered = {(w.name, m) for w in wings() for m in w.audits}
     assert {("generic", "gaussian_dp"), ("generic", "ota_truncated_inversion"),
-            ("cdpb", "cdpb"), ("dp_perk", "airfl_dp")} <= registered
+            ("cdpb", "cdpb"), ("dp_perk", "airfl_dp"), ("lapa", "uniform_dp"),
+            ("ota_fd", "otafd")} <= registered
     jobs = {tuple(j.args) for j in dag.audit_jobs()}
     assert jobs == registered
     with pytest.raises(KeyError, match="registers no audited mechanism"):
@@ -82,6 +83,28 @@ def test_cdpb_theorem_1_under_the_total_reading_is_flagged(params):
     result = run_audit(idle, 3000, seed=4)
     assert not result["holds"], result
     assert result["holds_simulated"]          # the exact accounting of the code is not violated
+
+
+def test_lapa_server_update_is_the_weighted_gaussian_it_simulates(params):
+    """LAPA's record claims each device's own noise (smallest std over 2C); the server update
+    (eq. 2) weights the canary by G_k and sums every device's noise: the audit measures that
+    Gaussian, mu = 1 / z_simulated, and stays below both epsilons."""
+    (mechanism, *_) = get_wing("lapa").audit_factory("uniform_dp")(params)
+    assert mechanism.aggregation.endswith("LapaScheme.aggregate")
+    result = run_audit(mechanism, 200_000, seed=6)
+    assert result["holds"] and result["holds_simulated"]
+    assert result["gdp_mu"] == pytest.approx(1.0 / mechanism.settings["z_simulated"], rel=0.03)
+
+
+def test_ota_fd_paper_formula_bounds_the_exact_gaussian_and_the_audit(params):
+    """realised_eps (Wei et al.) is an upper bound of the exact T-round Gaussian epsilon, and a
+    summed T-round audit stays below both."""
+    p = {**params, "audit": {**params["audit"], "ota_fd": {
+        **params["audit"]["ota_fd"], "eps": [1.0], "T": 5}}}
+    (mechanism,) = get_wing("ota_fd").audit_factory("otafd")(p)
+    assert mechanism.eps_simulated <= mechanism.eps_claimed
+    result = run_audit(mechanism, 20_000, seed=7)
+    assert result["holds"] and result["holds_simulated"]
 
 
 def test_the_stage_is_deterministic_and_feeds_the_claims(params, tmp_path, monkeypatch):

@@ -16,6 +16,7 @@ from importlib.resources import files
 from typing import Any, Callable, Mapping
 
 SCHEMA_FILE = "params.schema.yaml"
+AUDIT_SCHEMA_FILE = "audit.schema.yaml"     # the schema of params.yaml `audit.<wing>` (issue 16)
 
 
 @dataclass(frozen=True)
@@ -55,6 +56,14 @@ class Wing:
         if self.schema_defs is not None:
             parts["$defs"] = {**parts.get("$defs", {}), **self.schema_defs()}
         return parts
+
+    def audit_schema(self) -> dict[str, Any] | None:
+        """The schema of the wing's audit settings (params.yaml `audit.<wing>`), from its
+        package's audit.schema.yaml; None when it has no such file."""
+        import yaml
+
+        resource = files(self.package).joinpath(AUDIT_SCHEMA_FILE)
+        return yaml.safe_load(resource.read_text()) if resource.is_file() else None
 
     def experiments(self) -> tuple:
         return tuple(getattr(self._catalogue(), "EXPERIMENTS", ()))

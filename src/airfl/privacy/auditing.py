@@ -32,7 +32,8 @@ class AuditableMechanism:
     says which). ``conditioning`` states which channel draws are held fixed, as the paper's
     guarantee does. ``gaussian``: the statistic is Gaussian in both worlds with one variance, so
     the empirical GDP mu is meaningful. ``batched``: the sampler batches draws (the stage gives it
-    params ``audit.draws``); False, one aggregation call per draw (``audit.loop_draws``)."""
+    params ``audit.draws``); False, one aggregation call per draw (``audit.loop_draws``); ``draws``
+    overrides both (a multi-round statistic costs one release per round)."""
 
     name: str
     paper: str
@@ -47,6 +48,7 @@ class AuditableMechanism:
     sample: Callable[[str, int, int], np.ndarray] = field(repr=False)
     gaussian: bool = True
     batched: bool = True              # draws are cheap (linear_draws); False: one call a draw
+    draws: int | None = None          # its own number of draws (e.g. a multi-round audit)
     settings: dict[str, Any] = field(default_factory=dict)   # what made it (params, design)
 
 

@@ -42,7 +42,8 @@ def run(params: dict[str, Any], wing: str, mechanism: str) -> None:
     points, timings = [], []
     for index, candidate in enumerate(factory(params)):
         timing: dict[str, float] = {}
-        points.append(run_audit(candidate, _draws(params, candidate.batched),
+        draws = candidate.draws or _draws(params, candidate.batched)
+        points.append(run_audit(candidate, draws,
                                 seed + 1000 * index, alpha, timing))
         timings.append({"name": candidate.name, **timing})
     write_json(paths.audit(wing, mechanism), {
