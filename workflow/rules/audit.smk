@@ -19,3 +19,9 @@ for _job in dag.audit_jobs():
             f"logs/audit/{_job.args[0]}/{_job.args[1]}.log",
         shell:
             "{AIRFL} audit {params.wing} {params.mechanism} > {log} 2>&1"
+
+
+# `snakemake --cores 2 audit`: every registered audit, without the training DAG.
+rule audit:
+    input:
+        [o for _job in dag.audit_jobs() for o in dag.audit_outputs(*_job.args)],
