@@ -17,7 +17,7 @@ builds (:class:`.schemes.DpPerkScheme`'s ``_plan``: the same uplink plan and wat
   both one round, improved conversion at the training delta.
 * Settings: params.yaml ``dp_perk.training`` (devices, antennas, rounds, conventions),
   ``audit.dp_perk.dim`` (the model dimension d, which sets c = sqrt(0.012 d): the quick model
-  mlp32 has d = 25,450) and ``audit.dp_perk.eps_tilde`` (the grid: every point in both profiles).
+  mlp32 has d = 25,450) and Fig. 3's eps_tilde grid of the profile.
 """
 
 from __future__ import annotations
@@ -54,7 +54,7 @@ def _mechanism(params: dict[str, Any], eps_tilde: float) -> AuditableMechanism:
                                       "distance_mode", "zf_columns", "noise_model", "delta")}
     n = int(_resolve(training["num_devices"], profile))
     rounds = int(training["scale"][profile]["rounds"])
-    dim = int(params["audit"]["dp_perk"]["dim"])
+    dim = int(_resolve(params["audit"]["dp_perk"]["dim"], profile))
     scheme = DpPerkScheme("audit", method="airfl_dp", lr=float(_resolve(training["lr"], profile)),
                           antennas=int(_resolve(training["antennas"], profile)),
                           beamformer=training["beamformer"],
@@ -98,5 +98,8 @@ def _mechanism(params: dict[str, Any], eps_tilde: float) -> AuditableMechanism:
 
 
 def dp_perk(params: dict[str, Any]) -> list[AuditableMechanism]:
-    """AirFL-DP at every eps_tilde of the audited grid (batched draws: cheap in both profiles)."""
-    return [_mechanism(params, float(e)) for e in params["audit"]["dp_perk"]["eps_tilde"]]
+    """AirFL-DP at every eps_tilde of Fig. 3's grid of the profile (dp_perk.training
+    .fig3_eps_tilde: quick 0.3, 1, 3; paper 0.04-0.15; batched draws, cheap in both)."""
+    grid = params["dp_perk"]["training"]["fig3_eps_tilde"]
+    grid = grid[params["profile"]] if isinstance(grid, dict) else grid
+    return [_mechanism(params, float(e)) for e in grid]

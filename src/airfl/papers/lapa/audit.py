@@ -16,7 +16,7 @@ with the design its ``design`` step makes for trial 0 of ``lapa.radio``.
   parallel composition), improved conversion at lapa.training.delta. As simulated: the same
   mechanism seen through the server update, which weights each device by G_k (eq. 2) and adds
   every device's noise: z = sqrt(sum_k G_k^2 s_k^2) / (2 C G_canary), exact (no bound).
-* Settings: ``audit.lapa`` (model dimension d, nu grid, channel).
+* Settings: ``audit.lapa`` (model dimension d, channel) and lapa.training.nu_grid.
 """
 
 from __future__ import annotations
@@ -47,7 +47,8 @@ def _mechanism(params: dict[str, Any], nu: float) -> AuditableMechanism:
     lr = float(training["lr"][profile] if isinstance(training["lr"], dict) else training["lr"])
     clip, delta, seed = float(training["clip"]), float(training["delta"]), int(params["seed"])
     devices = int(sum(block["radio"]["region_devices"]))
-    dim, channel = int(audit["dim"]), audit["channel"]
+    dim = int(audit["dim"][profile] if isinstance(audit["dim"], dict) else audit["dim"])
+    channel = audit["channel"]
     scheme = LapaScheme("audit", aggregation="fedavg", privacy="uniform", channel=channel, lr=lr,
                         clip=clip, delta=delta, radio=block["radio"], alloc=block["alloc"], nu=nu)
     sizes = torch.full((devices,), float(np.mean(training["size_range"][profile])))
@@ -98,5 +99,8 @@ def _mechanism(params: dict[str, Any], nu: float) -> AuditableMechanism:
 
 
 def lapa(params: dict[str, Any]) -> list[AuditableMechanism]:
-    """Uniform DP (LAPA's round 1) at every nu of ``audit.lapa.nu`` (batched draws)."""
-    return [_mechanism(params, float(nu)) for nu in params["audit"]["lapa"]["nu"]]
+    """Uniform DP (LAPA's round 1) at every nu of the profile's lapa.training.nu_grid (quick
+    4, 16; paper 1-16; batched draws)."""
+    grid = params["lapa"]["training"]["nu_grid"]
+    grid = grid[params["profile"]] if isinstance(grid, dict) else grid
+    return [_mechanism(params, float(nu)) for nu in grid]
