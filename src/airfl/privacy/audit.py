@@ -183,7 +183,7 @@ def empirical_mu(present, absent) -> float:
     p = np.asarray(present, dtype=np.float64).ravel()
     a = np.asarray(absent, dtype=np.float64).ravel()
     pooled = math.sqrt(0.5 * (p.var(ddof=1) + a.var(ddof=1)))
-    return abs(float(p.mean() - a.mean())) / pooled if pooled > 0 else math.inf
+    return abs(float(p.mean() - a.mean())) / pooled if pooled > 0 else math.inf  # DRS22 Def 2.6
 
 
 def gaussian_mechanism_epsilon(noise_multiplier: float, delta: float) -> float:
