@@ -122,3 +122,7 @@ def test_the_stage_is_deterministic_and_feeds_the_claims(params, tmp_path, monke
     assert len(rows) == 3 + 2 and all(r["verdict"] in ("yes", "no") for r in rows)
     assert {r["figure"] for r in rows} == {"generic/audit_gaussian_dp",
                                           "generic/audit_ota_truncated_inversion"}
+    from airfl.pipeline.stages.claims import audit_claims, markdown
+
+    assert audit_claims(["generic"]) == rows                 # what the collected CLAIMS.md gets
+    assert "| generic/audit_gaussian_dp | audit_gaussian_dp_z1 |" in markdown(rows, small)
