@@ -18,6 +18,7 @@ include: "workflow/rules/data.smk"
 include: "workflow/rules/design.smk"
 include: "workflow/rules/train.smk"
 include: "workflow/rules/figures.smk"
+include: "workflow/rules/audit.smk"
 
 
 rule all:

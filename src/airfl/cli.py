@@ -45,6 +45,9 @@ def _parser() -> argparse.ArgumentParser:
         p = sub.add_parser(stage, help=f"{stage} stage of one curve of an experiment")
         p.add_argument("experiment")
         p.add_argument("curve")
+    audit = sub.add_parser("audit", help="audit a registered DP mechanism (results/audit/)")
+    audit.add_argument("paper", help="the wing that registers it (e.g. cdpb, generic)")
+    audit.add_argument("mechanism")
     sub.add_parser("figure", help="draw an experiment's figure").add_argument("experiment")
     sub.add_parser("analytic", help="compute and draw an analytic figure").add_argument("experiment")
     sub.add_parser("claims", help="evaluate one paper's claims (figures/<paper>/CLAIMS.md), or "
@@ -97,7 +100,8 @@ def main(argv: list[str] | None = None) -> int:
         from airfl.pipeline.stages import StageError
 
         stage = importlib.import_module(f"airfl.pipeline.stages.{args.stage}")
-        positional = [getattr(args, k) for k in ("dataset", "name", "experiment", "curve", "paper")
+        positional = [getattr(args, k) for k in ("dataset", "name", "experiment", "curve", "paper",
+                                                   "mechanism")
                       if getattr(args, k, None) is not None]
         try:
             stage.run(params, *positional)

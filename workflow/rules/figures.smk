@@ -84,7 +84,8 @@ for _paper in papers():
 
 rule claims:
     input:
-        [str(paths.claims_metrics(p)) for p in papers()],
+        [str(paths.claims_metrics(p)) for p in papers()] + dag.audit_json(
+            {w.name for w in wings() if not w.catalogue}),
     output:
         report(str(paths.claims_markdown()), caption="../report/claims.rst", category="claims"),
         str(paths.claims_metrics()),

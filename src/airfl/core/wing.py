@@ -16,6 +16,7 @@ from importlib.resources import files
 from typing import Any, Callable, Mapping
 
 SCHEMA_FILE = "params.schema.yaml"
+AUDIT_SCHEMA_FILE = "audit.schema.yaml"     # the schema of params.yaml `audit.<wing>` (issue 16)
 
 
 @dataclass(frozen=True)
@@ -28,7 +29,10 @@ class Wing:
     its parameters). `catalogue`: the module whose `EXPERIMENTS` and `ANALYTIC` tuples are the
     wing's figures (None: a wing of schemes only). `schemes`: scheme kind -> "module:Class".
     `schema_defs`: schema `$defs` the wing computes from code (e.g. one curve type generated from
-    its schemes' parameter declarations), added to those of its YAML file.
+    its schemes' parameter declarations), added to those of its YAML file. `audits`: auditable
+    DP mechanism name -> "module:function", imported lazily by the audit stage (issue 16); the
+    function takes (params, profile settings) and returns an airfl.privacy.audit_mechanism
+    `AuditableMechanism`.
     """
 
     name: str
@@ -36,6 +40,7 @@ class Wing:
     catalogue: str | None = None
     schemes: Mapping[str, str] = field(default_factory=dict)
     schema_defs: Callable[[], dict[str, Any]] | None = None
+    audits: Mapping[str, str] = field(default_factory=dict)
 
     def schema(self) -> dict[str, Any]:
         """The wing's schema parts: `properties` (its top-level params.yaml keys), `required`,
@@ -52,6 +57,14 @@ class Wing:
             parts["$defs"] = {**parts.get("$defs", {}), **self.schema_defs()}
         return parts
 
+    def audit_schema(self) -> dict[str, Any] | None:
+        """The schema of the wing's audit settings (params.yaml `audit.<wing>`), from its
+        package's audit.schema.yaml; None when it has no such file."""
+        import yaml
+
+        resource = files(self.package).joinpath(AUDIT_SCHEMA_FILE)
+        return yaml.safe_load(resource.read_text()) if resource.is_file() else None
+
     def experiments(self) -> tuple:
         return tuple(getattr(self._catalogue(), "EXPERIMENTS", ()))
 
@@ -65,6 +78,14 @@ class Wing:
             raise TypeError(f"wing {self.name!r}: {self.schemes[kind]} has kind "
                             f"{getattr(cls, 'kind', None)!r}, declared as {kind!r}")
         return cls
+
+    def audit_factory(self, name: str) -> Callable:
+        """The function that builds the auditable mechanism `name` (imported on demand)."""
+        if name not in self.audits:
+            raise KeyError(f"wing {self.name!r} registers no audited mechanism {name!r}; "
+                           f"registered: {', '.join(sorted(self.audits)) or 'none'}")
+        module, _, attribute = self.audits[name].partition(":")
+        return getattr(import_module(module), attribute)
 
     def _catalogue(self):
         return import_module(self.catalogue) if self.catalogue else None

@@ -14,7 +14,7 @@ from airfl.pipeline import paths
 from airfl.experiments import AnalyticFigure, Experiment
 from airfl.pipeline.code_deps import digest, stage_code
 from airfl.pipeline.registry import (all_analytic, all_experiments, get_analytic, get_experiment,
-                                     get_wing, papers, scheme_wings)
+                                     get_wing, papers, scheme_wings, wings)
 
 def code(stage: str, *wing_names: str) -> list[str]:
     """The source files a stage runs when it loads these wings (`code_deps`), as DVC `deps`
@@ -152,11 +152,41 @@ def analytic_job(figure: AnalyticFigure) -> Job:
                outs[1:], ["profile", figure.config_key], plots=[(outs[0], "x", "value")])
 
 
+def audit_outputs(wing: str, mechanism: str) -> list[str]:
+    """An audit's JSON (what the claims read), and the CSV, PNG and PDF of its figure."""
+    return [str(paths.audit(wing, mechanism))] + \
+        [str(paths.audit_figure(wing, mechanism, s)) for s in ("csv", "png", "pdf")]
+
+
+def audit_jobs() -> list[Job]:
+    """One `airfl audit <wing> <mechanism>` job per mechanism a wing registers for auditing
+    (issue 16); its params: the audit block, the seed, the profile and the wing's own block
+    (the mechanisms read their settings from it)."""
+    out = []
+    for wing in wings():
+        for name in sorted(wing.audits):
+            outs = audit_outputs(wing.name, name)
+            own = [wing.name] if wing.catalogue else []
+            out.append(Job("audit", _slug("audit", wing.name, name), [wing.name, name], [],
+                           outs[1:], ["seed", "profile", "audit", *own],
+                           plots=[(outs[1], "label", "eps_audited_lower")],
+                           metrics=[outs[0]]))
+    return out
+
+
+def audit_json(wing_names) -> list[str]:
+    """The audit JSONs of these wings (claim inputs)."""
+    return [audit_outputs(w.name, n)[0] for w in wings() if w.name in wing_names
+            for n in sorted(w.audits)]
+
+
 def claim_inputs(paper: str) -> list[str]:
-    """Every CSV a paper's claims are checked on (its experiments' and analytic figures)."""
+    """Every CSV a paper's claims are checked on (its experiments' and analytic figures), and
+    its wing's audit results."""
     return [o for e in all_experiments() if e.paper == paper for o in figure_outputs(e)
             if o.endswith(".csv")] + \
-        [analytic_outputs(f)[0] for f in all_analytic() if f.paper == paper and f.check is not None]
+        [analytic_outputs(f)[0] for f in all_analytic() if f.paper == paper and f.check is not None] \
+        + audit_json({paper})
 
 
 def paper_targets(paper: str) -> list[str]:
@@ -165,6 +195,8 @@ def paper_targets(paper: str) -> list[str]:
     for experiment in all_experiments():
         if experiment.paper == paper:
             targets += figure_outputs(experiment) + partition_outputs(experiment.id)
+    targets += [o for w in wings() if w.name == paper for n in sorted(w.audits)
+                for o in audit_outputs(paper, n)]
     return targets + [o for f in all_analytic() if f.paper == paper for o in analytic_outputs(f)]
 
 
@@ -191,11 +223,13 @@ def jobs(params: dict[str, Any]) -> list[Job]:
     for experiment in all_experiments():
         out += experiment_jobs(experiment, params)
     out += [analytic_job(figure) for figure in all_analytic()]
+    out += audit_jobs()
     for paper in papers():
         out.append(Job("claims", _slug("claims", paper), [paper], claim_inputs(paper),
                        [str(paths.claims_markdown(paper))], ["seed", "profile"],
                        metrics=[str(paths.claims_metrics(paper))]))
-    out.append(Job("claims", "claims", [], [str(paths.claims_metrics(p)) for p in papers()],
+    out.append(Job("claims", "claims", [], [str(paths.claims_metrics(p)) for p in papers()]
+                   + audit_json({w.name for w in wings() if not w.catalogue}),
                    [str(paths.claims_markdown())], ["seed", "profile"],
                    metrics=[str(paths.claims_metrics())]))
     for job in out:
@@ -208,7 +242,7 @@ def job_code(stage: str, args: list[str], params: dict[str, Any]) -> list[str]:
     arguments (an experiment and curve, a reference, an analytic figure, a paper)."""
     if stage in ("data", "privacy") or (stage == "claims" and not args):
         return code(stage)                   # no wing: a dataset, stored records, claim files
-    if stage == "claims":
+    if stage in ("claims", "audit"):
         return code(stage, args[0])
     if stage == "reference":
         (owner,) = {e.paper for e in all_experiments()

@@ -77,3 +77,13 @@ def claims_markdown(paper: str | None = None) -> Path:
 
 def claims_metrics(paper: str | None = None) -> Path:
     return RESULTS / "claims.json" if paper is None else RESULTS / "claims" / f"{paper}.json"
+
+
+def audit(paper: str, mechanism: str) -> Path:
+    """One audited mechanism's results (issue 16): every audited point, bounds and epsilons."""
+    return RESULTS / "audit" / paper / f"{mechanism}.json"
+
+
+def audit_figure(paper: str, mechanism: str, suffix: str) -> Path:
+    """Its figure (claimed, simulated and audited epsilons) and the CSV that is drawn."""
+    return FIGURES / paper / f"audit_{mechanism}.{suffix}"

@@ -12,4 +12,5 @@ WING = Wing(name="generic", package=__name__, schemes={
     "ota_truncated_inversion": f"{__name__}.ota:OtaTruncatedInversion",
     "digital_quantized": f"{__name__}.digital:DigitalQuantized",
     "gaussian_dp": f"{__name__}.dp:GaussianDpFedAvg",
-})
+}, audits={"gaussian_dp": f"{__name__}.audit:gaussian_dp",
+           "ota_truncated_inversion": f"{__name__}.audit:ota_truncated_inversion"})

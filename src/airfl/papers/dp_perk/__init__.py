@@ -21,4 +21,5 @@ Spec: shared/specs/dp_perk_airfl.md (its Errata override the text). Wing content
 from airfl.core.wing import Wing
 
 WING = Wing(name="dp_perk", package=__name__, catalogue=f"{__name__}.experiments",
-            schemes={"dp_perk": f"{__name__}.schemes:DpPerkScheme"})
+            schemes={"dp_perk": f"{__name__}.schemes:DpPerkScheme"},
+            audits={"airfl_dp": f"{__name__}.audit:dp_perk"})

@@ -20,7 +20,8 @@ threshold), and AirFL-DP is bit-identical across P above P_full (Errata 1). The 
 
 The record holds the per-round privacy quantities (phi_t = 1/q_t^2 (22), the RDP slope increment
 ``2 r c^2 phi_t / sigma^2``, and the equivalent :class:`airfl.privacy.GaussianEvent` so the
-project's accountant composes the D = inf bound (65) without re-simulation), the transmit side
+project's accountant composes the D = inf bound (65) without re-simulation; ``privacy_simulated``:
+the Gaussian mechanism the round really runs, :func:`.privacy.simulated_gaussian_event`), the transmit side
 (update norms, |s_i|, per-symbol powers against P (7)) and the noise levels.
 """
 
@@ -34,7 +35,8 @@ import torch
 from airfl.privacy.events import RdpCurveEvent
 
 from .design import AirflDesign
-from .privacy import accounting_sigma2, gaussian_event, rdp_coefficient
+from .privacy import (accounting_sigma2, gaussian_event, rdp_coefficient,
+                      simulated_gaussian_event)
 from .uplink import (RoundChannel, effective_noise, effective_noise_variance, transmit_power,
                      transmit_scalars)
 
@@ -107,9 +109,9 @@ def _over_the_air(name: str, q: float, updates: torch.Tensor, channel: RoundChan
         "transmit_scale_max": float(s.abs().max()), "tx_power_max_w": float(power.max()),
         "tx_power_mean_w": float(power.mean()), "power_budget_w": design.power_w,
         "privacy": [gaussian_event(q, design.sample_ratio, design.clip, s2).to_dict()],
-        # the mechanism as simulated (the receiver's sigma^2/2, a fixed subset of clients
-        # instead of Bernoulli(r) sampling) is not accounted yet: issue 16 (issue 18, item 6)
-        "privacy_simulated": None,
+        # the mechanism as simulated: the receiver's q^2 sigma^2 / 2 (complex_real_part), the
+        # plan's fixed set of K clients instead of Bernoulli(r) sampling (issue 16)
+        "privacy_simulated": [simulated_gaussian_event(q, design.clip, var).to_dict()],
     }
     return update, record
 

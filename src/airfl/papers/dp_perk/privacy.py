@@ -43,7 +43,7 @@ __all__ = [
     "accumulated_phi", "budget_A", "c_delta_min", "cumulative_phi", "domain_constant",
     "eps_at_order", "eps_optimal", "eps_paper", "gaussian_event", "log_inv_delta", "paper_order",
     "phi_from_gains", "phi_perfect_inversion", "privacy_report", "rdp_budget", "rdp_coefficient",
-    "rdp_slope",
+    "rdp_slope", "simulated_gaussian_event",
 ]
 
 ACCOUNTANTS = ("paper", "pabi_all_tau")
@@ -209,6 +209,20 @@ def gaussian_event(q_t: float, sample_ratio: float, clip: float, sigma2: float) 
     z = q * math.sqrt(_positive(sigma2, "sigma2")) / (
         2.0 * _positive(clip, "clip") * math.sqrt(_positive(sample_ratio, "sample_ratio")))
     return GaussianEvent(z)
+
+
+def simulated_gaussian_event(q_t: float, clip: float, noise_variance: float) -> GaussianEvent:
+    """Round t as the simulator runs it (issue 16; issue 18, item 6): a Gaussian mechanism on the
+    clipped sum with replace-one sensitivity 2c (the proof's, (57)) and the per-coordinate noise
+    variance the receiver really adds, ``noise_variance`` = q_t^2 sigma^2 / 2 for
+    ``complex_real_part`` (:func:`.uplink.effective_noise_variance`), and NO amplification:
+    the simulated round aggregates the plan's fixed set I^(t) of K = r n devices (drawn without
+    replacement before training, spec A8), not a Bernoulli(r) sample, so the factor r of (56)
+    does not apply. z = sqrt(noise_variance) / (2c), RDP alpha / (2 z^2) ([M17] Prop. 7).
+    Against :func:`gaussian_event` (z = q sigma / (2 c sqrt(r))) the ratio of RDP is 2 / r for
+    complex_real_part (2.2 at r = 0.9) under the paper convention."""
+    z = math.sqrt(_positive(noise_variance, "noise_variance")) / (2.0 * _positive(clip, "clip"))
+    return GaussianEvent(z)  # [M17] Prop. 7 with sensitivity 2c (57), no subsampling
 
 
 # ------------------------------------------------------------------------------------------

@@ -17,4 +17,5 @@ was available). Spec: shared/specs/ota_fd.md (its Errata override the text). One
 from airfl.core.wing import Wing
 
 WING = Wing(name="ota_fd", package=__name__, catalogue=f"{__name__}.experiments",
-            schemes={"ota_fd": f"{__name__}.schemes:OtaFdScheme"})
+            schemes={"ota_fd": f"{__name__}.schemes:OtaFdScheme"},
+            audits={"otafd": f"{__name__}.audit:ota_fd"})

@@ -39,7 +39,15 @@ def evaluate_paper(paper: str) -> list[dict[str, Any]]:
                             "numbers": numbers,       # holds None: reported, not a claim
                             "holds": None if holds is None else bool(holds),
                             "verdict": "n/a" if holds is None else "yes" if holds else "no"})
-    return results
+    return results + audit_claims([paper])
+
+
+def audit_claims(wing_names) -> list[dict[str, Any]]:
+    """The privacy-audit claims of these wings (issue 16; stages.audit.claim_rows)."""
+    from airfl.pipeline.registry import get_wing
+    from airfl.pipeline.stages.audit import claim_rows
+
+    return [row for name in wing_names if get_wing(name).audits for row in claim_rows(name)]
 
 
 def markdown(results: list[dict[str, Any]], params: dict[str, Any]) -> str:
@@ -75,7 +83,10 @@ def _tally(results: list[dict[str, Any]]) -> dict[str, int]:
 
 def run(params: dict[str, Any], paper: str | None = None) -> None:
     if paper is None:                 # every paper's, in the registry's order
-        results = [r for p in papers() for r in read_json(paths.claims_metrics(p))["claims"]]
+        from airfl.pipeline.registry import wings
+
+        results = [r for p in papers() for r in read_json(paths.claims_metrics(p))["claims"]] \
+            + audit_claims([w.name for w in wings() if not w.catalogue])   # e.g. generic schemes
     else:
         results = evaluate_paper(paper)
     tally = _tally(results)

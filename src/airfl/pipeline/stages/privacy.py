@@ -8,9 +8,9 @@ Two accountings, named for what they hold (issue 18, item 6):
   baselines: the RDP of the Gaussian mechanism they add).
 * ``epsilon_simulated``: the mechanism as the run simulates it. A record's
   ``privacy_simulated`` events where the scheme's paper accounts something else (CDPB: the
-  Poisson-subsampled Gaussian at the per-coordinate variance the run adds); ``privacy_simulated:
-  null`` where that is not computed yet (DP as a perk: the receiver's sigma^2/2 and its fixed
-  subset of clients, issue 16), written as an empty value; no such key: the scheme's
+  Poisson-subsampled Gaussian at the per-coordinate variance the run adds; DP as a perk: the
+  receiver's sigma^2/2 on its fixed subset of clients, issue 16); ``privacy_simulated: null``
+  where that is not computed, written as an empty value; no such key: the scheme's
   accounting is of the mechanism it simulates, the same events.
 
 A round whose record has no privacy events (`privacy: null`) carries no DP guarantee, so eps is

@@ -1,0 +1,112 @@
+"""Stage `audit` (issue 16): `airfl audit <wing> <mechanism>` audits one registered DP mechanism
+by running its scheme's own aggregation on neighbouring inputs (airfl.privacy.auditing), and
+writes results/audit/<wing>/<mechanism>.json (every audited point: claimed, as-simulated and
+audited epsilons, the test, the parameters), figures/<wing>/audit_<mechanism>.csv (what is drawn)
+and its figure. Timings go to the untracked provenance record (the artifacts are byte-identical
+for one seed). The claims stage turns each point into the claim "audited lower bound <= claimed
+epsilon" (:func:`claim_rows`): a "no" is a privacy bug of the code or of its accountant.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from airfl.io import provenance, read_json, record_run, write_csv, write_json
+from airfl.pipeline import paths
+from airfl.pipeline.registry import get_wing
+from airfl.pipeline.stages import StageError
+
+COLUMNS = ("label", "eps_claimed", "eps_simulated", "eps_audited_lower", "eps_audited_point",
+           "eps_audited_upper", "gdp_eps", "tightness", "holds")
+
+
+def _draws(params: dict[str, Any], batched: bool) -> int:
+    block = params["audit"]["draws" if batched else "loop_draws"]
+    return int(block[params["profile"]])
+
+
+def run(params: dict[str, Any], wing: str, mechanism: str) -> None:
+    started = time.perf_counter()
+    from airfl.privacy.auditing import run_audit
+
+    try:
+        factory = get_wing(wing).audit_factory(mechanism)
+    except KeyError as error:
+        raise StageError(str(error.args[0])) from None
+    seed, alpha = int(params["seed"]), float(params["audit"]["alpha"])
+    points, timings = [], []
+    for index, candidate in enumerate(factory(params)):
+        timing: dict[str, float] = {}
+        draws = candidate.draws or _draws(params, candidate.batched)
+        points.append(run_audit(candidate, draws,
+                                seed + 1000 * index, alpha, timing))
+        timings.append({"name": candidate.name, **timing})
+    write_json(paths.audit(wing, mechanism), {
+        "wing": wing, "mechanism": mechanism, "points": points,
+        "provenance": provenance({"profile": params["profile"], "seed": seed,
+                                  "audit": params["audit"]})})
+    frame = pd.DataFrame([{"label": p["mechanism"], **{k: p[k] for k in COLUMNS[1:]}}
+                          for p in points], columns=list(COLUMNS))
+    write_csv(paths.audit_figure(wing, mechanism, "csv"), frame, float_format="%.17g")
+    draw(paths.audit_figure(wing, mechanism, "csv"), f"{wing}: {mechanism}")
+    record_run(paths.audit(wing, mechanism), timings=timings,
+               wall_time_s=round(time.perf_counter() - started, 3))
+
+
+def draw(csv: Path, title: str) -> None:
+    """Claimed and as-simulated epsilon (markers) and the audited interval (bar from the valid
+    lower bound to the upper end, dot at the point estimate) per audited point, from the CSV."""
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    from airfl.plotting import save_figure, set_theme
+
+    set_theme()
+    frame = pd.read_csv(csv)
+    values = frame[["eps_claimed", "eps_simulated", "eps_audited_lower", "eps_audited_point",
+                    "eps_audited_upper"]].astype(float)
+    finite = values.to_numpy()[np.isfinite(values.to_numpy()) & (values.to_numpy() > 0)]
+    cap = 10 * float(finite.max()) if finite.size else 10.0
+    shown = values.clip(lower=1e-3, upper=cap)
+    y = np.arange(len(frame))
+    fig, ax = plt.subplots(figsize=(7.0, 1.2 + 0.45 * len(frame)))
+    ax.hlines(y, shown["eps_audited_lower"], shown["eps_audited_upper"], color="tab:red", lw=3,
+              alpha=0.5, label="audited (95 % interval)")
+    ax.plot(shown["eps_audited_point"], y, "o", color="tab:red", label="audited point")
+    ax.plot(shown["eps_claimed"], y, "D", color="black", mfc="none", label="claimed (paper)")
+    ax.plot(shown["eps_simulated"], y, "s", color="tab:blue", mfc="none", label="as simulated")
+    ax.set_yticks(y, frame["label"])
+    ax.set_xscale("log")
+    ax.set_xlabel(f"epsilon (one round; values above {cap:.3g} drawn at it)")
+    ax.set_title(title)
+    ax.legend(fontsize=7, loc="best")
+    fig.tight_layout()
+    save_figure(fig, csv.with_suffix(""))
+
+
+def _number(value: Any) -> str:
+    value = float(value)
+    return "inf" if math.isinf(value) else f"{value:.3g}"
+
+
+def claim_rows(wing: str) -> list[dict[str, Any]]:
+    """The claims of a wing's audits: "audited lower bound <= claimed epsilon" per point, with
+    the tightness (lower bound / claimed) in the numbers. Read from the stored audit JSONs."""
+    rows = []
+    for name in sorted(get_wing(wing).audits):
+        for p in read_json(paths.audit(wing, name))["points"]:
+            numbers = (f"claimed {_number(p['eps_claimed'])}, as simulated "
+                       f"{_number(p['eps_simulated'])}, audited >= {_number(p['eps_audited_lower'])}"
+                       f" (point {_number(p['eps_audited_point'])}, upper "
+                       f"{_number(p['eps_audited_upper'])}), tightness {_number(p['tightness'])}")
+            rows.append({"figure": f"{wing}/audit_{name}", "claim": f"audit_{p['mechanism']}",
+                         "statement": f"privacy audit (delta {p['delta']:g}, Clopper-Pearson "
+                         f"{1 - p['alpha']:.0%}): audited lower bound <= claimed epsilon; a "
+                         "no is a privacy bug", "numbers": numbers, "holds": bool(p["holds"]),
+                         "verdict": "yes" if p["holds"] else "no"})
+    return rows
