@@ -4,7 +4,6 @@ are ties (`airfl.claims`); the quick profile has one trial, so its orderings are
 
 from __future__ import annotations
 
-import numpy as np
 import pandas as pd
 
 from airfl.claims import final_by_trial, paired_difference, paired_order
@@ -60,9 +59,10 @@ def shared_noise(frame: pd.DataFrame) -> ClaimResult:
     return paired_order(final_by_trial(frame, ACCURACY), pairs, scale=100, unit=" pp")
 
 
-def _by_param(frame: pd.DataFrame, param: str) -> dict[float, dict[float, float]]:
-    """{eps_full: {param value: mean final accuracy}} of the proposed design's curves."""
-    values = final_by_trial(frame, ACCURACY).mean()
+def _by_param(frame: pd.DataFrame, param: str, metric: str = ACCURACY
+              ) -> dict[float, dict[float, float]]:
+    """{eps_full: {param value: mean final metric}} of the proposed design's curves."""
+    values = final_by_trial(frame, metric).mean()
     params = frame.drop_duplicates("curve").set_index("curve")
     out: dict[float, dict[float, float]] = {}
     for curve, acc in values.items():
@@ -88,19 +88,22 @@ def optimal_T(frame: pd.DataFrame) -> ClaimResult:
                        f"non-decreasing in ε: {monotone}")
 
 
+def _non_decreasing(values: list[float]) -> bool:
+    return all(a <= b + 1e-12 for a, b in zip(values, values[1:]))
+
+
 def snr_plateau(frame: pd.DataFrame) -> ClaimResult:
     """X5: once DP-limited (Case II) the noise nu does not depend on the SNR, so the share of
     Case II class-rounds rises with SNR and the accuracy flattens: the two highest SNRs within
     COMPETITIVE_PP / 2 of each other at the smallest eps."""
     table = _by_param(frame, "param_snr_db")
-    rows = frame.dropna(subset=["case2_fraction"])
-    case2 = rows.groupby(["param_eps_full", "param_snr_db"])["case2_fraction"].mean()
+    case2 = _by_param(frame, "param_snr_db", "case2_share")   # share over all rounds of a run
     eps = min(table)
     snrs = sorted(table[eps])
     gap = 100 * abs(table[eps][snrs[-1]] - table[eps][snrs[-2]])
-    rising = all(np.diff([case2[(e, s)] for s in snrs]).min() >= -1e-12 for e in table)
+    rising = all(_non_decreasing([case2[e][s] for s in sorted(case2[e])]) for e in case2)
     text = "; ".join(f"ε = {e:g}: " + ", ".join(
-        f"{s:g} dB: {100 * a:.1f} % (Case II {100 * case2[(e, s)]:.0f} %)"
+        f"{s:g} dB: {100 * a:.1f} % (Case II {100 * case2[e][s]:.0f} %)"
         for s, a in sorted(accs.items())) for e, accs in sorted(table.items()))
     return ClaimResult(bool(rising and gap <= COMPETITIVE_PP / 2),
                        f"{text}; |acc({snrs[-1]:g} dB) − acc({snrs[-2]:g} dB)| at ε = {eps:g}: "
