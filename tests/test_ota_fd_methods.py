@@ -166,3 +166,23 @@ def test_bf16_local_step_tracks_the_fp32_step():
     assert b.dtype == torch.float32 and not torch.equal(step_a, step_b)
     rel = torch.linalg.vector_norm(step_b - step_a) / torch.linalg.vector_norm(step_a)
     assert float(rel) < 0.05
+
+
+def test_fedsgd_fl_round_is_one_full_batch_gradient_step():
+    """Paper profile (FedSGD): noiseless FL moves the global model by -eta_0 sum_i (B_i/B)
+    grad F_i(w) on the whole local datasets."""
+    from dataclasses import replace
+
+    from airfl.core.engine import client_gradients
+
+    setup = replace(_setup(rounds=1, lr=0.05), full_batch=True)
+    w0 = tr.initial_params(setup)
+    fedsgd = replace(setup, upload="gradient", server_lr=0.05)
+    _, grads = client_gradients(setup.model, w0, setup.data,
+                                fedsgd._full)
+    expected = w0 - 0.05 * grads.mean(0)                 # equal local sizes: weights 1/M
+    scheme = _scheme("fl_noiseless")
+    table, _ = tr.run_fd_trial(setup, scheme, scheme.design(_context(setup)), False)
+    from airfl.core.engine import evaluate_many
+    loss, _ = evaluate_many(setup.model, expected.unsqueeze(0), *setup.test)
+    assert float(table["test_loss"].iloc[-1]) == pytest.approx(float(loss[0]), rel=1e-5)

@@ -62,7 +62,7 @@ X1 = Experiment(
                  + CAPTION_R),
     figure_spec=FigureSpec(**ROUNDS, **ACC),
     extra_figures=(
-        FigureSpec(x="channel_uses", **ACC, name="x1_channel_uses", logx=True,
+        FigureSpec(x="channel_uses", **ACC, name="x1_channel_uses",
                    xlabel="Cumulative uplink channel uses (FD: K² = 100 per round; FL: D = "
                           "21,680)",
                    title="X1: test accuracy vs cumulative channel uses",

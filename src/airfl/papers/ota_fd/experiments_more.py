@@ -61,7 +61,7 @@ def _experiment(figure: str, title: str, description: str, **kw) -> Experiment:
 
 
 def _channel_uses(name: str, what: str) -> FigureSpec:
-    return FigureSpec(x="channel_uses", **ACC, name=name, logx=True,
+    return FigureSpec(x="channel_uses", **ACC, name=name,
                       xlabel=f"Cumulative uplink channel uses ({what})",
                       title=f"{name.split('_')[0].upper()}: test accuracy vs channel uses",
                       curves=lambda c, p: p["method"] != "local_only")
@@ -103,8 +103,7 @@ X3 = _experiment(
     figure_spec=FigureSpec(x="param_eps_full", **ACC, final=True, logx=True,
                            xlabel="Privacy budget ε (full-scale equivalent, δ = 1e-8)",
                            curves=lambda c, p: "eps_full" in p, label=_method_only),
-    extra_figures=(FigureSpec(**ROUNDS, **ACC, name="x3_rounds",
-                              title="X3: test accuracy vs round"),),
+    extra_figures=(_channel_uses("x3_channel_uses", "FD: K² = 100 per round; FL: D"),),
     claims=(
         Claim("x3_tradeoff", "Abstract claim (i): OTA-FD's accuracy rises with ε (monotone up to "
               "trial noise).", cx.tradeoff),
@@ -112,7 +111,7 @@ X3 = _experiment(
               "is shared over the air instead of added by every WD).", cm.shared_noise),
         Claim("x3_fd_vs_fl", "OTA-FD at the largest ε is competitive with OTA-FL with DP "
               "(FL's ε_i ≥ 1e6: DP inactive) at 217x fewer channel uses per round.",
-              cm.competitive("otafd_prop_e1", "otafl_dp")),
+              cm.competitive("otafd_prop_e1", "otafl_dp"), "x3_channel_uses"),
     ))
 
 X4 = _experiment(
@@ -142,7 +141,7 @@ X5 = _experiment(
                               ylabel="Share of DP-limited class-rounds (Case II)",
                               title="X5: share of Case II class-rounds vs SNR"),),
     claims=(
-        Claim("x5_plateau", "Accuracy plateaus once DP-limited: the Case II share rises with "
+        Claim("x5_accuracy_plateau", "Accuracy plateaus once DP-limited: the Case II share rises with "
               "SNR and the two highest SNRs give the same accuracy (within 2.5 pp).",
               cm.snr_plateau),
     ))

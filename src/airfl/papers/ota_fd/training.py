@@ -152,7 +152,12 @@ def federated_trial(setup: TrialSetup, scheme, design: dict[str, Any], progress:
                     ) -> tuple[pd.DataFrame, list[dict[str, Any]]]:
     """An FL benchmark through `airfl.core.loop.run_trial` (one global model, server step
     w + Delta, constant step size eta_0: the FL schedule is not stated, [R]), with the
-    cumulative uplink channel uses D per round (one analog use per parameter, spec X1)."""
+    cumulative uplink channel uses D per round (one analog use per parameter, spec X1).
+    FedSGD (`full_batch`, the paper profile on MNIST): every WD uploads its full-batch gradient
+    and the server steps w - eta_0 g (the core's `gradient` upload); FedAvg otherwise (deltas
+    after E local steps)."""
+    if setup.full_batch:
+        setup = dataclasses.replace(setup, upload="gradient", server_lr=setup.lr)
     table, records = run_trial(setup, scheme, design, progress=False)
     table["channel_uses"] = table["round"] * int(setup.model.dim)
     if "eps_real_ratio" in table:          # realised eps_i / eps_i so far, as the FD loop logs
