@@ -52,3 +52,20 @@ def test_case_map_plateaus_once_dp_limited():
     assert strict["case2_fraction"].iloc[-1] == 1.0          # DP-limited at high SNR
     again = an.case_frame(block)                             # seeded draws: reproducible
     assert again.equals(wide)
+
+
+def test_closed_form_rounds_is_the_rounds_frames_T_closed():
+    """X4's T* marker is X6's max(T_0, a/b) (Errata 1) at the same eps."""
+    wide = an.rounds_frame(BLOCK)
+    for eps, T in zip(wide["eps"], wide["T_closed"]):
+        assert an.closed_form_rounds(BLOCK, eps) == T
+
+
+def test_trained_resnet18_bn_has_the_stated_count_and_no_running_statistics():
+    """The model X2 trains (`resnet18_bn`): D = 11,173,962 as stated, and a model is its
+    parameter vector alone (BatchNorm on batch statistics, no buffers to keep per WD) [R]."""
+    from airfl.models import build_model
+
+    model = build_model("resnet18_bn", (3, 32, 32), 10)
+    assert model.dim == 11_173_962
+    assert not list(model.module.buffers())

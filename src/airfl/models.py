@@ -287,6 +287,13 @@ class ResNet18GN(ResNet18):
         super().__init__(in_channels, num_classes, lambda channels: nn.GroupNorm(groups, channels))
 
 
+def batch_norm_without_stats(channels: int) -> nn.BatchNorm2d:
+    """BatchNorm that always normalises with the batch's statistics (no running buffers), so a
+    model is its parameters alone: what a flat parameter vector per device needs (OTA-FD's
+    trained ResNet-18, model `resnet18_bn`; same affine parameters, same count)."""
+    return nn.BatchNorm2d(channels, track_running_stats=False)
+
+
 def resnet18_bn(num_classes: int = 10, in_channels: int = 3) -> ResNet18:
     """ResNet-18 with BatchNorm (the common CIFAR model; e.g. the OTA-FD appendix's, whose stated
     D = 11,173,962 it matches with BN's affine parameters counted)."""
@@ -470,7 +477,8 @@ def check_engine(model: FlatModel, device: torch.device | str) -> None:
                          f"loop (auto = the loop engine in channels-last); vmap on CUDA")
 
 
-MODEL_NAMES = ("softmax", "mlp32", "cnn_mnist", "cnn_mnist_k3", "fedavg_cnn", "resnet18_gn")
+MODEL_NAMES = ("softmax", "mlp32", "cnn_mnist", "cnn_mnist_k3", "fedavg_cnn", "resnet18_gn",
+               "resnet18_bn")
 
 
 def build_model(name: str, image_shape: tuple[int, int, int], num_classes: int, l2: float = 0.0,
@@ -490,7 +498,8 @@ def build_model(name: str, image_shape: tuple[int, int, int], num_classes: int, 
     modules = {"cnn_mnist": lambda: MnistCNN(channels, num_classes, height),
                "cnn_mnist_k3": lambda: MnistCNN(channels, num_classes, height, first_kernel=3),
                "fedavg_cnn": lambda: FedAvgCNN(channels, num_classes, height),
-               "resnet18_gn": lambda: ResNet18GN(channels, num_classes)}
+               "resnet18_gn": lambda: ResNet18GN(channels, num_classes),
+               "resnet18_bn": lambda: ResNet18(channels, num_classes, batch_norm_without_stats)}
     if name in modules:
         return FunctionalNetwork(name, modules[name](), num_classes, engine, l2, precision)
     raise ValueError(f"unknown model {name!r}; allowed: {', '.join(MODEL_NAMES)}")

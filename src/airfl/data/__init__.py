@@ -8,7 +8,8 @@ from .catalogue import (
     dataset_files,
     dataset_info,
 )
-from .fetch import MIRROR_ENV_VAR, dataset_present, ensure_dataset, find_problems, md5sum
+from .fetch import (MIRROR_ENV_VAR, dataset_present, ensure_dataset, find_problems, md5sum,
+                    substitute_if_missing)
 from .heterogeneity import (
     data_size_weights,
     label_histograms,
@@ -59,6 +60,7 @@ __all__ = [
     "one_class",
     "per_class_subset",
     "shards",
+    "substitute_if_missing",
     "to_float_tensor",
     "wasserstein_softmax_weights",
     "wasserstein_to_global",

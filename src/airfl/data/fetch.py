@@ -94,6 +94,18 @@ def dataset_present(name: str, root: str | os.PathLike, mirror: str | os.PathLik
     return False
 
 
+def substitute_if_missing(pick: dict, data: dict) -> dict:
+    """A figure's `dataset` and `model`, or its `offline_substitute` ({dataset, model}) when the
+    dataset cannot be supplied without a download (not under data.root nor the mirror), with
+    `substituted_for` naming what it replaces (the caption and the figure CSV say so). Shared by
+    the wings whose paper-scale figures train on CIFAR (CDPB, OTA-FD); to download CIFAR
+    instead, run `airfl data cifar10` (or cifar100) first."""
+    substitute = pick.get("offline_substitute")
+    if substitute is None or dataset_present(pick["dataset"], data["root"], data.get("mirror")):
+        return {"dataset": pick["dataset"], "model": pick["model"]}
+    return {**substitute, "substituted_for": f"{pick['dataset']} / {pick['model']}"}
+
+
 # --------------------------------------------------------------------------------------------
 # Supplying files: atomic writes, mirror copies, archive extraction, downloads
 # --------------------------------------------------------------------------------------------

@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from airfl.config import profiled
+from airfl.data import substitute_if_missing
 from airfl.papers.cdpb.schemes import SETTING_KEYS
 
 
@@ -27,19 +28,6 @@ def median_update_norm(norms: np.ndarray) -> dict[str, Any]:
         raise ValueError(f"W_clip calibration needs finite update norms with a positive median, "
                          f"got {norms.size} norms (median {np.median(norms) if norms.size else None})")
     return {"w_clip": float(np.median(norms))}
-
-
-def substitute_if_missing(pick: dict[str, Any], data: dict[str, Any]) -> dict[str, Any]:
-    """The figure's dataset and model, or its `offline_substitute` when the dataset cannot be
-    supplied without a download (not under data.root nor the mirror), with `substituted_for`
-    naming what it replaces (the caption and the figure CSV say so). To download CIFAR
-    instead, run `airfl data cifar100` (or cifar10) first."""
-    from airfl.data import dataset_present
-
-    substitute = pick.get("offline_substitute")
-    if substitute is None or dataset_present(pick["dataset"], data["root"], data.get("mirror")):
-        return {"dataset": pick["dataset"], "model": pick["model"]}
-    return {**substitute, "substituted_for": f"{pick['dataset']} / {pick['model']}"}
 
 
 def _block(params: dict[str, Any], key: str, curves_of) -> dict[str, Any]:

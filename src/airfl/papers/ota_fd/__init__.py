@@ -7,10 +7,12 @@ was available). Spec: shared/specs/ota_fd.md (its Errata override the text). One
 * :mod:`.rounds` - Prop. 2 with Errata 1 (exact piecewise objective, max(T_0, a/b), T_0 at a
   quantile of the fading).
 * :mod:`.schemes` - the methods as one scheme kind ``ota_fd`` (proposed, without DP, noiseless,
-  local only, uniform weights, digital FD with local DP; AN via ``an_mode``); :mod:`.training`
+  local only, uniform weights, digital FD with local DP, OTA-FL with DP, noiseless FL; AN via
+  ``an_mode``); :mod:`.training`
   - the FD round loop (own model per WD, CE + gamma * distillation, clipping to S);
-  :mod:`.setup` - the run blocks; :mod:`.experiments` - the catalogue (X1, X6);
-  :mod:`.claims_x1` - X1's claims; :mod:`.analysis` - X6's closed-form frames and claims;
+  :mod:`.setup` - the run blocks (X2-X7 inherit X1's setting); :mod:`.experiments` - the
+  catalogue (X1, X6) and :mod:`.experiments_more` (X2-X5, X7); :mod:`.claims_x1`,
+  :mod:`.claims_more` - their claims; :mod:`.analysis` - X6's closed-form frames and claims;
   :mod:`.resnet` - the appendix's ResNet-18 (parameter count).
 """
 

@@ -167,3 +167,14 @@ def check_cases(wide: pd.DataFrame) -> list[tuple[str, str, str, bool]]:
     return [("x5_plateau", "Once DP-limited (Case II), ν no longer falls with SNR (plateau); the "
              "DP-limited share grows with SNR (spec 7 X5, closed-form half)", "; ".join(parts),
              bool(ok))]
+
+
+def closed_form_rounds(p: dict[str, Any], eps: float) -> int:
+    """Prop. 2's T* = max(T_0, a/b) (Errata 1) of the `analysis` setting at one eps: the marker
+    of X4's fixed-T sweep (closed form only; the argmin over T is X6's)."""
+    counts, consts, sigma_n2, g = _inputs(p)
+    rho = _rho(p, eps, counts)
+    a, b = rd.coefficients(fmax=np.full(counts.shape[0], p["fmax"]), consts=consts,
+                           class_counts=counts, rho=rho, K=p["K"])          # (A30)
+    T0 = rd.threshold_T0(sigma_n2=sigma_n2, channel_power=g, rho=rho, K=p["K"])
+    return int(min(max(round(max(T0, a / b)), 1), p["T_max"]))             # Errata 1

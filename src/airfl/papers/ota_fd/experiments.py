@@ -1,5 +1,6 @@
-"""OTA-FD's figures (spec shared/specs/ota_fd.md §7): X1 on CNN-MNIST (step 1 of issue 15), its
-claims checked on the stored figure data (:mod:`.claims_x1`).
+"""OTA-FD's figures (spec shared/specs/ota_fd.md §7): X1 on CNN-MNIST, all methods, its claims
+checked on the stored figure data (:mod:`.claims_x1`, :mod:`.claims_more`); X2-X5 and X7 in
+:mod:`.experiments_more`; X6's closed forms below.
 
 Everything in X1 beyond the appendix is reconstructed [R] (spec §7: the main text and its two
 figures were not available): the methods, the eps sweep, the channel and SNR, gamma, eta_0.
@@ -13,8 +14,10 @@ import pandas as pd
 
 from airfl.experiments import AnalyticFigure, Claim, Experiment, FigureSpec, Panel
 from airfl.papers.ota_fd import analysis as an
+from airfl.papers.ota_fd import claims_more as cm
 from airfl.papers.ota_fd import claims_x1 as cx
-from airfl.papers.ota_fd import schemes  # noqa: F401  (the scheme kind)
+from airfl.papers.ota_fd import experiments_more as more
+from airfl.papers.ota_fd.schemes import FL
 from airfl.papers.ota_fd.setup import x1_block
 from airfl.papers.ota_fd.training import run_fd_trial
 from airfl.styles import register_styles
@@ -25,16 +28,14 @@ register_styles({"OTA FD without DP": ("#1f77b4", "^"), "Noiseless FD": ("#00000
                  "Local only": ("#7f7f7f", "s")})
 
 
-BENCH = {"fd_digital_ldp": "Digital FD, local DP", "otafd_uniformw": "OTA-FD, uniform weights",
-         "otafd_prop": "OTA-FD, artificial noise"}
 register_styles({"Digital FD, local DP": ("#ff7f0e", "v"),
                  "OTA-FD, uniform weights": ("#9467bd", "P"),
                  "OTA-FD, artificial noise": ("#17becf", "X")})
 
 
 def curve_label(curve: str, params: dict[str, Any]) -> str:
-    if params.get("benchmark"):
-        return f"{BENCH[params['method']]}, ε = {params['eps_full']:g}"
+    if params.get("benchmark") or params["method"] in FL:
+        return more.label(curve, params)
     if params["method"] == "otafd_prop":
         return f"OTA-FD, ε = {params['eps_full']:g} (full scale)"
     return NAMES[params["method"]]
@@ -55,12 +56,15 @@ X1 = Experiment(
     title="X1: CNN-MNIST, test accuracy vs round",
     description=("Federated distillation of 10 WDs (one dominant class each) sharing per-class "
                  "soft labels over the air with the Prop. 1 transceiver and the Theorem 2 DP "
-                 "constraint, against OTA FD without DP, noiseless FD and local training."
+                 "constraint, against OTA FD without DP, noiseless FD, local training and the "
+                 "FL benchmarks (OTA-FL with DP at ε_i ~ U(1e6, 1e7), noiseless FL; one global "
+                 "model, D = 21,680 channel uses per round)."
                  + CAPTION_R),
     figure_spec=FigureSpec(**ROUNDS, **ACC),
     extra_figures=(
         FigureSpec(x="channel_uses", **ACC, name="x1_channel_uses",
-                   xlabel="Cumulative uplink channel uses (K² = 100 per FD round)",
+                   xlabel="Cumulative uplink channel uses (FD: K² = 100 per round; FL: D = "
+                          "21,680)",
                    title="X1: test accuracy vs cumulative channel uses",
                    curves=lambda c, p: p["method"] != "local_only"),
         FigureSpec(x="param_eps_full", **ACC, final=True, name="x1_eps", logx=True,
@@ -69,12 +73,19 @@ X1 = Experiment(
                    title="X1: final test accuracy vs ε (local only / noiseless: see claims)"),
         FigureSpec(**ROUNDS, y="eps_real_ratio_max", ylabel="Realised ε_i / target ε_i (max)",
                    name="x1_privacy",
-                   curves=lambda c, p: p["method"] in ("otafd_prop", "otafd_uniformw"),
+                   curves=lambda c, p: p["method"] in ("otafd_prop", "otafd_uniformw",
+                                                       "otafl_dp"),
                    title="X1: realised privacy (paper's formula, worst round so far)"),
     ),
     label=curve_label, compose=x1_block, shared_keys=("ota_fd.setting",),
     curve_key=lambda curve: "ota_fd.x1", privacy=False, trainer=run_fd_trial,
     claims=(
+        Claim("x1_fd_vs_fl", "FD reaches accuracy competitive with FL with ≈ 217x fewer uplink "
+              "channel uses per round (noiseless FD vs noiseless FL; spec X1).",
+              cm.competitive("fd_noiseless", "fl_noiseless")),
+        Claim("x1_dp_fd_vs_dp_fl", "DP OTA-FD at ε = 0.1 against OTA-FL with DP at its own "
+              "budgets ε_i ≥ 1e6 (competitive: within 5 pp).",
+              cm.competitive("otafd_prop_e0p1", "otafl_dp")),
         Claim("x1_dp_beats_local", "Question of the spec's prototype: does DP OTA-FD beat "
               "local-only training, and from which ε on?", cx.dp_beats_local),
         Claim("x1_distillation_helps", "Noiseless FD beats local-only training (the value of "
@@ -95,7 +106,7 @@ X1 = Experiment(
               "(Theorem 2, paper's formula, spec 5.4).", cx.privacy_met, "x1_privacy"),
     ))
 
-EXPERIMENTS = (X1,)
+EXPERIMENTS = (X1,) + more.EXPERIMENTS
 
 
 # -- X6: closed forms only (numpy, seconds; full scale in both profiles) -------------------------

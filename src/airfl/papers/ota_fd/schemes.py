@@ -13,6 +13,15 @@ method shares nothing (local only). Methods:
   lambda_DP (the value of the B_i^k/B^k weighting).
 * ``fd_digital_ldp`` - every WD adds its own DP noise (local DP) and sends over orthogonal
   error-free links; the PS averages with B_i^k/B^k (the value of the shared OTA noise).
+* ``otafl_dp`` - the FL benchmark: one global model, FedSGD/FedAvg updates clipped to C
+  (core `clip_by_norm`), sent over the air with Prop. 1's data-weighted channel inversion
+  (one "class" of D entries, weights B_i/B) and lambda = min(lambda_PA, lambda_DP) under the FL
+  budgets (spec 7 and A10: the mechanism is reconstructed [R], sensitivity 2C/B_i).
+* ``fl_noiseless`` - FedSGD/FedAvg with perfect aggregation of the unclipped updates, weights
+  B_i/B (upper bound of FL).
+
+The two FL methods average models (`model_averaging`): the wing's trainer runs them through
+the core's FL round loop (`airfl.core.loop.run_trial`) on the same data, channels and CRN.
 
 The artificial-noise variant is ``otafd_prop`` with ``an_mode: full_power``. All of the
 benchmarks are reconstructed [R] (spec §7).
@@ -23,18 +32,21 @@ noise from ``dp``, so all methods of a figure see the same channel and noise dra
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
 import torch
 
+from airfl.core.aggregation import clip_by_norm, gaussian_noise
 from airfl.core.scheme import DesignContext, RoundState, Scheme
 from airfl.papers.ota_fd import transceiver as tx
 
+FL = ("otafl_dp", "fl_noiseless")
 METHODS = ("otafd_prop", "fd_ota_nodp", "fd_noiseless", "local_only", "otafd_uniformw",
-           "fd_digital_ldp")
+           "fd_digital_ldp") + FL
 OTA = ("otafd_prop", "fd_ota_nodp", "otafd_uniformw")
-PRIVATE = ("otafd_prop", "otafd_uniformw", "fd_digital_ldp")
+PRIVATE = ("otafd_prop", "otafd_uniformw", "fd_digital_ldp", "otafl_dp")
 
 
 def sigma_n2_of(*, power: float, snr_db: float) -> float:
@@ -67,10 +79,29 @@ class OtaFdScheme(Scheme):
     def private(self) -> bool:
         return self.method in PRIVATE
 
+    @property
+    def model_averaging(self) -> bool:
+        """FL benchmarks: one global model, run by the core's FL loop."""
+        return self.method in FL
+
+    def budgets(self, state: RoundState, M: int) -> tuple[np.ndarray, np.ndarray]:
+        """(eps_i, delta_i) [M] of the WDs: `eps`/`delta` for all, or per-WD draws from
+        `eps_uniform` / `delta_uniform` ([lo, hi], linear uniform: ambiguity A13), one draw per
+        trial from its `budgets` stream (the same for every round and every method: CRN).
+        Stated for FD on ResNet-CIFAR10 and for the FL benchmark (Errata 3)."""
+        if "eps_uniform" not in self.params:
+            return np.full(M, float(self.params["eps"])), np.full(M, float(self.params["delta"]))
+        rng = state.streams.trial_numpy("budgets")
+        eps = rng.uniform(*self.params["eps_uniform"], size=M)
+        delta = rng.uniform(*self.params.get("delta_uniform", [self.params["delta"]] * 2), size=M)
+        return eps, delta
+
     def design(self, context: DesignContext) -> dict[str, Any]:
         """T is fixed before training (the DP noise of every round depends on it, spec §3.3):
-        here the schedule's rounds (Prop. 2 is evaluated in the analysis; quick uses fixed T)."""
-        return {"T": int(context.rounds), "sigma_n2": self.sigma_n2}
+        the curve's own `T` (fixed-T sweep, `otafd_fixedT` of spec 7) or the schedule's rounds
+        (Prop. 2 is evaluated in the analysis X6)."""
+        T = self.params.get("T") or context.rounds
+        return {"T": int(T), "sigma_n2": self.sigma_n2, "dim": int(context.dim)}
 
     def channel_uses(self, num_classes: int, num_devices: int) -> int:
         """Uplink channel uses per round: K vectors of length K in analog form (spec X1); the
@@ -82,6 +113,8 @@ class OtaFdScheme(Scheme):
 
     def aggregate(self, updates: torch.Tensor, state: RoundState, design: dict[str, Any]
                   ) -> tuple[torch.Tensor | None, dict[str, Any]]:
+        if self.model_averaging:
+            return self._federated(updates, state, design)
         counts = np.asarray(state.extras["class_counts"], dtype=np.float64)   # B_i^k [M, K]
         M, K = counts.shape
         q = updates.detach().double().cpu().numpy().reshape(M, K, K)
@@ -93,13 +126,12 @@ class OtaFdScheme(Scheme):
             return torch.from_numpy(r.reshape(-1)), {}
         T = int(design["T"])
         h_abs = np.sqrt(state.channel_power.double().cpu().numpy())
-        delta = np.full(M, float(self.params["delta"]))
+        eps, delta = self.budgets(state, M) if self.private else (None, None)
         if self.method == "fd_digital_ldp":
-            return self._digital(q, counts, delta, T, state)
+            return self._digital(q, counts, eps, delta, T, state)
         rho = None
         if self.private:
-            rho = tx.privacy_coefficients(eps=np.full(M, float(self.params["eps"])), delta=delta,
-                                          class_counts=counts,
+            rho = tx.privacy_coefficients(eps=eps, delta=delta, class_counts=counts,
                                           sensitivity_mode=self.params["sensitivity_mode"])
         uniform = np.full((M, K), 1.0 / M) if self.method == "otafd_uniformw" else None
         d = tx.prop1_design(h_abs=h_abs, power=np.full(M, self.power), class_counts=counts,
@@ -116,14 +148,13 @@ class OtaFdScheme(Scheme):
             eps_real = tx.realised_eps(h_abs=h_abs, design=d, class_counts=counts,
                                        sigma_n2=self.sigma_n2, delta=delta, T=T, K=K,
                                        sensitivity_mode=self.params["sensitivity_mode"])
-            record["eps_real_ratio"] = float(np.max(eps_real) / float(self.params["eps"]))
+            record["eps_real_ratio"] = float(np.max(eps_real / eps))
         return torch.from_numpy(r.reshape(-1)), record
 
-    def _digital(self, q, counts, delta, T, state):
+    def _digital(self, q, counts, eps, delta, T, state):
         """fd_digital_ldp: local Gaussian noise per WD (transceiver.local_dp_std), exact links."""
         M, K = counts.shape
-        std = tx.local_dp_std(eps=np.full(M, float(self.params["eps"])), delta=delta,
-                              class_counts=counts, T=T,
+        std = tx.local_dp_std(eps=eps, delta=delta, class_counts=counts, T=T,
                               sensitivity_mode=self.params["sensitivity_mode"])
         noise = torch.randn(M, K, K, generator=state.streams("dp"), dtype=torch.float64).numpy()
         r = tx.receive_digital(soft_labels=q, class_counts=counts, std=std, noise=noise)
@@ -131,3 +162,35 @@ class OtaFdScheme(Scheme):
         return torch.from_numpy(r.reshape(-1)), {
             "nu_median": float(np.median(nu)), "nu_max": float(np.max(nu)),
             "eps_real_ratio": 1.0}       # each WD's own noise meets its budget exactly
+
+    def _federated(self, updates: torch.Tensor, state: RoundState, design: dict[str, Any]):
+        """OTA-FL with DP / noiseless FL on model updates [M, D] (spec 7, A10 [R]). Each update is
+        clipped to C and divided by C (unit ball), WD i sends P1_i sqrt(D) u_i with Prop. 1's
+        P1 for weights B_i/B (one class, K -> D), the PS receives sum_i |h_i| x_i + z and
+        de-scales by lambda = min(lambda_PA, lambda_DP): r = sum_i c_i u_i + z / lambda with
+        c_i = |h_i| P1_i sqrt(D) / lambda = B_i/B (A21). Returns C r."""
+        sizes = state.data_sizes.double().cpu().numpy()
+        weights = sizes / sizes.sum()
+        if self.method == "fl_noiseless":      # perfect aggregation, no clipping (upper bound)
+            return torch.from_numpy(weights).to(updates) @ updates, {}
+        clip = float(self.params["clip_C"])
+        clipped, norms = clip_by_norm(updates, clip)
+        M, D, T = updates.shape[0], int(design["dim"]), int(design["T"])
+        h_abs = np.sqrt(state.channel_power.double().cpu().numpy())
+        counts = sizes[:, None]                                   # one "class": B_i
+        eps, delta = self.budgets(state, M)
+        rho = tx.privacy_coefficients(eps=eps, delta=delta,
+                                      class_counts=counts, spread=tx.BALL_SPREAD)
+        d = tx.prop1_design(h_abs=h_abs, power=np.full(M, self.power), class_counts=counts,
+                            rho=rho, sigma_n2=self.sigma_n2, T=T, K=D)
+        c = h_abs * d.p1[:, 0] * np.sqrt(D) / d.lam[0]            # = B_i/B, computed from P1
+        noise = gaussian_noise(D, math.sqrt(self.sigma_n2) / float(d.lam[0]),
+                               state.streams("noise"), torch.float64)
+        r = torch.from_numpy(c).to(updates) @ (clipped / clip) + noise.to(updates)
+        eps_real = tx.realised_eps(h_abs=h_abs, design=d, class_counts=counts,
+                                   sigma_n2=self.sigma_n2, delta=delta, T=T, K=D,
+                                   spread=tx.BALL_SPREAD)
+        return clip * r, {"case2_fraction": float(d.case[0] == 2),
+                          "nu_median": float(clip ** 2 * d.nu[0]),
+                          "clipped_fraction": float((norms > clip).float().mean()),
+                          "eps_real_ratio": float(np.max(eps_real / eps))}

@@ -11,6 +11,7 @@ mean over WDs of each WD's own model on the test set, spec A15).
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from typing import Any
 
@@ -19,7 +20,7 @@ import torch
 from torch.func import functional_call
 
 from airfl.core.engine import evaluate_many, full_batches, sample_batches
-from airfl.core.loop import TrialSetup, draw_channel_power, initial_params
+from airfl.core.loop import TrialSetup, draw_channel_power, initial_params, run_trial
 from airfl.core.scheme import RoundState
 from airfl.rng import RoundStreams
 
@@ -56,7 +57,7 @@ def distillation_loss(logits: torch.Tensor, y: torch.Tensor, weights: torch.Tens
     sample's class; CE as the empirical loss is [R])."""
     loss = torch.nn.functional.cross_entropy(logits, y, reduction="none")
     if targets is not None and gamma > 0:
-        gap = torch.softmax(logits, dim=-1) - targets.to(logits.dtype)[y]
+        gap = torch.softmax(logits, dim=-1) - targets.to(logits)[y]     # same device (cuda)
         loss = loss + gamma * (gap * gap).sum(dim=-1)
     return (weights * loss).sum()
 
@@ -66,16 +67,20 @@ def local_step_(setup: TrialSetup, params: torch.Tensor, batch: tuple[torch.Tens
     """One SGD step of every WD in place, each gradient clipped to norm S first (Assumption 3
     made true; spec A14: guards channel-inversion deep fades). Autograd runs on per-layer leaf
     views in the engine's memory format, as `FunctionalNetwork`'s loop engine does (measured
-    faster on CPU than differentiating through slices of the flat vector)."""
+    faster on CPU than differentiating through slices of the flat vector). The model's
+    `precision` applies (bf16: forward and backward under bfloat16 autocast, fp32 master
+    weights, as `FunctionalNetwork`; fp32 is exact and the default)."""
     model = setup.model
     index, weights = batch
     for m in range(params.shape[0]):
         leaves = [params[m, s.start:s.stop].detach().view(s.shape).requires_grad_()
                   for s in model.slots]
         with torch.enable_grad():
-            logits = functional_call(model.module, {s.name: model._layout(leaf) for s, leaf
-                                                    in zip(model.slots, leaves)},
-                                     (model._layout(setup.data.x[index[m]]),))
+            with model._autocast(params.device):     # precision bf16: bfloat16 autocast
+                logits = functional_call(model.module, {s.name: model._layout(leaf) for s, leaf
+                                                        in zip(model.slots, leaves)},
+                                         (model._layout(setup.data.x[index[m]]),))
+            logits = logits.float()                  # the loss in fp32 whatever the precision
             loss = distillation_loss(logits, setup.data.y[index[m]],
                                      weights[m].to(logits), targets, gamma)
             grads = torch.autograd.grad(loss, leaves)
@@ -98,12 +103,19 @@ def run_fd_trial(setup: TrialSetup, scheme, design: dict[str, Any], progress: bo
                  ) -> tuple[pd.DataFrame, list[dict[str, Any]]]:
     """All T rounds of one trial of one method; returns the per-round table and the records.
     Step size eta_t = eta_0 / sqrt(t + 1), t = 0..T-1 (spec A7); E local steps per round on
-    mini-batches (`local_steps`, `batch_size`) or one full-batch step (`full_batch`, FedSGD)."""
+    mini-batches (`local_steps`, `batch_size`) or one full-batch step (`full_batch`, FedSGD).
+    T is the design's (a fixed-T curve's own T, spec 7 `otafd_fixedT`). The FL benchmarks
+    (`scheme.model_averaging`) run the core's FL loop on the same set-up (data, channel and
+    mini-batch streams: CRN) and are charged D channel uses per round (spec X1)."""
+    if int(design["T"]) != setup.rounds:
+        setup = dataclasses.replace(setup, rounds=int(design["T"]))
+    if getattr(scheme, "model_averaging", False):
+        return federated_trial(setup, scheme, design, progress)
     K = setup.model.num_classes
     counts = class_counts(setup, K)
     params = initial_params(setup).unsqueeze(0).repeat(setup.data.num_clients, 1)
     rows = [{"round": 0, "time_s": 0.0, "channel_uses": 0, **evaluate(setup, params)}]
-    records, uses, eps_ratio = [], 0, 0.0
+    records, uses, eps_ratio, case2 = [], 0, 0.0, 0.0
     for t in range(1, setup.rounds + 1):
         streams = RoundStreams(setup.seed, setup.experiment, setup.trial, t)
         power = draw_channel_power(setup.statistics.path_gain, streams)
@@ -127,7 +139,27 @@ def run_fd_trial(setup: TrialSetup, scheme, design: dict[str, Any], progress: bo
         if "eps_real_ratio" in record:      # the run's realised eps_i / eps_i so far (max over t)
             eps_ratio = max(eps_ratio, record["eps_real_ratio"])
             row["eps_real_ratio_max"] = eps_ratio
+        if "case2_fraction" in record:      # share of DP-limited class-rounds so far (X5)
+            case2 += record["case2_fraction"]
+            row["case2_share"] = case2 / t
         if t % setup.eval_every == 0 or t == setup.rounds:
             row.update(evaluate(setup, params))
         rows.append(row)
     return pd.DataFrame(rows), records
+
+
+def federated_trial(setup: TrialSetup, scheme, design: dict[str, Any], progress: bool = True
+                    ) -> tuple[pd.DataFrame, list[dict[str, Any]]]:
+    """An FL benchmark through `airfl.core.loop.run_trial` (one global model, server step
+    w + Delta, constant step size eta_0: the FL schedule is not stated, [R]), with the
+    cumulative uplink channel uses D per round (one analog use per parameter, spec X1).
+    FedSGD (`full_batch`, the paper profile on MNIST): every WD uploads its full-batch gradient
+    and the server steps w - eta_0 g (the core's `gradient` upload); FedAvg otherwise (deltas
+    after E local steps)."""
+    if setup.full_batch:
+        setup = dataclasses.replace(setup, upload="gradient", server_lr=setup.lr)
+    table, records = run_trial(setup, scheme, design, progress=False)
+    table["channel_uses"] = table["round"] * int(setup.model.dim)
+    if "eps_real_ratio" in table:          # realised eps_i / eps_i so far, as the FD loop logs
+        table["eps_real_ratio_max"] = table["eps_real_ratio"].cummax()
+    return table, records

@@ -16,15 +16,22 @@ import numpy as np
 
 SENSITIVITY_MODES = ("paper", "per_class")
 AN_MODES = ("none", "full_power")
+# diameter^2 / 2 of the set the shared vectors live in: 1 for the simplex of Lemma 1 (two soft
+# labels are <= sqrt(2) apart), 2 for the unit l2 ball (FL updates clipped to C, then / C)
+SIMPLEX_SPREAD = 1.0
+BALL_SPREAD = 2.0
 
 
 def privacy_coefficients(*, eps: np.ndarray, delta: np.ndarray, class_counts: np.ndarray,
-                         sensitivity_mode: str = "paper") -> np.ndarray:
-    """rho_i^k [M, K] = ln(1/delta_i) / (eps_i^2 D_i^k^2).
+                         sensitivity_mode: str = "paper", spread: float = SIMPLEX_SPREAD
+                         ) -> np.ndarray:
+    """rho_i^k [M, K] = spread ln(1/delta_i) / (eps_i^2 D_i^k^2).
 
     `paper`: D_i^k = B_i (Lemma 1 (A17) divides the sensitivity by B_i; rho_i of Theorem 2 is our
     reconstruction [D/R] from (A17)-(A19)); `per_class`: D_i^k = B_i^k (ambiguity A1: q_i^k
-    averages B_i^k samples, so one sample moves it by up to sqrt(2)/B_i^k)."""
+    averages B_i^k samples, so one sample moves it by up to sqrt(2)/B_i^k). `spread` = diameter^2 / 2:
+    1 for Lemma 1's simplex (diameter sqrt(2)); the OTA-FL benchmark shares updates clipped to
+    the unit ball (diameter 2, sensitivity 2C/B_i, spec A10 [R]): 2."""
     if sensitivity_mode not in SENSITIVITY_MODES:
         raise ValueError(f"sensitivity_mode must be one of {SENSITIVITY_MODES}, got "
                          f"{sensitivity_mode!r}")
@@ -34,17 +41,19 @@ def privacy_coefficients(*, eps: np.ndarray, delta: np.ndarray, class_counts: np
     eps = np.asarray(eps, dtype=np.float64).reshape(-1, 1)
     delta = np.asarray(delta, dtype=np.float64).reshape(-1, 1)
     with np.errstate(divide="ignore"):
-        return np.where(denom > 0, np.log(1.0 / delta) / (eps ** 2 * denom ** 2), 0.0)
+        return np.where(denom > 0, spread * np.log(1.0 / delta) / (eps ** 2 * denom ** 2),
+                        0.0)                                     # (A17)-(A19), spec 2.6
 
 
 def sensitivity(*, h_abs: np.ndarray, p1: np.ndarray, class_counts: np.ndarray, K: int,
-                sensitivity_mode: str = "paper") -> np.ndarray:
+                sensitivity_mode: str = "paper", spread: float = SIMPLEX_SPREAD
+                ) -> np.ndarray:
     """Delta_i^k [M, K] = sqrt(2K) |h_i P1_i^k| / B_i (Lemma 1, (A17); simplex diameter sqrt(2)),
-    or / B_i^k with `per_class` (ambiguity A1)."""
+    or / B_i^k with `per_class` (ambiguity A1); diameter sqrt(2 spread) (FL benchmark: 2)."""
     counts = np.asarray(class_counts, dtype=np.float64)
     denom = counts.sum(axis=1, keepdims=True) if sensitivity_mode == "paper" else counts
     with np.errstate(divide="ignore", invalid="ignore"):
-        out = np.sqrt(2.0 * K) * np.abs(h_abs[:, None] * p1) / denom
+        out = np.sqrt(2.0 * spread * K) * np.abs(h_abs[:, None] * p1) / denom     # (A17)
     return np.where(counts > 0, out, 0.0)
 
 
@@ -157,12 +166,13 @@ def receive_equivalent(*, soft_labels: np.ndarray, design: Design, noise: np.nda
 
 
 def realised_eps(*, h_abs: np.ndarray, design: Design, class_counts: np.ndarray, sigma_n2: float,
-                 delta: np.ndarray, T: int, K: int, sensitivity_mode: str = "paper") -> np.ndarray:
+                 delta: np.ndarray, T: int, K: int, sensitivity_mode: str = "paper",
+                 spread: float = SIMPLEX_SPREAD) -> np.ndarray:
     """eps_i of one round by the paper's formula (spec §5.4, Wei et al. Thm 1 as in (A18)):
     max_k Delta_i^k sqrt(2 T ln(1/delta_i)) / s^k, s^k = sqrt(sigma_n^2 + sum_j |h_j P2_j^k|^2)
     [M]. The run's eps_i is its maximum over rounds (<= eps_i target for the proposed scheme)."""
     delta_ = sensitivity(h_abs=h_abs, p1=design.p1, class_counts=class_counts, K=K,
-                         sensitivity_mode=sensitivity_mode)
+                         sensitivity_mode=sensitivity_mode, spread=spread)
     s = np.sqrt(sigma_n2 + (np.abs(h_abs[:, None] * design.p2) ** 2).sum(axis=0))
     factor = np.sqrt(2.0 * T * np.log(1.0 / np.asarray(delta, dtype=np.float64)))
     return (delta_ / s[None, :]).max(axis=1) * np.broadcast_to(factor, h_abs.shape)

@@ -1,0 +1,62 @@
+"""OTA-FD's X1-X7 claim checks on synthetic figure frames (the columns the figure stage writes)."""
+
+import pandas as pd
+
+from airfl.papers.ota_fd import claims_more as cm
+
+
+def _rows(curve, acc, uses_per_round=100, rounds=10, **params):
+    out = []
+    for t in (0, rounds):
+        row = {"curve": curve, "trial": 0, "round": t, "channel_uses": t * uses_per_round,
+               "test_accuracy": acc if t else 0.1}
+        row.update({f"param_{k}": v for k, v in params.items()})
+        out.append(row)
+    return out
+
+
+def test_competitive_uses_the_tolerance_and_reports_the_channel_use_ratio():
+    frame = pd.DataFrame(_rows("fd_noiseless", 0.80) + _rows("fl_noiseless", 0.84, 21_680))
+    result = cm.competitive("fd_noiseless", "fl_noiseless")(frame)
+    assert result.holds and "216.8x" in result.numbers
+    frame = pd.DataFrame(_rows("fd_noiseless", 0.70) + _rows("fl_noiseless", 0.84, 21_680))
+    assert cm.competitive("fd_noiseless", "fl_noiseless")(frame).holds is False
+    assert cm.competitive("fd_noiseless", "absent")(frame).holds is None
+
+
+def test_optimal_T_needs_an_interior_best_T_that_grows_with_eps():
+    def frame(accs):
+        rows = []
+        for eps, per_T in accs.items():
+            for T, acc in per_T.items():
+                rows += _rows(f"otafd_fixedt_e{eps}_t{T}", acc, rounds=T, eps_full=eps, T=T,
+                              T_star=50)
+        return pd.DataFrame(rows)
+    good = frame({0.1: {10: 0.5, 30: 0.6, 90: 0.55}, 1.0: {10: 0.5, 30: 0.6, 90: 0.7}})
+    assert cm.optimal_T(good).holds
+    monotone_rise = frame({0.1: {10: 0.5, 30: 0.6, 90: 0.7}})
+    assert cm.optimal_T(monotone_rise).holds is False
+    falling_best = frame({0.1: {10: 0.5, 30: 0.6, 90: 0.7}, 1.0: {10: 0.7, 30: 0.6, 90: 0.5}})
+    assert cm.optimal_T(falling_best).holds is False
+
+
+def test_snr_plateau_checks_case2_share_and_the_top_two_snrs():
+    def frame(accs, shares):
+        rows = []
+        for (snr, acc), share in zip(accs.items(), shares):
+            for r in _rows(f"otafd_prop_e0p1_snr{snr}", acc, eps_full=0.1, snr_db=snr):
+                rows.append({**r, "case2_share": share})
+        return pd.DataFrame(rows)
+    assert cm.snr_plateau(frame({0.0: 0.3, 20.0: 0.6, 30.0: 0.61}, [0.1, 0.9, 1.0])).holds
+    assert not cm.snr_plateau(frame({0.0: 0.3, 20.0: 0.5, 30.0: 0.6}, [0.1, 0.9, 1.0])).holds
+    assert not cm.snr_plateau(frame({0.0: 0.3, 20.0: 0.6, 30.0: 0.6}, [0.5, 0.2, 1.0])).holds
+
+
+def test_privacy_and_same_accuracy():
+    frame = pd.DataFrame([{**r, "eps_real_ratio_max": 0.99} for r in _rows("otafd_prop", 0.5)])
+    assert cm.privacy_met(frame).holds
+    frame.loc[1, "eps_real_ratio_max"] = 1.01
+    assert not cm.privacy_met(frame).holds
+    same = pd.DataFrame(_rows("a", 0.500) + _rows("b", 0.503))
+    assert cm.same_accuracy("a", "b")(same).holds
+    assert not cm.same_accuracy("a", "b")(pd.DataFrame(_rows("a", 0.5) + _rows("b", 0.6))).holds
