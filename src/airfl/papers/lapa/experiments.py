@@ -94,15 +94,14 @@ TRAINING = Experiment(
                    title="Fig. 5: final accuracy vs initial noise level (ARB reconstructed)"),
         FigureSpec(**{**ROUNDS, "columns": (*cl.SUMMARY_COLUMNS, "p1_value", "t_th_predicted")},
                    name="fig7", curves=_panel("in_fig7"),
-                   title="Fig. 7(a): dynamic noise control, practical channel (MNIST; ARB "
-                         "reconstructed; Fig. 7 privacy level from Pilot A)"),
+                   title="Fig. 7(a): dynamic noise control (MNIST; ARB reconstructed)"),
         FigureSpec(**ROUNDS, name="fig6_iid5", label=strategy_label,
                    curves=lambda c, p: p["in_fig5"] and p.get("nu") in (None, 4),
                    title="Fig. 6(a), 5 IID + 10 non-IID: privacy strategies at ν = 4 (MNIST, "
                          "ideal channel; the Fig. 5 runs)"),
         FigureSpec(x="round", y="noise_ratio", logy=True, name="fig2",
                    curves=lambda c, p: bool(p.get("switching")),
-                   markers=(("t_th", "T_th (realised)"),), columns=("t_th_predicted",),
+                   markers=(("t_th", "T_th (realised, mean of both curves)"),), columns=("t_th_predicted",),
                    xlabel="Communication round t",
                    ylabel="Σ_k σ_req,k / Σ_k σ_ch,k (switch at ≤ 1)",
                    title="Fig. 2 (diagnostic): LAPA's required noise over the channel noise"),

@@ -183,7 +183,9 @@ class LapaScheme(Scheme):
                            "budget_collapse": lapa.collapsed(),
                            "pid_fallback_l2_rel": lapa.fallback})
         if self.switching:
-            record.update({"switched": run["switched"], "t_th": run["t_th"],
+            if run["switched"] or t == design["rounds"]:      # T_th once known (T: never)
+                record["t_th"] = run["t_th"]
+            record.update({"switched": run["switched"],
                            **{k: design[k] for k in self.predicted if k in design}})
         if self.privacy != "none":
             record["eps_total"] = float(design["eps_total"])      # eps^T of the curve (spec 3.3)
