@@ -136,3 +136,34 @@ def test_dag_runs_the_derivation_between_the_pilot_and_the_fig7_curves(params):
         assert ddpg_json in jobs[f"design-lapa-fig4-{curve}"].deps
         assert ddpg_json in jobs[f"train-lapa-fig4-{curve}"].deps
     assert ddpg_json not in jobs["train-lapa-fig4-lapa_nu4"].deps
+
+
+def test_derive_stage_stores_the_policy_and_the_targets_train_with_it(small_params, tmp_path,
+                                                                      monkeypatch):
+    """Stage `derive` end to end on stored pilot files: it writes the JSON, the learning curve
+    (CSV) and the policy (NPZ), and the design/train stages' merge (runs.derived) hands the
+    Fig. 7 curves their derived nu and powers while other curves keep theirs."""
+    import pandas as pd
+
+    from airfl.io import read_json, write_json
+    from airfl.pipeline import paths
+    from airfl.pipeline.registry import get_experiment
+    from airfl.pipeline.runs import derived
+    from airfl.pipeline.stages import derive
+
+    monkeypatch.chdir(tmp_path)
+    pilot = _pilot_inputs()[power.PILOT]
+    write_json(paths.design("lapa/fig4", power.PILOT), pilot["design"])
+    write_json(paths.run_records("lapa/fig4", power.PILOT), pilot["records"])
+    derive.run(small_params, "lapa/fig4", "ddpg")
+    stored = read_json(paths.derived("lapa/fig4", "ddpg"))
+    curve = pd.read_csv(paths.derived("lapa/fig4", "ddpg", "csv"))
+    assert list(curve.columns) == ["trial", "episode", "mean_reward", "best_p1"]
+    assert len(curve) == 2 * small_params["lapa"]["control"]["ddpg"]["episodes"]
+    policy = np.load(paths.derived("lapa/fig4", "ddpg", "npz"))
+    assert "trial1_actor_0_0_weight" in policy and "trial0_power_ddpg" in policy
+    experiment = get_experiment("lapa/fig4")
+    merged = derived(experiment, "config5", {"nu": 4.0, "lr": 0.05})
+    assert merged["nu"] == stored["params"]["config5"]["nu"] != 4.0
+    assert merged["powers"] == stored["params"]["config5"]["powers"] and merged["lr"] == 0.05
+    assert derived(experiment, "lapa_nu4", {"nu": 4.0}) == {"nu": 4.0}
