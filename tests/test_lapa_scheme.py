@@ -3,6 +3,8 @@ common random numbers, the budget ledger, and the wiring of the catalogue."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 import torch
@@ -147,3 +149,49 @@ def test_switching_leaves_only_channel_noise_after_t_th(params):
     assert record["switched"] and record["t_th"] == 2
     with pytest.raises(ValueError, match="switching"):
         _scheme(params, privacy="uniform", nu=1.0, channel="practical", switching=True)
+
+
+def test_per_trial_powers_set_the_channel_noise_and_each_trial_has_its_own_channel(params):
+    """Config 5 (Fig. 7) transmits at DDPG's per-device p*^2 of its trial: the design's channel
+    noise is sigma_n0 / (p_k ||h_k||) (Sec. II-B) with those powers; trials draw their own
+    layout and channel (block fading per trial), so each trial gets its own design."""
+    from airfl.papers.lapa.radio import channel_noise_std
+
+    sizes = [200] * K
+    powers = [list(np.linspace(0.1, 1.0, K)), list(np.linspace(1.0, 0.1, K))]
+    scheme = _scheme(params, privacy="lapa", nu=1.0, channel="practical", switching=True,
+                     powers=powers, p1_value=[1.0, 2.0], t_th_predicted=[3, 4])
+    assert LapaScheme.uses_future_channels
+    designs = []
+    for trial in (0, 1):
+        context = dataclasses.replace(_context(sizes), trial=trial)
+        design = scheme.design(context)
+        expected = channel_noise_std(channel_norm2=np.asarray(design["radio"]["channel_norm2"]),
+                                     power_w=np.asarray(powers[trial]),
+                                     noise_w=params["lapa"]["radio"]["noise_w"])
+        np.testing.assert_allclose(design["sigma_ch"], expected)
+        assert design["p1_value"] == [1.0, 2.0][trial] and design["power_w"] == powers[trial]
+        designs.append(design)
+    assert designs[0]["radio"]["channel_norm2"] != designs[1]["radio"]["channel_norm2"]
+
+
+def test_precision_and_the_fig6_and_fig7_curves_of_the_catalogue(params):
+    """`lapa.training.precision` reaches the model block (issue 17's mechanism, fp32 default);
+    Fig. 6 panels keep the four strategies at nu = 4 with their own IID count (Errata 3);
+    Fig. 7's three curves run over the practical channel, LAPA's with switching at p_bar."""
+    from airfl.papers.lapa.training import compose_mix
+
+    assert compose(params)["model"]["precision"] == "fp32"
+    bf16 = {**params, "lapa": {**params["lapa"], "training": {**params["lapa"]["training"],
+                                                              "precision": "bf16"}}}
+    assert compose(bf16)["model"]["precision"] == "bf16"
+    for n in (0, 15):
+        block = compose_mix(n)(params)
+        assert block["partition"]["num_iid"] == n
+        assert sorted(block["curves"]) == sorted(["nodp", "lapa_nu4", "uniform_nu4", "arb_nu4"])
+    curves = compose(params)["curves"]
+    control = params["lapa"]["control"]
+    p_bar = (control["p_min_w"] + control["p_max_w"]) / (2 * K)
+    assert curves["lapa_avgp"]["power_w"] == pytest.approx(0.55) == p_bar
+    assert curves["config5"]["switching"] and not curves["arb_avgp"].get("switching")
+    assert all(curves[c]["channel"] == "practical" for c in ("config5", "lapa_avgp", "arb_avgp"))

@@ -41,6 +41,10 @@ def _parser() -> argparse.ArgumentParser:
     sub.add_parser("reference", help="a paper's reference optimum and constants").add_argument("name")
     sub.add_parser("calibrate", help="an experiment's calibration at theta_0").add_argument(
         "experiment")
+    derive = sub.add_parser("derive", help="a step between trainings: parameters of some curves "
+                            "from other curves' stored runs (e.g. LAPA's DDPG power control)")
+    derive.add_argument("experiment")
+    derive.add_argument("derivation")
     for stage in ("tune", "design", "train", "privacy"):
         p = sub.add_parser(stage, help=f"{stage} stage of one curve of an experiment")
         p.add_argument("experiment")
@@ -100,8 +104,8 @@ def main(argv: list[str] | None = None) -> int:
         from airfl.pipeline.stages import StageError
 
         stage = importlib.import_module(f"airfl.pipeline.stages.{args.stage}")
-        positional = [getattr(args, k) for k in ("dataset", "name", "experiment", "curve", "paper",
-                                                   "mechanism")
+        positional = [getattr(args, k) for k in ("dataset", "name", "experiment", "curve",
+                                                 "derivation", "paper", "mechanism")
                       if getattr(args, k, None) is not None]
         try:
             stage.run(params, *positional)

@@ -65,6 +65,7 @@ class FigureSpec:
     markers: tuple[tuple[str, str], ...] = ()  # (run-table column, legend): mean as a vertical line
     label: Callable[[str, dict[str, Any]], str] | None = None  # legend per curve in this panel
     logx: bool = False
+    columns: tuple[str, ...] = ()     # more run-table columns its CSV carries (for its claims)
 
 
 @dataclass(frozen=True)
@@ -76,6 +77,21 @@ class Reference:
     config_keys: tuple[str, ...]      # params.yaml keys it depends on
     dataset: str
     compute: Callable[[dict[str, Any]], tuple[dict[str, Any], dict[str, Any]]]  # -> arrays, json
+
+
+@dataclass(frozen=True)
+class Derivation:
+    """A step between two trainings of one experiment (stage `derive`): from the stored designs
+    and run records of some curves (`sources`) to parameters of other curves (`targets`), e.g. a
+    power allocation learnt on a pilot run's budget trajectory. `compute(params, block, inputs)`
+    gets `inputs[curve] = {"design": ..., "records": ...}` for every source and returns
+    {"params": {target: {...}}, "report": {...}, "table": DataFrame, "arrays": {name: ndarray}},
+    stored as results/derived/<experiment>/<name>.json (params and report), .csv and .npz."""
+
+    name: str
+    sources: tuple[str, ...]
+    targets: tuple[str, ...]
+    compute: Callable[[dict[str, Any], dict[str, Any], dict[str, Any]], dict[str, Any]]
 
 
 @dataclass(frozen=True)
@@ -107,10 +123,24 @@ class Experiment:
     # the trial's round loop, `airfl.core.loop.run_trial` when None: papers whose devices keep
     # their own models (federated distillation) bring theirs, same signature and table layout
     trainer: Callable[..., Any] | None = None
+    # steps between trainings (stage `derive`): parameters of some curves from others' runs
+    derivations: tuple[Derivation, ...] = ()
 
     @property
     def id(self) -> str:
         return f"{self.paper}/{self.figure}"
+
+    def derivations_of(self, curve: str) -> tuple[Derivation, ...]:
+        """The derivations whose parameters a curve trains with (its design and train jobs
+        wait for them)."""
+        return tuple(d for d in self.derivations if curve in d.targets)
+
+    def derivation(self, name: str) -> Derivation:
+        for d in self.derivations:
+            if d.name == name:
+                return d
+        raise KeyError(f"experiment {self.id} has no derivation {name!r}; it has: "
+                       + ", ".join(d.name for d in self.derivations))
 
     def params(self, params: dict[str, Any]) -> dict[str, Any]:
         if self.compose is not None:

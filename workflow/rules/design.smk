@@ -47,11 +47,36 @@ rule tune:
         "{AIRFL} tune {wildcards.paper}/{wildcards.figure} {wildcards.curve} > {log} 2>&1"
 
 
+def derived_inputs(wildcards):
+    """The derivations (stage derive) whose parameters the curve trains with."""
+    return dag.derived_inputs(experiment_of(wildcards), wildcards.curve)
+
+
+rule derive:
+    input:
+        lambda w: dag.derived_sources(experiment_of(w), w.name),
+    output:
+        "results/derived/{paper}/{figure}/{name}.json",
+        "results/derived/{paper}/{figure}/{name}.csv",
+        "results/derived/{paper}/{figure}/{name}.npz",
+    params:
+        seed=config["seed"],
+        threads=config["threads"],
+        setting=lambda w: {k: v for k, v in experiment_block(w).items() if k != "curves"},
+        code=lambda w: code_version("derive", f"{w.paper}/{w.figure}", w.name),
+    threads: 1
+    log:
+        "logs/derive/{paper}/{figure}/{name}.log",
+    shell:
+        "{AIRFL} derive {wildcards.paper}/{wildcards.figure} {wildcards.name} > {log} 2>&1"
+
+
 rule design:
     input:
         "results/partitions/{paper}/{figure}.npz",
         reference_inputs,
         tuning_inputs,
+        derived_inputs,
     output:
         "results/designs/{paper}/{figure}/{curve}.json",
     params:

@@ -30,6 +30,7 @@ rule train:
         reference_inputs,
         tuning_inputs,
         calibration_inputs,
+        derived_inputs,
     output:
         "results/runs/{paper}/{figure}/{curve}.csv",
         "results/runs/{paper}/{figure}/{curve}.records.json",

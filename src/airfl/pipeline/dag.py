@@ -69,6 +69,22 @@ def train_outputs(experiment_id: str, curve: str) -> list[str]:
             str(paths.run_info(experiment_id, curve))]
 
 
+def derived_outputs(experiment_id: str, name: str) -> list[str]:
+    """A derivation's JSON (the parameters its targets train with), table and arrays."""
+    return [str(paths.derived(experiment_id, name, s)) for s in ("json", "csv", "npz")]
+
+
+def derived_sources(experiment: Experiment, name: str) -> list[str]:
+    """The designs and run records of a derivation's source curves."""
+    return [str(p) for c in experiment.derivation(name).sources
+            for p in (paths.design(experiment.id, c), paths.run_records(experiment.id, c))]
+
+
+def derived_inputs(experiment: Experiment, curve: str) -> list[str]:
+    """The derivation JSONs a curve's design and train jobs read (stage `derive`)."""
+    return [str(paths.derived(experiment.id, d.name)) for d in experiment.derivations_of(curve)]
+
+
 def figure_outputs(experiment: Experiment) -> list[str]:
     """Every panel's CSV, PNG and PDF, then the experiment's summary JSON."""
     from airfl.pipeline.artifacts import figure_names
@@ -101,8 +117,14 @@ def experiment_jobs(experiment: Experiment, params: dict[str, Any]) -> list[Job]
                         [manifest, str(paths.partition(eid))],
                         calibration, ["seed", "profile", "threads", "data.root",
                                       *experiment.param_keys(params)]))
+    for derivation in experiment.derivations:     # between trainings: source runs -> params
+        jobs.append(Job("derive", _slug("derive", eid, derivation.name), [eid, derivation.name],
+                        derived_sources(experiment, derivation.name),
+                        derived_outputs(eid, derivation.name),
+                        ["seed", "profile", "threads", *experiment.param_keys(params)]))
     for curve in experiment.curves(params):
         source = tuning_file(experiment, block, curve)
+        derived = derived_inputs(experiment, curve)
         tuning = [] if source is None else [str(source)]
         if curve in searching:
             jobs.append(Job("tune", _slug("tune", eid, curve), [eid, curve],
@@ -114,11 +136,11 @@ def experiment_jobs(experiment: Experiment, params: dict[str, Any]) -> list[Job]
             ["seed", "profile", *experiment.param_keys(params, curve)]
         jobs += [
             Job("design", _slug("design", eid, curve), [eid, curve],
-                [str(paths.partition(eid)), *reference, *tuning],
+                [str(paths.partition(eid)), *reference, *tuning, *derived],
                 [str(paths.design(eid, curve))], design_keys),
             Job("train", _slug("train", eid, curve), [eid, curve],
                 [manifest, str(paths.partition(eid)), str(paths.design(eid, curve)), *reference,
-                 *tuning, *calibration],
+                 *tuning, *calibration, *derived],
                 train_outputs(eid, curve),
                 ["seed", "profile", "device", "threads", "data.root"] + experiment.param_keys(params, curve)),
         ]

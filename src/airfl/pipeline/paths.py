@@ -29,6 +29,12 @@ def calibration(experiment_id: str) -> Path:
     return RESULTS / "calibration" / f"{experiment_id}.json"
 
 
+def derived(experiment_id: str, name: str, suffix: str = "json") -> Path:
+    """A derivation's output (stage `derive`): json (parameters, report), csv (its table) or npz
+    (its arrays)."""
+    return RESULTS / "derived" / experiment_id / f"{name}.{suffix}"
+
+
 def reference(name: str, suffix: str) -> Path:
     return RESULTS / "reference" / f"{name}.{suffix}"
 

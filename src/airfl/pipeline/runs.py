@@ -74,6 +74,14 @@ def run_trials(params: dict[str, Any], experiment: Experiment, block: dict[str, 
     return frame[first + [c for c in frame.columns if c not in first]], records
 
 
+def derived(experiment: Experiment, curve: str, curve_params: dict[str, Any]) -> dict[str, Any]:
+    """The curve's parameters with those its derivations (stage `derive`) stored for it."""
+    out = dict(curve_params)
+    for derivation in experiment.derivations_of(curve):
+        out.update(read_json(paths.derived(experiment.id, derivation.name))["params"][curve])
+    return out
+
+
 def calibrated(experiment: Experiment, curve_params: dict[str, Any]) -> dict[str, Any]:
     """The curve's parameters with the experiment's stored calibration (stage `calibrate`)."""
     if experiment.calibration is None:

@@ -132,3 +132,156 @@ def fig5_degrades(frame: pd.DataFrame) -> ClaimResult:
     if any(h is False for h in holds):
         return ClaimResult(False, numbers)
     return ClaimResult(True, numbers) if all(holds) else ClaimResult(None, numbers, tie=True)
+
+
+# -- Fig. 7 ------------------------------------------------------------------------------------
+
+#: Fig. 7 final-accuracy differences in points (Sec. V-D): Config 5 over its average-power
+#: setting and over ARB's average-power setting, MNIST (FMNIST: 0.910 and 2.705).
+FIG7_PAPER = {"mnist": {("config5", "lapa_avgp"): 1.465, ("config5", "arb_avgp"): 5.872},
+              "fashion_mnist": {("config5", "lapa_avgp"): 0.910, ("config5", "arb_avgp"): 2.705}}
+
+
+def fig7_ordering(frame: pd.DataFrame) -> ClaimResult:
+    """Config 5 > LAPA(p_bar) > ARB(p_bar) in final accuracy (spec §9 Fig. 7)."""
+    values = final_accuracy(frame)
+    return paired_order(values, chain(["config5", "lapa_avgp", "arb_avgp"]), scale=100,
+                        unit=" pp", note=f"final acc (%): {_points(values)}")
+
+
+def fig7_over_arb(frame: pd.DataFrame) -> ClaimResult:
+    """Config 5 >= ARB(p_bar) (spec §11.2 quick acceptance 5)."""
+    return paired_order(final_accuracy(frame), [("config5", "arb_avgp")], scale=100, unit=" pp")
+
+
+def fig7_gaps(dataset: str):
+    """The paper's Fig. 7 point differences: same sign and within a factor of 2 (soft)."""
+    return lambda frame: _gaps(frame, FIG7_PAPER[dataset])
+
+
+def fig7_objective(frame: pd.DataFrame) -> ClaimResult:
+    """L(p*) <= L(p_bar) on P1's surrogate (spec §9 Fig. 7, §11.2 quick acceptance 6), with the
+    predicted and the realised switching rounds T_th."""
+    rows = frame[frame["curve"].isin(["config5", "lapa_avgp"])]
+    per = rows.groupby(["curve", "trial"])[["p1_value", "t_th_predicted", "t_th"]].last()
+    ddpg, average = per.loc["config5"], per.loc["lapa_avgp"]
+    holds = bool((ddpg["p1_value"] <= average["p1_value"]).all())
+    ratio = (ddpg["p1_value"] / average["p1_value"]).to_numpy()
+    numbers = (f"L(p*)/L(p_bar) per trial: {', '.join(f'{r:.3f}' for r in ratio)}; T_th at p* "
+               f"predicted {ddpg['t_th_predicted'].tolist()} realised {ddpg['t_th'].tolist()}; "
+               f"at p_bar predicted {average['t_th_predicted'].tolist()} realised "
+               f"{average['t_th'].tolist()}")
+    return ClaimResult(holds, numbers)
+
+
+# -- Fig. 6 ------------------------------------------------------------------------------------
+
+FIG6_CURVES = ("nodp", "lapa_nu4", "uniform_nu4", "arb_nu4")
+
+
+def _panels(frame: pd.DataFrame) -> dict[int, pd.DataFrame]:
+    """Final accuracy per Fig. 6 panel, keyed by its number of IID devices (stem fig6_iid<n>),
+    the four strategies at nu = 4 only."""
+    out = {}
+    for stem, rows in frame.groupby("figure"):
+        rows = rows[rows["curve"].isin(FIG6_CURVES)]
+        out[int(str(stem).removeprefix("fig6_iid"))] = final_accuracy(rows)
+    return dict(sorted(out.items()))
+
+
+def fig6_lapa_best_dp(frame: pd.DataFrame) -> ClaimResult:
+    """In every panel LAPA > Benchmark 3 and LAPA > Benchmark 4 at the end (spec §9 Fig. 6, 1)."""
+    results = {n: paired_order(v, [("lapa_nu4", "uniform_nu4"), ("lapa_nu4", "arb_nu4")],
+                               scale=100, unit=" pp") for n, v in _panels(frame).items()}
+    numbers = " | ".join(f"{n} IID: {r.numbers}" for n, r in results.items())
+    holds = [r.holds for r in results.values()]
+    if any(h is False for h in holds):
+        return ClaimResult(False, numbers)
+    return ClaimResult(True, numbers) if all(holds) else ClaimResult(None, numbers, tie=True)
+
+
+def _gap_table(frame: pd.DataFrame, a: str, b: str | tuple[str, ...]) -> pd.DataFrame:
+    """Per trial (rows) and panel (columns iid<n>): a minus b (b: the best of several)."""
+    cols = {}
+    for n, v in _panels(frame).items():
+        other = v[list(b)].max(axis=1) if isinstance(b, tuple) else v[b]
+        cols[f"iid{n}"] = v[a] - other
+    return pd.DataFrame(cols)
+
+
+def fig6_gap_shrinks(frame: pd.DataFrame) -> ClaimResult:
+    """The no-DP - LAPA gap shrinks as IID devices are added (0 -> 3 -> 5 -> 7 -> 9; the 15 + 0
+    panel is reported, spec §9 Fig. 6, 2)."""
+    gaps = _gap_table(frame, "nodp", "lapa_nu4")
+    ordered = [c for c in gaps.columns if c != "iid15"]
+    result = paired_trend(gaps, ordered, higher_is_better=False, scale=100, unit=" pp")
+    means = ", ".join(f"{c} {100 * gaps[c].mean():.2f}" for c in gaps.columns)
+    return ClaimResult(result.holds, f"no DP − LAPA (pp, mean): {means}; {result.numbers}",
+                       result.tie)
+
+
+def fig6_all_iid(frame: pd.DataFrame) -> ClaimResult:
+    """With all devices IID, LAPA's early accuracy slightly above no DP's, its final slightly
+    below (spec §9 Fig. 6, 3; soft: reported, not an acceptance check)."""
+    rows = frame[(frame["figure"] == "fig6_iid15") & frame["curve"].isin(["nodp", "lapa_nu4"])]
+    if rows.empty:
+        return ClaimResult(None, "no 15 + 0 panel")
+    rounds = sorted(rows["round"].unique())
+    early = rows[rows["round"].isin(rounds[:max(1, len(rounds) // 3)])]
+    early = early.groupby("curve")[ACCURACY].mean()
+    final = final_accuracy(rows).mean()
+    return ClaimResult(None, f"first third of rounds: LAPA {100 * early['lapa_nu4']:.2f} vs no "
+                       f"DP {100 * early['nodp']:.2f} %; final: LAPA {100 * final['lapa_nu4']:.2f}"
+                       f" vs no DP {100 * final['nodp']:.2f} % (report only)")
+
+
+def fig6_robust(frame: pd.DataFrame) -> ClaimResult:
+    """LAPA's margin over the better of B3/B4 does not shrink as IID devices decrease and is
+    largest at 0 + 15 or 3 + 12 (spec §9 Fig. 6, 4)."""
+    margin = _gap_table(frame, "lapa_nu4", ("uniform_nu4", "arb_nu4"))
+    ordered = [c for c in margin.columns if c != "iid15"][::-1]          # fewer IID devices
+    mean = margin.mean()
+    largest = mean[ordered].idxmax()
+    trend = paired_trend(margin, ordered, scale=100, unit=" pp")
+    holds = trend.holds is not False and largest in ("iid0", "iid3")
+    return ClaimResult(holds, f"LAPA − best of B3/B4 (pp, mean): "
+                       + ", ".join(f"{c} {100 * mean[c]:.2f}" for c in margin.columns)
+                       + f"; largest at {largest}; {trend.numbers}")
+
+
+# -- summary table (spec §9 "Tables") ------------------------------------------------------------
+
+SUMMARY_COLUMNS = ("selected", "eps_total", "eps_effective_total_max", "t_th")
+
+
+def summary_table(frame: pd.DataFrame) -> pd.DataFrame:
+    """Final accuracy (mean ± sd over trials, last 5 rounds) per figure and curve, with eps^T,
+    the realised max_k eps_k^{tot,eff} (spec §5), T_th and the number of excluded devices."""
+    rows = []
+    for (stem, curve), part in frame.groupby(["figure", "curve"], sort=False):
+        acc = final_accuracy(part)[curve]
+        last = part.sort_values("round").groupby("trial").tail(1)
+        mean = lambda c: float(last[c].mean()) if c in last and last[c].notna().any() \
+            else float("nan")                                                     # noqa: E731
+        rows.append({"figure": stem, "curve": curve, "label": part["label"].iloc[0],
+                     "final_acc_mean": float(acc.mean()),
+                     "final_acc_sd": float(acc.std(ddof=1)) if len(acc) > 1 else 0.0,
+                     "eps_total": mean("eps_total"),
+                     "eps_eff_total_max": float(last["eps_effective_total_max"].max())
+                     if "eps_effective_total_max" in last else float("nan"),
+                     "t_th": mean("t_th"), "excluded": 15 - mean("selected")})
+    return pd.DataFrame(rows)
+
+
+def summary(frame: pd.DataFrame) -> ClaimResult:
+    """The spec's summary table as a report (no claim: n/a)."""
+    table = summary_table(frame)
+    parts = []
+    for r in table.itertuples():
+        extra = "".join(f", {k} {v:.4g}" for k, v in (("ε^T", r.eps_total),
+                                                    ("max ε_eff,tot", r.eps_eff_total_max),
+                                                    ("T_th", r.t_th), ("excluded", r.excluded))
+                        if v == v and not (k == "excluded" and v == 0))
+        parts.append(f"{r.figure}/{r.curve}: {100 * r.final_acc_mean:.2f} ± "
+                     f"{100 * r.final_acc_sd:.2f} %{extra}")
+    return ClaimResult(None, "; ".join(parts))

@@ -82,6 +82,7 @@ class DdpgResult:
     episode_reward: np.ndarray          # mean reward per episode (the learning curve)
     episode_best: np.ndarray            # best objective seen up to each episode
     greedy_action: np.ndarray           # the actor's output from the starting state
+    actor: dict[str, np.ndarray]        # the trained actor's weights (the policy)
 
 
 def train_ddpg(evaluate: Callable[[np.ndarray], tuple[float, int]], *, start: np.ndarray,
@@ -130,7 +131,8 @@ def train_ddpg(evaluate: Callable[[np.ndarray], tuple[float, int]], *, start: np
         bests.append(best_value)
     with torch.no_grad():
         greedy = actor(torch.as_tensor(state(start, value0, t0)).unsqueeze(0))[0].numpy()
-    return DdpgResult(best_action, best_value, np.array(rewards), np.array(bests), greedy)
+    policy = {k: v.detach().numpy().copy() for k, v in actor.state_dict().items()}
+    return DdpgResult(best_action, best_value, np.array(rewards), np.array(bests), greedy, policy)
 
 
 def _update(buffer, config, actor, critic, actor_t, critic_t, opt_a, opt_c, generator) -> None:

@@ -1,16 +1,20 @@
 """LAPA's figures (spec §9): Fig. 3 (layout, analytic, from `lapa.radio`) and the training
-figures 4 (aggregation strategies, MNIST) and 5 (privacy strategies vs the initial noise level),
-one experiment so they share the partition and common random numbers; claims of spec §9 / §11.2.
+figures 4 (aggregation strategies, MNIST), 5 (privacy strategies vs the initial noise level),
+7 (dynamic noise control at DDPG's power vs average power) and 2 (diagnostic: the LAPA noise
+requirement against the channel noise, T_th marked), one experiment so they share the partition
+and common random numbers; Fig. 7's power and privacy level come from the derivation `ddpg`
+(power.py) on the Pilot A run. Claims of spec §9 / §11.2.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from airfl.experiments import AnalyticFigure, Claim, Experiment, FigureSpec, Panel
+from airfl.experiments import AnalyticFigure, Claim, Derivation, Experiment, FigureSpec, Panel
 from airfl.papers.lapa import claims as cl
+from airfl.papers.lapa import power
 from airfl.papers.lapa.layout import layout_claims, layout_frame
-from airfl.papers.lapa.training import compose, compose_fmnist
+from airfl.papers.lapa.training import compose, compose_fmnist, compose_mix
 from airfl.styles import register_styles
 
 STRATEGY = {"lapa": "LAPA (Config 3)", "uniform": "Uniform DP (B3)",
@@ -22,7 +26,13 @@ register_styles({"FedAvg (B1)": ("#7f7f7f", "s"), "BEDA / FedAdp (B2)": ("#9467b
                  "Config 2, SER 0.1": ("#d62728", "*"), "Config 2, SER 0.01": ("#ff7f0e", "P"),
                  "Config 2, SER 0.001": ("#8c564b", "X"),
                  "LAPA (Config 3)": ("#d62728", "*"), "Uniform DP (B3)": ("#2ca02c", "^"),
-                 "ARB (B4, reconstructed)": ("#17becf", "D"), "No DP (Config 4)": ("#000000", "o")})
+                 "ARB (B4, reconstructed)": ("#17becf", "D"), "No DP (Config 4)": ("#000000", "o"),
+                 "Config 5: LAPA + switching at DDPG's p*": ("#d62728", "*"),
+                 "LAPA + switching at average power": ("#1f77b4", "o"),
+                 "ARB at average power (B4, reconstructed)": ("#17becf", "D")})
+FIG7 = {"config5": "Config 5: LAPA + switching at DDPG's p*",
+        "lapa_avgp": "LAPA + switching at average power",
+        "arb_avgp": "ARB at average power (B4, reconstructed)"}
 
 
 def strategy_label(curve: str, params: dict[str, Any]) -> str:
@@ -31,6 +41,8 @@ def strategy_label(curve: str, params: dict[str, Any]) -> str:
 
 
 def curve_label(curve: str, params: dict[str, Any]) -> str:
+    if params.get("in_fig7"):
+        return FIG7[curve]
     if params.get("ser_threshold") is not None:
         return f"Config 2, SER {params['ser_threshold']:g}"
     if params["in_fig4"]:
@@ -55,7 +67,13 @@ def _fig4_claims(name: str, dataset: str) -> tuple[Claim, ...]:
 
 
 ROUNDS = dict(x="round", xlabel="Communication round t", y="test_accuracy",
-              ylabel="Test accuracy")
+              ylabel="Test accuracy", columns=cl.SUMMARY_COLUMNS)   # the summary table's columns
+
+#: Fig. 6 panels with their own partition (the 5 + 10 panel is TRAINING's fig6_iid5). Quick:
+#: spec 11.2's {0 + 15, 5 + 10, 15 + 0}; the paper's 3, 7 and 9 IID panels are one entry each
+#: in FIG6_MIXES and cost 4 runs each.
+FIG6_MIXES = (0, 15)
+FIG6_PANELS = tuple(f"fig6_iid{n}" for n in sorted((*FIG6_MIXES, 5)))
 
 TRAINING = Experiment(
     paper="lapa", figure="fig4", config_key="lapa.training",
@@ -74,8 +92,24 @@ TRAINING = Experiment(
                    xlabel="Initial artificial noise level σ_init² (W); no DP at 0",
                    ylabel="Final test accuracy",
                    title="Fig. 5: final accuracy vs initial noise level (ARB reconstructed)"),
+        FigureSpec(**{**ROUNDS, "columns": (*cl.SUMMARY_COLUMNS, "p1_value", "t_th_predicted")},
+                   name="fig7", curves=_panel("in_fig7"),
+                   title="Fig. 7(a): dynamic noise control (MNIST; ARB reconstructed)"),
+        FigureSpec(**ROUNDS, name="fig6_iid5", label=strategy_label,
+                   curves=lambda c, p: p["in_fig5"] and p.get("nu") in (None, 4),
+                   title="Fig. 6(a), 5 IID + 10 non-IID: privacy strategies at ν = 4 (MNIST, "
+                         "ideal channel; the Fig. 5 runs)"),
+        FigureSpec(x="round", y="noise_ratio", logy=True, name="fig2",
+                   curves=lambda c, p: bool(p.get("switching")),
+                   markers=(("t_th", "T_th (realised, mean of both curves)"),), columns=("t_th_predicted",),
+                   xlabel="Communication round t",
+                   ylabel="Σ_k σ_req,k / Σ_k σ_ch,k (switch at ≤ 1)",
+                   title="Fig. 2 (diagnostic): LAPA's required noise over the channel noise"),
     ),
-    label=curve_label, compose=compose, shared_keys=("lapa.radio", "lapa.alloc", "lapa.scale"),
+    derivations=(Derivation("ddpg", sources=(power.PILOT,), targets=power.TARGETS,
+                            compute=power.compute),),
+    label=curve_label, compose=compose,
+    shared_keys=("lapa.radio", "lapa.alloc", "lapa.scale", "lapa.control"),
     curve_key=lambda curve: "lapa.training",
     claims=(
         *_fig4_claims("fig4", "mnist"),
@@ -92,6 +126,21 @@ TRAINING = Experiment(
         Claim("fig5_lapa_closest", "LAPA comes closest to no DP: gap <= 1.5 points at ν <= 4 "
               "and the smallest of the three DP strategies at every level.",
               cl.fig5_lapa_closest, "fig5_rounds"),
+        Claim("fig7_ordering", "Configuration 5 > its average power setting > the average "
+              "power setting of Benchmark 4 (Sec. V-D: 'Configuration 5 achieves a 1.465% "
+              "improvement compared to its average power setting, and a 5.872% improvement "
+              "compared to the average power setting of Benchmark 4').", cl.fig7_ordering, "fig7"),
+        Claim("fig7_over_arb", "Config 5 >= ARB at average power (spec 11.2 quick acceptance 5).",
+              cl.fig7_over_arb, "fig7"),
+        Claim("fig7_gaps", "Paper's differences in points (MNIST): Config 5 − LAPA(p̄) = +1.465, "
+              "Config 5 − ARB(p̄) = +5.872 (soft: same sign, within a factor of 2).",
+              cl.fig7_gaps("mnist"), "fig7"),
+        Claim("summary_table", "Spec 9's summary table: final accuracy (mean ± sd over trials, "
+              "last 5 rounds) per figure and curve with eps^T, the realised max_k "
+              "eps_k^{tot,eff}, T_th and the excluded devices (a report, not a claim).",
+              cl.summary, ("fig4", "fig4b", "fig5_rounds", *FIG6_PANELS, "fig7")),
+        Claim("fig7_p1", "DDPG's power lowers P1's objective: L(p*) <= L(p̄) (spec 9 Fig. 7, "
+              "11.2 acceptance 6); T_th predicted vs realised.", cl.fig7_objective, "fig7"),
     ))
 
 FMNIST = Experiment(
@@ -103,7 +152,34 @@ FMNIST = Experiment(
     shared_keys=("lapa.radio", "lapa.alloc", "lapa.scale"),
     curve_key=lambda curve: "lapa.training", claims=_fig4_claims("fig4b", "fashion_mnist"))
 
-EXPERIMENTS = (TRAINING, FMNIST)
+def _fig6(num_iid: int) -> Experiment:
+    claims = () if num_iid != FIG6_MIXES[0] else (
+        Claim("fig6_lapa_best_dp", "Regardless of the degree of heterogeneity, LAPA "
+              "'consistently outperforms Benchmark 3 and Benchmark 4' (Sec. V-C).",
+              cl.fig6_lapa_best_dp, FIG6_PANELS),
+        Claim("fig6_gap_shrinks", "'As the proportion of IID devices increases, the performance "
+              "of the LAPA-based strategy gradually approaches that of the non-DP strategy'.",
+              cl.fig6_gap_shrinks, FIG6_PANELS),
+        Claim("fig6_all_iid", "All IID: 'the convergence rate under LAPA even slightly exceeds "
+              "that of the non-DP case' while the final accuracy stays slightly lower (soft).",
+              cl.fig6_all_iid, FIG6_PANELS),
+        Claim("fig6_robust", "'As the proportion of IID devices decreases, the data-adaptive "
+              "privacy mechanism demonstrates stronger adaptability': LAPA's margin over B3/B4 "
+              "does not shrink and is largest at 0 + 15 or 3 + 12.", cl.fig6_robust,
+              FIG6_PANELS))
+    return Experiment(
+        paper="lapa", figure=f"fig6_iid{num_iid}", config_key="lapa.training",
+        title=f"Fig. 6(a), {num_iid} IID + {15 - num_iid} non-IID: privacy strategies at ν = 4",
+        description=(f"LAPA, no DP, uniform DP (B3) and ARB (B4, reconstructed) at ν = 4 over the "
+                     f"ideal channel with {num_iid} IID devices (drawn first, Errata 3) and "
+                     f"{15 - num_iid} two-class devices; λ fixed across panels (Sec. V-C)."),
+        figure_spec=FigureSpec(**ROUNDS, label=strategy_label), label=curve_label,
+        compose=compose_mix(num_iid), shared_keys=("lapa.radio", "lapa.alloc", "lapa.scale",
+                                                   "lapa.control"),
+        curve_key=lambda curve: "lapa.training", claims=claims)
+
+
+EXPERIMENTS = (TRAINING, FMNIST, *(_fig6(n) for n in FIG6_MIXES))
 
 ANALYTIC = (
     AnalyticFigure(

@@ -51,7 +51,7 @@ def angles(global_gradient: torch.Tensor, local: torch.Tensor) -> np.ndarray:
     rows = local.double()
     cos = (rows @ g) / (torch.linalg.vector_norm(rows, dim=1) * torch.linalg.vector_norm(g)
                         ).clamp_min(1e-300)
-    return torch.arccos(cos.clamp(-1.0, 1.0)).numpy()
+    return torch.arccos(cos.clamp(-1.0, 1.0)).cpu().numpy()     # device: cuda too
 
 
 def reduce_change(change: torch.Tensor, previous: torch.Tensor, how: str) -> float:

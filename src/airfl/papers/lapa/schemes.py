@@ -4,7 +4,8 @@ A curve picks three things: `aggregation` (fedavg = Benchmark 1, beda = FedAdp =
 wasserstein = eq. 21, with `ser_threshold` = eq. 22 = Configuration 2), `privacy` (none, lapa =
 Configuration 3, uniform = Benchmark 3, arb = Benchmark 4, a reconstruction per Errata 2) and
 `channel` (ideal: sigma_ch = 0; practical: every device at `power_w` (default P_0) over its
-block-fading channel) and, for LAPA over the practical channel, `switching` (dynamic noise
+block-fading channel, or at the per-device `powers` of each trial that the DDPG derivation stores
+for Configuration 5) and, for LAPA over the practical channel, `switching` (dynamic noise
 control, Sec. IV-A: from round t0 = 3 on (Errata 1), artificial noise stops for good once the
 channel noise meets the requirement, eq. 23; T_th is logged).
 
@@ -44,12 +45,17 @@ class LapaScheme(Scheme):
     """One of LAPA's configurations or benchmarks (spec §7)."""
 
     kind = "lapa"
+    # the design draws the trial's own layout and block-fading channel (radio.draw_radio per
+    # (layout_seed, trial)): one design per trial, never one shared by equal core statistics
+    uses_future_channels = True
 
     def __init__(self, name: str, *, aggregation: str, privacy: str, channel: str, lr: float,
                  clip: float, delta: float, radio: dict[str, Any], alloc: dict[str, Any],
                  nu: float | None = None, ser_threshold: float | None = None,
                  renormalize: bool = True, switching: bool = False,
-                 power_w: float | None = None, **unused: Any):
+                 power_w: float | None = None, powers: list[list[float]] | None = None,
+                 p1_value: list[float] | None = None, t_th_predicted: list[int] | None = None,
+                 **unused: Any):
         for key, value, allowed in (("aggregation", aggregation, AGGREGATIONS),
                                     ("privacy", privacy, PRIVACY), ("channel", channel, CHANNELS)):
             if value not in allowed:
@@ -67,6 +73,9 @@ class LapaScheme(Scheme):
                              "channel (dynamic noise control, Sec. IV-A)")
         self.switching = bool(switching)
         self.power_w = float(radio["max_power_w"] if power_w is None else power_w)
+        self.powers = None if powers is None else [list(map(float, p)) for p in powers]
+        # P1's value and T_th predicted at this power per trial (the ddpg derivation), logged
+        self.predicted = {"p1_value": p1_value, "t_th_predicted": t_th_predicted}
         self._runs: dict[int, dict[str, Any]] = {}
 
     # -- design ---------------------------------------------------------------------------
@@ -76,7 +85,11 @@ class LapaScheme(Scheme):
             raise ValueError("lapa needs the partition's label histograms (eq. 20)")
         radio = draw_radio(self.radio, clip=self.clip, dim=context.dim,
                            generator=layout_generator(self.radio["layout_seed"], context.trial))
-        power = self.power_w
+        power = np.full(context.num_devices, self.power_w) if self.powers is None else \
+            np.asarray(self.powers[context.trial])          # p_k^2 of DDPG's p* (spec 6.4)
+        if power.size != context.num_devices:
+            raise ValueError(f"curves.{self.name}.powers: trial {context.trial} has {power.size} "
+                             f"powers for {context.num_devices} devices")
         snr = symbol_snr(channel_norm2=radio.channel_norm2, power_w=power, clip=self.clip,
                          dim=context.dim, noise_w=self.radio["noise_w"])
         sigma_ch = np.zeros(context.num_devices) if self.channel == "ideal" else \
@@ -95,6 +108,8 @@ class LapaScheme(Scheme):
                 "snr_threshold": threshold, "selected": mask.tolist(),
                 "excluded": int((~mask).sum()), "sigma_ch": sigma_ch.tolist(),
                 "wasserstein": distances.tolist(), "weights": weights.tolist(),
+                "power_w": power.tolist(),
+                **{k: v[context.trial] for k, v in self.predicted.items() if v is not None},
                 "sizes": sizes.tolist(), "eps_total": total, "rounds": context.rounds,
                 "sigma_init2": None if self.nu is None
                 else (self.nu * self.clip) ** 2 / context.dim}
@@ -109,7 +124,7 @@ class LapaScheme(Scheme):
             self._runs[trial] = {
                 "lapa": mech.LapaState(design["eps_total"] or 0.0, design["rounds"], k),
                 "eps": np.full(k, (design["eps_total"] or 0.0) / design["rounds"] / k),
-                "spent": 0.0, "eps_sum": np.zeros(k), "progress": [],
+                "spent": 0.0, "eps_sum": np.zeros(k), "eps_eff_sum": np.zeros(k), "progress": [],
                 "beda_angle": np.zeros(k), "beda_count": 0,
                 "switched": False, "t_th": design["rounds"]}
         return self._runs[trial]
@@ -151,6 +166,14 @@ class LapaScheme(Scheme):
         weights_t = torch.from_numpy(weights).to(received)
         global_grad = weights_t @ received                                   # eq. 2
         record = self._account(run, sigma, sigma_ch, sens, c, mask)
+        if self.privacy in ("lapa", "arb"):         # Fig. 2 and the DDPG surrogate (spec 6.3)
+            with np.errstate(divide="ignore"):
+                need = np.where(mask, c * sens / run["eps"], 0.0)
+            record.update({"eps": np.where(mask, run["eps"], 0.0).tolist(),
+                           "sigma_req_sum": float(need.sum()),
+                           "sigma_ch_sum": float(sigma_ch[mask].sum())})
+            if self.channel == "practical":         # eq. 23: the switch when this reaches 1
+                record["noise_ratio"] = float(need.sum() / sigma_ch[mask].sum())
         self._advance(run, design, t, received, global_grad, mask, weights, sigma, sigma_ch, dim,
                       lambda: state.streams.trial_numpy("round", t, "lapa_pid"))
         if self.privacy == "lapa":
@@ -160,7 +183,12 @@ class LapaScheme(Scheme):
                            "budget_collapse": lapa.collapsed(),
                            "pid_fallback_l2_rel": lapa.fallback})
         if self.switching:
-            record.update({"switched": run["switched"], "t_th": run["t_th"]})
+            if run["switched"] or t == design["rounds"]:      # T_th once known (T: never)
+                record["t_th"] = run["t_th"]
+            record.update({"switched": run["switched"],
+                           **{k: design[k] for k in self.predicted if k in design}})
+        if self.privacy != "none":
+            record["eps_total"] = float(design["eps_total"])      # eps^T of the curve (spec 3.3)
         record.update({"selected": int(mask.sum()), "weight_sum": float(weights.sum()),
                        "clipped_fraction": float((norms > self.clip).double().mean())})
         return -self.lr * global_grad, record                                # eq. 3
@@ -184,13 +212,16 @@ class LapaScheme(Scheme):
             return {"privacy": None}
         eps = np.where(mask, run["eps"], 0.0)
         run["eps_sum"] += eps
-        effective = np.where(mask, c * sens / np.sqrt(sigma ** 2 + sigma_ch ** 2), 0.0)
+        with np.errstate(divide="ignore"):          # spec 5: eps_eff = c Ds / sqrt(s^2 + s_ch^2)
+            effective = np.where(mask, c * sens / np.sqrt(sigma ** 2 + sigma_ch ** 2), 0.0)
+        run["eps_eff_sum"] += effective
         total_std = np.sqrt(sigma[mask] ** 2 + sigma_ch[mask] ** 2)
         multiplier = float(np.min(total_std)) / (2 * self.clip)
         return {"privacy": GaussianEvent(multiplier).to_dict(), "budget": float(eps.sum()),
                 "eps_nominal_round_max": float(eps.max()),
                 "eps_nominal_total_max": float(run["eps_sum"].max()),
                 "eps_effective_round_max": float(effective.max()),
+                "eps_effective_total_max": float(np.max(run["eps_eff_sum"])),
                 "sigma_mean": float(sigma[mask].mean()), "noise_multiplier_2C": multiplier}
 
     def _advance(self, run, design, t, received, global_grad, mask, weights, sigma, sigma_ch,

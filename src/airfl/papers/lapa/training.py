@@ -6,7 +6,11 @@ Curves (Fig. 4: practical channel, every device at P_0, no DP; Fig. 5: ideal cha
   Fig. 4: ``fedavg`` (Benchmark 1), ``beda`` (Benchmark 2 = FedAdp), ``wasserstein``
           (Configuration 1), ``select_ser<x>`` (Configuration 2 at SER x, eq. 22);
   Fig. 5: ``nodp`` (Configuration 4), ``lapa_nu<v>``, ``uniform_nu<v>`` and ``arb_nu<v>``
-          (Configuration 3, Benchmarks 3 and 4) at every noise level nu of the grid.
+          (Configuration 3, Benchmarks 3 and 4) at every noise level nu of the grid;
+  Fig. 7 (practical channel, dynamic noise control): ``config5`` (LAPA + switching at DDPG's p*),
+          ``lapa_avgp`` (LAPA + switching at p_bar) and ``arb_avgp`` (ARB at p_bar, artificial
+          noise every round); their nu (the Fig. 7 privacy level) and config5's powers come from
+          the derivation ``ddpg`` (power.py) on the Pilot A run ``lapa_nu4``.
 All use the Wasserstein weights except the two benchmarks of Fig. 4 (spec §7 notes).
 
 Local work [M/I] (spec §2.2, A6): `local_steps` SGD steps from w^[t] with mini-batches of 10 % of
@@ -39,7 +43,8 @@ def _curves(params: dict[str, Any], pick: dict[str, Any]) -> dict[str, dict[str,
     lapa = params["lapa"]
     base = {"scheme": "lapa", "lr": pick["lr"], "clip": pick["clip"], "delta": pick["delta"],
             "radio": lapa["radio"], "alloc": lapa["alloc"], "renormalize": pick["renormalize"],
-            "aggregation": "wasserstein", "privacy": "none", "in_fig4": False, "in_fig5": False}
+            "aggregation": "wasserstein", "privacy": "none", "in_fig4": False, "in_fig5": False,
+            "in_fig7": False}
     fig4 = {**base, "channel": "practical", "in_fig4": True}
     curves = {"fedavg": {**fig4, "aggregation": "fedavg"},
               "beda": {**fig4, "aggregation": "beda"},
@@ -51,6 +56,15 @@ def _curves(params: dict[str, Any], pick: dict[str, Any]) -> dict[str, dict[str,
     for nu in pick["nu_grid"]:
         for privacy in ("lapa", "uniform", "arb"):
             curves[f"{privacy}_nu{token(nu)}"] = {**ideal, "privacy": privacy, "nu": nu}
+    control = lapa["control"]
+    if 4 not in pick["nu_grid"]:
+        raise ValueError(f"lapa.training.nu_grid: {pick['nu_grid']} must hold 4: Fig. 7's "
+                         "Pilot A is the LAPA run at nu = 4 (spec 6.3)")
+    average = (control["p_min_w"] + control["p_max_w"]) / (2 * sum(lapa["radio"]["region_devices"]))
+    fig7 = {**base, "channel": "practical", "in_fig7": True, "nu": 4.0}   # nu: derived
+    curves["config5"] = {**fig7, "privacy": "lapa", "switching": True}     # powers: derived
+    curves["lapa_avgp"] = {**fig7, "privacy": "lapa", "switching": True, "power_w": average}
+    curves["arb_avgp"] = {**fig7, "privacy": "arb", "power_w": average}
     return curves
 
 
@@ -72,15 +86,31 @@ def compose(params: dict[str, Any], pick: dict[str, Any] | None = None) -> dict[
     batch = max(1, round(pick["batch_fraction"] * (size_lo + size_hi) / 2))
     curves = _curves(params, pick)
     for curve in curves.values():               # Fig. 5's x: sigma_init^2 = (nu C / sqrt q)^2
-        if "nu" in curve:
+        if "nu" in curve and not curve["in_fig7"]:
             curve["sigma_init2"] = round((curve["nu"] * pick["clip"]) ** 2 / CNN_DIM, 9)
     return {
         "dataset": pick["dataset"], "num_devices": sum(params["lapa"]["radio"]["region_devices"]),
         "input_normalization": pick["input_normalization"],
         "partition": {"kind": "mixed", "num_iid": pick["num_iid"],
                       "size_range": list(pick["size_range"])},   # 2 classes per non-IID device
-        "model": {"name": pick["model"], "l2": 0.0, "engine": "auto", "precision": "fp32"},
+        "model": {"name": pick["model"], "l2": 0.0, "engine": "auto",
+                  "precision": pick.get("precision", "fp32")},
         "training": {"local_steps": pick["local_steps"], "batch_size": batch, "lr": pick["lr"],
                      "server_lr": 1.0, "local_epochs": None},
         "channel": {"mean_gain": 1.0},        # unused: the scheme draws LAPA's radio itself
         "scale": scale, "curves": curves}
+
+
+#: Fig. 6's four strategies (spec §9): no DP and the three DP allocations at nu = 4
+FIG6_CURVES = ("nodp", "lapa_nu4", "uniform_nu4", "arb_nu4")
+
+
+def compose_mix(num_iid: int):
+    """Fig. 6's panel with `num_iid` IID devices (Errata 3: drawn first) and 15 - num_iid
+    two-class devices: the four strategies at nu = 4 over the ideal channel, lam fixed (Sec.
+    V-C). The 5 + 10 panel is drawn from the main experiment's Fig. 5 runs instead."""
+    def build(params: dict[str, Any]) -> dict[str, Any]:
+        block = compose(params, {**settings(params), "num_iid": num_iid})
+        block["curves"] = {c: p for c, p in block["curves"].items() if c in FIG6_CURVES}
+        return block
+    return build

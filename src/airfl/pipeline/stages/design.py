@@ -7,7 +7,7 @@ from typing import Any
 from airfl.io import provenance, write_json
 from airfl.pipeline import paths
 from airfl.pipeline.registry import get_experiment
-from airfl.pipeline.runs import design_trials
+from airfl.pipeline.runs import derived, design_trials
 from airfl.pipeline.tuning import tuned_curve
 
 
@@ -15,6 +15,7 @@ def run(params: dict[str, Any], experiment_id: str, curve: str) -> None:
     experiment = get_experiment(experiment_id)
     block = experiment.params(params)
     curve_params, _ = tuned_curve(experiment, block, curve)
+    curve_params = derived(experiment, curve, curve_params)
     designs = design_trials(params, experiment_id, block, curve, curve_params,
                             range(block["scale"]["trials"]))
     write_json(paths.design(experiment_id, curve), {

@@ -129,7 +129,8 @@ def run(params: dict[str, Any], experiment_id: str) -> None:
     specs = (experiment.figure_spec, *experiment.extra_figures)
     # marker columns and the run-table columns a panel draws (x or y beyond the usual ones)
     extra = tuple(dict.fromkeys([*(column for spec in specs for column, _ in spec.markers),
-                                 *(c for spec in specs for c in (spec.x, spec.y))]))
+                                 *(c for spec in specs for c in (spec.x, spec.y)),
+                                 *(c for spec in specs for c in spec.columns)]))
     frame = derive(pd.concat([_curve_frame(experiment, c, p, extra) for c, p in curves.items()],
                              ignore_index=True), reference)
     block = experiment.params(params)      # what was trained: a substitute dataset shows here

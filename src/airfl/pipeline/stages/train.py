@@ -13,7 +13,7 @@ import pandas as pd
 from airfl.io import provenance, record_run, write_csv, write_json
 from airfl.pipeline import paths
 from airfl.pipeline.registry import get_experiment
-from airfl.pipeline.runs import calibrated, run_trials
+from airfl.pipeline.runs import calibrated, derived, run_trials
 from airfl.pipeline.stages import StageError
 from airfl.pipeline.trial import torch_device
 from airfl.pipeline.tuning import tuned_curve
@@ -58,7 +58,7 @@ def run(params: dict[str, Any], experiment_id: str, curve: str, progress: bool =
     experiment = get_experiment(experiment_id)
     block = experiment.params(params)
     curve_params, server_lr = tuned_curve(experiment, block, curve)
-    curve_params = calibrated(experiment, curve_params)
+    curve_params = derived(experiment, curve, calibrated(experiment, curve_params))
     designs = stored_designs(paths.design(experiment_id, curve), block["scale"]["trials"])
     frame, records = run_trials(params, experiment, block, curve, curve_params, server_lr, designs,
                                 range(block["scale"]["trials"]), progress)

@@ -1,0 +1,189 @@
+"""Fig. 7's power control as a pipeline derivation (stage `derive`, spec §6.3-6.4, §8): from the
+stored Pilot A run (LAPA, ideal channel, artificial noise in every round, nu = 4) to
+the Fig. 7 privacy level and to DDPG's power allocation p* for Configuration 5.
+
+Per trial (one channel draw per trial, so one P1 per trial):
+1. The pilot's budget trajectory eps_A[t, k] (records `eps`), its Wasserstein weights G_k, the
+   sizes (Delta s_k, eq. 18) and the channel norms ||h_k||^2 come from its design and records.
+2. Fig. 7 privacy level (spec §8 "Fig. 7 privacy level"): eps_T7 = eps_T_A S_req^A(T/2) /
+   S_ch(p_bar), S_req(t) = sum_k c Delta s_k / eps_k^[t], S_ch = sum_k sigma_ch,k (eq. 23's two
+   sides). Runs are parameterised by nu (eps_T proportional to 1/nu, spec §3.3), so
+   nu_7 = nu_A S_ch(p_bar) / S_req^A(T/2); the Fig. 7 curves take the mean over trials.
+3. The frozen surrogate (spec §6.3, quick shortcut allowed by the spec: Pilot B skipped): eps_7 =
+   eps_A nu_A / nu_7 (budgets scale linearly with eps_T: exp(-e) and the shares do not depend
+   on it).
+4. P1 (eq. 28) on that trajectory (control.p1_objective), solved by DDPG (eqs. 29-36,
+   ddpg.train_ddpg) from p_bar, and directly by a 1-D line search over uniform power and by
+   random feasible actions (spec §6.4 sanity check); all values are stored.
+Draws: DDPG's exploration and minibatches from stream (seed, "lapa", trial, "ddpg"), its network
+initialisation from that stream's derived torch seed, the random search from "p1_random".
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from airfl.config import profiled
+from airfl.rng import derive_seed, numpy_generator
+
+from . import control
+from . import mechanism as mech
+from .ddpg import DdpgConfig, train_ddpg
+
+#: Pilot A (spec §6.3): LAPA at nu = 4 over the ideal channel, the Fig. 5 curve ``lapa_nu4``
+PILOT_NU = 4.0
+PILOT = "lapa_nu4"
+TARGETS = ("config5", "lapa_avgp", "arb_avgp")
+
+
+def control_settings(params: dict[str, Any]) -> dict[str, Any]:
+    """`lapa.control` resolved for the profile (its `ddpg` block too)."""
+    block = params["lapa"]["control"]
+    out = {k: profiled(v, params["profile"]) for k, v in block.items() if k != "ddpg"}
+    out["ddpg"] = {k: profiled(v, params["profile"]) for k, v in block["ddpg"].items()}
+    return out
+
+
+def ddpg_config(settings: dict[str, Any]) -> DdpgConfig:
+    d = settings["ddpg"]
+    return DdpgConfig(episodes=d["episodes"], steps=d["steps"], hidden=tuple(d["hidden"]),
+                      lr_actor=d["lr_actor"], lr_critic=d["lr_critic"], gamma=d["gamma"],
+                      tau=d["tau"], batch=d["batch"], buffer=d["buffer"], warmup=d["warmup"],
+                      expl_sigma=d["expl_sigma"], expl_decay=d["expl_decay"],
+                      expl_min=d["expl_min"])
+
+
+class Problem:
+    """P1 (eq. 28) of one trial on a frozen budget trajectory eps[T, K] (spec §6.3)."""
+
+    def __init__(self, *, eps: np.ndarray, weights: np.ndarray, sizes: np.ndarray,
+                 channel_norm2: np.ndarray, lr: float, clip: float, delta: float, noise_w: float,
+                 settings: dict[str, Any]):
+        self.eps, self.weights, self.channel_norm2 = eps, weights, channel_norm2
+        self.sensitivity = mech.sensitivity(lr=lr, clip=clip, sizes=sizes)      # eq. 18
+        self.delta, self.noise_w, self.settings = delta, noise_w, settings
+        self.devices = weights.size
+        self.a = control.contraction(mu=settings["mu"], smooth=settings["smooth"], lr=lr,
+                                     dissimilarity=settings["dissimilarity"],
+                                     weights=weights)                              # eq. 24
+        if not self.a < 1.0:
+            raise ValueError(f"lapa.control: A = {self.a:.6g} >= 1 (eqs. 25-27 need lam < 2 / "
+                             "(L delta^2 sum G^2)); lower lapa.control.smooth or dissimilarity")
+
+    def value(self, power2: np.ndarray) -> tuple[float, int]:
+        """(L(p), T_th(p)) of eq. 28 at p_k^2 = power2."""
+        return control.p1_objective(power2, channel_norm2=self.channel_norm2,
+                                    weights=self.weights, sensitivity=self.sensitivity,
+                                    eps=self.eps, contraction_a=self.a, noise_w=self.noise_w,
+                                    delta=self.delta)
+
+    def power(self, action: np.ndarray) -> np.ndarray:
+        """a in [0, 1]^K -> feasible p^2 (eq. 30 and the projection onto eqs. 5, 28c)."""
+        s = self.settings
+        return control.project_power(control.action_to_power(
+            action, p0=s["p0_w"], floor_fraction=s["floor_fraction"]),
+            p0=s["p0_w"], p_min=s["p_min_w"], p_max=s["p_max_w"])
+
+    def action(self, power2: np.ndarray) -> np.ndarray:
+        """The action whose power (before projection) is power2 (the inverse of eq. 30)."""
+        floor = self.settings["floor_fraction"] * self.settings["p0_w"]
+        return (power2 - floor) / (self.settings["p0_w"] - floor)
+
+    def average(self) -> np.ndarray:
+        s = self.settings
+        return control.average_power(p_min=s["p_min_w"], p_max=s["p_max_w"], devices=self.devices)
+
+
+def solve(problem: Problem, *, config: DdpgConfig, seed: int, generator: np.random.Generator,
+          random_generator: np.random.Generator) -> dict[str, Any]:
+    """DDPG's p* (best action seen, spec §6.4) against p_bar and the two direct searches."""
+    s = problem.settings
+    average = problem.average()
+    value_avg, t_th_avg = problem.value(average)
+    result = train_ddpg(lambda a: problem.value(problem.power(a)), start=problem.action(average),
+                        rounds=problem.eps.shape[0], reference=value_avg, config=config,
+                        seed=seed, generator=generator)
+    best = problem.power(result.best_action)
+    value_best, t_th_best = problem.value(best)
+    objective = lambda p: problem.value(p)[0]                                  # noqa: E731
+    line_p, line_value = control.line_search(objective, p0=s["p0_w"], p_min=s["p_min_w"],
+                                             p_max=s["p_max_w"], devices=problem.devices,
+                                             points=s["line_points"])
+    rand_p, rand_value = control.random_search(
+        objective, p0=s["p0_w"], p_min=s["p_min_w"], p_max=s["p_max_w"],
+        devices=problem.devices, samples=s["random_samples"],
+        floor_fraction=s["floor_fraction"], generator=random_generator)
+    greedy = problem.power(result.greedy_action)
+    return {"power_ddpg": best, "power_greedy": greedy, "power_average": average,
+            "power_line": line_p, "power_random": rand_p,
+            "p1_ddpg": value_best, "p1_average": value_avg, "p1_line": line_value,
+            "p1_random": rand_value, "p1_greedy": problem.value(greedy)[0],
+            "t_th_ddpg": t_th_best, "t_th_average": t_th_avg, "contraction": problem.a,
+            "episode_reward": result.episode_reward, "episode_best": result.episode_best,
+            "actor": result.actor}
+
+
+def compute(params: dict[str, Any], block: dict[str, Any], inputs: dict[str, Any]
+            ) -> dict[str, Any]:
+    """The derivation `ddpg` of the LAPA training experiment (module docstring)."""
+    settings = control_settings(params)
+    pilot = inputs[PILOT]
+    curve = pilot["records"]["params"]
+    radio = params["lapa"]["radio"]
+    settings = {**settings, "p0_w": radio["max_power_w"]}
+    c = mech.gaussian_constant(curve["delta"])
+    trials, rows, arrays, nus = [], [], {}, []
+    for design, records in zip(pilot["design"]["trials"], pilot["records"]["trials"]):
+        trial = int(records["trial"])
+        eps_a = np.array([r["eps"] for r in records["rounds"]])                # [T, K]
+        sizes, weights = np.asarray(design["sizes"]), np.asarray(design["weights"])
+        norm2 = np.asarray(design["radio"]["channel_norm2"])
+        sens = mech.sensitivity(lr=curve["lr"], clip=curve["clip"], sizes=sizes)
+        rounds = eps_a.shape[0]
+        s_req = float(np.sum(c * sens / eps_a[rounds // 2 - 1]))               # S_req^A(T/2)
+        average = control.average_power(p_min=settings["p_min_w"], p_max=settings["p_max_w"],
+                                        devices=sizes.size)
+        s_ch = float(np.sum(control.channel_std(average, norm2, radio["noise_w"])))   # eq. 23
+        nu7 = PILOT_NU * s_ch / s_req                              # spec §8
+        problem = Problem(eps=eps_a * PILOT_NU / nu7, weights=weights, sizes=sizes,
+                          channel_norm2=norm2, lr=curve["lr"], clip=curve["clip"],
+                          delta=curve["delta"], noise_w=radio["noise_w"], settings=settings)
+        seed = derive_seed(params["seed"], "lapa", trial, "ddpg")
+        out = solve(problem, config=ddpg_config(settings), seed=seed,
+                    generator=numpy_generator(params["seed"], "lapa", trial, "ddpg"),
+                    random_generator=numpy_generator(params["seed"], "lapa", trial, "p1_random"))
+        nus.append(nu7)
+        trials.append({"trial": trial, "nu7": nu7, "eps_total_pilot": design["eps_total"],
+                       "eps_total_fig7": design["eps_total"] * PILOT_NU / nu7,
+                       "s_req_pilot_half": s_req, "s_ch_average": s_ch,
+                       **{k: (v.tolist() if isinstance(v, np.ndarray) else v)
+                          for k, v in out.items() if not k.startswith("episode") and k != "actor"},
+                       "ddpg_not_above_direct": bool(out["p1_ddpg"] <= min(out["p1_line"],
+                                                                         out["p1_random"]))})
+        rows.append(pd.DataFrame({"trial": trial,
+                                  "episode": np.arange(1, out["episode_reward"].size + 1),
+                                  "mean_reward": out["episode_reward"],
+                                  "best_p1": out["episode_best"]}))
+        arrays[f"trial{trial}_eps_fig7"] = problem.eps
+        for key in ("power_ddpg", "power_average", "power_line", "power_random"):
+            arrays[f"trial{trial}_{key}"] = out[key]
+        for name, weights in out["actor"].items():      # the policy: the actor's weights
+            arrays[f"trial{trial}_actor_{name.replace('.', '_')}"] = weights
+    nu7 = float(np.mean(nus))
+    powers = [t["power_ddpg"] for t in trials]
+    report_keys = ("p1_ddpg", "p1_average", "t_th_ddpg", "t_th_average")
+    shared = {"nu": nu7}
+    per_trial = {k: [t[k] for t in trials] for k in report_keys}
+    return {"params": {"config5": {**shared, "powers": powers,
+                                   "p1_value": per_trial["p1_ddpg"],
+                                   "t_th_predicted": per_trial["t_th_ddpg"]},
+                       "lapa_avgp": {**shared, "p1_value": per_trial["p1_average"],
+                                     "t_th_predicted": per_trial["t_th_average"]},
+                       "arb_avgp": dict(shared)},
+            "report": {"nu_fig7": nu7, "trials": trials,
+                       "policy": "DDPG's best action seen (spec 6.4); the greedy actor output "
+                                 "is power_greedy"},
+            "table": pd.concat(rows, ignore_index=True), "arrays": arrays}
