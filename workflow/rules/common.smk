@@ -61,10 +61,16 @@ def dataset_manifest(wildcards):
     return str(paths.dataset_manifest(experiment_block(wildcards)["dataset"]))
 
 
+_CODE = {}        # (stage, args) -> code digest; config and code are fixed for one process
+
+
 def code_version(stage, *args):
     """A digest of the source files the job `airfl <stage> <args>` runs, the same files dvc.yaml
-    lists as its code deps: a code edit reruns the same jobs in both tools (issue 13)."""
-    return dag.code_digest(stage, list(args), config)
+    lists as its code deps: a code edit reruns the same jobs in both tools (issue 13).
+    Memoised: Snakemake evaluates a job's params more than once (issue 13, item 5)."""
+    if (stage, args) not in _CODE:
+        _CODE[(stage, args)] = dag.code_digest(stage, list(args), config)
+    return _CODE[(stage, args)]
 
 
 def figure_caption(experiment):
