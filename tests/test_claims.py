@@ -9,7 +9,7 @@ from scipy import stats
 from airfl.claims import (chain, combine_orderings, final_by_trial, paired_difference,
                           paired_order)
 from airfl.experiments import ClaimResult
-from airfl.pipeline.stages.claims import markdown, _tally
+from airfl.pipeline.stages.claims import markdown, metrics, _tally
 
 
 def _frame(finals: dict[str, list[float]]) -> pd.DataFrame:
@@ -102,6 +102,18 @@ def test_claims_table_counts_ties_apart_from_yes_and_no():
     text = markdown(results, {"profile": "quick", "seed": 0})
     assert "| tie |" in text and "| **no** |" in text
     assert "1 of 2 claims hold, 1 ties, 1 n/a." in text
+
+
+def test_claims_metrics_score_each_verdict_so_a_flip_shows_in_dvc_metrics_diff():
+    results = [{"figure": "p/f", "claim": c, "statement": "s", "numbers": "n", "holds": h,
+                "verdict": v}
+               for c, h, v in [("a", True, "yes"), ("b", False, "no"), ("c", None, "tie"),
+                               ("d", None, "n/a")]]
+    shown = metrics(results)
+    assert shown["verdicts"] == {"p/f": {"a": 1.0, "b": 0.0, "c": 0.5}}   # n/a: no score
+    assert (shown["held"], shown["no"], shown["ties"], shown["total"]) == (1, 1, 1, 4)
+    flipped = metrics([{**results[0], "holds": False, "verdict": "no"}, *results[1:]])
+    assert flipped["verdicts"]["p/f"]["a"] == 0.0 and flipped["held"] == 0
 
 
 def test_claim_result_verdicts():

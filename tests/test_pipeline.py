@@ -14,6 +14,7 @@ import time
 import pytest
 import yaml
 
+from airfl.pipeline.dvcgen import GUARD, STAMP as STAMP_TEXT
 from workspace import make_workspace, run as _run, tool_env
 
 pytestmark = pytest.mark.slow
@@ -38,6 +39,7 @@ def _workspace(repo_root, target, env):
 FIGURE = "figures/baselines/accuracy_vs_rounds"
 TARGETS = [f"{FIGURE}.png", "figures/partitions/baselines/accuracy_vs_rounds.png"]
 DVC_TARGET = "figure-baselines-accuracy_vs_rounds"
+STAMP = "results/dvc_dag.txt"                 # the dvc-dag stage's output (paths.dvc_stamp)
 
 
 @pytest.fixture(scope="module")
@@ -73,6 +75,19 @@ def test_dvc_plots_have_each_figures_own_axes(repo_root):
         if (repo_root / path).exists():
             header = (repo_root / path).read_text().split("\n", 1)[0].split(",")
             assert {axes["x"], axes["y"]} <= set(header), (path, axes)
+
+
+def test_dvc_yaml_declares_each_papers_claims_as_metrics(repo_root):
+    """`dvc metrics diff` after a change shows which claims flipped (issue 13, item 6)."""
+    from airfl.pipeline import paths
+    from airfl.pipeline.registry import papers
+
+    stages = yaml.safe_load((repo_root / "dvc.yaml").read_text())["stages"]
+    declared = {path: name for name, stage in stages.items()
+                for entry in stage.get("metrics", []) for path in entry}
+    for paper in papers():
+        assert declared[str(paths.claims_metrics(paper))] == f"claims-{paper}"
+    assert declared[str(paths.claims_metrics())] == "claims"
 
 
 def test_every_param_key_dvc_tracks_is_written_in_params_yaml(repo_root):
@@ -157,8 +172,15 @@ def test_the_figure_stage_refuses_runs_made_with_other_params(built, env):
 
 
 @pytest.mark.xdist_group("built_workspace")   # one build, shared (make test: -n)
+def _record(work, env) -> None:
+    """What `make dvc-record` does for the figure's subgraph: the dvc-dag stamp, then commit."""
+    _run(["airfl", "dvc-yaml", "--stamp", STAMP], work, env)
+    _run(["dvc", "commit", "-f", "-q", "--with-deps", DVC_TARGET], work, env)
+
+
+@pytest.mark.xdist_group("built_workspace")   # one build, shared (make test: -n)
 def test_dvc_reruns_only_what_a_parameter_change_touches(built, env):
-    _run(["dvc", "commit", "-f", "-q", "--with-deps", DVC_TARGET], built, env)
+    _record(built, env)
     assert "up to date" in _run(["dvc", "status", "--with-deps", DVC_TARGET], built, env).stdout
     params_path = built / "params.yaml"
     params = yaml.safe_load(params_path.read_text())
@@ -167,8 +189,37 @@ def test_dvc_reruns_only_what_a_parameter_change_touches(built, env):
     out = _run(["dvc", "repro", DVC_TARGET], built, env).stdout
     ran = set(re.findall(r"Running stage '([^']+)'", out))
     curve = "baselines-accuracy_vs_rounds-ota_low_snr"
-    assert ran == {f"design-{curve}", f"train-{curve}", f"privacy-{curve}",
-                   "figure-baselines-accuracy_vs_rounds"}, ran
+    assert ran == {GUARD, f"design-{curve}", f"train-{curve}",   # dvc-dag: params.yaml changed
+                   f"privacy-{curve}", "figure-baselines-accuracy_vs_rounds"}, ran
+    assert (built / STAMP).read_text() == STAMP_TEXT
+
+
+def test_dvc_repro_stops_before_any_stage_when_params_describe_another_dag(repo_root, tmp_path,
+                                                                          env):
+    """dvc.yaml is one params.yaml's DAG: with another profile (or an added curve) the
+    `dvc-dag` stage, which every stage depends on, stops `dvc repro` with what to run."""
+    work = _workspace(repo_root, tmp_path / "ws", env)
+    params_path = work / "params.yaml"
+    params = yaml.safe_load(params_path.read_text())
+    params_path.write_text(yaml.safe_dump({**params, "profile": "paper"}, sort_keys=False))
+    done = _run(["dvc", "repro", DVC_TARGET], work, env, check=False)
+    assert done.returncode != 0
+    assert re.findall(r"Running stage '([^']+)'", done.stdout) == [GUARD], done.stdout
+    assert "params.yaml describes another DAG than dvc.yaml" in done.stderr + done.stdout
+    assert "Run `airfl dvc-yaml`" in done.stderr + done.stdout
+    assert not (work / "results" / "data").exists() and not (work / STAMP).exists()
+    params["baselines"]["accuracy_vs_rounds"]["curves"]["ota_mid_snr"] = {
+        "scheme": "ota_truncated_inversion", "snr_db": 0.0, "truncation_threshold": 0.1,
+        "clip_norm": 1.0}
+    params_path.write_text(yaml.safe_dump(params, sort_keys=False))
+    done = _run(["airfl", "dvc-yaml", "--stamp", STAMP], work, env, check=False)
+    assert done.returncode == 1 and "3 stages to add" in done.stderr, done.stderr
+    _run(["airfl", "dvc-yaml"], work, env)                # regenerate: the DAG matches
+    _run(["airfl", "dvc-yaml", "--stamp", STAMP], work, env)
+    assert (work / STAMP).read_text() == STAMP_TEXT
+    stages = yaml.safe_load((work / "dvc.yaml").read_text())["stages"]
+    assert "train-baselines-accuracy_vs_rounds-ota_mid_snr" in stages
+    assert all(str(STAMP) in s["deps"] for name, s in stages.items() if name != GUARD)
 
 
 def test_bad_params_stop_snakemake_before_any_job(repo_root, tmp_path, env):
@@ -235,7 +286,9 @@ def test_a_failed_rerun_never_leaves_a_stale_figure(repo_root, tmp_path, env):
     while every train job of the figure fails (here: a dataset file gone), then run again: the
     figure must be redrawn from lr = 0.04 runs, never "Nothing to be done" with the old one.
     Then item 5: a parameter change reruns train, which finds a garbage design: it removes it
-    and fails, and the next run rebuilds it."""
+    and fails, and the next run rebuilds it. The change is `device: auto` (cpu here): a knob of
+    train's view and not of design's (issue 13: lr is part of the settings design reads), and
+    one that leaves the numbers as they were."""
     work = _workspace(repo_root, tmp_path / "ws", env)
     _run(["snakemake", "--cores", "2", *TARGETS, "-q"], work, env)
     old = (work / f"{FIGURE}.csv").read_bytes()
@@ -259,15 +312,17 @@ def test_a_failed_rerun_never_leaves_a_stale_figure(repo_root, tmp_path, env):
 
     design = work / "results/designs/baselines/accuracy_vs_rounds/ota_low_snr.json"
     design.write_text("garbage\n")
-    params["baselines"]["accuracy_vs_rounds"]["training"]["lr"] = 0.03
+    params["device"] = "auto"
     params_path.write_text(yaml.safe_dump(params, sort_keys=False))
     failed = _run(["snakemake", "--cores", "2", "--keep-going", *TARGETS], work, env, check=False)
     log = (work / "logs/train/baselines/accuracy_vs_rounds/ota_low_snr.log").read_text()
     assert failed.returncode != 0 and "not a design made by the design stage" in log
     assert not design.exists()
-    _run(["snakemake", "--cores", "2", *TARGETS], work, env)
+    # the figure does not read `device`, so it stays up to date; ask for the failed run itself
+    run_table = "results/runs/baselines/accuracy_vs_rounds/ota_low_snr.csv"
+    _run(["snakemake", "--cores", "2", *TARGETS, run_table], work, env)
     assert json.loads(design.read_text())["trials"]
-    assert (work / f"{FIGURE}.csv").read_bytes() not in (old, new)
+    assert (work / f"{FIGURE}.csv").read_bytes() == new      # the same runs, rebuilt
 
 
 # One file per core package and one wing file: the baselines figure's jobs must go stale in both
@@ -283,7 +338,7 @@ def _stage_outputs(work) -> dict[str, str]:
     owner = {}
     for name, stage in stages.items():
         for path in stage.get("outs", []):
-            owner[path] = name
+            owner.update({path: name} if isinstance(path, str) else dict.fromkeys(path, name))
         for kind in ("plots", "metrics"):
             owner.update({path: name for entry in stage.get(kind, []) for path in entry})
     return owner
@@ -296,7 +351,7 @@ def _dvc_graph(work) -> dict[str, set[str]]:
     readers: dict[str, set[str]] = {name: set() for name in stages}
     for name, stage in stages.items():
         for dep in stage.get("deps", []):
-            if dep in owner:
+            if dep in owner and owner[dep] != GUARD:   # its stamp never changes: no rerun
                 readers[owner[dep]].add(name)
     return readers
 
@@ -321,7 +376,7 @@ def _stale_under_dvc(work, env) -> set[str]:
     for name, after in readers.items():
         for other in after:
             writers[other].add(name)
-    subgraph = _reach(writers, {DVC_TARGET})
+    subgraph = _reach(writers, {DVC_TARGET}) - {GUARD}
     return _reach(readers, set(re.findall(r"Running stage '([^']+)'", out))) & subgraph
 
 
@@ -342,7 +397,7 @@ def test_a_code_edit_makes_the_same_jobs_stale_in_dvc_and_snakemake(repo_root, t
     _run(["airfl", "dvc-yaml"], work, env)
     assert "src/airfl/core/loop.py" in (work / "dvc.yaml").read_text()   # relative: this copy
     _run(["snakemake", "--cores", "2", *TARGETS, "-q"], work, env)
-    _run(["dvc", "commit", "-f", "-q", "--with-deps", DVC_TARGET], work, env)
+    _record(work, env)
     assert not _stale_under_dvc(work, env)
     assert not _stale_under_snakemake(work, env)
     stale = {}

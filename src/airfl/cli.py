@@ -59,6 +59,8 @@ def _parser() -> argparse.ArgumentParser:
         "paper", nargs="?")
     gen = sub.add_parser("dvc-yaml", help="write dvc.yaml generated from the experiment registry")
     gen.add_argument("--check", action="store_true", help="fail if the committed dvc.yaml differs")
+    gen.add_argument("--stamp", metavar="PATH", help="the `dvc-dag` stage: check as --check does, "
+                     "name what differs in a few lines, and write PATH when nothing does")
     sub.add_parser("list", help="list the installed wings, their experiments and curves")
     schema = sub.add_parser("schema", help="write workflow/schemas/params.schema.yaml, the "
                                            "schema assembled from the installed wings")
@@ -90,8 +92,12 @@ def main(argv: list[str] | None = None) -> int:
     if args.stage == "validate":
         print(f"params valid; profile {params['profile']}")
     elif args.stage == "dvc-yaml":
+        from airfl.config import read_params
         from airfl.pipeline import dvcgen
-        return dvcgen.main(params, check=args.check)
+        raw = read_params(args.params, _overrides(args.set))
+        if args.stamp:
+            return dvcgen.guard(params, raw, args.stamp)
+        return dvcgen.main(params, check=args.check, raw=raw)
     elif args.stage == "list":
         from airfl.pipeline.registry import wings
         for wing in wings():

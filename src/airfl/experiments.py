@@ -125,6 +125,10 @@ class Experiment:
     trainer: Callable[..., Any] | None = None
     # steps between trainings (stage `derive`): parameters of some curves from others' runs
     derivations: tuple[Derivation, ...] = ()
+    # curve parameters that only choose the panels drawing a curve and where (tags such as
+    # `in_fig3`, a figure-only x value): no stage before the figure reads them, so a grid that
+    # re-tags curves reruns the figure alone, in DVC as in Snakemake (issue 13, item 3)
+    panel_keys: tuple[str, ...] = ()
 
     @property
     def id(self) -> str:
@@ -149,6 +153,10 @@ class Experiment:
 
     def curves(self, params: dict[str, Any]) -> dict[str, dict[str, Any]]:
         return self.params(params)["curves"]
+
+    def run_curve(self, curve_params: dict[str, Any]) -> dict[str, Any]:
+        """A curve's parameters as its runs read them: without the panel keys."""
+        return {k: v for k, v in curve_params.items() if k not in self.panel_keys}
 
     def curve_label(self, curve: str, curve_params: dict[str, Any]) -> str:
         return self.label(curve, curve_params) if self.label else curve

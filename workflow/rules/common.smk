@@ -40,22 +40,38 @@ def experiment_of(wildcards):
     return get_experiment(f"{wildcards.paper}/{wildcards.figure}")
 
 
+_BLOCKS = {}      # experiment id -> resolved block; config is fixed for one Snakemake process
+
+
 def experiment_block(wildcards):
-    return experiment_of(wildcards).params(config)
+    """The experiment's resolved block, composed once per run (read-only: shared by its jobs)."""
+    experiment = experiment_of(wildcards)
+    if experiment.id not in _BLOCKS:
+        _BLOCKS[experiment.id] = experiment.params(config)
+    return _BLOCKS[experiment.id]
 
 
-def curve_params(wildcards):
-    return experiment_of(wildcards).curves(config)[wildcards.curve]
+def job_params(stage):
+    """A rule's params for `stage`: its top-level knobs and its view of the block, the values
+    behind the keys dvc.yaml lists, so a one-knob change reruns the same jobs (issue 13)."""
+    return lambda w: dag.rule_params(stage, experiment_of(w), config,
+                                     getattr(w, "curve", None), experiment_block(w))
 
 
 def dataset_manifest(wildcards):
     return str(paths.dataset_manifest(experiment_block(wildcards)["dataset"]))
 
 
+_CODE = {}        # (stage, args) -> code digest; config and code are fixed for one process
+
+
 def code_version(stage, *args):
     """A digest of the source files the job `airfl <stage> <args>` runs, the same files dvc.yaml
-    lists as its code deps: a code edit reruns the same jobs in both tools (issue 13)."""
-    return dag.code_digest(stage, list(args), config)
+    lists as its code deps: a code edit reruns the same jobs in both tools (issue 13).
+    Memoised: Snakemake evaluates a job's params more than once (issue 13, item 5)."""
+    if (stage, args) not in _CODE:
+        _CODE[(stage, args)] = dag.code_digest(stage, list(args), config)
+    return _CODE[(stage, args)]
 
 
 def figure_caption(experiment):

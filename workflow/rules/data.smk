@@ -23,8 +23,7 @@ rule partition:
             subcategory="{figure}",
         ),
     params:
-        seed=config["seed"],
-        spec=lambda w: {k: experiment_block(w)[k] for k in ("dataset", "num_devices", "partition")},
+        setting=job_params("partition"),
         code=lambda w: code_version("partition", f"{w.paper}/{w.figure}"),
     log:
         "logs/partition/{paper}/{figure}.log",

@@ -24,7 +24,7 @@ def tuning_inputs(wildcards):
     from airfl.pipeline.tuning import tuning_file
 
     experiment = experiment_of(wildcards)
-    source = tuning_file(experiment, experiment.params(config), wildcards.curve)
+    source = tuning_file(experiment, experiment_block(wildcards), wildcards.curve)
     return [] if source is None else [str(source)]
 
 
@@ -36,10 +36,7 @@ rule tune:
     output:
         "results/tuning/{paper}/{figure}/{curve}.json",
     params:
-        seed=config["seed"],
-        threads=config["threads"],
-        curve=curve_params,
-        setting=lambda w: {k: v for k, v in experiment_block(w).items() if k != "curves"},
+        setting=job_params("tune"),
         code=lambda w: code_version("tune", f"{w.paper}/{w.figure}", w.curve),
     log:
         "logs/tune/{paper}/{figure}/{curve}.log",
@@ -60,9 +57,8 @@ rule derive:
         "results/derived/{paper}/{figure}/{name}.csv",
         "results/derived/{paper}/{figure}/{name}.npz",
     params:
-        seed=config["seed"],
-        threads=config["threads"],
-        setting=lambda w: {k: v for k, v in experiment_block(w).items() if k != "curves"},
+        setting=lambda w: dag.rule_params("derive", experiment_of(w), config, w.name,
+                                          experiment_block(w)),
         code=lambda w: code_version("derive", f"{w.paper}/{w.figure}", w.name),
     threads: 1
     log:
@@ -80,9 +76,7 @@ rule design:
     output:
         "results/designs/{paper}/{figure}/{curve}.json",
     params:
-        seed=config["seed"],
-        curve=curve_params,
-        setting=lambda w: {k: experiment_block(w)[k] for k in ("channel", "model", "scale")},
+        setting=job_params("design"),
         code=lambda w: code_version("design", f"{w.paper}/{w.figure}", w.curve),
     log:
         "logs/design/{paper}/{figure}/{curve}.log",

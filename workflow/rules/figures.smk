@@ -29,11 +29,10 @@ for _experiment in all_experiments():
             figure_targets(_experiment),
         params:
             caption=figure_caption(_experiment),
-            profile=config["profile"],
             experiment=_experiment.id,
             # what the figure claims: a change reruns it even when no run is rebuilt, and the
             # figure stage refuses runs made with other parameters (issue 18, item 2)
-            setting=_experiment.params(config),
+            setting=dag.rule_params("figure", _experiment, config),
             code=code_version("figure", _experiment.id),
         log:
             f"logs/figure/{_experiment.id}.log",

@@ -11,9 +11,7 @@ rule calibrate:
     output:
         "results/calibration/{paper}/{figure}.json",
     params:
-        seed=config["seed"],
-        threads=config["threads"],       # torch threads change sums in the last digits
-        setting=lambda w: {k: v for k, v in experiment_block(w).items() if k != "curves"},
+        setting=job_params("calibrate"),   # seed, profile, threads (sums' last digits), block
         code=lambda w: code_version("calibrate", f"{w.paper}/{w.figure}"),
     threads: 1
     log:
@@ -36,11 +34,7 @@ rule train:
         "results/runs/{paper}/{figure}/{curve}.records.json",
         "results/runs/{paper}/{figure}/{curve}.json",
     params:
-        seed=config["seed"],
-        device=config["device"],
-        threads=config["threads"],       # as dvc.yaml: a rerun trigger (issue 18, item 5)
-        curve=curve_params,
-        setting=lambda w: {k: v for k, v in experiment_block(w).items() if k != "curves"},
+        setting=job_params("train"),     # device and threads too: rerun triggers (issue 18)
         code=lambda w: code_version("train", f"{w.paper}/{w.figure}", w.curve),
     threads: 1
     log:
@@ -55,7 +49,7 @@ rule privacy:
     output:
         "results/privacy/{paper}/{figure}/{curve}.csv",
     params:
-        curve=curve_params,
+        setting=job_params("privacy"),   # none: the records carry the curve's delta
         code=lambda w: code_version("privacy", f"{w.paper}/{w.figure}", w.curve),
     log:
         "logs/privacy/{paper}/{figure}/{curve}.log",

@@ -41,7 +41,8 @@ def _modules(package: str) -> dict[str, Path]:
     return out
 
 
-def _imported(module: str, path: Path) -> set[str]:
+@cache             # each file parsed once per process (`_graph` runs per set of packages)
+def _imported(module: str, path: Path) -> frozenset[str]:
     """Names a module imports (absolute; `from x import y` gives both x and x.y, as y may be a
     submodule), resolved against the module's own package for relative imports."""
     tree = ast.parse(path.read_text(), str(path))
@@ -58,7 +59,7 @@ def _imported(module: str, path: Path) -> set[str]:
                 base = ".".join([*anchor, base] if base else anchor)
             names.add(base)
             names.update(f"{base}.{alias.name}" for alias in node.names)
-    return names
+    return frozenset(names)
 
 
 @cache
@@ -112,7 +113,7 @@ def stage_code(stage: str, wing_packages: tuple[str, ...] = ()) -> tuple[str, ..
     deps = set()
     for module in closure(start, packages):
         path = known[module]
-        owner = next((p for p, folder in folders.items() if folder in path.parents), None)
+        owner = next((p for p, folder in folders.items() if folder in _ancestors(path)), None)
         deps.add(folders[owner] if owner else path)
     return tuple(sorted(_display(p) for p in _whole_folders(deps, known)))
 
@@ -124,16 +125,21 @@ def _whole_folders(deps: set[Path], known: dict[str, Path]) -> set[Path]:
                       key=lambda folder: len(folder.parts), reverse=True)   # innermost first
     deps = set(deps)
     for folder in packages:
-        inside = {path for path in known.values() if folder in path.parents}
-        if inside and inside <= {d for d in deps if d.is_file()} | _covered(deps, inside):
-            deps = {d for d in deps if folder not in d.parents} | {folder}
+        inside = {path for path in known.values() if folder in _ancestors(path)}
+        if inside and inside <= {d for d in deps if d.suffix == ".py"} | _covered(deps, inside):
+            deps = {d for d in deps if folder not in _ancestors(d)} | {folder}
     return deps
+
+
+@cache             # `folder in path.parents` builds every parent anew; asked ~10^5 times
+def _ancestors(path: Path) -> frozenset[Path]:
+    return frozenset(path.parents)
 
 
 def _covered(deps: set[Path], files: set[Path]) -> set[Path]:
     """The files in `files` that a folder among `deps` already covers."""
-    folders = [d for d in deps if d.is_dir()]
-    return {f for f in files if any(folder in f.parents for folder in folders)}
+    folders = [d for d in deps if d.suffix != ".py"]         # a module file or a package folder
+    return {f for f in files if any(folder in _ancestors(f) for folder in folders)}
 
 
 def digest(deps: tuple[str, ...]) -> str:
@@ -141,9 +147,16 @@ def digest(deps: tuple[str, ...]) -> str:
     the working directory: what Snakemake compares to decide that code changed."""
     sha = hashlib.sha256()
     for dep in deps:
-        path = Path(dep)
-        files = sorted(p for p in path.rglob("*") if p.is_file() and "__pycache__" not in p.parts
-                       and p.suffix != ".pyc") if path.is_dir() else [path]
-        for file in files:
-            sha.update(file.as_posix().encode() + b"\0" + file.read_bytes() + b"\0")
+        sha.update(_dep_digest(dep).encode())
     return sha.hexdigest()[:16]
+
+
+@cache             # a file or folder read once per process, however many jobs name it
+def _dep_digest(dep: str) -> str:
+    path = Path(dep)
+    files = sorted(p for p in path.rglob("*") if p.is_file() and "__pycache__" not in p.parts
+                   and p.suffix != ".pyc") if path.is_dir() else [path]
+    sha = hashlib.sha256()
+    for file in files:
+        sha.update(file.as_posix().encode() + b"\0" + file.read_bytes() + b"\0")
+    return sha.hexdigest()

@@ -10,7 +10,8 @@ from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
 
-from airfl.pipeline import paths
+from airfl.pipeline import param_deps, paths
+from airfl.config import get_dotted
 from airfl.experiments import AnalyticFigure, Experiment
 from airfl.pipeline.code_deps import digest, stage_code
 from airfl.pipeline.registry import (all_analytic, all_experiments, get_analytic, get_experiment,
@@ -97,15 +98,16 @@ def figure_outputs(experiment: Experiment) -> list[str]:
 def experiment_jobs(experiment: Experiment, params: dict[str, Any]) -> list[Job]:
     eid = experiment.id
     block = experiment.params(params)
-    key = experiment.config_key
+    keys = param_deps.derive(experiment, params)
+
+    def reads(stage: str, curve: str | None = None) -> list[str]:
+        """The exact params.yaml keys the job reads (issue 13, item 3): its stage's top-level
+        knobs and the leaves behind its view of the block (param_deps)."""
+        return [*param_deps.GLOBALS[stage], *keys[(stage, curve)]]
+
     manifest = str(paths.dataset_manifest(block["dataset"]))
-    if experiment.compose is None:
-        partition_keys = ["seed", "data.root", f"{key}.dataset", f"{key}.num_devices",
-                          f"{key}.partition"]
-    else:                                       # composed: the shared sections hold the data
-        partition_keys = ["seed", "data.root", *experiment.shared_keys]
     jobs = [Job("partition", _slug("partition", eid), [eid], [manifest], partition_outputs(eid),
-                partition_keys)]
+                reads("partition"))]
     reference = [str(paths.reference(experiment.reference.name, "json"))] \
         if experiment.reference else []
     from airfl.pipeline.tuning import tuned_curves, tuning_file
@@ -114,14 +116,11 @@ def experiment_jobs(experiment: Experiment, params: dict[str, Any]) -> list[Job]
     calibration = [str(paths.calibration(eid))] if experiment.calibration else []
     if calibration:                 # one noise-free round at theta_0, read by every train job
         jobs.append(Job("calibrate", _slug("calibrate", eid), [eid],
-                        [manifest, str(paths.partition(eid))],
-                        calibration, ["seed", "profile", "threads", "data.root",
-                                      *experiment.param_keys(params)]))
+                        [manifest, str(paths.partition(eid))], calibration, reads("calibrate")))
     for derivation in experiment.derivations:     # between trainings: source runs -> params
         jobs.append(Job("derive", _slug("derive", eid, derivation.name), [eid, derivation.name],
                         derived_sources(experiment, derivation.name),
-                        derived_outputs(eid, derivation.name),
-                        ["seed", "profile", "threads", *experiment.param_keys(params)]))
+                        derived_outputs(eid, derivation.name), reads("derive", derivation.name)))
     for curve in experiment.curves(params):
         source = tuning_file(experiment, block, curve)
         derived = derived_inputs(experiment, curve)
@@ -129,25 +128,20 @@ def experiment_jobs(experiment: Experiment, params: dict[str, Any]) -> list[Job]
         if curve in searching:
             jobs.append(Job("tune", _slug("tune", eid, curve), [eid, curve],
                             [manifest, str(paths.partition(eid)), *reference], tuning,
-                            ["seed", "profile", "threads", "data.root",
-                             *experiment.param_keys(params, curve)]))
-        design_keys = ["seed", "profile", f"{key}.channel", f"{key}.model", f"{key}.scale",
-                       f"{key}.curves.{curve}"] if experiment.compose is None else \
-            ["seed", "profile", *experiment.param_keys(params, curve)]
+                            reads("tune", curve)))
         jobs += [
             Job("design", _slug("design", eid, curve), [eid, curve],
                 [str(paths.partition(eid)), *reference, *tuning, *derived],
-                [str(paths.design(eid, curve))], design_keys),
+                [str(paths.design(eid, curve))], reads("design", curve)),
             Job("train", _slug("train", eid, curve), [eid, curve],
                 [manifest, str(paths.partition(eid)), str(paths.design(eid, curve)), *reference,
                  *tuning, *calibration, *derived],
-                train_outputs(eid, curve),
-                ["seed", "profile", "device", "threads", "data.root"] + experiment.param_keys(params, curve)),
+                train_outputs(eid, curve), reads("train", curve)),
         ]
         if experiment.privacy:
             jobs.append(Job("privacy", _slug("privacy", eid, curve), [eid, curve],
                             [str(paths.run_records(eid, curve))], [str(paths.privacy(eid, curve))],
-                            experiment.param_keys(params, curve)[-1:]))   # the curve's own key
+                            reads("privacy", curve)))
     curves = list(experiment.curves(params))
     figure_deps = [str(paths.run_table(eid, c)) for c in curves] + \
         [str(paths.privacy(eid, c)) for c in curves if experiment.privacy] + reference
@@ -155,11 +149,23 @@ def experiment_jobs(experiment: Experiment, params: dict[str, Any]) -> list[Job]
     csvs = [o for o in outs[:-1] if o.endswith(".csv")]
     specs = (experiment.figure_spec, *experiment.extra_figures)     # the order of figure_names
     jobs.append(Job("figure", _slug("figure", eid), [eid], figure_deps,
-                    [o for o in outs[:-1] if not o.endswith(".csv")],
-                    ["seed", "profile"] + experiment.param_keys(params),
+                    [o for o in outs[:-1] if not o.endswith(".csv")], reads("figure"),
                     plots=[(csv, spec.x, spec.y) for csv, spec in zip(csvs, specs, strict=True)],
                     metrics=[outs[-1]]))
     return jobs
+
+
+def rule_params(stage: str, experiment: Experiment, params: dict[str, Any],
+                curve: str | None = None, block: dict[str, Any] | None = None) -> dict[str, Any]:
+    """A Snakemake rule's `params:` for the job: the values of its stage's top-level knobs and
+    its view of the block, the view whose keys dvc.yaml lists (param_deps), so a one-knob
+    change reruns the same jobs in both tools. `curve`: the curve, or the derivation's name of
+    a `derive` job. `block`: the resolved block, when cached."""
+    block = experiment.params(params) if block is None else block
+    derivation = experiment.derivation(curve) if stage == "derive" else None
+    return {"knobs": {k: get_dotted(params, k) for k in param_deps.GLOBALS[stage]},
+            "view": param_deps.block_view(stage, block, curve, experiment.panel_keys,
+                                          derivation)}
 
 
 def analytic_outputs(figure: AnalyticFigure) -> list[str]:
@@ -180,6 +186,11 @@ def audit_outputs(wing: str, mechanism: str) -> list[str]:
         [str(paths.audit_figure(wing, mechanism, s)) for s in ("csv", "png", "pdf")]
 
 
+#: the audit block's keys every mechanism reads (draw counts, the test's level); the rest of
+#: the block is one sub-block per wing
+AUDIT_SHARED = ("draws", "loop_draws", "alpha")
+
+
 def audit_jobs() -> list[Job]:
     """One `airfl audit <wing> <mechanism>` job per mechanism a wing registers for auditing
     (issue 16); its params: the audit block, the seed, the profile and the wing's own block
@@ -188,9 +199,10 @@ def audit_jobs() -> list[Job]:
     for wing in wings():
         for name in sorted(wing.audits):
             outs = audit_outputs(wing.name, name)
-            own = [wing.name] if wing.catalogue else []
+            own = [wing.name] if wing.catalogue else []     # its mechanisms' settings
+            shared = [f"audit.{k}" for k in AUDIT_SHARED]
             out.append(Job("audit", _slug("audit", wing.name, name), [wing.name, name], [],
-                           outs[1:], ["seed", "profile", "audit", *own],
+                           outs[1:], ["seed", "profile", *shared, f"audit.{wing.name}", *own],
                            plots=[(outs[1], "label", "eps_audited_lower")],
                            metrics=[outs[0]]))
     return out

@@ -24,6 +24,12 @@ def partition_heatmap(experiment_id: str) -> Path:
     return FIGURES / "partitions" / f"{experiment_id}.png"
 
 
+def dvc_stamp() -> Path:
+    """Written by the `dvc-dag` stage when dvc.yaml is the DAG params.yaml describes; every
+    DVC stage depends on it, so that the check runs first (issue 13, item 1)."""
+    return RESULTS / "dvc_dag.txt"
+
+
 def calibration(experiment_id: str) -> Path:
     """An experiment's calibration (parameters measured at theta_0 that every curve trains with)."""
     return RESULTS / "calibration" / f"{experiment_id}.json"

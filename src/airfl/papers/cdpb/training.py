@@ -47,6 +47,10 @@ def _block(params: dict[str, Any], key: str, curves_of) -> dict[str, Any]:
     substituted = {"substituted_for": pick["substituted_for"]} if "substituted_for" in pick else {}
     return {
         **substituted,
+        # the substitute as params.yaml names it, used or not: whether the dataset is here is
+        # the machine's matter, so the jobs depend on it either way (the same dvc.yaml
+        # everywhere, issue 13)
+        "offline_substitute": fig.get("offline_substitute"),
         "dataset": pick["dataset"], "num_devices": analytic["K"], "partition": partition,
         "model": {"name": pick["model"], "l2": pick["weight_decay"], "engine": "auto",
                   "precision": pick.get("precision", "fp32")},

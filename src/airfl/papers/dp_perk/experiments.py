@@ -74,6 +74,11 @@ def _fig6_curves(beamformer: str):
     return pick
 
 
+# which panels draw a curve, and its Fig. 6 x value: set by training._curves, read by no stage
+# before the figure (a new Fig. 3 budget re-tags curves without rerunning them)
+PANEL_KEYS = ("in_fig3", "in_fig5", "in_fig6", "snr_wc_db")
+
+
 # -- experiments ------------------------------------------------------------------------------
 
 ROUNDS = dict(x="round", xlabel="Communication round t")
@@ -109,6 +114,7 @@ IID = Experiment(
     ),
     label=curve_label, compose=compose("iid"),
     shared_keys=("dp_perk.analytic",), curve_key=lambda curve: "dp_perk.training",
+    panel_keys=PANEL_KEYS,
     claims=(
         Claim("fig3_tradeoff", "Stricter privacy (smaller ε̃) gives lower test accuracy and "
               "higher training loss (final and last-10-round means, monotone up to trial noise).",
@@ -150,6 +156,7 @@ NONIID = Experiment(
                               title="Fig. 4(b): training loss vs round, non-i.i.d."),),
     label=curve_label, compose=compose("noniid"),
     shared_keys=("dp_perk.analytic",), curve_key=lambda curve: "dp_perk.training",
+    panel_keys=PANEL_KEYS,
     claims=(
         Claim("fig4_tradeoff", "The privacy-convergence trade-off of Fig. 3 holds under "
               "non-i.i.d. data.", _tradeoff),

@@ -81,6 +81,24 @@ def _tally(results: list[dict[str, Any]]) -> dict[str, int]:
             "ties": verdicts.count("tie"), "n/a": verdicts.count("n/a")}
 
 
+# A verdict as a number, so that `dvc metrics diff` shows which claims flipped (issue 13, item 6);
+# n/a (the claim does not apply to this run) has none and is left out.
+SCORES = {"yes": 1.0, "tie": 0.5, "no": 0.0}
+
+
+def metrics(results: list[dict[str, Any]]) -> dict[str, Any]:
+    """The DVC metrics file: every claim with its numbers, the tally (held, checked, ties, no,
+    total) and each claim's verdict as a score per figure, 1 holds / 0.5 tie / 0 does not."""
+    tally = _tally(results)
+    scores: dict[str, dict[str, float]] = {}
+    for r in results:
+        if r["verdict"] in SCORES:
+            scores.setdefault(r["figure"], {})[r["claim"]] = SCORES[r["verdict"]]
+    return {"claims": results, "held": tally["held"], "checked": tally["checked"],
+            "ties": tally["ties"], "no": tally["checked"] - tally["held"],
+            "total": len(results), "verdicts": scores}
+
+
 def run(params: dict[str, Any], paper: str | None = None) -> None:
     if paper is None:                 # every paper's, in the registry's order
         from airfl.pipeline.registry import wings
@@ -89,8 +107,5 @@ def run(params: dict[str, Any], paper: str | None = None) -> None:
             + audit_claims([w.name for w in wings() if not w.catalogue])   # e.g. generic schemes
     else:
         results = evaluate_paper(paper)
-    tally = _tally(results)
     write_text(paths.claims_markdown(paper), markdown(results, params))
-    write_json(paths.claims_metrics(paper), {"claims": results, "held": tally["held"],
-                                        "checked": tally["checked"], "ties": tally["ties"],
-                                        "total": len(results)})
+    write_json(paths.claims_metrics(paper), metrics(results))

@@ -38,7 +38,8 @@ def stale_runs(params: dict[str, Any], experiment: Experiment, curves: dict[str,
     stale = []
     for curve in curves:
         made = read_json(paths.run_info(experiment.id, curve))["provenance"]["params"]
-        wanted = {**current, "declared_curve": json_form(block["curves"][curve])}
+        wanted = {**current,
+                  "declared_curve": json_form(experiment.run_curve(block["curves"][curve]))}
         differs = [key for key, value in wanted.items()     # runs older than this check
                    if (key in made or key != "declared_curve") and made.get(key) != value]
         if differs:

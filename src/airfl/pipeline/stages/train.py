@@ -72,6 +72,8 @@ def run(params: dict[str, Any], experiment_id: str, curve: str, progress: bool =
                                   "curve": curve_params, "server_lr": server_lr,
                                   # as params.yaml states it (before tuning and calibration):
                                   # the figure stage checks it is current (issue 18, item 2)
-                                  "declared_curve": block["curves"][curve]})})
+                                  # (its panel keys aside: figure-only tags, issue 13)
+                                  "declared_curve": experiment.run_curve(
+                                      block["curves"][curve])})})
     record_run(paths.run_table(experiment_id, curve), device=str(torch_device(params)),
                wall_time_s=round(time.perf_counter() - started, 3))

@@ -1,0 +1,204 @@
+"""Which params.yaml values each job reads (issue 13, item 3): derived, never listed by hand.
+
+A job of an experiment reads a *view* of params.yaml: a few top-level knobs of its stage
+(`GLOBALS`) and a part of the experiment's resolved block (`block_view`), e.g. a train job
+reads the block's settings and its own curve, never the other curves. Snakemake takes the view
+itself as the rule's `params:` (a change of any value in it reruns the job); DVC needs the
+dotted keys behind it, which `derive` finds by perturbation: a leaf key of the wing's
+params.yaml block is a dependency of a job when changing its value changes that job's view
+while the job still exists. Both tools therefore rerun the same jobs after a one-knob change:
+
+* a curve's own parameter reaches only that curve's jobs and the figure;
+* a knob only the analytic figures read (`dp_perk.analytic.fig2_B`) reaches no training job;
+* a grid that generates curves (`dp_perk.training.fig5_eps_tilde`) reaches the figure but no
+  existing curve: a new grid point is a new job (the DAG changes shape: `airfl dvc-yaml`).
+
+Lists are single values for DVC (it compares a list as a whole), so a list is perturbed by
+appending an element and by leaving out each one in turn (a changed element could rename a
+curve into another's name). A number the wing cannot compose
+changed (it must name a grid point, e.g. `fig6_eps_tilde`) is tried at the other numbers of the
+block; a knob no changed value of which composes counts for every job of the experiment: the
+safe side.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import math
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from airfl.config import flatten, set_dotted
+from airfl.experiments import Experiment
+
+# The top-level knobs each stage of an experiment reads besides its block (the trial's seed,
+# the profile's scale, torch's device and thread count, the dataset folder).
+GLOBALS: dict[str, tuple[str, ...]] = {
+    "partition": ("seed", "data.root"),
+    "calibrate": ("seed", "profile", "threads", "data.root"),
+    "tune": ("seed", "profile", "threads", "data.root"),
+    "design": ("seed", "profile"),
+    "train": ("seed", "profile", "device", "threads", "data.root"),
+    "derive": ("seed", "profile", "threads"),
+    "privacy": (),              # the run's records carry what it needs (its delta)
+    "figure": ("seed", "profile"),
+}
+CURVE_STAGES = ("tune", "design", "train", "privacy")
+
+
+def block_view(stage: str, block: dict[str, Any], curve: str | None = None,
+               panel_keys: tuple[str, ...] = (), derivation: Any = None) -> Any:
+    """The part of an experiment's resolved block a job of `stage` reads: what
+    `airfl <stage>` takes from `Experiment.params` (stages/*.py); a curve without the
+    experiment's `panel_keys` (figure-only tags) before the figure stage. A `derive` job
+    (`derivation`: an experiments.Derivation) reads the settings and its source and target
+    curves (stages/derive.py), never the other curves."""
+    setting = {k: v for k, v in block.items() if k != "curves"}
+    if stage == "derive":
+        named = (*derivation.sources, *derivation.targets)
+        return {"setting": setting, "curves": {c: block["curves"].get(c) for c in named}}
+    if stage == "partition":                # stages/partition.py: the split only
+        return {k: block[k] for k in ("dataset", "num_devices", "partition")}
+    if stage == "calibrate":    # stages/calibrate.py: noise-free norms at theta_0; its first
+        return {"setting": setting}     # curve only places devices, which the norms never see
+    if stage in ("tune", "design", "train"):   # design_trials and the round loop get the block
+        return {"setting": setting, "curve": {k: v for k, v in block["curves"][curve].items()
+                                              if k not in panel_keys}}
+    if stage == "privacy":                  # stages/privacy.py reads the run's records only
+        return {}
+    if stage == "figure":                   # every curve (labels, panels, stale-run check)
+        return block
+    raise ValueError(f"no view for stage {stage!r}")
+
+
+def experiment_views(experiment: Experiment, params: dict[str, Any]) -> dict[tuple, str]:
+    """(stage, curve or None) -> the job's view, canonical JSON (to compare)."""
+    block = experiment.params(params)
+    views = {(s, None): block_view(s, block) for s in ("partition", "figure")}
+    if experiment.calibration:
+        views[("calibrate", None)] = block_view("calibrate", block)
+    for derivation in experiment.derivations:
+        views[("derive", derivation.name)] = block_view("derive", block, derivation=derivation)
+    for curve in block["curves"]:
+        for stage in CURVE_STAGES:
+            views[(stage, curve)] = block_view(stage, block, curve, experiment.panel_keys)
+    return {job: json.dumps(view, sort_keys=True, default=str) for job, view in views.items()}
+
+
+def _changed(value: Any) -> list[Any]:
+    """Other values of a leaf (a list: one element more, and each element left out: what
+    a grid point does to the jobs of the others)."""
+    if isinstance(value, bool):
+        return [not value]
+    if isinstance(value, int):
+        return [value + 1]
+    if isinstance(value, float):
+        return [value * 1.5 + 0.25 if math.isfinite(value) else 1.0]
+    if isinstance(value, str):
+        return [value + "~"]
+    if value is None:
+        return [1]
+    if isinstance(value, list):
+        if not value:
+            return [[1]]
+        return [[*value, _changed(value[-1])[0]],
+                *([*value[:i], *value[i + 1:]] for i in range(len(value)))]
+    if isinstance(value, dict):                 # an empty mapping (flatten's leaf)
+        return [{**value, "~": 1}]
+    return [repr(value)]
+
+
+def _wing_key(experiment: Experiment) -> str:
+    return experiment.config_key.split(".")[0]
+
+
+def _numbers(block: dict[str, Any]) -> list[float]:
+    """The numbers of the wing's grids (its lists): fallback values for a knob whose plain
+    perturbation the wing cannot compose (a value that must name a grid point)."""
+    found: set[float] = set()
+    for value in flatten(block).values():
+        for item in value if isinstance(value, list) else []:
+            if isinstance(item, (int, float)) and not isinstance(item, bool) \
+                    and math.isfinite(item):
+                found.add(item)
+    return sorted(found)
+
+
+def _views_with(experiment: Experiment, params: dict[str, Any], wing: str, key: str,
+                values: list[Any]) -> list[dict[tuple, str]]:
+    """The experiment's views with `key` set to each value it can compose."""
+    composed = []
+    for value in values:
+        trial = {**params, wing: copy.deepcopy(params[wing])}
+        set_dotted(trial, key, value)
+        try:
+            composed.append(experiment_views(experiment, trial))
+        except Exception:                   # noqa: BLE001 (the wing rejects this value)
+            continue
+    return composed
+
+
+@contextmanager
+def _datasets_present(answer: bool, asked: list[bool]) -> Iterator[None]:
+    """Compose as if every dataset were (or none were) on this machine. A wing may swap in a
+    substitute for a missing dataset (CDPB's `offline_substitute`); dvc.yaml must not depend on
+    the machine that generates it, so `derive` takes the union over both answers."""
+    import airfl.data as data
+
+    original = data.dataset_present
+
+    def present(*args: Any, **kwargs: Any) -> bool:
+        asked.append(True)
+        return answer
+
+    data.dataset_present = present
+    try:
+        yield
+    finally:
+        data.dataset_present = original
+
+
+def derive(experiment: Experiment, params: dict[str, Any]) -> dict[tuple, list[str]]:
+    """(stage, curve or None) -> the sorted leaf keys of the wing's params.yaml block whose
+    value the job's view depends on (module docstring), the same on every machine: a wing
+    that asks whether a dataset is present is derived under both answers, keys united."""
+    asked: list[bool] = []
+    with _datasets_present(True, asked):
+        keys = _derive(experiment, params)
+    if not asked:
+        return keys
+    with _datasets_present(False, asked):
+        absent = _derive(experiment, params)
+    return {job: sorted({*keys[job], *absent.get(job, [])}) for job in keys}
+
+
+def _derive(experiment: Experiment, params: dict[str, Any]) -> dict[tuple, list[str]]:
+    """`derive` on this machine's (or the patched) view of which datasets are present.
+    A knob none of whose perturbations composes counts for every job (the safe side)."""
+    wing = _wing_key(experiment)
+    base = experiment_views(experiment, params)
+    found: dict[tuple, set[str]] = {job: set() for job in base}
+    for key, value in flatten(params[wing], f"{wing}.").items():
+        composed = _views_with(experiment, params, wing, key, _changed(value))
+        if not composed and isinstance(value, (int, float)) and not isinstance(value, bool):
+            others = sorted((n for n in _numbers(params[wing]) if n != value),
+                            key=lambda n: abs(n - value))
+            composed = _views_with(experiment, params, wing, key, others[:8])
+        for job, view in base.items():
+            if not composed or any(job in views and views[job] != view for views in composed):
+                found[job].add(key)
+    return {job: sorted(keys) for job, keys in found.items()}
+
+
+def lift(key: str, raw: dict[str, Any]) -> str | None:
+    """The longest prefix of `key` written in params.yaml (DVC reads the file as written; a
+    key only the schema's defaults supply is tracked through its nearest written parent)."""
+    node, parts = raw, []
+    for part in key.split("."):
+        if not isinstance(node, dict) or part not in node:
+            break
+        node = node[part]
+        parts.append(part)
+    return ".".join(parts) or None

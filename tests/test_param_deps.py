@@ -1,0 +1,239 @@
+"""One knob reruns the jobs it changes, in both tools (issue 13, item 3).
+
+For each wing, a one-knob change of params.yaml is applied; the jobs DVC marks stale (a key of
+the stage's dvc.yaml `params:` list, as `airfl dvc-yaml` writes it, changed value) and the jobs
+Snakemake reruns (the rule's `params:` differ) must both be exactly the jobs the knob reaches:
+a curve's own parameter its curve and figure, an analytic-only knob no training job, one added
+grid point no existing job but the figure (the new curve is a new job in both tools).
+"""
+
+from __future__ import annotations
+
+import json
+from functools import cache
+from typing import Any
+
+import pytest
+
+from airfl.config import get_dotted, read_params
+from airfl.pipeline import dag, param_deps
+from airfl.pipeline.dvcgen import written_keys
+from airfl.pipeline.params import load_params
+from airfl.pipeline.registry import all_analytic, all_experiments, get_experiment
+
+
+@pytest.fixture(scope="module")
+def params_file(repo_root):
+    return str(repo_root / "params.yaml")
+
+
+@cache
+def _before(path: str, paper: str) -> tuple[dict[str, Any], dict[str, Any], list]:
+    params, raw = load_params(path, {}), read_params(path, {})
+    jobs = [(e, job) for e in all_experiments() if e.paper == paper
+            for job in dag.experiment_jobs(e, params)]
+    return params, raw, jobs
+
+
+def _json(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, default=str)
+
+
+def stale(path: str, paper: str, changes: dict[str, Any]) -> tuple[set[str], set[str]]:
+    """(DVC's stale jobs, Snakemake's) of the paper's existing jobs after `changes`."""
+    params, raw, jobs = _before(path, paper)
+    new, new_raw = load_params(path, changes), read_params(path, changes)
+    dvc, snakemake = set(), set()
+    for experiment, job in jobs:
+        curve = job.args[1] if len(job.args) > 1 else None
+        if (job.stage, curve) not in param_deps.experiment_views(experiment, new):
+            continue                        # the job left the DAG (both tools drop it)
+        keys = written_keys(job.params, raw)
+        if any(_json(get_dotted(raw, k)) != _json(get_dotted(new_raw, k)) for k in keys):
+            dvc.add(job.name)
+        if _json(dag.rule_params(job.stage, experiment, params, curve)) != \
+                _json(dag.rule_params(job.stage, experiment, new, curve)):
+            snakemake.add(job.name)
+    for figure in all_analytic():           # analytic figures read their whole block
+        if figure.paper == paper:
+            job = dag.analytic_job(figure)
+            keys = written_keys(job.params, raw)
+            if any(_json(get_dotted(raw, k)) != _json(get_dotted(new_raw, k)) for k in keys):
+                dvc.add(job.name)
+            if _json(figure.params(params)) != _json(figure.params(new)):
+                snakemake.add(job.name)
+    return dvc, snakemake
+
+
+def assert_reruns(path: str, paper: str, changes: dict[str, Any], expected: set[str]) -> None:
+    dvc, snakemake = stale(path, paper, changes)
+    assert dvc == snakemake, {"dvc only": dvc - snakemake, "snakemake only": snakemake - dvc}
+    assert dvc == expected, {"unexpected": dvc - expected, "missing": expected - dvc}
+
+
+def _curve_jobs(experiment_id: str, *curves: str, stages=("design", "train")) -> set[str]:
+    slug = experiment_id.replace("/", "-")
+    return {f"{stage}-{slug}-{curve}" for curve in curves for stage in stages}
+
+
+def _analytic(paper: str) -> set[str]:
+    return {dag.analytic_job(f).name for f in all_analytic() if f.paper == paper}
+
+
+# -- baselines (the generic schemes) ----------------------------------------------------------
+
+def test_baselines_one_curve_knob_reruns_its_curve_and_figure(params_file):
+    eid = "baselines/accuracy_vs_rounds"
+    assert_reruns(params_file, "baselines", {f"{eid.replace('/', '.')}.curves.ota_low_snr.snr_db": -5.0},
+                  _curve_jobs(eid, "ota_low_snr") | {"figure-baselines-accuracy_vs_rounds"})
+
+
+def test_baselines_a_paper_profile_knob_reruns_nothing_in_quick(params_file):
+    assert_reruns(params_file, "baselines",
+                  {"baselines.accuracy_vs_rounds.scale.paper.rounds": 300}, set())
+
+
+def test_baselines_an_added_curve_reruns_only_the_figure(params_file):
+    curve = {"scheme": "ota_truncated_inversion", "snr_db": 0.0, "truncation_threshold": 0.1,
+             "clip_norm": 1.0}
+    assert_reruns(params_file, "baselines",
+                  {"baselines.accuracy_vs_rounds.curves.ota_mid_snr": curve},
+                  {"figure-baselines-accuracy_vs_rounds"})
+
+
+# -- biased_fl ----------------------------------------------------------------------------------
+
+def test_biased_fl_one_curve_knob_reruns_its_curve_in_every_panel_drawing_it(params_file):
+    figures = ("fig2b", "fig2b_snr30", "fig2b_snr60")
+    drawn = [f for f in figures if "opc_ota_fl" in get_experiment(f"biased_fl/{f}").curves(
+        load_params(params_file, {}))]
+    assert "fig2b" in drawn
+    expected = {j for f in drawn for j in _curve_jobs(f"biased_fl/{f}", "opc_ota_fl")} | \
+        {f"figure-biased_fl-{f}" for f in drawn}
+    assert_reruns(params_file, "biased_fl", {"biased_fl.fig2b.curves.opc_ota_fl.kappa_peak": 3.0},
+                  expected)
+
+
+def test_biased_fl_an_added_snr_offset_reruns_only_the_sensitivity_figures(params_file):
+    assert_reruns(params_file, "biased_fl",
+                  {"biased_fl.snr_sensitivity.snr_offsets_db": [0.0, 30.0, 60.0, 90.0]},
+                  {"figure-biased_fl-snr_sensitivity_ota",
+                   "figure-biased_fl-snr_sensitivity_digital"})
+
+
+def test_biased_fl_a_paper_tuning_grid_reruns_nothing_in_quick(params_file):
+    assert_reruns(params_file, "biased_fl",
+                  {"biased_fl.fig2b.tuning.paper.selection_trials": 5}, set())
+
+
+# -- cdpb ---------------------------------------------------------------------------------------
+
+def test_cdpb_an_analytic_only_knob_reruns_no_training_job(params_file):
+    assert_reruns(params_file, "cdpb", {"cdpb.analytic.fig6_K": [50, 100, 200]},
+                  _analytic("cdpb"))
+
+
+def test_cdpb_one_panels_period_reruns_that_panel_only(params_file):
+    params = load_params(params_file, {})
+    curves = list(get_experiment("cdpb/fig8b").curves(params))
+    expected = _curve_jobs("cdpb/fig8b", *curves, stages=("design", "train")) | \
+        {"figure-cdpb-fig8b"}            # calibrate (no curve) and fig8a stay
+    assert_reruns(params_file, "cdpb", {"cdpb.fig8.periods.fig8b": 5}, expected)
+
+
+def test_cdpb_a_dropped_strategy_reruns_only_the_figure(params_file):
+    assert_reruns(params_file, "cdpb",
+                  {"cdpb.fig4.strategies": ["cdpb_i", "cdpb_n", "gamma_bar", "hmin", "noise_free"]},
+                  {"figure-cdpb-fig4"})
+
+
+# -- dp_perk ------------------------------------------------------------------------------------
+
+def test_dp_perk_an_analytic_only_knob_reruns_no_training_job(params_file):
+    assert_reruns(params_file, "dp_perk", {"dp_perk.analytic.fig2_B": 40.0},
+                  _analytic("dp_perk"))
+
+
+def test_dp_perk_an_added_fig5_budget_reruns_only_the_iid_figure(params_file):
+    grid = load_params(params_file, {})["dp_perk"]["training"]["fig5_eps_tilde"]["quick"]
+    assert_reruns(params_file, "dp_perk",
+                  {"dp_perk.training.fig5_eps_tilde.quick": [*grid, 0.7]}, {"figure-dp_perk-fig3a"})
+
+
+def test_dp_perk_an_added_fig3_budget_reruns_no_existing_run(params_file):
+    """ε̃ = 0.5 already runs for Fig. 5 (i.i.d.): joining Fig. 3 re-tags it, a figure matter;
+    under non-i.i.d. data it is a new curve."""
+    grid = load_params(params_file, {})["dp_perk"]["training"]["fig3_eps_tilde"]["quick"]
+    assert 0.5 not in grid
+    assert_reruns(params_file, "dp_perk",
+                  {"dp_perk.training.fig3_eps_tilde.quick": sorted([*grid, 0.5])},
+                  {"figure-dp_perk-fig3a", "figure-dp_perk-fig4a"})
+
+
+def test_dp_perk_the_fig6_budget_reruns_the_fig6_curves_only(params_file):
+    """The budget of the power sweep: its AirFL-DP points rerun; the budget curves it moves
+    the Fig. 6 tag between (ε̃ = 1 -> 0.3) only change panels (Experiment.panel_keys)."""
+    iid = get_experiment("dp_perk/fig3a")
+    before = iid.curves(load_params(params_file, {}))
+    after = iid.curves(load_params(params_file, {"dp_perk.training.fig6_eps_tilde.quick": 0.3}))
+    changed = [c for c in before if iid.run_curve(before[c]) != iid.run_curve(after[c])]
+    assert changed and all(before[c]["in_fig6"] and before[c]["method"] == "airfl_dp"
+                           for c in changed)
+    assert before["airfl_dp_e1"]["in_fig6"] and not after["airfl_dp_e1"]["in_fig6"]
+    assert_reruns(params_file, "dp_perk", {"dp_perk.training.fig6_eps_tilde.quick": 0.3},
+                  _curve_jobs("dp_perk/fig3a", *changed) | {"figure-dp_perk-fig3a"})
+
+
+# -- lapa ---------------------------------------------------------------------------------------
+
+def test_lapa_the_fashion_mnist_rate_reruns_fig4b_only(params_file):
+    params = load_params(params_file, {})
+    curves = list(get_experiment("lapa/fig4b").curves(params))
+    assert_reruns(params_file, "lapa", {"lapa.training.fmnist_lr.quick": 0.03},
+                  _curve_jobs("lapa/fig4b", *curves) | {"figure-lapa-fig4b"})
+
+
+def test_lapa_an_added_nu_reruns_only_the_figure_drawing_it(params_file):
+    assert_reruns(params_file, "lapa", {"lapa.training.nu_grid.quick": [4, 16, 32]},
+                  {"figure-lapa-fig4"})             # Fig. 4(b) runs no nu sweep
+
+
+# -- ota_fd -------------------------------------------------------------------------------------
+
+def test_ota_fd_an_analysis_knob_reruns_no_training_job(params_file):
+    assert_reruns(params_file, "ota_fd", {"ota_fd.analysis.draws": 300}, _analytic("ota_fd"))
+
+
+def test_ota_fd_an_added_budget_reruns_only_the_figure(params_file):
+    assert_reruns(params_file, "ota_fd", {"ota_fd.x1.eps_full.quick": [0.1, 1.0, 2.0]},
+                  {"figure-ota_fd-x1"})
+
+
+# -- the derivation -----------------------------------------------------------------------------
+
+def test_a_knob_no_changed_value_of_which_composes_counts_for_every_job():
+    """The safe side: a wing that rejects every perturbation of a knob makes it everyone's."""
+    from airfl.experiments import Experiment, FigureSpec
+
+    def compose(params):
+        if params["toy"]["mode"] != "a":
+            raise ValueError("mode")
+        return {"dataset": "mnist", "num_devices": 2, "partition": {}, "scale": {},
+                "curves": {"x": {"v": params["toy"]["v"]}, "y": {"v": 0}}}
+
+    toy = Experiment(paper="toy", figure="f", config_key="toy", title="", description="",
+                     figure_spec=FigureSpec(x="round", y="test_accuracy", xlabel="", ylabel=""),
+                     compose=compose)
+    keys = param_deps.derive(toy, {"toy": {"mode": "a", "v": 1, "unused": 2}})
+    assert keys[("train", "x")] == ["toy.mode", "toy.v"]
+    assert keys[("train", "y")] == ["toy.mode"]
+    assert keys[("partition", None)] == ["toy.mode"]
+    assert "toy.unused" not in {k for ks in keys.values() for k in ks}
+
+
+def test_lift_names_the_nearest_written_parent():
+    raw = {"a": {"b": {"c": 1}}}
+    assert param_deps.lift("a.b.c", raw) == "a.b.c"
+    assert param_deps.lift("a.b.d", raw) == "a.b"
+    assert param_deps.lift("z.y", raw) is None
+    assert written_keys(["a.b.c"], raw) == ["a"]       # a section all of whose leaves are read
