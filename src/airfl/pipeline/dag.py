@@ -164,8 +164,9 @@ def rule_params(stage: str, experiment: Experiment, params: dict[str, Any],
     block = experiment.params(params) if block is None else block
     derivation = experiment.derivation(curve) if stage == "derive" else None
     return {"knobs": {k: get_dotted(params, k) for k in param_deps.GLOBALS[stage]},
-            "view": param_deps.block_view(stage, block, curve, experiment.panel_keys,
-                                          derivation)}
+            "view": param_deps.block_view(
+                stage, block, curve, experiment.panel_keys, derivation,
+                param_deps.shared_sections(experiment, params) if derivation else None)}
 
 
 def analytic_outputs(figure: AnalyticFigure) -> list[str]:

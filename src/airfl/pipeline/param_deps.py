@@ -49,16 +49,20 @@ CURVE_STAGES = ("tune", "design", "train", "privacy")
 
 
 def block_view(stage: str, block: dict[str, Any], curve: str | None = None,
-               panel_keys: tuple[str, ...] = (), derivation: Any = None) -> Any:
+               panel_keys: tuple[str, ...] = (), derivation: Any = None,
+               shared: dict[str, Any] | None = None) -> Any:
     """The part of an experiment's resolved block a job of `stage` reads: what
     `airfl <stage>` takes from `Experiment.params` (stages/*.py); a curve without the
     experiment's `panel_keys` (figure-only tags) before the figure stage. A `derive` job
     (`derivation`: an experiments.Derivation) reads the settings and its source and target
-    curves (stages/derive.py), never the other curves."""
+    curves (stages/derive.py), never the other curves, and the wing's shared sections as
+    params.yaml writes them (`shared`: the experiment's `shared_keys`; LAPA's DDPG reads
+    `lapa.control.ddpg`, which the composed block leaves out)."""
     setting = {k: v for k, v in block.items() if k != "curves"}
     if stage == "derive":
         named = (*derivation.sources, *derivation.targets)
-        return {"setting": setting, "curves": {c: block["curves"].get(c) for c in named}}
+        return {"setting": setting, "curves": {c: block["curves"].get(c) for c in named},
+                "shared": shared}
     if stage == "partition":                # stages/partition.py: the split only
         return {k: block[k] for k in ("dataset", "num_devices", "partition")}
     if stage == "calibrate":    # stages/calibrate.py: noise-free norms at theta_0; its first
@@ -73,6 +77,17 @@ def block_view(stage: str, block: dict[str, Any], curve: str | None = None,
     raise ValueError(f"no view for stage {stage!r}")
 
 
+def shared_sections(experiment: Experiment, params: dict[str, Any]) -> dict[str, Any]:
+    """The sections of params.yaml a wing's panels share (`Experiment.shared_keys`), as written."""
+    out = {}
+    for key in experiment.shared_keys:
+        node = params
+        for part in key.split("."):
+            node = node.get(part) if isinstance(node, dict) else None
+        out[key] = node
+    return out
+
+
 def experiment_views(experiment: Experiment, params: dict[str, Any]) -> dict[tuple, str]:
     """(stage, curve or None) -> the job's view, canonical JSON (to compare)."""
     block = experiment.params(params)
@@ -80,7 +95,8 @@ def experiment_views(experiment: Experiment, params: dict[str, Any]) -> dict[tup
     if experiment.calibration:
         views[("calibrate", None)] = block_view("calibrate", block)
     for derivation in experiment.derivations:
-        views[("derive", derivation.name)] = block_view("derive", block, derivation=derivation)
+        views[("derive", derivation.name)] = block_view("derive", block, derivation=derivation,
+                                                        shared=shared_sections(experiment, params))
     for curve in block["curves"]:
         for stage in CURVE_STAGES:
             views[(stage, curve)] = block_view(stage, block, curve, experiment.panel_keys)
