@@ -32,6 +32,14 @@ from torch import nn
 from torch.func import functional_call, grad_and_value, vmap
 
 from airfl import cnn_step
+from airfl.networks import (  # noqa: F401 (airfl.models names every network)
+    FedAvgCNN,
+    MnistCNN,
+    ResNet18,
+    ResNet18GN,
+    batch_norm_without_stats,
+    resnet18_bn,
+)
 
 
 class FlatModel:
@@ -187,117 +195,6 @@ class TwoLayerMLP(FlatModel):
         hidden = torch.baddbmm(b1.unsqueeze(1), flat.expand(params.shape[0], -1, -1),
                                w1.transpose(1, 2)).clamp_(min=0)
         return torch.baddbmm(b2.unsqueeze(1), hidden, w2.transpose(1, 2))
-
-
-class MnistCNN(nn.Module):
-    """The small MNIST CNN of the LAPA spec (sec. 8) without BatchNorm: conv(1->10,5) - pool - ReLU
-    - conv(10->20,5) - pool - ReLU - FC(320->50) - ReLU - FC(50->10); 21,840 parameters. BatchNorm
-    is left out because its running statistics are not parameters that OTA aggregation can sum.
-    `first_kernel=3` (model `cnn_mnist_k3`): the OTA-FD spec's CNN (§6.2), 21,680 parameters."""
-
-    channels_last_on_cpu = True     # measured faster in NHWC at batch 10-220 (benchmarks/README.md)
-    block_order = "pool_relu"       # conv - pool - ReLU: the fp32 CPU step of cnn_step.py
-
-    def __init__(self, in_channels: int = 1, num_classes: int = 10, image_size: int = 28,
-                 first_kernel: int = 5):
-        super().__init__()
-        self.conv1 = nn.Conv2d(in_channels, 10, first_kernel)
-        self.conv2 = nn.Conv2d(10, 20, 5)
-        side = ((image_size - first_kernel + 1) // 2 - 4) // 2
-        self.fc1 = nn.Linear(20 * side * side, 50)
-        self.fc2 = nn.Linear(50, num_classes)
-
-    def forward(self, x):
-        x = torch.relu(torch.max_pool2d(self.conv1(x), 2))
-        x = torch.relu(torch.max_pool2d(self.conv2(x), 2))
-        x = torch.relu(self.fc1(x.flatten(1)))
-        return self.fc2(x)
-
-
-class FedAvgCNN(nn.Module):
-    """PFLlib's FedAvgCNN used by DP-as-a-perk (spec A2): d = 582,026 on 28x28 inputs."""
-
-    channels_last_on_cpu = True     # measured faster in NHWC at batch 10-50 (benchmarks/README.md)
-    block_order = "relu_pool"       # conv - ReLU - pool: the fp32 CPU step of cnn_step.py
-
-    def __init__(self, in_channels: int = 1, num_classes: int = 10, image_size: int = 28):
-        super().__init__()
-        self.conv1 = nn.Conv2d(in_channels, 32, 5)
-        self.conv2 = nn.Conv2d(32, 64, 5)
-        side = ((image_size - 4) // 2 - 4) // 2
-        self.fc1 = nn.Linear(64 * side * side, 512)
-        self.fc2 = nn.Linear(512, num_classes)
-
-    def forward(self, x):
-        x = torch.max_pool2d(torch.relu(self.conv1(x)), 2)
-        x = torch.max_pool2d(torch.relu(self.conv2(x)), 2)
-        x = torch.relu(self.fc1(x.flatten(1)))
-        return self.fc2(x)
-
-
-class _BasicBlock(nn.Module):
-    """ResNet basic block (two 3x3 convs); `norm(channels)` makes its normalisation layers."""
-
-    def __init__(self, inputs: int, outputs: int, stride: int, norm: Callable[[int], nn.Module]):
-        super().__init__()
-        self.conv1 = nn.Conv2d(inputs, outputs, 3, stride, 1, bias=False)
-        self.norm1 = norm(outputs)
-        self.conv2 = nn.Conv2d(outputs, outputs, 3, 1, 1, bias=False)
-        self.norm2 = norm(outputs)
-        self.shortcut = nn.Sequential()
-        if stride != 1 or inputs != outputs:
-            self.shortcut = nn.Sequential(nn.Conv2d(inputs, outputs, 1, stride, bias=False),
-                                          norm(outputs))
-
-    def forward(self, x):
-        out = torch.relu(self.norm1(self.conv1(x)))
-        return torch.relu(self.norm2(self.conv2(out)) + self.shortcut(x))
-
-
-class ResNet18(nn.Module):
-    """ResNet-18 for 32x32 inputs (3x3 stem, no max-pool, BasicBlocks [2, 2, 2, 2], as usual for
-    CIFAR: kuangliu/pytorch-cifar's variant) with the normalisation `norm(channels)` makes."""
-
-    def __init__(self, in_channels: int, num_classes: int, norm: Callable[[int], nn.Module]):
-        super().__init__()
-        self.stem = nn.Conv2d(in_channels, 64, 3, 1, 1, bias=False)
-        self.norm = norm(64)
-        layers, inputs = [], 64
-        for outputs, stride in ((64, 1), (128, 2), (256, 2), (512, 2)):
-            layers += [_BasicBlock(inputs, outputs, stride, norm),
-                       _BasicBlock(outputs, outputs, 1, norm)]
-            inputs = outputs
-        self.layers = nn.Sequential(*layers)
-        self.fc = nn.Linear(512, num_classes)
-
-    def forward(self, x):
-        out = self.layers(torch.relu(self.norm(self.stem(x))))
-        return self.fc(torch.flatten(nn.functional.adaptive_avg_pool2d(out, 1), 1))
-
-
-class ResNet18GN(ResNet18):
-    """ResNet-18 with GroupNorm (2 groups per layer): CDPB spec 7 trains it on CIFAR-10/100.
-    GroupNorm, not BatchNorm, because running statistics are not parameters that over-the-air
-    aggregation can sum."""
-
-    # fp32 NHWC measured 0.87x of NCHW on CPU (GroupNorm; batch 16, benchmarks/README.md)
-    channels_last_on_cpu = False
-
-    def __init__(self, in_channels: int = 3, num_classes: int = 10, groups: int = 2):
-        super().__init__(in_channels, num_classes, lambda channels: nn.GroupNorm(groups, channels))
-
-
-def batch_norm_without_stats(channels: int) -> nn.BatchNorm2d:
-    """BatchNorm that always normalises with the batch's statistics (no running buffers), so a
-    model is its parameters alone: what a flat parameter vector per device needs (OTA-FD's
-    trained ResNet-18, model `resnet18_bn`; same affine parameters, same count)."""
-    return nn.BatchNorm2d(channels, track_running_stats=False)
-
-
-def resnet18_bn(num_classes: int = 10, in_channels: int = 3) -> ResNet18:
-    """ResNet-18 with BatchNorm (the common CIFAR model; e.g. the OTA-FD appendix's, whose stated
-    D = 11,173,962 it matches with BN's affine parameters counted)."""
-    return ResNet18(in_channels, num_classes, nn.BatchNorm2d)
 
 
 @dataclass(frozen=True)
