@@ -15,7 +15,7 @@ from airfl.pipeline.registry import get_wing, wings
 from airfl.privacy import GaussianEvent, event_rdp
 from airfl.privacy.auditing import run_audit
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")

@@ -28,7 +28,7 @@ from airfl.data import (
 @pytest.fixture(scope="module")
 def mnist_labels() -> np.ndarray:
     env = os.environ.get("AIRFL_DATA_MIRROR")
-    root = Path(env) if env else Path(__file__).resolve().parents[2] / "shared" / "data"
+    root = Path(env) if env else Path(__file__).resolve().parents[3] / "shared" / "data"
     if not (root / "MNIST" / "raw").is_dir():
         pytest.skip("no MNIST mirror found (set AIRFL_DATA_MIRROR)")
     return load_labels("mnist", root, "train")
