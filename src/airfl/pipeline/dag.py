@@ -203,7 +203,8 @@ def audit_jobs() -> list[Job]:
             own = [wing.name] if wing.catalogue else []     # its mechanisms' settings
             shared = [f"audit.{k}" for k in AUDIT_SHARED]
             out.append(Job("audit", _slug("audit", wing.name, name), [wing.name, name], [],
-                           outs[1:], ["seed", "profile", *shared, f"audit.{wing.name}", *own],
+                           [o for o in outs[1:] if not o.endswith(".csv")],   # the CSV: a plot
+                           ["seed", "profile", *shared, f"audit.{wing.name}", *own],
                            plots=[(outs[1], "label", "eps_audited_lower")],
                            metrics=[outs[0]]))
     return out

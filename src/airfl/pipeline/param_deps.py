@@ -162,18 +162,23 @@ def _datasets_present(answer: bool, asked: list[bool]) -> Iterator[None]:
     substitute for a missing dataset (CDPB's `offline_substitute`); dvc.yaml must not depend on
     the machine that generates it, so `derive` takes the union over both answers."""
     import airfl.data as data
+    import airfl.data.fetch as fetch
 
-    original = data.dataset_present
+    # patched where it is looked up: the package's name and fetch's own (substitute_if_missing)
+    modules = (data, fetch)
+    originals = [module.dataset_present for module in modules]
 
     def present(*args: Any, **kwargs: Any) -> bool:
         asked.append(True)
         return answer
 
-    data.dataset_present = present
+    for module in modules:
+        module.dataset_present = present
     try:
         yield
     finally:
-        data.dataset_present = original
+        for module, original in zip(modules, originals):
+            module.dataset_present = original
 
 
 def derive(experiment: Experiment, params: dict[str, Any]) -> dict[tuple, list[str]]:
