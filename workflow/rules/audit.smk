@@ -5,10 +5,12 @@ for _job in dag.audit_jobs():
     rule:
         name: _job.name.replace("-", "_")
         output:
-            [as_report_item(o, _job.args[0]) if o.endswith(".png") else o for o in _job.outs],
+            [as_report_item(o, _job.args[0]) if o.endswith(".png") else o
+             for o in dag.audit_outputs(*_job.args)[1:]],
             str(paths.audit(*_job.args)),
-        params:
-            block=config["audit"],
+        params:  # the values behind the keys dvc.yaml lists for the stage (issue 13)
+            shared={k: config["audit"][k] for k in dag.AUDIT_SHARED},
+            block=config["audit"][_job.args[0]],
             own=config.get(_job.args[0]),
             profile=config["profile"],
             seed=config["seed"],
