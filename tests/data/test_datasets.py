@@ -31,13 +31,10 @@ MNIST_FILES = [p for p, _ in dataset_files("mnist")]
 
 
 @pytest.fixture(scope="module")
-def mirror() -> Path:
-    """The offline torchvision-layout data folder (``shared/data`` beside the repository)."""
-    env = os.environ.get(fetch.MIRROR_ENV_VAR)
-    path = Path(env) if env else Path(__file__).resolve().parents[3] / "shared" / "data"
-    if not (path / "MNIST" / "raw").is_dir():
-        pytest.skip(f"no MNIST mirror found (set {fetch.MIRROR_ENV_VAR})")
-    return path
+def mirror(mnist_mirror) -> Path:
+    """The offline torchvision-layout data folder (conftest: the env variable or ``shared/data``
+    beside the repository)."""
+    return mnist_mirror
 
 
 @pytest.fixture(autouse=True)

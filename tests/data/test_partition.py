@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -26,12 +24,8 @@ from airfl.data import (
 
 
 @pytest.fixture(scope="module")
-def mnist_labels() -> np.ndarray:
-    env = os.environ.get("AIRFL_DATA_MIRROR")
-    root = Path(env) if env else Path(__file__).resolve().parents[3] / "shared" / "data"
-    if not (root / "MNIST" / "raw").is_dir():
-        pytest.skip("no MNIST mirror found (set AIRFL_DATA_MIRROR)")
-    return load_labels("mnist", root, "train")
+def mnist_labels(mnist_mirror) -> np.ndarray:
+    return load_labels("mnist", mnist_mirror, "train")
 
 
 @pytest.fixture(scope="module")
