@@ -30,7 +30,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from airfl.config import flatten, set_dotted
+from airfl.config import flatten, get_dotted, set_dotted
 from airfl.experiments import Experiment
 
 # The top-level knobs each stage of an experiment reads besides its block (the trial's seed,
@@ -79,13 +79,7 @@ def block_view(stage: str, block: dict[str, Any], curve: str | None = None,
 
 def shared_sections(experiment: Experiment, params: dict[str, Any]) -> dict[str, Any]:
     """The sections of params.yaml a wing's panels share (`Experiment.shared_keys`), as written."""
-    out = {}
-    for key in experiment.shared_keys:
-        node = params
-        for part in key.split("."):
-            node = node.get(part) if isinstance(node, dict) else None
-        out[key] = node
-    return out
+    return {key: get_dotted(params, key) for key in experiment.shared_keys}
 
 
 def experiment_views(experiment: Experiment, params: dict[str, Any]) -> dict[tuple, str]:
