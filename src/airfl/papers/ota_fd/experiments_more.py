@@ -56,7 +56,7 @@ def _experiment(figure: str, title: str, description: str, **kw) -> Experiment:
     return Experiment(paper="ota_fd", figure=figure, config_key=f"ota_fd.{figure}", title=title,
                       description=description + CAPTION_R, label=kw.pop("label", label),
                       compose=composer(figure), shared_keys=("ota_fd.setting", "ota_fd.x1"),
-                      curve_key=lambda curve, f=figure: f"ota_fd.{f}", privacy=False,
+                      curve_key=lambda curve, f=figure: f"ota_fd.{f}",
                       trainer=run_fd_trial, **kw)
 
 
