@@ -39,13 +39,15 @@ def test_an_unprotected_round_makes_eps_infinite_from_then_on():
 
 def test_the_stage_takes_delta_from_the_records_without_torch(tmp_path, monkeypatch):
     """The records carry the curve's params (delta); the stage imports neither torch nor the
-    experiment registry, so its job starts in a fraction of a second."""
+    experiment registry, so its job starts in a fraction of a second; nor scipy for records
+    of Gaussian events (rdp.py imports it for the subsampled Gaussian only)."""
     monkeypatch.chdir(tmp_path)
     rounds = [{"round": t, "privacy": [GaussianEvent(3.0).to_dict()]} for t in (1, 2)]
     write_json(paths.run_records("x/y", "c"), {"curve": "c", "params": {"delta": 1e-3},
                                                "trials": [{"trial": 0, "rounds": rounds}]})
     code = ("import sys, airfl.pipeline.stages.privacy as p; p.run({}, 'x/y', 'c'); "
-            "assert 'torch' not in sys.modules and 'airfl.experiments' not in sys.modules")
+            "assert 'torch' not in sys.modules and 'airfl.experiments' not in sys.modules; "
+            "assert 'scipy.special' not in sys.modules")   # Gaussian events: no scipy (~0.4 s)
     subprocess.run([sys.executable, "-c", code], check=True, cwd=tmp_path)
     table = pd.read_csv(paths.privacy("x/y", "c"))
     assert (table["delta"] == 1e-3).all()
