@@ -128,7 +128,11 @@ def test_the_stage_is_deterministic_and_feeds_the_claims(params, tmp_path, monke
     from airfl.pipeline.stages import audit
 
     monkeypatch.chdir(tmp_path)
-    small = {**params, "audit": {**params["audit"], "draws": {"quick": 20_000, "paper": 20_000}}}
+    generic = params["audit"]["generic"]
+    dp = {**generic["gaussian_dp"], "multi_round": {**generic["gaussian_dp"]["multi_round"],
+                                                    "draws": 20_000}}   # its own draws: small
+    small = {**params, "audit": {**params["audit"], "draws": {"quick": 20_000, "paper": 20_000},
+                                 "generic": {**generic, "gaussian_dp": dp}}}
     audit.run(small, "generic", "gaussian_dp")
     outputs = dag.audit_outputs("generic", "gaussian_dp")
     first = {o: Path(o).read_bytes() for o in outputs}
