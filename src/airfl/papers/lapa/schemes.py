@@ -213,7 +213,7 @@ class LapaScheme(Scheme):
         * ``privacy`` (the record's accounting, `epsilon_paper`): a Gaussian event with the
           defensible sensitivity 2C of a clipped update (spec §5's rigorous caveat, §10 A4; the
           paper's Delta s_k would give eps smaller by |D_k| / lam, logged as the nominal
-          eps): the smallest noise multiplier over all devices, sqrt(sigma_k^2 +
+          eps): the smallest noise multiplier over the selected devices, sqrt(sigma_k^2 +
           sigma_ch,k^2) / 2C (spec §5's effective noise), bounds every device's loss in this
           round (parallel composition), and the rounds compose these worst cases.
         * ``privacy_simulated`` (`epsilon_simulated`, issue 16): the mechanism as run. Each
@@ -228,8 +228,8 @@ class LapaScheme(Scheme):
           rounds, then the worst device (:class:`airfl.privacy.parallel.WorstUnitGaussian`,
           exact), where the record composes each round's worst device (an upper bound). They
           are equal when one device is the worst every round (uniform DP over the ideal
-          channel: sigma_k proportional to 1/|D_k|); LAPA's and ARB's shares move the worst
-          device between rounds, so the simulated epsilon is smaller.
+          channel: sigma_k proportional to 1/|D_k|; ARB's equal shares too); LAPA's shares
+          move the worst device between rounds, so its simulated epsilon is smaller.
 
         The threat model is the paper's: the BS decodes every device's upload (NOMA/SIC), so
         each upload is a release (the audit's statistic, the weighted sum eq. 2, is a
@@ -242,7 +242,7 @@ class LapaScheme(Scheme):
             effective = np.where(mask, c * sens / np.sqrt(sigma ** 2 + sigma_ch ** 2), 0.0)
         run["eps_eff_sum"] += effective
         total_std = np.sqrt(sigma ** 2 + sigma_ch ** 2)               # eq. 19 + Sec. II-B
-        multiplier = float(np.min(total_std)) / (2 * self.clip)        # spec 10 A4: 2C
+        multiplier = float(np.min(total_std[mask])) / (2 * self.clip)  # spec 10 A4: 2C
         releases = mask | (np.asarray(weights) != 0)                  # the BS uses these rows
         simulated = run["simulated"].step(np.where(releases, total_std / (2 * self.clip),
                                                    np.inf))
