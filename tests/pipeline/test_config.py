@@ -44,6 +44,14 @@ def test_paper_profile_has_ten_trials(params):
      "Allowed values: digital_quantized, gaussian_dp, ideal_fedavg"),
     (lambda p: p["baselines"]["accuracy_vs_rounds"]["partition"].update(kind="random"),
      "partition.kind: 'random' is not one of"),
+    # issue 12: the channel model is stated (and checked), not guessed from the block's keys
+    (lambda p: p["baselines"]["accuracy_vs_rounds"]["channel"].update(model="rician"),
+     "baselines.accuracy_vs_rounds.channel.model: 'rician' is not one of ['geometry', "
+     "'rayleigh_mean_gain']"),
+    (lambda p: p["baselines"]["accuracy_vs_rounds"]["channel"].update(model="rayleigh_mean_gain"),
+     "baselines.accuracy_vs_rounds.channel: 'mean_gain' is a required property"),
+    (lambda p: p["baselines"]["accuracy_vs_rounds"]["channel"].pop("radius_m"),
+     "baselines.accuracy_vs_rounds.channel: 'radius_m' is a required property"),
 ])
 def test_bad_values_are_named(params, mutate, expected):
     mutate(params)

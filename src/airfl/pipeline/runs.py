@@ -16,7 +16,7 @@ from airfl.experiments import Experiment
 from airfl.io import read_json
 from airfl.models import build_model
 from airfl.pipeline import paths
-from airfl.pipeline.registry import build_scheme
+from airfl.pipeline.registry import build_scheme, get_experiment
 from airfl.pipeline.trial import channel_statistics, curve_inputs, load_partition, trial_setup
 
 
@@ -34,8 +34,9 @@ def design_trials(params: dict[str, Any], experiment_id: str, block: dict[str, A
     sizes = torch.tensor([len(i) for i in partition.indices], dtype=torch.long)
     dim = model_dim(block)
     designs, solved = [], {}
+    where = f"{get_experiment(experiment_id).config_key}.channel"
     for trial in trials:
-        stats = channel_statistics(params, block, experiment_id, trial, curve_params)
+        stats = channel_statistics(params, block, experiment_id, trial, curve_params, where)
         future = functools.partial(channel_power_sequence, params["seed"], experiment_id, trial,
                                    stats.path_gain)
         context = DesignContext(block["num_devices"], dim, block["scale"]["rounds"], sizes, stats,
