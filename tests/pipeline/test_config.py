@@ -152,3 +152,19 @@ def test_every_stage_param_key_exists_in_params_yaml(repo_root):
     for job in dag.jobs(params):
         for key in job.params:
             get_dotted(params, key)          # raises ConfigError naming the missing key
+
+
+def test_shared_keys_are_declared_only_where_a_derivation_reads_them(repo_root):
+    """Issue 12, item 4: DVC's params come from perturbing the composed blocks (param_deps), so
+    an experiment's `shared_keys` serve only its derive jobs' views; every key names a section
+    params.yaml writes (an experiment without derivations declares none)."""
+    from airfl.config import get_dotted
+    from airfl.pipeline.registry import all_experiments
+
+    raw = yaml.safe_load((repo_root / "params.yaml").read_text())
+    with_shared = [e for e in all_experiments() if e.shared_keys]
+    assert with_shared, "LAPA's DDPG derivation reads lapa.control through shared_keys"
+    for experiment in with_shared:
+        assert experiment.derivations, experiment.id
+        for key in experiment.shared_keys:
+            get_dotted(raw, key)              # raises ConfigError naming a missing key
