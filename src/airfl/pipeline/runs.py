@@ -88,3 +88,11 @@ def calibrated(experiment: Experiment, curve_params: dict[str, Any]) -> dict[str
     if experiment.calibration is None:
         return curve_params
     return {**curve_params, **read_json(paths.calibration(experiment.id))["params"]}
+
+
+def design_made_with(params: dict[str, Any], block: dict[str, Any],
+                     curve_params: dict[str, Any]) -> dict[str, Any]:
+    """The parameters a curve's stored design is made with, as its provenance records them:
+    the design stage writes them and the train stage checks them before training on it."""
+    return {"seed": params["seed"], "curve": curve_params, "channel": block["channel"],
+            "scale": block["scale"]}
