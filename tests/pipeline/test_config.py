@@ -25,6 +25,14 @@ def test_committed_params_are_valid_and_defaults_filled(params):
     assert block["scale"]["trials"] >= 3 and block["model"]["engine"] == "auto"
 
 
+def test_a_channel_block_without_a_model_is_geometry(params):
+    """A user's block written before `channel.model` existed (the plug-in test's mini-paper)
+    validates, and the schema fills in `geometry`: what the block's keys meant before."""
+    params["baselines"]["accuracy_vs_rounds"]["channel"].pop("model")
+    block = experiment_params(validate_params(params), "baselines.accuracy_vs_rounds")
+    assert block["channel"]["model"] == "geometry"
+
+
 def test_paper_profile_has_ten_trials(params):
     params["profile"] = "paper"
     block = experiment_params(validate_params(params), "baselines.accuracy_vs_rounds")
