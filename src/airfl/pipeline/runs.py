@@ -16,7 +16,7 @@ from airfl.experiments import Experiment
 from airfl.io import read_json
 from airfl.models import build_model
 from airfl.pipeline import paths
-from airfl.pipeline.registry import build_scheme, get_experiment
+from airfl.pipeline.registry import build_scheme
 from airfl.pipeline.trial import channel_statistics, curve_inputs, load_partition, trial_setup
 
 
@@ -27,14 +27,15 @@ def model_dim(block: dict[str, Any]) -> int:
 
 
 def design_trials(params: dict[str, Any], experiment_id: str, block: dict[str, Any], curve: str,
-                  curve_params: dict[str, Any], trials: range) -> list[dict[str, Any]]:
-    """The scheme's design for each trial, from that trial's statistical CSI."""
+                  curve_params: dict[str, Any], trials: range, where: str = "channel"
+                  ) -> list[dict[str, Any]]:
+    """The scheme's design for each trial, from that trial's statistical CSI (`where`: the
+    dotted key of the block's channel, for messages)."""
     scheme = build_scheme(curve, curve_params)
     partition = load_partition(experiment_id)
     sizes = torch.tensor([len(i) for i in partition.indices], dtype=torch.long)
     dim = model_dim(block)
     designs, solved = [], {}
-    where = f"{get_experiment(experiment_id).config_key}.channel"
     for trial in trials:
         stats = channel_statistics(params, block, experiment_id, trial, curve_params, where)
         future = functools.partial(channel_power_sequence, params["seed"], experiment_id, trial,
