@@ -54,25 +54,34 @@ def _block_backward(grad: torch.Tensor, saved: tuple, order: str) -> torch.Tenso
 
 
 def sgd_step_(row: list[torch.Tensor], x: torch.Tensor, y: torch.Tensor, weights: torch.Tensor,
-              lr: float, l2: float, order: str) -> None:
+              lr: float, l2: float, order: str, dtype: torch.dtype = torch.float32) -> None:
     """theta <- theta - lr * grad for one client, in place on `row`: the views [conv1.weight,
     conv1.bias, conv2.weight, conv2.bias, fc1.weight, fc1.bias, fc2.weight, fc2.bias] of its
-    parameter row; x [B, C, H, W], y [B], weights [B] (the per-sample loss weights)."""
+    parameter row; x [B, C, H, W], y [B], weights [B] (the per-sample loss weights).
+
+    `dtype` bfloat16 (precision: bf16): the convolutions, pooling, ReLUs and the linear layers'
+    forward and input-gradient products run on bf16 copies of the parameters and activations
+    (what bfloat16 autocast runs), the loss and its gradient at the logits in fp32; the row
+    stays fp32 (master weights) and the update is accumulated in fp32: the linear layers' weight
+    updates are fp32 GEMMs of the (exactly widened) bf16 factors, where autocast rounds those
+    gradients to bf16 first, and the convolutions' bf16 gradients are subtracted in fp32. For
+    fp32 every cast below is the identity and the arithmetic is the fp32 step's."""
     w1, b1, w2, b2, w3, b3, w4, b4 = row
     nhwc = torch.channels_last
-    x = x.to(memory_format=nhwc)
-    w1c, w2c = w1.to(memory_format=nhwc), w2.to(memory_format=nhwc)
-    out1, saved1 = _block_forward(x, w1c, b1, order)
-    out2, saved2 = _block_forward(out1, w2c, b2, order)
+    x = x.to(dtype, memory_format=nhwc)
+    w1c, w2c = w1.to(dtype, memory_format=nhwc), w2.to(dtype, memory_format=nhwc)
+    b1c, b2c, w3c, b3c, w4c, b4c = (p.to(dtype) for p in (b1, b2, w3, b3, w4, b4))
+    out1, saved1 = _block_forward(x, w1c, b1c, order)
+    out2, saved2 = _block_forward(out1, w2c, b2c, order)
     flat = out2.flatten(1)                                              # NCHW order, as the module
-    hidden = torch.relu(torch.addmm(b3, flat, w3.t()))
-    logits = torch.addmm(b4, hidden, w4.t())
+    hidden = torch.relu(torch.addmm(b3c, flat, w3c.t()))
+    logits = torch.addmm(b4c, hidden, w4c.t()).float()                  # fp32 loss (autocast's too)
     # d/dlogits of sum_b w_b CE(logits_b, y_b) = w_b (softmax(logits_b) - onehot(y_b))
     grad_logits = torch.softmax(logits, dim=1)
     grad_logits[torch.arange(len(y), device=y.device), y] -= 1.0
     grad_logits.mul_(weights.unsqueeze(1))
-    grad_hidden = aten.threshold_backward(grad_logits @ w4, hidden, 0)
-    grad_out2 = (grad_hidden @ w3).view(out2.shape)
+    grad_hidden = aten.threshold_backward(grad_logits.to(dtype) @ w4c, hidden, 0)
+    grad_out2 = (grad_hidden @ w3c).view(out2.shape)
     grad_conv2 = _block_backward(grad_out2, saved2, order)
     grad_out1, grad_w2, grad_b2 = aten.convolution_backward(
         grad_conv2, out1, w2c, [w2.shape[0]], [1, 1], [0, 0], [1, 1], False, [0, 0], 1,
@@ -81,6 +90,7 @@ def sgd_step_(row: list[torch.Tensor], x: torch.Tensor, y: torch.Tensor, weights
     _, grad_w1, grad_b1 = aten.convolution_backward(
         grad_conv1, x, w1c, [w1.shape[0]], [1, 1], [0, 0], [1, 1], False, [0, 0], 1,
         [False, True, True])
+    hidden, flat, grad_hidden = hidden.float(), flat.float(), grad_hidden.float()   # exact widening
     # every gradient is made from the old parameters; now the update
     if l2:                                         # grad of (l2/2)||theta||^2 is l2 * theta
         for p in row:
@@ -89,7 +99,7 @@ def sgd_step_(row: list[torch.Tensor], x: torch.Tensor, y: torch.Tensor, weights
     b4.sub_(grad_logits.sum(dim=0), alpha=lr)
     w3.addmm_(grad_hidden.t(), flat, alpha=-lr)
     b3.sub_(grad_hidden.sum(dim=0), alpha=lr)
-    w2.sub_(grad_w2, alpha=lr)
+    w2.sub_(grad_w2, alpha=lr)                     # bf16 gradients: subtracted in fp32
     b2.sub_(grad_b2, alpha=lr)
     w1.sub_(grad_w1, alpha=lr)
     b1.sub_(grad_b1, alpha=lr)

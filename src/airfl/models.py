@@ -77,6 +77,12 @@ class FlatModel:
         _, grads = self.loss_and_grads(params, x, y, weights)
         params.sub_(lr * grads)
 
+    def steps_client_by_client(self, params: torch.Tensor) -> bool:
+        """Whether `sgd_step_` loops over the clients of params [N, d] anyway, so that local_sgd
+        may run each client's steps back to back (core.engine.local_sgd); batched models step
+        all clients at once."""
+        return False
+
 
 class SoftmaxRegression(FlatModel):
     """Multinomial logistic regression with bias and an optional L2 term (mu/2)||w||^2.
@@ -319,11 +325,12 @@ class FunctionalNetwork(FlatModel):
         if self._use_vmap(params):
             super().sgd_step_(params, x, y, weights, lr)
             return
-        if (self.manual_step and self.block_order and self.precision == "fp32"
-                and not params.is_cuda and self.memory_format != "contiguous"):
-            for n in range(params.shape[0]):   # hand-written fp32 backward, NHWC (cnn_step.py)
+        if (self.manual_step and self.block_order and not params.is_cuda
+                and self.memory_format != "contiguous"):
+            dtype = torch.bfloat16 if self.precision == "bf16" else torch.float32
+            for n in range(params.shape[0]):   # hand-written backward, NHWC (cnn_step.py)
                 cnn_step.sgd_step_([params[n, s.start:s.stop].view(s.shape) for s in self.slots],
-                                   x[n], y[n], weights[n], lr, self.l2, self.block_order)
+                                   x[n], y[n], weights[n], lr, self.l2, self.block_order, dtype)
             return
         step = torch.empty(max(s.stop - s.start for s in self.slots), dtype=params.dtype,
                            device=params.device)      # lr * g of one layer, reused (no temporaries)
@@ -331,6 +338,9 @@ class FunctionalNetwork(FlatModel):
             for slot, g in zip(self.slots, client_grads):
                 scaled = torch.mul(g.reshape(-1), lr, out=step[:slot.stop - slot.start])
                 params[n, slot.start:slot.stop].sub_(scaled)
+
+    def steps_client_by_client(self, params):
+        return not self._use_vmap(params)
 
     def _loop_grads(self, params, x, y, weights):
         """Per client n: (n, loss, gradients per layer), by autograd on per-layer leaf views
