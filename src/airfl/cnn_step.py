@@ -1,24 +1,34 @@
-"""One client's fp32 SGD step of the two small CNNs by a hand-written backward pass (issue 17).
+"""One client's SGD step of the two small CNNs by a hand-written backward pass (issue 17).
 
 MnistCNN and FedAvgCNN are conv - (pool, ReLU) - conv - (pool, ReLU) - FC - ReLU - FC. For them
-the loop engine's fp32 step on CPU runs the forward pass with saved activations, then the
-backward pass with the same ATen kernels autograd would call (oneDNN convolution backward,
-max-pool backward with the forward's indices, threshold backward for ReLU), in channels-last,
-and subtracts lr * gradient from the client's parameter row as each gradient is made; the two
+the loop engine's step on CPU runs the forward pass with saved activations, then the backward
+pass with the same ATen kernels autograd would call (oneDNN convolution backward, max-pool
+backward with the forward's indices, threshold backward for ReLU), in channels-last, and
+subtracts lr * gradient from the client's parameter row as each gradient is made; the two
 linear layers' weight updates come straight out of their gradient GEMMs
 (`W.addmm_(g.T, a, alpha=-lr)`), so no [out, in] gradient tensor is written and read again
 (fc1 of FedAvgCNN: 2 MB per client step). This removes autograd's graph and per-op overhead and
-one pass over the largest layer; benchmarks/README.md measured it 1.16x (cnn_mnist, B = 50) and
-1.21x (FedAvgCNN, B = 10) faster than the autograd step: 1.53x and 1.46x of the naive
-per-client nn.Module loop.
+one pass over the largest layer; benchmarks/README.md measured the fp32 step 1.16x (cnn_mnist,
+B = 50) and 1.21x (FedAvgCNN, B = 10) faster than the autograd step.
 
-Arithmetic: the gradient of sum_b w_b CE(logits_b, y_b) + (l2/2)||theta||^2 (the loop engine's
-loss), exact fp32; it differs from the autograd step only in summation and rounding order
-(lr * g inside the GEMM instead of rounded first; weight decay folded in as
-theta * (1 - lr l2)): ~1e-7 relative per step, a test bounds it against autograd. Which order a
-network's blocks use is its `block_order` ("pool_relu": MnistCNN, max-pool then ReLU;
-"relu_pool": FedAvgCNN); networks without it take the autograd step.
-"""
+Arithmetic (fp32): the gradient of sum_b w_b CE(logits_b, y_b) + (l2/2)||theta||^2 (the loop
+engine's loss), exact fp32; it differs from the autograd step only in summation and rounding
+order (lr * g inside the GEMM instead of rounded first; weight decay folded in as
+theta * (1 - lr l2)): ~1e-7 relative per step, a test bounds it against autograd.
+
+bf16 (`dtype=torch.bfloat16`, precision: bf16): the same step on bf16 copies of the parameters,
+inputs and activations (convolutions, pooling, ReLU, the linear layers' forward and
+input-gradient products: what bfloat16 autocast runs in bf16), loss and logit gradient in fp32,
+fp32 master weights. Where autocast rounds the linear layers' weight gradients to bf16 before
+the fp32 update, this step accumulates them in fp32 (addmm_ of the exactly widened bf16
+factors into the fp32 weights); the convolutions' bf16 gradients are subtracted in fp32 as in
+autocast. A test bounds it against autocast's autograd step (~2e-3 of the largest update
+entry, a few bf16 roundings). Measured 1.2x (FedAvgCNN, B = 10) and 1.7x (MnistCNN, B = 50)
+faster per step than the fp32 fused step, 1.3x / 1.2x faster than autocast's autograd step
+(benchmarks/README.md).
+
+Which order a network's blocks use is its `block_order` ("pool_relu": MnistCNN, max-pool then
+ReLU; "relu_pool": FedAvgCNN); networks without it take the autograd step."""
 
 from __future__ import annotations
 
