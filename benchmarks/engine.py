@@ -38,9 +38,8 @@ Implementations (all in one run, interleaved: each repeat times every variant on
   ``loop NHWC bf16 fused``: cnn_step's hand-written step in bf16 with the update accumulated in
   fp32 (what ``precision: bf16`` runs on CPU for the small CNNs).
 
-Every loop variant except the one before issue 17 runs each client's steps back to back
-(`local_sgd` with `steps_client_by_client`); all fill the round's [N, d] buffer in huge pages
-(`airfl.core.memory`). Both are bit-identical to what they replace.
+Every variant built on `local_sgd` fills the round's [N, d] buffer in huge pages
+(`airfl.core.memory`; bit-identical).
 
 Column ``offered``: whether a configuration can run the variant on CPU (what `engine: auto |
 loop` with `precision: fp32 | bf16` builds there); the others are reference variants (vmap, the
@@ -220,9 +219,6 @@ class GradientBuffer:
 
     def sgd_step_(self, params, x, y, weights, lr):
         FlatModel.sgd_step_(self.model, params, x, y, weights, lr)
-
-    def steps_client_by_client(self, params):
-        return False               # all clients' gradients of a step into the [N, d] buffer
 
 
 def engine_variants(name: str) -> dict[str, tuple[object, bool]]:

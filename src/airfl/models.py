@@ -77,12 +77,6 @@ class FlatModel:
         _, grads = self.loss_and_grads(params, x, y, weights)
         params.sub_(lr * grads)
 
-    def steps_client_by_client(self, params: torch.Tensor) -> bool:
-        """Whether `sgd_step_` loops over the clients of params [N, d] anyway, so that local_sgd
-        may run each client's steps back to back (core.engine.local_sgd); batched models step
-        all clients at once."""
-        return False
-
 
 class SoftmaxRegression(FlatModel):
     """Multinomial logistic regression with bias and an optional L2 term (mu/2)||w||^2.
@@ -339,9 +333,6 @@ class FunctionalNetwork(FlatModel):
             for slot, g in zip(self.slots, client_grads):
                 scaled = torch.mul(g.reshape(-1), lr, out=step[:slot.stop - slot.start])
                 params[n, slot.start:slot.stop].sub_(scaled)
-
-    def steps_client_by_client(self, params):
-        return not self._use_vmap(params)
 
     def _loop_grads(self, params, x, y, weights):
         """Per client n: (n, loss, gradients per layer), by autograd on per-layer leaf views

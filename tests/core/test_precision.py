@@ -274,25 +274,3 @@ def test_fused_bf16_step_is_autocasts_step_up_to_bf16_rounding(name):
     assert float((fused - autocast).abs().max()) <= 1e-2 * float(autocast.abs().max())
     assert _relative_error(fused, autocast) <= 0.1 * _relative_error(autocast, fp32)
     assert _relative_error(fused, fp32) > 1e-5                 # really bf16, not fp32
-
-
-@pytest.mark.parametrize("precision, manual", [("fp32", True), ("bf16", True), ("fp32", False)])
-@pytest.mark.parametrize("epochs", [None, 2])
-def test_client_by_client_steps_are_the_step_by_step_updates_bit_for_bit(precision, manual,
-                                                                          epochs):
-    """local_sgd runs a loop-engine client's steps back to back (its row stays in cache); the
-    batches are drawn first in the same order, so the updates must equal those of the step by
-    step order over all clients bit for bit (with-replacement steps and shuffled epochs)."""
-    model = _model("fedavg_cnn", precision=precision, manual=manual)
-    assert model.steps_client_by_client(torch.zeros(1, model.dim))
-    params = model.init(torch.Generator().manual_seed(1))
-
-    def run():
-        return local_sgd(model, params, _data(), 3, BATCH, 0.05,
-                         torch.Generator().manual_seed(5), epochs)
-
-    by_client = run()
-    model.steps_client_by_client = lambda rows: False       # the order before this change
-    by_step = run()
-    assert torch.equal(by_client, by_step)
-    assert bool((by_client.abs().amax(dim=1) > 0).all())

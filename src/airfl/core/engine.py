@@ -124,15 +124,8 @@ def local_sgd(model: FlatModel, global_params: torch.Tensor, data: ClientData, s
               ) -> torch.Tensor:
     """Each client runs `steps` SGD steps on with-replacement mini-batches, or, with `epochs`,
     that many shuffled passes over its data (epoch_batches), from the global model; returns the
-    updates w_m - w [N, d].
-
-    Models that step client by client anyway (the CNNs' loop engine) run each client's steps
-    back to back, so its row of params stays in cache from one step to the next: the rows of
-    all clients (105 MB for FedAvgCNN's 45) do not fit in it, and step by step over all clients
-    every step fetched its row from memory again (benchmarks/README.md: 1.39x -> 1.5x of the
-    naive loop at 5 steps). The batches are drawn first, in the same order as step by step,
-    and each client's arithmetic is the same, so the updates are bit-identical (a test says so).
-    The buffer is filled in huge pages where the OS offers them (memory.empty_rows)."""
+    updates w_m - w [N, d]. The [N, d] buffer is filled in huge pages where the OS offers them
+    (memory.empty_rows: same values, fewer page faults)."""
     params = empty_rows(data.num_clients, global_params).copy_(
         global_params.unsqueeze(0).expand(data.num_clients, -1))
     if epochs is None:
@@ -140,17 +133,9 @@ def local_sgd(model: FlatModel, global_params: torch.Tensor, data: ClientData, s
     else:
         schedule = (batch for _ in range(epochs)
                     for batch in epoch_batches(data, batch_size, generator))
-    if model.steps_client_by_client(params):
-        batches = list(schedule)
-        for n in range(data.num_clients):
-            for index, weights in batches:
-                pick = index[n:n + 1]
-                model.sgd_step_(params[n:n + 1], data.x[pick], data.y[pick],
-                                weights[n:n + 1].to(params.device, params.dtype), lr)
-    else:
-        for index, weights in schedule:
-            model.sgd_step_(params, data.x[index], data.y[index],
-                            weights.to(params.device, params.dtype), lr)
+    for index, weights in schedule:
+        model.sgd_step_(params, data.x[index], data.y[index],
+                        weights.to(params.device, params.dtype), lr)
     # in place: an [N, d] result is 105 MB for FedAvgCNN's 45 clients, and a fresh one costs
     # its page faults every round (same values as params - global_params)
     return params.sub_(global_params.unsqueeze(0))
