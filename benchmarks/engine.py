@@ -33,8 +33,13 @@ Implementations (all in one run, interleaved: each repeat times every variant on
 * ``loop NHWC fp32`` (``autograd``): the same in channels-last; ``loop NHWC fp32 fused``: the
   small CNNs' hand-written backward with the SGD step fused in (`airfl.cnn_step`, what `auto`
   runs on CPU for them in fp32; ResNet-18-GN has no such step).
-* ``loop NHWC bf16`` (``loop NCHW bf16`` for ResNet-18-GN): the same under bfloat16 autocast
-  (``precision: bf16``; fp32 master weights and update), in the layout `auto` runs.
+* ``loop NHWC bf16 autograd`` (``loop NCHW bf16`` for ResNet-18-GN): the autograd step under
+  bfloat16 autocast (fp32 master weights and update), in the layout `auto` runs;
+  ``loop NHWC bf16 fused``: cnn_step's hand-written step in bf16 with the update accumulated in
+  fp32 (what ``precision: bf16`` runs on CPU for the small CNNs).
+
+Every variant built on `local_sgd` fills the round's [N, d] buffer in huge pages
+(`airfl.core.memory`; bit-identical).
 
 Column ``offered``: whether a configuration can run the variant on CPU (what `engine: auto |
 loop` with `precision: fp32 | bf16` builds there); the others are reference variants (vmap, the
@@ -238,13 +243,14 @@ def engine_variants(name: str) -> dict[str, tuple[object, bool]]:
             ("loop NHWC fp32 autograd", "channels_last", "fp32", False),
             ("loop NHWC fp32 fused", "channels_last", "fp32", True),
             ("loop NCHW bf16", "contiguous", "bf16", False),
-            ("loop NHWC bf16", "channels_last", "bf16", False)):
+            ("loop NHWC bf16 autograd", "channels_last", "bf16", False),
+            ("loop NHWC bf16 fused", "channels_last", "bf16", True)):
         nhwc = memory_format == "channels_last"
         if (precision == "bf16" and nhwc != auto_nhwc) or (manual and not fused):
             continue                        # bf16 only in the layout auto runs
         model = build_model(name, shape, NUM_CLASSES, engine="loop", precision=precision)
         model.memory_format, model.manual_step = memory_format, manual
-        offered = nhwc == auto_nhwc and (precision == "bf16" or manual == fused)
+        offered = nhwc == auto_nhwc and manual == fused
         variants[label.replace(" autograd", "") if not fused else label] = (model, offered)
     return variants
 

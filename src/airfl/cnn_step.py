@@ -1,24 +1,34 @@
-"""One client's fp32 SGD step of the two small CNNs by a hand-written backward pass (issue 17).
+"""One client's SGD step of the two small CNNs by a hand-written backward pass (issue 17).
 
 MnistCNN and FedAvgCNN are conv - (pool, ReLU) - conv - (pool, ReLU) - FC - ReLU - FC. For them
-the loop engine's fp32 step on CPU runs the forward pass with saved activations, then the
-backward pass with the same ATen kernels autograd would call (oneDNN convolution backward,
-max-pool backward with the forward's indices, threshold backward for ReLU), in channels-last,
-and subtracts lr * gradient from the client's parameter row as each gradient is made; the two
+the loop engine's step on CPU runs the forward pass with saved activations, then the backward
+pass with the same ATen kernels autograd would call (oneDNN convolution backward, max-pool
+backward with the forward's indices, threshold backward for ReLU), in channels-last, and
+subtracts lr * gradient from the client's parameter row as each gradient is made; the two
 linear layers' weight updates come straight out of their gradient GEMMs
 (`W.addmm_(g.T, a, alpha=-lr)`), so no [out, in] gradient tensor is written and read again
 (fc1 of FedAvgCNN: 2 MB per client step). This removes autograd's graph and per-op overhead and
-one pass over the largest layer; benchmarks/README.md measured it 1.16x (cnn_mnist, B = 50) and
-1.21x (FedAvgCNN, B = 10) faster than the autograd step: 1.53x and 1.46x of the naive
-per-client nn.Module loop.
+one pass over the largest layer; benchmarks/README.md measured the fp32 step 1.16x (cnn_mnist,
+B = 50) and 1.21x (FedAvgCNN, B = 10) faster than the autograd step.
 
-Arithmetic: the gradient of sum_b w_b CE(logits_b, y_b) + (l2/2)||theta||^2 (the loop engine's
-loss), exact fp32; it differs from the autograd step only in summation and rounding order
-(lr * g inside the GEMM instead of rounded first; weight decay folded in as
-theta * (1 - lr l2)): ~1e-7 relative per step, a test bounds it against autograd. Which order a
-network's blocks use is its `block_order` ("pool_relu": MnistCNN, max-pool then ReLU;
-"relu_pool": FedAvgCNN); networks without it take the autograd step.
-"""
+Arithmetic (fp32): the gradient of sum_b w_b CE(logits_b, y_b) + (l2/2)||theta||^2 (the loop
+engine's loss), exact fp32; it differs from the autograd step only in summation and rounding
+order (lr * g inside the GEMM instead of rounded first; weight decay folded in as
+theta * (1 - lr l2)): ~1e-7 relative per step, a test bounds it against autograd.
+
+bf16 (`dtype=torch.bfloat16`, precision: bf16): the same step on bf16 copies of the parameters,
+inputs and activations (convolutions, pooling, ReLU, the linear layers' forward and
+input-gradient products: what bfloat16 autocast runs in bf16), loss and logit gradient in fp32,
+fp32 master weights. Where autocast rounds the linear layers' weight gradients to bf16 before
+the fp32 update, this step accumulates them in fp32 (addmm_ of the exactly widened bf16
+factors into the fp32 weights); the convolutions' bf16 gradients are subtracted in fp32 as in
+autocast. A test bounds it against autocast's autograd step (~2e-3 of the largest update
+entry, a few bf16 roundings). Measured 1.2x (FedAvgCNN, B = 10) and 1.7x (MnistCNN, B = 50)
+faster per step than the fp32 fused step, 1.3x / 1.2x faster than autocast's autograd step
+(benchmarks/README.md).
+
+Which order a network's blocks use is its `block_order` ("pool_relu": MnistCNN, max-pool then
+ReLU; "relu_pool": FedAvgCNN); networks without it take the autograd step."""
 
 from __future__ import annotations
 
@@ -54,25 +64,34 @@ def _block_backward(grad: torch.Tensor, saved: tuple, order: str) -> torch.Tenso
 
 
 def sgd_step_(row: list[torch.Tensor], x: torch.Tensor, y: torch.Tensor, weights: torch.Tensor,
-              lr: float, l2: float, order: str) -> None:
+              lr: float, l2: float, order: str, dtype: torch.dtype = torch.float32) -> None:
     """theta <- theta - lr * grad for one client, in place on `row`: the views [conv1.weight,
     conv1.bias, conv2.weight, conv2.bias, fc1.weight, fc1.bias, fc2.weight, fc2.bias] of its
-    parameter row; x [B, C, H, W], y [B], weights [B] (the per-sample loss weights)."""
+    parameter row; x [B, C, H, W], y [B], weights [B] (the per-sample loss weights).
+
+    `dtype` bfloat16 (precision: bf16): the convolutions, pooling, ReLUs and the linear layers'
+    forward and input-gradient products run on bf16 copies of the parameters and activations
+    (what bfloat16 autocast runs), the loss and its gradient at the logits in fp32; the row
+    stays fp32 (master weights) and the update is accumulated in fp32: the linear layers' weight
+    updates are fp32 GEMMs of the (exactly widened) bf16 factors, where autocast rounds those
+    gradients to bf16 first, and the convolutions' bf16 gradients are subtracted in fp32. For
+    fp32 every cast below is the identity and the arithmetic is the fp32 step's."""
     w1, b1, w2, b2, w3, b3, w4, b4 = row
     nhwc = torch.channels_last
-    x = x.to(memory_format=nhwc)
-    w1c, w2c = w1.to(memory_format=nhwc), w2.to(memory_format=nhwc)
-    out1, saved1 = _block_forward(x, w1c, b1, order)
-    out2, saved2 = _block_forward(out1, w2c, b2, order)
+    x = x.to(dtype, memory_format=nhwc)
+    w1c, w2c = w1.to(dtype, memory_format=nhwc), w2.to(dtype, memory_format=nhwc)
+    b1c, b2c, w3c, b3c, w4c, b4c = (p.to(dtype) for p in (b1, b2, w3, b3, w4, b4))
+    out1, saved1 = _block_forward(x, w1c, b1c, order)
+    out2, saved2 = _block_forward(out1, w2c, b2c, order)
     flat = out2.flatten(1)                                              # NCHW order, as the module
-    hidden = torch.relu(torch.addmm(b3, flat, w3.t()))
-    logits = torch.addmm(b4, hidden, w4.t())
+    hidden = torch.relu(torch.addmm(b3c, flat, w3c.t()))
+    logits = torch.addmm(b4c, hidden, w4c.t()).float()                  # fp32 loss (autocast's too)
     # d/dlogits of sum_b w_b CE(logits_b, y_b) = w_b (softmax(logits_b) - onehot(y_b))
     grad_logits = torch.softmax(logits, dim=1)
     grad_logits[torch.arange(len(y), device=y.device), y] -= 1.0
     grad_logits.mul_(weights.unsqueeze(1))
-    grad_hidden = aten.threshold_backward(grad_logits @ w4, hidden, 0)
-    grad_out2 = (grad_hidden @ w3).view(out2.shape)
+    grad_hidden = aten.threshold_backward(grad_logits.to(dtype) @ w4c, hidden, 0)
+    grad_out2 = (grad_hidden @ w3c).view(out2.shape)
     grad_conv2 = _block_backward(grad_out2, saved2, order)
     grad_out1, grad_w2, grad_b2 = aten.convolution_backward(
         grad_conv2, out1, w2c, [w2.shape[0]], [1, 1], [0, 0], [1, 1], False, [0, 0], 1,
@@ -81,6 +100,7 @@ def sgd_step_(row: list[torch.Tensor], x: torch.Tensor, y: torch.Tensor, weights
     _, grad_w1, grad_b1 = aten.convolution_backward(
         grad_conv1, x, w1c, [w1.shape[0]], [1, 1], [0, 0], [1, 1], False, [0, 0], 1,
         [False, True, True])
+    hidden, flat, grad_hidden = hidden.float(), flat.float(), grad_hidden.float()   # exact widening
     # every gradient is made from the old parameters; now the update
     if l2:                                         # grad of (l2/2)||theta||^2 is l2 * theta
         for p in row:
@@ -89,7 +109,7 @@ def sgd_step_(row: list[torch.Tensor], x: torch.Tensor, y: torch.Tensor, weights
     b4.sub_(grad_logits.sum(dim=0), alpha=lr)
     w3.addmm_(grad_hidden.t(), flat, alpha=-lr)
     b3.sub_(grad_hidden.sum(dim=0), alpha=lr)
-    w2.sub_(grad_w2, alpha=lr)
+    w2.sub_(grad_w2, alpha=lr)                     # bf16 gradients: subtracted in fp32
     b2.sub_(grad_b2, alpha=lr)
     w1.sub_(grad_w1, alpha=lr)
     b1.sub_(grad_b1, alpha=lr)

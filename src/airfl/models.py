@@ -15,10 +15,10 @@ The small CNNs (MnistCNN, FedAvgCNN) run on CPU in the channels-last memory form
 which oneDNN's convolution and max-pooling kernels prefer: benchmarks/README.md measured it
 faster than NCHW at the batch sizes the papers use (same fp32 arithmetic, other summation order:
 results agree with NCHW to ~1e-7 relative, not bit for bit); ResNet-18-GN stays NCHW (NHWC was
-slower in fp32). The small CNNs' fp32 CPU step is cnn_step.py's hand-written, fused backward
-(measured faster than autograd; same loss, ~1e-6 of an update). `precision: bf16` runs forward
-and backward under bfloat16 autocast (fp32 master weights, loss, gradients, SGD update and
-evaluation).
+slower in fp32). The small CNNs' CPU step is cnn_step.py's hand-written, fused backward
+(measured faster than autograd; same loss, ~1e-6 of an update in fp32). `precision: bf16` runs
+forward and backward in bfloat16 (cnn_step's bf16 step for the small CNNs on CPU, autocast
+otherwise) with fp32 master weights, loss, SGD update and evaluation.
 """
 
 from __future__ import annotations
@@ -219,8 +219,9 @@ MEMORY_FORMATS = ("auto", "contiguous", "channels_last")
 class FunctionalNetwork(FlatModel):
     """Any `nn.Module` driven through torch.func on flat parameter vectors.
 
-    `precision`: fp32 (exact, default) or bf16 (forward and backward under bfloat16 autocast;
-    the parameters, the loss, the gradients and the SGD update stay fp32). `memory_format` of
+    `precision`: fp32 (exact, default) or bf16 (forward and backward in bfloat16: cnn_step's
+    bf16 step for the small CNNs on CPU, autocast otherwise; the parameters, the loss and the
+    SGD update stay fp32). `memory_format` of
     the loop engine's conv inputs: auto = channels-last on CPU for the networks measured faster
     in it (their `channels_last_on_cpu`; benchmarks/README.md), contiguous otherwise."""
 
@@ -319,11 +320,12 @@ class FunctionalNetwork(FlatModel):
         if self._use_vmap(params):
             super().sgd_step_(params, x, y, weights, lr)
             return
-        if (self.manual_step and self.block_order and self.precision == "fp32"
-                and not params.is_cuda and self.memory_format != "contiguous"):
-            for n in range(params.shape[0]):   # hand-written fp32 backward, NHWC (cnn_step.py)
+        if (self.manual_step and self.block_order and not params.is_cuda
+                and self.memory_format != "contiguous"):
+            dtype = torch.bfloat16 if self.precision == "bf16" else torch.float32
+            for n in range(params.shape[0]):   # hand-written backward, NHWC (cnn_step.py)
                 cnn_step.sgd_step_([params[n, s.start:s.stop].view(s.shape) for s in self.slots],
-                                   x[n], y[n], weights[n], lr, self.l2, self.block_order)
+                                   x[n], y[n], weights[n], lr, self.l2, self.block_order, dtype)
             return
         step = torch.empty(max(s.stop - s.start for s in self.slots), dtype=params.dtype,
                            device=params.device)      # lr * g of one layer, reused (no temporaries)
