@@ -120,6 +120,32 @@ class SoftmaxRegression(FlatModel):
             grad.add_(params, alpha=self.l2)
         return loss, grad
 
+    def grads_many(self, params, x, y, weights):
+        """Gradients [J, N, d] of J models' clients, params [J, N, d], on one batch shared by
+        the J models (x [N, B, ...], y and weights [N, B]): the loss_and_grads math with the J
+        models side by side in the columns, so each client makes one GEMM [B, p] x [p, J C]
+        and one [J C, B] x [B, p] instead of J with C = 10 columns each (a shape the BLAS
+        handles poorly; benchmarks/README.md, biased_fl_trial.py)."""
+        n_models, n_clients = params.shape[:2]
+        classes, p = self.num_classes, self.input_dim
+        w = params.view(n_models, n_clients, classes, p + 1).permute(1, 0, 2, 3)  # [N, J, C, p+1]
+        flat = self._flatten(x)                                                  # [N, B, p]
+        weight = w[..., :-1].reshape(n_clients, n_models * classes, p)           # [N, J C, p]
+        logits = torch.baddbmm(w[..., -1].reshape(n_clients, 1, n_models * classes), flat,
+                               weight.transpose(1, 2))                           # [N, B, J C]
+        log_prob = torch.log_softmax(logits.view(n_clients, -1, n_models, classes), dim=-1)
+        residual = log_prob.exp_()                                # softmax - onehot, [N, B, J, C]
+        target = y.view(n_clients, -1, 1, 1).expand(-1, -1, n_models, 1)
+        residual.scatter_add_(-1, target, -torch.ones(target.shape, dtype=residual.dtype))
+        residual.mul_(weights.view(n_clients, -1, 1, 1))
+        by_column = residual.view(n_clients, -1, n_models * classes)             # [N, B, J C]
+        grad = torch.cat([torch.bmm(by_column.transpose(1, 2), flat),
+                          by_column.sum(dim=1).unsqueeze(-1)], dim=-1)           # [N, J C, p+1]
+        grad = grad.view(n_clients, n_models, self.dim).transpose(0, 1).contiguous()
+        if self.l2:
+            grad.add_(params, alpha=self.l2)
+        return grad
+
     def logits(self, params, x):
         w = params.view(self.num_classes, self.input_dim + 1)
         return torch.addmm(w[:, -1], self._flatten(x), w[:, :-1].T)

@@ -118,6 +118,21 @@ def client_gradients(model: FlatModel, params: torch.Tensor, data: ClientData,
                                 batch.weights.to(params.device, params.dtype))
 
 
+def client_gradients_many(model: FlatModel, params: torch.Tensor, batch: GatheredBatch
+                          ) -> torch.Tensor:
+    """Gradients [J, N, d] of J global models params [J, d] on every client's batch (one batch
+    shared by the J models: full-batch gradients). Batched across the models where the model
+    offers it (softmax regression: `grads_many`, one wide GEMM per client); otherwise one
+    `loss_and_grads` per model, as `client_gradients` computes it."""
+    n_clients = batch.y.shape[0]
+    weights = batch.weights.to(params.device, params.dtype)
+    stacked = params.unsqueeze(1).expand(-1, n_clients, -1)
+    if hasattr(model, "grads_many"):
+        return model.grads_many(stacked, batch.x, batch.y, weights)
+    return torch.stack([model.loss_and_grads(one, batch.x, batch.y, weights)[1]
+                        for one in stacked])
+
+
 def local_sgd(model: FlatModel, global_params: torch.Tensor, data: ClientData, steps: int,
               batch_size: int, lr: float, generator: torch.Generator, epochs: int | None = None
               ) -> torch.Tensor:

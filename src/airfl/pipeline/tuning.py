@@ -31,6 +31,7 @@ from typing import Any
 import numpy as np
 
 from airfl.pipeline import paths
+from airfl.core.participation import NoTransmissionError
 from airfl.experiments import Experiment
 from airfl.io import read_json
 
@@ -83,20 +84,38 @@ def lead_of(experiment: Experiment, curve: str) -> str:
     return experiment.tuning_lead(curve) if experiment.tuning_lead else curve
 
 
-def candidate_score(params: dict[str, Any], experiment: Experiment, block: dict[str, Any],
-                    curve: str, eta: float, trials: range, reference: dict[str, Any]
-                    ) -> dict[str, Any]:
-    """One eta's score: the final gap of each selection trial, their mean and its standard error,
-    and the mean normalised accuracy."""
-    from airfl.pipeline.runs import design_trials, run_trials   # torch: tune jobs only
+def candidate_scores(params: dict[str, Any], experiment: Experiment,
+                     candidates: list[tuple[dict[str, Any], float]], curve: str, trials: range,
+                     reference: dict[str, Any]) -> list[dict[str, Any] | NoTransmissionError]:
+    """Each candidate's score, candidate = (block, eta): the final gap of each selection trial,
+    their mean and its standard error, and the mean normalised accuracy; a candidate whose
+    design leaves no device transmitting gets its NoTransmissionError instead.
 
-    curve_params = with_eta(block["curves"][curve], eta)
-    designs = design_trials(params, experiment.id, block, curve, curve_params, trials)
-    frame, _ = run_trials(params, experiment, block, curve, curve_params, eta, designs, trials,
-                          progress=False, final_only=True)
-    gaps, accuracy = final_results(frame, reference)
-    return {"eta": eta, "final_gaps": gaps, **gap_score(gaps),
-            "final_normalized_accuracy": accuracy}
+    All candidates' selection trials run together, in lockstep with their gradients as one
+    batched computation (airfl.core.lockstep; issue 11, benchmarks/tune_batching.py); each
+    candidate draws from its own trial streams as when run alone, and its scores equal its
+    one-by-one run's up to float reassociation."""
+    from airfl.pipeline.runs import design_trials, run_jobs, trial_frame, trial_jobs   # torch
+
+    jobs, spans, out = [], [], []
+    for block, eta in candidates:
+        curve_params = with_eta(block["curves"][curve], eta)
+        try:
+            designs = design_trials(params, experiment.id, block, curve, curve_params, trials)
+        except NoTransmissionError as error:
+            out.append(error)
+            continue
+        spans.append((len(out), eta, len(jobs)))
+        out.append(None)
+        jobs += trial_jobs(params, experiment, block, curve, curve_params, eta, designs, trials,
+                           final_only=True)
+    results = run_jobs(experiment, jobs, batched=True)
+    for index, eta, start in spans:
+        frame = trial_frame([table for table, _ in results[start:start + len(trials)]], trials)
+        gaps, accuracy = final_results(frame, reference)
+        out[index] = {"eta": eta, "final_gaps": gaps, **gap_score(gaps),
+                      "final_normalized_accuracy": accuracy}
+    return out
 
 
 def final_results(frame, reference: dict[str, Any]) -> tuple[list[float], float]:
