@@ -90,6 +90,8 @@ def test_a_trials_result_does_not_depend_on_its_partners_beyond_reassociation():
     with_all = run_lockstep(jobs)[0]
     with_one = run_lockstep([jobs[0], jobs[3]])[0]
     _assert_same_run(with_one, with_all)
+    for got, ref in zip(run_lockstep(_jobs(), max_batch=3), run_lockstep(_jobs())):  # groups
+        _assert_same_run(got, ref)
 
 
 def test_lockstep_reruns_are_bit_identical():

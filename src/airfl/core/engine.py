@@ -40,6 +40,14 @@ class ClientData:
                            for c in clients.tolist()])
         return ClientData(self.x, self.y, index, offsets, sizes)
 
+    def full_batch(self) -> "GatheredBatch":
+        """Every client's whole local dataset, gathered once per data object (`full_batches`):
+        the trials of one curve, and a tune job's candidates, share one data object and so one
+        copy ([N, n_max, ...], 3 MB for Biased FL's MNIST) instead of one per trial."""
+        if getattr(self, "_full_batch", None) is None:
+            self._full_batch = gather(self, full_batches(self))
+        return self._full_batch
+
     def to(self, device: torch.device | str) -> "ClientData":
         return ClientData(*(t.to(device) for t in (self.x, self.y, self.client_index,
                                                      self.offsets, self.sizes)))

@@ -31,7 +31,7 @@ from airfl.core.engine import client_gradients_many
 from airfl.core.loop import TrialRun, TrialSetup
 from airfl.core.scheme import Scheme
 
-__all__ = ["batchable", "run_lockstep"]
+__all__ = ["MAX_BATCH", "batchable", "run_lockstep"]
 
 Job = tuple[TrialSetup, Scheme, dict[str, Any]]
 
@@ -46,12 +46,25 @@ def batchable(jobs: Sequence[Job]) -> bool:
                and setup.data is first.data for setup, _, _ in jobs)
 
 
-def run_lockstep(jobs: Sequence[Job]) -> list[tuple[pd.DataFrame, list[dict[str, Any]]]]:
-    """Run every job's trial to its end, all rounds in lockstep; returns what `run_trial`
-    returns for each job, in order."""
+MAX_BATCH = 32
+"""Runs stepped together at most: 16 to 64 paper-shape softmax models gain ~1.8-2.3x on their
+gradients (wider batches lose cache; benchmarks/README.md, tune_batching.py)."""
+
+
+def run_lockstep(jobs: Sequence[Job], max_batch: int = MAX_BATCH
+                 ) -> list[tuple[pd.DataFrame, list[dict[str, Any]]]]:
+    """Run every job's trial to its end, in groups of at most `max_batch` (in order) whose
+    rounds run in lockstep; returns what `run_trial` returns for each job, in order."""
     if not batchable(jobs):
         raise ValueError("run_lockstep needs two or more full-batch gradient-upload trials of "
                          "one model on one data set; run the others with run_trial")
+    results = []
+    for start in range(0, len(jobs), max_batch):
+        results += _lockstep_group(jobs[start:start + max_batch])
+    return results
+
+
+def _lockstep_group(jobs: Sequence[Job]) -> list[tuple[pd.DataFrame, list[dict[str, Any]]]]:
     runs = [TrialRun(*job) for job in jobs]
     model, batch = jobs[0][0].model, jobs[0][0]._full
     active = runs

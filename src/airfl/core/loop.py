@@ -15,8 +15,8 @@ import torch
 from tqdm import tqdm
 
 from airfl.channel.fading import rayleigh_power
-from airfl.core.engine import (ClientData, client_gradients, evaluate_many, full_batches, gather,
-                               local_sgd, objective_many, sample_batches)
+from airfl.core.engine import (ClientData, client_gradients, evaluate_many, local_sgd,
+                               objective_many, sample_batches)
 from airfl.core.scheme import ChannelStatistics, RoundState, Scheme
 from airfl.models import FlatModel
 from airfl.rng import RoundStreams, torch_generator
@@ -52,8 +52,7 @@ class TrialSetup:
     def __post_init__(self):
         if self.upload not in ("delta", "gradient"):
             raise ValueError(f"upload must be 'delta' or 'gradient', got {self.upload!r}")
-        self._full = gather(self.data, full_batches(self.data)) \
-            if (self.full_batch or self.track_objective) else None
+        self._full = self.data.full_batch() if (self.full_batch or self.track_objective) else None
 
 
 def draw_channel_power(path_gain: torch.Tensor, streams: RoundStreams) -> torch.Tensor:
