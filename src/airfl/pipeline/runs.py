@@ -18,7 +18,8 @@ from airfl.io import read_json
 from airfl.models import build_model
 from airfl.pipeline import paths
 from airfl.pipeline.registry import build_scheme
-from airfl.pipeline.trial import channel_statistics, curve_inputs, load_partition, trial_setup
+from airfl.pipeline.trial import (CurveInputs, channel_statistics, curve_inputs, load_partition,
+                                 trial_setup)
 
 
 def model_dim(block: dict[str, Any]) -> int:
@@ -53,12 +54,14 @@ def design_trials(params: dict[str, Any], experiment_id: str, block: dict[str, A
 
 def trial_jobs(params: dict[str, Any], experiment: Experiment, block: dict[str, Any], curve: str,
                curve_params: dict[str, Any], server_lr: float, designs: list[dict[str, Any]],
-               trials: range, final_only: bool = False) -> list[tuple[Any, Any, dict[str, Any]]]:
+               trials: range, final_only: bool = False, shared: CurveInputs | None = None
+               ) -> list[tuple[Any, Any, dict[str, Any]]]:
     """(set-up, scheme, design) of each given trial of one curve, each on the channel
-    statistics its design stored."""
+    statistics its design stored; `shared`: the experiment's data and model when already
+    loaded (a tune job's candidates share one copy, and so can run in lockstep)."""
     torch.set_num_threads(params["threads"])
     scheme = build_scheme(curve, curve_params)
-    shared = curve_inputs(params, experiment, block)
+    shared = shared or curve_inputs(params, experiment, block)
     jobs = []
     for trial, stored in zip(trials, designs):
         design = {k: v for k, v in stored.items() if k != "statistics"}

@@ -96,7 +96,11 @@ def candidate_scores(params: dict[str, Any], experiment: Experiment,
     candidate draws from its own trial streams as when run alone, and its scores equal its
     one-by-one run's up to float reassociation."""
     from airfl.pipeline.runs import design_trials, run_jobs, trial_frame, trial_jobs   # torch
+    from airfl.pipeline.trial import curve_inputs
 
+    # the candidates differ only in the curve's parameters and eta: one copy of the data
+    # and model for all (what lets them run in lockstep)
+    shared = curve_inputs(params, experiment, candidates[0][0]) if candidates else None
     jobs, spans, out = [], [], []
     for block, eta in candidates:
         curve_params = with_eta(block["curves"][curve], eta)
@@ -108,7 +112,7 @@ def candidate_scores(params: dict[str, Any], experiment: Experiment,
         spans.append((len(out), eta, len(jobs)))
         out.append(None)
         jobs += trial_jobs(params, experiment, block, curve, curve_params, eta, designs, trials,
-                           final_only=True)
+                           final_only=True, shared=shared)
     results = run_jobs(experiment, jobs, batched=True)
     for index, eta, start in spans:
         frame = trial_frame([table for table, _ in results[start:start + len(trials)]], trials)
