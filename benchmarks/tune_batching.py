@@ -20,6 +20,11 @@ Each run's time is split by wrappers: designs (the candidates' design solves), l
 are compared: the chosen step size and parameters, and the largest relative difference of any
 candidate's final gap (float reassociation of the wider GEMMs). A job is rerun in lockstep with
 `--rerun` to check that its tuning file is byte-identical.
+
+`--train EXP:CURVE --train-trials N` instead times the train stage's work on N trials of one
+curve (its panel's evaluation schedule, designs of trials 0..N-1), one by one (`run_trials` as
+the train stage runs it) vs in lockstep (`run_jobs(..., batched=True)`), and compares the
+tables (largest relative difference of any evaluated number).
 """
 
 from __future__ import annotations
@@ -36,6 +41,8 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from biased_fl_trial import paper_params  # noqa: E402
+
+from airfl.pipeline.registry import get_experiment  # noqa: E402
 
 DEFAULT_JOBS = ("biased_fl/fig2b:proposed", "biased_fl/fig2b:bbfl_interior",
                 "biased_fl/fig3b:proposed", "biased_fl/fig3b:best_channel")
@@ -132,12 +139,41 @@ def compare(before: bytes, after: bytes) -> dict:
             "bit_identical": before == after, "max_relative_gap_difference": rel}
 
 
+def timed_train(params, experiment_id, curve, trials: int) -> dict:
+    """N trials of one curve as the train stage runs them, one by one vs in lockstep."""
+    import numpy as np
+
+    import airfl.pipeline.runs as runs
+
+    experiment = get_experiment(experiment_id)
+    block = experiment.params(params)
+    curve_params, eta = dict(block["curves"][curve]), block["training"]["server_lr"]
+    designs = runs.design_trials(params, experiment_id, block, curve, curve_params, range(trials))
+    out, tables = {}, {}
+    for label, batched in (("before", False), ("after", True)):
+        start = time.perf_counter()
+        jobs = runs.trial_jobs(params, experiment, block, curve, curve_params, eta, designs,
+                               range(trials))
+        results = runs.run_jobs(experiment, jobs, batched=batched)
+        out[f"{label}_s"] = round(time.perf_counter() - start, 3)
+        tables[label] = runs.trial_frame([t for t, _ in results], range(trials))
+    a, b = (tables[k].select_dtypes("number").to_numpy(float) for k in ("before", "after"))
+    same = np.isfinite(a) & np.isfinite(b)
+    rel = np.abs(a - b)[same] / np.maximum(np.abs(a[same]), 1e-30)
+    return {"job": f"train {experiment_id} {curve} ({trials} trials)", **out,
+            "speed_up": round(out["before_s"] / out["after_s"], 3),
+            "same_nan_pattern": bool((np.isnan(a) == np.isnan(b)).all()),
+            "max_relative_difference": float(rel.max()) if rel.size else 0.0}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--workdir", default=None)
     parser.add_argument("--jobs", nargs="+", default=list(DEFAULT_JOBS),
                         help="experiment:curve of each tune job")
     parser.add_argument("--rerun", action="store_true", help="rerun each job in lockstep")
+    parser.add_argument("--train", default=None, help="experiment:curve of a train job")
+    parser.add_argument("--train-trials", type=int, default=4)
     parser.add_argument("--json", default=None)
     args = parser.parse_args()
     torch.set_num_threads(1)
@@ -148,6 +184,14 @@ def main() -> None:
     workdir = Path(args.workdir or tempfile.mkdtemp(prefix="airfl-bench-"))
     workdir.mkdir(parents=True, exist_ok=True)
     os.chdir(workdir)
+    if args.train:
+        experiment_id, curve = args.train.split(":")
+        prepare(params, [experiment_id])
+        row = timed_train(params, experiment_id, curve, args.train_trials)
+        print(json.dumps(row), "load average:", os.getloadavg(), flush=True)
+        if args.json:
+            Path(args.json).write_text(json.dumps(row, indent=2))
+        return
     prepare(params, sorted({e for e, _ in jobs}))
     results, totals = [], {"before_s": 0.0, "after_s": 0.0}
     for experiment_id, curve in jobs:

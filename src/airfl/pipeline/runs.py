@@ -93,13 +93,14 @@ def trial_frame(tables: list[pd.DataFrame], trials: range) -> pd.DataFrame:
 
 def run_trials(params: dict[str, Any], experiment: Experiment, block: dict[str, Any], curve: str,
                curve_params: dict[str, Any], server_lr: float, designs: list[dict[str, Any]],
-               trials: range, progress: bool = True, final_only: bool = False
-               ) -> tuple[pd.DataFrame, list[dict[str, Any]]]:
-    """Run the given trials of one curve, one after the other, each on the channel statistics
-    its design stored; returns the per-round table and the records."""
+               trials: range, progress: bool = True, final_only: bool = False,
+               batched: bool = False) -> tuple[pd.DataFrame, list[dict[str, Any]]]:
+    """Run the given trials of one curve, each on the channel statistics its design stored,
+    one after the other or, with `batched`, in lockstep where they allow it (`run_jobs`);
+    returns the per-round table and the records."""
     jobs = trial_jobs(params, experiment, block, curve, curve_params, server_lr, designs, trials,
                       final_only)
-    results = run_jobs(experiment, jobs, progress)
+    results = run_jobs(experiment, jobs, progress, batched)
     records = [{"trial": trial, "rounds": r} for trial, (_, r) in zip(trials, results)]
     return trial_frame([table for table, _ in results], trials), records
 

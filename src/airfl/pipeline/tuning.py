@@ -20,6 +20,12 @@ gap is not finite (diverged) is never chosen; if every candidate diverged, the s
 A curve with a `param_grid` entry first searches its scheme parameters (pipeline/param_search.py,
 spec 6.5 baseline grids) at the panel's eta; the eta grid then runs with the selected ones, and
 the tuning file carries them ("params"), which the design and train stages apply.
+
+Speed (issue 11, "Scale and speed"): `candidate_scores` runs all candidates of one search (every
+combination, or every eta) x selection trials in lockstep, their full-batch gradients one
+batched computation (airfl.core.lockstep). Each run keeps its own streams, so the choice is the
+one the one-by-one runs make, with scores equal up to float reassociation (measured: <= 1e-7
+relative, benchmarks/README.md, tune_batching.py); the same grid reruns bit-identically.
 """
 
 from __future__ import annotations
