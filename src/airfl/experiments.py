@@ -98,8 +98,11 @@ class Derivation:
 class Experiment:
     """One figure's worth of runs. Its resolved block (`params()`) has the generic layout the
     stages read (dataset, num_devices, partition, model, training, channel, scale, curves);
-    a wing whose panels share sections composes it with `compose` and names the sections it
-    reads in `shared_keys`."""
+    a wing whose panels share sections composes it with `compose`. The params.yaml keys each
+    job depends on are derived from `params()` by perturbation (pipeline.param_deps), so an
+    experiment lists none; `shared_keys` names only the sections its `derivations` read as
+    params.yaml writes them (the derive job's view; e.g. LAPA's DDPG reads lapa.control, which
+    the composed block leaves out)."""
 
     paper: str
     figure: str
@@ -114,7 +117,6 @@ class Experiment:
     reference: Reference | None = None
     extra_figures: tuple[FigureSpec, ...] = ()   # more panels drawn from the same runs
     tuning_lead: Callable[[str], str] | None = None  # curve whose tuned eta a curve shares
-    curve_key: Callable[[str | None], str] | None = None  # params key of generated curves
     privacy: bool = True              # False: the paper accounts no privacy (no privacy jobs)
     tuning_source: str | None = None  # experiment whose tuned step sizes it reuses (no search)
     # clients' upload norms at theta_0 (one noise-free round, trial 0) -> parameters every curve
@@ -160,17 +162,6 @@ class Experiment:
 
     def curve_label(self, curve: str, curve_params: dict[str, Any]) -> str:
         return self.label(curve, curve_params) if self.label else curve
-
-    def param_keys(self, params: dict[str, Any], curve: str | None = None) -> list[str]:
-        """The params.yaml keys a stage of this experiment depends on (for DVC and Snakemake):
-        the shared sections, the experiment's own keys except `curves`, and its curve(s)."""
-        own = [f"{self.config_key}.{k}" for k in get_dotted(params, self.config_key)
-               if k != "curves"]
-        if self.curve_key is not None:
-            curves = self.curve_key(curve)
-        else:
-            curves = f"{self.config_key}.curves" + ("" if curve is None else f".{curve}")
-        return list(self.shared_keys) + own + [curves]
 
 
 @dataclass(frozen=True)

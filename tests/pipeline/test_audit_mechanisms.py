@@ -38,11 +38,28 @@ def test_dp_fedavg_is_audited_below_its_claim_with_the_mu_of_its_noise(params):
     """DP-FedAvg adds N(0, (zC)^2) to the clipped sum: one round is 1/z-GDP exactly."""
     mechanisms = get_wing("generic").audit_factory("gaussian_dp")(params)
     assert mechanisms[0].aggregation.endswith("GaussianDpFedAvg.aggregate")
-    for mechanism in mechanisms:
+    for mechanism in (m for m in mechanisms if "rounds" not in m.settings):
         result = run_audit(mechanism, 200_000, seed=1)
         z = mechanism.settings["noise_multiplier"]
         assert result["holds"] and result["eps_claimed"] == result["eps_simulated"]
         assert result["gdp_mu"] == pytest.approx(1.0 / z, rel=0.03)
+
+
+def test_dp_fedavg_multi_round_audit_sums_fresh_noise_over_its_rounds(params):
+    """The T-round audit (issue 16 item 4): the canary's projection summed over T = 30 rounds of
+    the scheme's own aggregate is sqrt(T)/z-GDP (each round's noise fresh and independent, as
+    the composition the accountant does assumes); the exact epsilon is below the RDP-composed
+    claim and the audited lower bound below both."""
+    mechanisms = [m for m in get_wing("generic").audit_factory("gaussian_dp")(params)
+                  if "rounds" in m.settings]
+    assert mechanisms
+    for mechanism in mechanisms:
+        z, rounds = mechanism.settings["noise_multiplier"], mechanism.settings["rounds"]
+        assert rounds == 30 and mechanism.draws > 0
+        result = run_audit(mechanism, 50_000, seed=3)
+        assert result["gdp_mu"] == pytest.approx(math.sqrt(rounds) / z, rel=0.03)
+        assert result["eps_simulated"] < result["eps_claimed"]
+        assert 0 < result["eps_audited_lower"] <= result["eps_simulated"] and result["holds"]
 
 
 def test_dp_fedavg_with_poisson_sampling_runs_one_call_a_draw(params):
@@ -111,7 +128,11 @@ def test_the_stage_is_deterministic_and_feeds_the_claims(params, tmp_path, monke
     from airfl.pipeline.stages import audit
 
     monkeypatch.chdir(tmp_path)
-    small = {**params, "audit": {**params["audit"], "draws": {"quick": 20_000, "paper": 20_000}}}
+    generic = params["audit"]["generic"]
+    dp = {**generic["gaussian_dp"], "multi_round": {**generic["gaussian_dp"]["multi_round"],
+                                                    "draws": 20_000}}   # its own draws: small
+    small = {**params, "audit": {**params["audit"], "draws": {"quick": 20_000, "paper": 20_000},
+                                 "generic": {**generic, "gaussian_dp": dp}}}
     audit.run(small, "generic", "gaussian_dp")
     outputs = dag.audit_outputs("generic", "gaussian_dp")
     first = {o: Path(o).read_bytes() for o in outputs}
@@ -119,7 +140,7 @@ def test_the_stage_is_deterministic_and_feeds_the_claims(params, tmp_path, monke
     assert {o: Path(o).read_bytes() for o in outputs} == first
     audit.run(small, "generic", "ota_truncated_inversion")
     rows = audit.claim_rows("generic")
-    assert len(rows) == 3 + 2 and all(r["verdict"] in ("yes", "no") for r in rows)
+    assert len(rows) == 3 + 1 + 2 and all(r["verdict"] in ("yes", "no") for r in rows)  # + T = 30
     assert {r["figure"] for r in rows} == {"generic/audit_gaussian_dp",
                                           "generic/audit_ota_truncated_inversion"}
     from airfl.pipeline.stages.claims import audit_claims, markdown

@@ -25,6 +25,14 @@ def test_committed_params_are_valid_and_defaults_filled(params):
     assert block["scale"]["trials"] >= 3 and block["model"]["engine"] == "auto"
 
 
+def test_a_channel_block_without_a_model_is_geometry(params):
+    """A user's block written before `channel.model` existed (the plug-in test's mini-paper)
+    validates, and the schema fills in `geometry`: what the block's keys meant before."""
+    params["baselines"]["accuracy_vs_rounds"]["channel"].pop("model")
+    block = experiment_params(validate_params(params), "baselines.accuracy_vs_rounds")
+    assert block["channel"]["model"] == "geometry"
+
+
 def test_paper_profile_has_ten_trials(params):
     params["profile"] = "paper"
     block = experiment_params(validate_params(params), "baselines.accuracy_vs_rounds")
@@ -44,6 +52,14 @@ def test_paper_profile_has_ten_trials(params):
      "Allowed values: digital_quantized, gaussian_dp, ideal_fedavg"),
     (lambda p: p["baselines"]["accuracy_vs_rounds"]["partition"].update(kind="random"),
      "partition.kind: 'random' is not one of"),
+    # issue 12: the channel model is stated (and checked), not guessed from the block's keys
+    (lambda p: p["baselines"]["accuracy_vs_rounds"]["channel"].update(model="rician"),
+     "baselines.accuracy_vs_rounds.channel.model: 'rician' is not one of ['geometry', "
+     "'rayleigh_mean_gain']"),
+    (lambda p: p["baselines"]["accuracy_vs_rounds"]["channel"].update(model="rayleigh_mean_gain"),
+     "baselines.accuracy_vs_rounds.channel: 'mean_gain' is a required property"),
+    (lambda p: p["baselines"]["accuracy_vs_rounds"]["channel"].pop("radius_m"),
+     "baselines.accuracy_vs_rounds.channel: 'radius_m' is a required property"),
 ])
 def test_bad_values_are_named(params, mutate, expected):
     mutate(params)
@@ -144,3 +160,19 @@ def test_every_stage_param_key_exists_in_params_yaml(repo_root):
     for job in dag.jobs(params):
         for key in job.params:
             get_dotted(params, key)          # raises ConfigError naming the missing key
+
+
+def test_shared_keys_are_declared_only_where_a_derivation_reads_them(repo_root):
+    """Issue 12, item 4: DVC's params come from perturbing the composed blocks (param_deps), so
+    an experiment's `shared_keys` serve only its derive jobs' views; every key names a section
+    params.yaml writes (an experiment without derivations declares none)."""
+    from airfl.config import get_dotted
+    from airfl.pipeline.registry import all_experiments
+
+    raw = yaml.safe_load((repo_root / "params.yaml").read_text())
+    with_shared = [e for e in all_experiments() if e.shared_keys]
+    assert with_shared, "LAPA's DDPG derivation reads lapa.control through shared_keys"
+    for experiment in with_shared:
+        assert experiment.derivations, experiment.id
+        for key in experiment.shared_keys:
+            get_dotted(raw, key)              # raises ConfigError naming a missing key

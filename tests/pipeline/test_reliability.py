@@ -189,6 +189,28 @@ def test_garbage_design_is_removed_with_a_message(tmp_path):
         assert not bad.exists()
 
 
+def test_a_design_made_with_other_parameters_is_removed_not_trained_on(tmp_path):
+    """Issue 12: train reads what the design stage stored, so a stored design whose provenance
+    is not the current curve, channel, scale and seed is removed (the design stage rebuilds it);
+    figure-only panel keys do not count."""
+    from airfl.io import provenance, write_json
+    from airfl.pipeline.stages import StageError
+    from airfl.pipeline.stages.train import stored_designs
+
+    made_with = {"seed": 1, "curve": {"scheme": "x", "lr": 0.1, "in_fig3": True},
+                 "channel": {"model": "rayleigh_mean_gain", "mean_gain": 1.0},
+                 "scale": {"rounds": 3, "trials": 1}}
+    path = tmp_path / "design.json"
+    write_json(path, {"provenance": provenance(made_with), "trials": [{"trial": 0}]})
+    assert stored_designs(path, 1, made_with) == [{"trial": 0}]
+    retagged = {**made_with, "curve": {**made_with["curve"], "in_fig3": False}}
+    assert stored_designs(path, 1, retagged, panel_keys=("in_fig3",)) == [{"trial": 0}]
+    stale = {**made_with, "curve": {**made_with["curve"], "lr": 0.2}, "seed": 2}
+    with pytest.raises(StageError, match=r"other parameters .*\(curve\.lr, seed differ\).*rebuilds"):
+        stored_designs(path, 1, stale)
+    assert not path.exists()
+
+
 # -- item 3: a run whose loss becomes non-finite stops ------------------------------------------
 
 def test_non_finite_loss_at_an_evaluated_round_stops_the_run():

@@ -59,3 +59,50 @@ def test_stored_channel_statistics_rebuild_bit_for_bit(repo_root):
         for field in ("path_gain", "distances_m"):
             assert torch.equal(getattr(back, field), getattr(stats, field)), experiment.id
         assert back.to_record() == stats.to_record(), experiment.id
+
+
+def _block(channel: dict) -> dict:
+    return {"num_devices": 4, "channel": channel}
+
+
+def test_rayleigh_mean_gain_model_gives_every_device_the_stated_mean_gain():
+    """`channel.model: rayleigh_mean_gain`: E|h_m|^2 = mean_gain for every device, no layout
+    (CDPB's h_bar), and the round loop's Rayleigh draw has that mean."""
+    from airfl.core.loop import draw_channel_power
+    from airfl.rng import RoundStreams
+
+    stats = setup.channel_statistics({"seed": 0}, _block({"model": "rayleigh_mean_gain",
+                                                          "mean_gain": 2.5}), "t/e", 0)
+    assert torch.equal(stats.path_gain, torch.full((4,), 2.5, dtype=torch.float64))
+    assert stats.reference_gain == 2.5 and torch.equal(stats.distances_m, torch.zeros(4,
+                                                                           dtype=torch.float64))
+    draws = torch.stack([draw_channel_power(stats.path_gain, RoundStreams(0, "t/e", 0, t))
+                         for t in range(1, 2001)])
+    assert float(draws.mean()) == pytest.approx(2.5, rel=0.05)      # 8,000 Exp draws: ~1.1% sd
+
+
+def test_geometry_model_places_devices_in_the_disc_with_path_loss_decreasing_in_distance():
+    channel = {"model": "geometry", "radius_m": 100.0, "min_radius_m": 10.0,
+               "placement": "uniform", "bandwidth_hz": 1.0e6,
+               "pathloss": {"model": "log_distance", "pl0_db": 30.0, "exponent": 3.0}}
+    stats = setup.channel_statistics({"seed": 3}, _block(channel), "t/e", 1)
+    assert bool(((stats.distances_m >= 10.0) & (stats.distances_m <= 100.0)).all())
+    order = stats.distances_m.argsort()
+    assert bool((stats.path_gain[order].diff() <= 0).all())
+    assert stats.reference_gain <= float(stats.path_gain.min())    # the edge is the farthest
+    assert stats.energy_per_symbol is None                         # no power: no radio units
+
+
+@pytest.mark.parametrize("channel, expected", [
+    ({"mean_gain": 1.0}, "wing.fig.channel.model: None is not a channel model; allowed: "
+                         "geometry, rayleigh_mean_gain"),
+    ({"model": "rician", "mean_gain": 1.0}, "wing.fig.channel.model: 'rician' is not"),
+])
+def test_a_composed_block_without_a_known_channel_model_stops_naming_the_key(channel, expected):
+    """A wing's composed block is not checked by the params schema: the builder lookup names
+    the key and what is allowed (no guess from the block's shape)."""
+    from airfl.config import ConfigError
+
+    with pytest.raises(ConfigError) as info:
+        setup.channel_statistics({"seed": 0}, _block(channel), "t/e", 0, where="wing.fig.channel")
+    assert expected in str(info.value)

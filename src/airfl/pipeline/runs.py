@@ -29,15 +29,17 @@ def model_dim(block: dict[str, Any]) -> int:
 
 
 def design_trials(params: dict[str, Any], experiment_id: str, block: dict[str, Any], curve: str,
-                  curve_params: dict[str, Any], trials: range) -> list[dict[str, Any]]:
-    """The scheme's design for each trial, from that trial's statistical CSI."""
+                  curve_params: dict[str, Any], trials: range, where: str = "channel"
+                  ) -> list[dict[str, Any]]:
+    """The scheme's design for each trial, from that trial's statistical CSI (`where`: the
+    dotted key of the block's channel, for messages)."""
     scheme = build_scheme(curve, curve_params)
     partition = load_partition(experiment_id)
     sizes = torch.tensor([len(i) for i in partition.indices], dtype=torch.long)
     dim = model_dim(block)
     designs, solved = [], {}
     for trial in trials:
-        stats = channel_statistics(params, block, experiment_id, trial, curve_params)
+        stats = channel_statistics(params, block, experiment_id, trial, curve_params, where)
         future = functools.partial(channel_power_sequence, params["seed"], experiment_id, trial,
                                    stats.path_gain)
         context = DesignContext(block["num_devices"], dim, block["scale"]["rounds"], sizes, stats,
@@ -118,3 +120,11 @@ def calibrated(experiment: Experiment, curve_params: dict[str, Any]) -> dict[str
     if experiment.calibration is None:
         return curve_params
     return {**curve_params, **read_json(paths.calibration(experiment.id))["params"]}
+
+
+def design_made_with(params: dict[str, Any], block: dict[str, Any],
+                     curve_params: dict[str, Any]) -> dict[str, Any]:
+    """The parameters a curve's stored design is made with, as its provenance records them:
+    the design stage writes them and the train stage checks them before training on it."""
+    return {"seed": params["seed"], "curve": curve_params, "channel": block["channel"],
+            "scale": block["scale"]}

@@ -4,8 +4,10 @@ stages alike.
 
 Partition: one per experiment (seeded by (seed, experiment, 'partition')), so trials differ in
 placement, fading, noise, initialisation and mini-batches, as in papers that fix a dataset split.
-Placement: one per trial (seeded by (seed, experiment, trial, 'placement')), unless
-`placement: quantile` (deterministic equal-area radii, Biased FL spec 2.3).
+Channel: the block's `channel.model` names the builder of the trial's statistics
+(`CHANNEL_MODELS`: `geometry`, `rayleigh_mean_gain`). Placement (geometry): one per trial (seeded
+by (seed, experiment, trial, 'placement')), unless `placement: quantile` (deterministic
+equal-area radii, Biased FL spec 2.3).
 Inputs: pixels x/255, or (x/255 - mean)/std per channel when the experiment block sets
 `input_normalization: {mean, std}` (DP as a perk, spec 7: the authors' (x/255 - 0.5)/0.5); the
 same map for the devices' data, the training-loss subset and the test set.
@@ -15,7 +17,7 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 import torch
@@ -53,18 +55,13 @@ def radio_units(channel: dict[str, Any], curve: dict[str, Any] | None = None
     return es, float(dbm_to_watt(channel["n0_dbm_per_hz"]))
 
 
-def channel_statistics(params: dict[str, Any], block: dict[str, Any], experiment_id: str,
-                       trial: int, curve: dict[str, Any] | None = None) -> ChannelStatistics:
-    """Device distances and mean channel gains of one trial (statistical CSI for designs).
-    A channel block with `mean_gain` and no geometry is i.i.d. Rayleigh with E|h|^2 = mean_gain
-    for every device (papers that give the channel distribution, not a layout: CDPB)."""
-    channel = block["channel"]
-    n = block["num_devices"]
-    if "mean_gain" in channel:
-        gain = torch.full((n,), float(channel["mean_gain"]), dtype=torch.float64)
-        return ChannelStatistics(path_gain=gain, reference_gain=float(channel["mean_gain"]),
-                                 bandwidth_hz=float(channel.get("bandwidth_hz", 1.0e6)),
-                                 distances_m=torch.zeros(n, dtype=torch.float64))
+def geometry_statistics(params: dict[str, Any], block: dict[str, Any], experiment_id: str,
+                        trial: int, curve: dict[str, Any] | None = None) -> ChannelStatistics:
+    """`channel.model: geometry`: devices in a disc of `radius_m` (uniform per trial from the
+    trial's `placement` stream, or deterministic equal-area `quantile` radii, Biased FL spec 2.3),
+    mean gains from the block's path-loss model, the cell edge as the SNR reference, and the
+    physical radio units when the block gives a transmit power (Biased FL spec 2.5)."""
+    channel, n = block["channel"], block["num_devices"]
     if channel["placement"] == "quantile":
         distances = quantile_radii(n, radius=channel["radius_m"], min_radius=channel["min_radius_m"])
     else:
@@ -78,6 +75,41 @@ def channel_statistics(params: dict[str, Any], block: dict[str, Any], experiment
     return ChannelStatistics(path_gain=gain, reference_gain=float(edge[0]),
                              bandwidth_hz=float(channel["bandwidth_hz"]), distances_m=distances,
                              energy_per_symbol=es, noise_psd=n0)
+
+
+def rayleigh_mean_gain_statistics(params: dict[str, Any], block: dict[str, Any],
+                                  experiment_id: str, trial: int,
+                                  curve: dict[str, Any] | None = None) -> ChannelStatistics:
+    """`channel.model: rayleigh_mean_gain`: i.i.d. Rayleigh with E|h|^2 = `mean_gain` for every
+    device and no layout (papers that give the channel distribution, not a geometry: CDPB; the
+    wings whose schemes draw their own radio, DP as a perk, LAPA, OTA-FD, state it with
+    mean_gain 1 for the round loop's |h|^2 draw)."""
+    channel, n = block["channel"], block["num_devices"]
+    gain = torch.full((n,), float(channel["mean_gain"]), dtype=torch.float64)
+    return ChannelStatistics(path_gain=gain, reference_gain=float(channel["mean_gain"]),
+                             bandwidth_hz=float(channel.get("bandwidth_hz", 1.0e6)),
+                             distances_m=torch.zeros(n, dtype=torch.float64))
+
+
+# channel.model -> the builder of a trial's statistical CSI (issue 12: the model is stated, not
+# guessed from which keys the block happens to have)
+CHANNEL_MODELS: dict[str, Callable[..., ChannelStatistics]] = {
+    "geometry": geometry_statistics,
+    "rayleigh_mean_gain": rayleigh_mean_gain_statistics,
+}
+
+
+def channel_statistics(params: dict[str, Any], block: dict[str, Any], experiment_id: str,
+                       trial: int, curve: dict[str, Any] | None = None,
+                       where: str = "channel") -> ChannelStatistics:
+    """Device distances and mean channel gains of one trial (statistical CSI for designs), built
+    by the block's `channel.model`; `where` is the dotted key of the channel block in messages
+    (a wing's composed block is not checked by the params schema, so the model is checked here)."""
+    model = block["channel"].get("model")
+    if model not in CHANNEL_MODELS:
+        raise ConfigError(f"{where}.model: {model!r} is not a channel model; allowed: "
+                          + ", ".join(CHANNEL_MODELS))
+    return CHANNEL_MODELS[model](params, block, experiment_id, trial, curve)
 
 
 def partition_generator(params: dict[str, Any], experiment_id: str) -> np.random.Generator:

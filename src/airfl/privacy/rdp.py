@@ -18,7 +18,6 @@ from functools import lru_cache
 from typing import Iterable, Sequence
 
 import numpy as np
-from scipy import special
 
 #: The RDP orders of dp_accounting 0.6's ``DEFAULT_RDP_ORDERS``, value for value:
 #: 1.1, 1.2, ..., 10.9 (step 0.1, 99 fractional-or-integer orders), the integers 11..63, and
@@ -68,6 +67,7 @@ def rdp_gaussian(noise_multiplier: float, orders: Iterable[float]) -> np.ndarray
 
 def _log_comb(n: np.ndarray | float, k: np.ndarray | float) -> np.ndarray:
     """log |binom(n, k)| for real n via log-gamma (the generalised binomial of [MTZ19] Sec. 3.3)."""
+    from scipy import special      # on first use: a job of Gaussian events never needs scipy
     return special.gammaln(n + 1) - special.gammaln(k + 1) - special.gammaln(n - k + 1)
 
 
@@ -84,6 +84,7 @@ def _log_a_int(q: float, sigma: float, alpha: int) -> float:
     a binomial expectation of exp(.). Written as 1 + sum_{i>=2} pmf_i * expm1(.), whose terms
     are all positive, so tiny RDP values (large sigma, small q) keep full relative precision.
     """
+    from scipy import special      # imported on first use (see _log_comb)
     i = np.arange(2, alpha + 1, dtype=np.float64)
     log_pmf = _log_comb(float(alpha), i) + i * math.log(q) + (alpha - i) * math.log1p(-q)
     log_excess = special.logsumexp(log_pmf + _log_expm1((i * i - i) / (2.0 * sigma**2)))
@@ -99,6 +100,7 @@ def _frac_series_terms(q: float, sigma: float, alphas: np.ndarray, n: int):
     the same with i <-> j = alpha - i in the powers and exponent and Phi((j - z0)/sigma).
     Taking |binom| (as dp_accounting and Opacus do) keeps every term positive: an upper bound.
     """
+    from scipy import special      # imported on first use (see _log_comb)
     i = np.arange(n, dtype=np.float64)[None, :]
     a = alphas[:, None]
     j = a - i

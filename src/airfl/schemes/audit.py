@@ -3,7 +3,9 @@ truncated-inversion OTA scheme's noise-as-privacy record (`ota_truncated_inversi
 
 Both run the scheme class's own ``aggregate`` (the one training runs) on a canary client whose
 update is ``C e_0`` (at the clip norm) among N - 1 clients with zero updates; the statistic is
-coordinate 0 of the released server update (:mod:`airfl.core.audit_draws`). The settings are
+coordinate 0 of the released server update (:mod:`airfl.core.audit_draws`); DP-FedAvg is also
+audited over its rounds (`multi_round`: the statistic summed over T releases, each round with
+its own noise, against the T-fold composed claim; Nasr et al. 2023). The settings are
 params.yaml ``audit.generic.<kind>``; a list-valued noise knob is the grid (quick: its first
 point only, paper: every point).
 """
@@ -14,9 +16,11 @@ from typing import Any
 
 import torch
 
+from airfl.config import profiled
 from airfl.core.audit_draws import linear_draws, loop_draws
 from airfl.core.scheme import ChannelStatistics, DesignContext, RoundState
 from airfl.privacy import GaussianEvent, SubsampledGaussianEvent, event_rdp, eps_from_rdp
+from airfl.privacy.audit import gaussian_mechanism_epsilon
 from airfl.privacy.auditing import AuditableMechanism
 from airfl.privacy.rdp import DEFAULT_ORDERS
 from airfl.rng import RoundStreams
@@ -24,10 +28,11 @@ from airfl.schemes.dp import GaussianDpFedAvg
 from airfl.schemes.ota import OtaTruncatedInversion
 
 
-def rdp_epsilon(event, delta: float) -> float:
-    """eps at delta of one event by the project's RDP accountant (improved conversion,
-    [CKS20] Prop. 12, airfl.privacy.conversion): the accountant every generic record goes to."""
-    return float(eps_from_rdp(DEFAULT_ORDERS, event_rdp(event), delta)[0])
+def rdp_epsilon(event, delta: float, rounds: int = 1) -> float:
+    """eps at delta of `rounds` runs of one event by the project's RDP accountant (composition:
+    [M17] Prop. 1, the RDP times `rounds`; improved conversion, [CKS20] Prop. 12,
+    airfl.privacy.conversion): the accountant every generic record goes to."""
+    return float(eps_from_rdp(DEFAULT_ORDERS, rounds * event_rdp(event), delta)[0])
 
 
 def grid(settings: dict[str, Any], key: str) -> list[float]:
@@ -37,16 +42,17 @@ def grid(settings: dict[str, Any], key: str) -> list[float]:
     return [float(v) for v in values]
 
 
-def _state(updates_n: int, seed: int, label: str, call: int, gains: torch.Tensor | None = None
-           ) -> RoundState:
-    """A round state whose streams are keyed by (seed, "audit/<label>", call): a call index
-    replays its draws (linear_draws' pair of calls relies on it)."""
+def _state(updates_n: int, seed: int, label: str, call: int, gains: torch.Tensor | None = None,
+           round_index: int = 1) -> RoundState:
+    """A round state whose streams are keyed by (seed, "audit/<label>", call, round): a call
+    index replays its draws (linear_draws' pair of calls relies on it), each round its own."""
     n = updates_n
     stats = ChannelStatistics(path_gain=torch.ones(n, dtype=torch.float64), reference_gain=1.0,
                               bandwidth_hz=1.0e6, distances_m=torch.ones(n, dtype=torch.float64))
     return RoundState(round_index=1, channel_power=gains if gains is not None else
                       torch.ones(n, dtype=torch.float64), data_sizes=torch.ones(n),
-                      statistics=stats, streams=RoundStreams(seed, f"audit/{label}", call, 1))
+                      statistics=stats, streams=RoundStreams(seed, f"audit/{label}", call,
+                                                             round_index))
 
 
 def _updates(row: torch.Tensor | None, others: int, dim: int) -> torch.Tensor:
@@ -97,6 +103,52 @@ def gaussian_dp(params: dict[str, Any]) -> list[AuditableMechanism]:
             aggregation="airfl.schemes.dp:GaussianDpFedAvg.aggregate", sample=sample,
             gaussian=q == 1.0, batched=q == 1.0,
             settings={"noise_multiplier": z, "clip_norm": clip, "sampling_rate": q,
+                      "num_devices": n}))
+    return out + multi_round(params)
+
+
+def multi_round(params: dict[str, Any]) -> list[AuditableMechanism]:
+    """DP-FedAvg over T rounds (q = 1; `audit.generic.gaussian_dp.multi_round`, T = the quick
+    baselines' 30 rounds, its own noise grid: at z = 0.5 and 1 the composed claims, 111 and 40,
+    are beyond what 2e5 draws resolve, ~10): the canary's update C e_0 in every round, each round its own
+    `aggregate` call with its own noise stream (RoundStreams keyed by the round), and the
+    statistic summed over the rounds (Nasr et al. 2023's multi-round audit; linear, so the
+    draws stay batched). Claimed: the record's GaussianEvent(z) composed T times by the RDP
+    accountant ([M17] Prop. 1). As simulated: exact, the sum of T Gaussian releases is
+    (sqrt(T)/z)-GDP (Dong-Roth-Su 2022 Cor. 3.3), a Gaussian with multiplier z / sqrt(T)."""
+    settings = params["audit"]["generic"]["gaussian_dp"]
+    clip, q, delta = (float(settings[k]) for k in ("clip_norm", "sampling_rate", "delta"))
+    if q != 1.0 or "multi_round" not in settings:
+        return []                    # q < 1: one call a draw times T rounds, not affordable
+    block, profile = settings["multi_round"], params["profile"]
+    rounds, draws = (int(profiled(block[k], profile)) for k in ("rounds", "draws"))
+    n, seed, out = int(settings["num_devices"]), int(params["seed"]), []
+    for z in grid(block, "noise_multiplier"):      # its own grid: z = 2 (15.9 over 30 rounds)
+        scheme = GaussianDpFedAvg("audit", noise_multiplier=z, clip_norm=clip, sampling_rate=q)
+        label = f"gaussian_dp/z={z:g}/T={rounds}"
+
+        def release(row, call, dim, scheme=scheme, label=label):
+            updates = _updates(row, n - 1, dim)
+            return sum(scheme.aggregate(updates, _state(n, seed, label, call, round_index=t),
+                                        {})[0] for t in range(1, rounds + 1))
+
+        def sample(world, count, sub_seed, release=release):
+            value = clip if world == "present" else 0.0
+            return linear_draws(lambda row, call, dim: release(row, sub_seed * 1_000_003 + call,
+                                                                dim), value, count)
+
+        claimed = rdp_epsilon(GaussianEvent(z), delta, rounds)                   # [M17] Prop. 1
+        simulated = gaussian_mechanism_epsilon(z / rounds ** 0.5, delta)         # DRS22 Cor. 3.3
+        out.append(AuditableMechanism(
+            name=f"gaussian_dp_z{z:g}_T{rounds}", paper="generic", delta=delta,
+            eps_claimed=claimed, eps_simulated=simulated,
+            claimed_accountant=f"RDP of GaussianEvent({z:g}) composed over T = {rounds} rounds, "
+            "improved conversion", simulated_note="exact: T Gaussian releases, sqrt(T)/z GDP",
+            neighbours="add/remove the canary in every round (its slot kept, zero update)",
+            conditioning="none (no channel); fresh noise every round",
+            aggregation="airfl.schemes.dp:GaussianDpFedAvg.aggregate", sample=sample,
+            gaussian=True, draws=draws,
+            settings={"noise_multiplier": z, "clip_norm": clip, "rounds": rounds,
                       "num_devices": n}))
     return out
 

@@ -5,6 +5,7 @@ the registry and the claims on stored figure data."""
 
 from __future__ import annotations
 
+import json
 import math
 
 import pandas as pd
@@ -144,6 +145,59 @@ def test_dp_equals_mimo_below_the_threshold_and_is_flat_above_full_binding():
     _, m, _ = _run(_curve("airfl_mimo", high))
     assert (c["noise_std_sum"].iloc[1:] > m["noise_std_sum"].iloc[1:]).all()
     assert (c["tx_power_max_w"].iloc[1:] <= high * (1 + 1e-9)).all()    # (7) holds
+
+
+@pytest.mark.parametrize("method, eps_tilde", [("airfl_dp", 1.0), ("airfl_mimo", None),
+                                               ("fl_clip", None)])
+def test_training_reads_the_stored_design_and_equals_the_drawn_plan(method, eps_tilde,
+                                                                     monkeypatch):
+    """Issue 12: the train stage trains on the design stage's JSON (a fresh scheme, the plan
+    never redrawn) and every round's update and record equal those of the aggregation rule on
+    the drawn plan (RoundChannel), bit for bit: s_i, q_t, pi_t and the allocation survive JSON."""
+
+    from airfl.core.scheme import RoundState
+    from airfl.papers.dp_perk import schemes as sch
+    from airfl.papers.dp_perk.aggregation import AGGREGATORS
+    from airfl.rng import RoundStreams
+
+    rounds, data, model = 4, _data(), SoftmaxRegression(DIM_IN, 3)
+    stats = ChannelStatistics(torch.ones(N, dtype=torch.float64), 1.0, 1e6, torch.zeros(N))
+    context = DesignContext(N, model.dim, rounds, data.sizes, stats, trial=0, seed=3,
+                            experiment="test/dp_perk")
+    designer = _curve(method, 2e-9, eps_tilde=eps_tilde)
+    stored = json.loads(json.dumps(designer.design(context)))
+    plan, airfl = designer._plan(3, "test/dp_perk", 0, N, rounds, model.dim)
+
+    def no_redraw(*args, **kwargs):
+        raise AssertionError("training redrew the uplink plan")
+
+    monkeypatch.setattr(sch, "plan_uplink", no_redraw)
+    trainer = _curve(method, 2e-9, eps_tilde=eps_tilde)                 # a train job's scheme
+    for t in range(1, rounds + 1):
+        updates = torch.randn(8, model.dim, generator=torch.Generator().manual_seed(t))
+        streams = RoundStreams(3, "test/dp_perk", 0, t)
+        state = RoundState(t, torch.ones(N), data.sizes, stats, streams)
+        out, record = trainer.aggregate(updates, state, stored)
+        want, expected = AGGREGATORS[method](updates / -0.1, plan.round(t - 1), airfl,
+                                             RoundStreams(3, "test/dp_perk", 0, t)("noise"))
+        assert torch.equal(out, want * -0.1)
+        expected = {k: v for k, v in expected.items() if k not in ("method", "round_index")}
+        assert {k: v for k, v in record.items() if k in expected} == expected
+
+
+def test_the_stored_allocation_and_round_come_back_exactly():
+    from airfl.papers.dp_perk.design import AirflDesign, design_airfl_dp
+    from airfl.papers.dp_perk.uplink import StoredRound
+
+    design = design_airfl_dp([2e-6, 3e-6, 1e-6], eps_tilde=0.5, delta=1e-5, dim=100, clip=1.1,
+                             sample_ratio=0.8, sigma2=1e-13, power_w=1e-3)
+    back = AirflDesign.from_dict(json.loads(json.dumps(design.to_dict())))
+    assert back == design and back.privacy_dp == design.privacy_dp
+    assert math.isinf(back.domain_B) and back.q == design.q
+    stored = StoredRound(0, torch.tensor([1, 2]), 2e-6, design.q[0], torch.ones(2) + 0j)
+    assert torch.equal(stored.transmit_scalars(design.q[0]), torch.ones(2) + 0j)
+    with pytest.raises(ValueError, match="re-run the design stage"):
+        stored.transmit_scalars(design.q[0] * 1.5)              # other scalars need channels
 
 
 def test_registry_builds_every_panel_from_params():

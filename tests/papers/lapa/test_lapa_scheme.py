@@ -195,3 +195,50 @@ def test_precision_and_the_fig6_and_fig7_curves_of_the_catalogue(params):
     assert curves["lapa_avgp"]["power_w"] == pytest.approx(0.55) == p_bar
     assert curves["config5"]["switching"] and not curves["arb_avgp"].get("switching")
     assert all(curves[c]["channel"] == "practical" for c in ("config5", "lapa_avgp", "arb_avgp"))
+
+
+def _epsilons(records, key, delta):
+    from airfl.privacy import epsilon_curve
+    return epsilon_curve([r[key] for r in records], delta)
+
+
+@pytest.mark.parametrize("privacy", ["uniform", "lapa", "arb"])
+def test_simulated_event_is_each_devices_own_composition(params, privacy):
+    """Issue 16: `privacy_simulated` is the Gaussian each device's upload really is (std
+    c Delta s_k / eps_k per coordinate over the ideal channel, eq. 19; sensitivity 2C of the
+    clipped update, eq. 17 / spec A4), composed per device and maximised over devices: equal
+    to an independent per-device accountant fed from the record's eps_k, equal to the record's
+    per-round worst case under uniform DP (the same device is the worst every round), and
+    below it when LAPA's shares move the worst device between rounds."""
+    from airfl.privacy import GaussianEvent, RdpAccountant
+
+    sizes = list(range(100, 100 + 20 * K, 20))
+    scheme = _scheme(params, privacy=privacy, nu=4.0)
+    design = scheme.design(_context(sizes))
+    c = mech.gaussian_constant(scheme.delta)
+    sens = mech.sensitivity(lr=scheme.lr, clip=scheme.clip, sizes=sizes)
+    accountants = [RdpAccountant() for _ in range(K)]
+    records, independent = [], []
+    generator = torch.Generator().manual_seed(7)
+    for t in range(1, ROUNDS + 1):
+        eps_k = scheme._runs[0]["eps"].copy() if t > 1 else \
+            np.full(K, design["eps_total"] / ROUNDS / K)                    # eq. 16, round 1
+        updates = 1e-3 * torch.randn(K, DIM, generator=generator, dtype=torch.float64)
+        records.append(_round(t, updates, scheme, design)[1])
+        for accountant, std in zip(accountants, c * sens / eps_k):         # eq. 19
+            accountant.compose(GaussianEvent(std / (2 * scheme.clip)))     # spec A4: 2C
+        independent.append(max(a.get_epsilon(scheme.delta) for a in accountants))
+    paper = _epsilons(records, "privacy", scheme.delta)
+    simulated = _epsilons(records, "privacy_simulated", scheme.delta)
+    assert simulated == pytest.approx(independent, rel=1e-9)
+    assert np.all(simulated <= paper * (1 + 1e-12))
+    if privacy == "lapa":
+        assert simulated[-1] < 0.95 * paper[-1]        # the worst device moves between rounds
+    else:                                              # equal shares: sigma_k ~ 1/|D_k|
+        assert simulated == pytest.approx(paper, rel=1e-9)
+
+
+def test_non_private_curves_carry_no_events(params):
+    record = _round(1, torch.zeros(K, DIM, dtype=torch.float64), _scheme(params),
+                    _scheme(params).design(_context([200] * K)))[1]
+    assert record["privacy"] is None and "privacy_simulated" not in record

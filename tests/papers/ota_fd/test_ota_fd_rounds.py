@@ -71,3 +71,16 @@ def test_fading_quantile_is_the_quantile_of_the_minimum():
     for q in (0.1, 0.5):
         exact = rd.fading_quantile(num_devices=M, power=1.0, mean_gain=1.0, quantile=q)
         assert exact == pytest.approx(np.quantile(draws, q), rel=0.02)
+
+
+def test_fading_quantile_at_the_top_of_the_support_is_infinite_without_a_warning():
+    """q = 1 (what param_deps' perturbation of 0.5 gives) is +inf, as -ln(1 - q) -> inf, with no
+    RuntimeWarning from log1p(-1); q outside [0, 1] is no quantile."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert rd.fading_quantile(num_devices=M, power=2.0, mean_gain=1.0, quantile=1.0) == np.inf
+        assert rd.fading_quantile(num_devices=M, power=2.0, mean_gain=1.0, quantile=0.0) == 0.0
+    with pytest.raises(ValueError, match="fading_quantile must lie in"):
+        rd.fading_quantile(num_devices=M, power=1.0, mean_gain=1.0, quantile=1.5)

@@ -16,7 +16,6 @@ from airfl.papers.biased_fl.training import (compose_panel, compute_reference, o
 
 REFERENCE = Reference("biased_fl", ("biased_fl.problem", "biased_fl.radio.num_devices"), "mnist",
                       compute_reference)
-SHARED = ("biased_fl.problem", "biased_fl.radio")
 
 LEGENDS = {   # spec 6: names as they should appear in legends
     ("biased_ota", "opt"): "Optimized OTA-FL (proposed)",
@@ -134,7 +133,7 @@ FIG2A = Experiment(
     title="Fig. 2(a): OTA variants",
     description=("Sub-optimality gap over uplink time of the optimized (SCA), minimum-noise-variance "
                  "and zero-bias OTA designs (G = 20, kappa = 0.01), one common step size."),
-    figure_spec=FigureSpec(**TIME, **GAP), label=label, reference=REFERENCE, shared_keys=SHARED,
+    figure_spec=FigureSpec(**TIME, **GAP), label=label, reference=REFERENCE,
     compose=compose_panel("fig2a"), tuning_lead=lambda curve: "ota_opt",
     claims=(
         Claim("fig2a_optimized_best", "The optimized OTA design ends with the lowest gap.",
@@ -151,7 +150,7 @@ FIG2B = Experiment(
     figure_spec=FigureSpec(**TIME, **GAP),
     extra_figures=(FigureSpec(**TIME, **ACC, name="fig2c",
                               title="Fig. 2(c): OTA vs SOTA, normalised accuracy"),),
-    label=label, reference=REFERENCE, shared_keys=SHARED, compose=compose_panel("fig2b"),
+    label=label, reference=REFERENCE, compose=compose_panel("fig2b"),
     claims=(
         Claim("fig2b_genie_best", "OPC OTA-FL (genie-aided, non-causal CSI) is the best.",
               _ordering(["opc_ota_fl"], ["proposed", *OTA_NON_GENIE])),
@@ -183,7 +182,7 @@ FIG3A = Experiment(
     description=("Sub-optimality gap over uplink time of the optimized, optimized zero-bias and "
                  "zero-bias minimum-quantization-noise digital designs (G = 0.5, T_max = 0.25 s)."),
     figure_spec=FigureSpec(**TIME, **GAP, time_grid_s=DIGITAL_GRID_S), label=label,
-    reference=REFERENCE, shared_keys=SHARED, compose=compose_panel("fig3a"),
+    reference=REFERENCE, compose=compose_panel("fig3a"),
     tuning_lead=lambda curve: "dig_opt",
     claims=(
         Claim("fig3a_optimized_best", "The optimized digital design is best.",
@@ -204,7 +203,7 @@ FIG3B = Experiment(
     figure_spec=FigureSpec(**TIME, **GAP, time_grid_s=DIGITAL_GRID_S),
     extra_figures=(FigureSpec(**TIME, **ACC, name="fig3c", time_grid_s=DIGITAL_GRID_S,
                               title="Fig. 3(c): digital vs SOTA, normalised accuracy"),),
-    label=label, reference=REFERENCE, shared_keys=SHARED, compose=compose_panel("fig3b"),
+    label=label, reference=REFERENCE, compose=compose_panel("fig3b"),
     claims=(
         Claim("fig3b_proposed_best", "The proposed digital scheme ends with the lowest gap.",
               _ordering(["proposed"], DIGITAL_SOTA)),
@@ -250,13 +249,11 @@ def _sensitivity(source: Experiment, figure: str) -> Experiment:
         description=(f"Final sub-optimality gap of the {source.title.split(': ')[1]} against the SNR "
                      "offset added to the paper's literal E_s/N0 (spec A1: 0, +30, +60 dB)."),
         figure_spec=FigureSpec(x="param_snr_offset_db", xlabel="SNR offset (dB)", final=True, **GAP),
-        label=label, reference=REFERENCE, shared_keys=(*SHARED, source.config_key),
+        label=label, reference=REFERENCE,
         compose=compose_panel(source.figure, experiment_id=f"biased_fl/{figure}",
                               curves_of=sensitivity_curves(source.figure, "snr_sensitivity"),
                               scale_key="snr_sensitivity"),
         tuning_lead=lambda curve: source.tuning_lead("") + curve[curve.rindex("_"):],
-        curve_key=lambda curve: f"{source.config_key}.curves"
-        + ("" if curve is None else f".{curve[:curve.rindex('_')]}"),
         claims=claims)
 
 
@@ -284,7 +281,6 @@ def _sota_at_offset(source: Experiment, offset: float) -> Experiment:
         title=source.title + suffix, description=source.description + suffix,
         figure_spec=source.figure_spec,
         extra_figures=extra, label=label, reference=REFERENCE,
-        shared_keys=(*SHARED, "biased_fl.snr_sensitivity.sota_trials"),
         compose=compose_panel(source.figure, experiment_id=f"biased_fl/{figure}",
                               curves_of=offset_curves(source.figure, offset),
                               trials_key="snr_sensitivity"),

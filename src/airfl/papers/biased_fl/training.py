@@ -62,7 +62,7 @@ def compose_panel(panel_key: str, experiment_id: str | None = None, curves_of=No
             "model": {"name": "softmax", "l2": problem["mu"], "engine": "auto"},
             "training": {"upload": "gradient", "full_batch": True, "local_steps": 1,
                          "batch_size": problem["per_class"], "lr": 0.0, "server_lr": panel["eta"]},
-            "channel": {"radius_m": panel["radius_m"], "min_radius_m": 0.0,
+            "channel": {"model": "geometry", "radius_m": panel["radius_m"], "min_radius_m": 0.0,
                         "placement": radio["placement"],
                         "pathloss": {"model": "log_distance", "pl0_db": radio["pl0_db"],
                                      "exponent": radio["exponent"]},

@@ -188,9 +188,7 @@ FIG4 = Experiment(
                               curves=_is_per_coordinate,
                               title="Fig. 4, σ_q² per coordinate (Theorem 1's reading; "
                                     "exceeds the power budget (11) d-fold)"),),
-    label=curve_label, compose=compose_fig4, shared_keys=("cdpb.analytic",),
-    calibration=median_update_norm,
-    curve_key=lambda curve: "cdpb.fig4.strategies",      # curves are composed from the list
+    label=curve_label, compose=compose_fig4, calibration=median_update_norm,
     claims=_fig4_claims("fig4", "fig4", "sigma_q^2 as in cdpb.fig4.noise_variance")
     + _fig4_claims("fig4_per_coordinate", "fig4pc", "sigma_q^2 per coordinate"))
 
@@ -224,9 +222,8 @@ def _fig8(panel: str, title: str, every: str, claims: tuple[Claim, ...]) -> Expe
         extra_figures=(FigureSpec(x="round", y="test_accuracy", xlabel="Global iteration t",
                                   ylabel="Test accuracy", name=f"{panel}_rounds",
                                   title=title + " (vs rounds)"),),
-        label=curve_label, compose=compose_fig8(panel), shared_keys=("cdpb.analytic",),
-        calibration=median_update_norm,
-        curve_key=lambda curve: "cdpb.fig8.periods", claims=claims)
+        label=curve_label, compose=compose_fig8(panel), calibration=median_update_norm,
+        claims=claims)
 
 
 FIG8A = _fig8("fig8a", "Fig. 8(a): channel distribution changes every round", "round",

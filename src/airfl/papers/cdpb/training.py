@@ -56,7 +56,8 @@ def _block(params: dict[str, Any], key: str, curves_of) -> dict[str, Any]:
                   "precision": pick.get("precision", "fp32")},
         "training": {"local_steps": pick["local_steps"], "batch_size": pick["batch_size"],
                      "lr": pick["lr"], "server_lr": 1.0},
-        "channel": {"mean_gain": analytic["h_bar"] if key == "fig4" else 1.0},  # i.i.d. Rayleigh
+        "channel": {"model": "rayleigh_mean_gain",                   # i.i.d. Rayleigh
+                    "mean_gain": analytic["h_bar"] if key == "fig4" else 1.0},
         "scale": fig["scale"][profile],
         "curves": curves_of(pick, base),
     }

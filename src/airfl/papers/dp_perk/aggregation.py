@@ -8,8 +8,9 @@ Each rule is ``(updates [K, d], channel, design, generator) -> (server update [d
   (A Scheme adapter for :mod:`airfl.core`, whose clients upload ``theta_i - theta = -eta Delta_i``,
   divides by ``-eta`` on the way in and multiplies by ``-eta`` on the way out.)
 * ``channel`` is the round's :class:`.uplink.RoundChannel` (drawn once per trial, shared by all
-  methods); ``design`` the trial's :class:`.design.AirflDesign` (AirFL-DP's norms and the radio
-  constants; AirFL-MIMO uses ``channel.pi``); ``generator`` the receiver-noise stream.
+  methods) or its :class:`.uplink.StoredRound` (what the design stage stored: training);
+  ``design`` the trial's :class:`.design.AirflDesign` (AirFL-DP's norms and the radio constants;
+  AirFL-MIMO uses ``channel.pi``); ``generator`` the receiver-noise stream.
 
 Common random numbers: the over-the-air rules draw exactly one ``randn(d)`` from ``generator``
 and scale it by the round's noise std, so with the same generator state every AirFL rule sees the
@@ -37,12 +38,15 @@ from airfl.privacy.events import RdpCurveEvent
 from .design import AirflDesign
 from .privacy import (accounting_sigma2, gaussian_event, rdp_coefficient,
                       simulated_gaussian_event)
-from .uplink import (RoundChannel, effective_noise, effective_noise_variance, transmit_power,
-                     transmit_scalars)
+from .uplink import (RoundChannel, StoredRound, effective_noise, effective_noise_variance,
+                     transmit_power)
 
 __all__ = ["AGGREGATORS", "airfl_dp", "airfl_mimo", "fl_clip", "vanilla"]
 
 Record = dict[str, Any]
+#: A round's channel: drawn (:class:`.uplink.RoundChannel`, the analytic figures and the tests)
+#: or as the design stage stored it (:class:`.uplink.StoredRound`, training)
+Round = RoundChannel | StoredRound
 #: A noiseless release: infinite RDP at every order (encoded as a one-order curve at inf, which
 #: :mod:`airfl.privacy.accountant` reads as inf at every order).
 NO_PRIVACY = RdpCurveEvent(orders=(1.01,), rdp=(math.inf,)).to_dict()
@@ -65,7 +69,7 @@ def _norm_record(norms: torch.Tensor, clip: float | None) -> Record:
     return out
 
 
-def vanilla(updates: torch.Tensor, channel: RoundChannel | None = None,
+def vanilla(updates: torch.Tensor, channel: Round | None = None,
             design: AirflDesign | None = None, generator: torch.Generator | None = None
             ) -> tuple[torch.Tensor, Record]:
     """Vanilla FL: ``(1/K) sum_i Delta_i`` over an ideal channel, no clipping ((5); Sec. V-A 1)."""
@@ -74,7 +78,7 @@ def vanilla(updates: torch.Tensor, channel: RoundChannel | None = None,
     return updates.mean(dim=0), record  # (5)
 
 
-def fl_clip(updates: torch.Tensor, channel: RoundChannel | None, design: AirflDesign,
+def fl_clip(updates: torch.Tensor, channel: Round | None, design: AirflDesign,
             generator: torch.Generator | None = None) -> tuple[torch.Tensor, Record]:
     """FL w/ clipping: ``(1/K) sum_i clip_c(Delta_i)`` over an ideal channel ((6); Sec. V-A 2)."""
     weights, norms = _clip_weights(updates, design.clip)
@@ -82,7 +86,7 @@ def fl_clip(updates: torch.Tensor, channel: RoundChannel | None, design: AirflDe
     return (weights @ updates) / updates.shape[0], record
 
 
-def _over_the_air(name: str, q: float, updates: torch.Tensor, channel: RoundChannel,
+def _over_the_air(name: str, q: float, updates: torch.Tensor, channel: Round,
                   design: AirflDesign, generator: torch.Generator
                   ) -> tuple[torch.Tensor, Record]:
     """``(1/K)(sum_i clip_c(Delta_i) + z)``, ``z ~ N(0, effective variance of ||w|| = q)`` (9)-(10).
@@ -96,8 +100,7 @@ def _over_the_air(name: str, q: float, updates: torch.Tensor, channel: RoundChan
     z = effective_noise(d, q, design.sigma2, design.noise_model, generator, updates.dtype,
                         updates.device)
     update = (weights @ updates + z) / k                            # (9)-(10), uniform 1/K
-    w = (q / channel.pi) * channel.w0                               # (49)
-    s = transmit_scalars(w, channel.channels)
+    s = channel.transmit_scalars(q)                                 # 1/(w^H h_i), w by (49)
     power = transmit_power((weights * norms).to(s.device), s, d)    # ||clip_c(Delta_i)||
     s2 = accounting_sigma2(design.sigma2, design.noise_model, design.dp_noise_convention)
     record = {
@@ -116,7 +119,7 @@ def _over_the_air(name: str, q: float, updates: torch.Tensor, channel: RoundChan
     return update, record
 
 
-def _check_round(channel: RoundChannel, design: AirflDesign) -> int:
+def _check_round(channel: Round, design: AirflDesign) -> int:
     t = channel.round_index
     if not 0 <= t < len(design.pi) or not math.isclose(design.pi[t], channel.pi, rel_tol=1e-12):
         raise ValueError(f"channel of round {t} (pi = {channel.pi:g}) does not belong to this "
@@ -124,14 +127,14 @@ def _check_round(channel: RoundChannel, design: AirflDesign) -> int:
     return t
 
 
-def airfl_mimo(updates: torch.Tensor, channel: RoundChannel, design: AirflDesign,
+def airfl_mimo(updates: torch.Tensor, channel: Round, design: AirflDesign,
                generator: torch.Generator) -> tuple[torch.Tensor, Record]:
     """AirFL-MIMO: the (P1) combiner ``w = w_0``, ``q_t = pi_t``, no DP constraint (Sec. V-A 3)."""
     _check_round(channel, design)
     return _over_the_air("airfl_mimo", channel.pi, updates, channel, design, generator)
 
 
-def airfl_dp(updates: torch.Tensor, channel: RoundChannel, design: AirflDesign,
+def airfl_dp(updates: torch.Tensor, channel: Round, design: AirflDesign,
              generator: torch.Generator) -> tuple[torch.Tensor, Record]:
     """AirFL-DP: ``w = (q_t*/pi_t) w_0`` with the water-filled ``q_t*`` (Cor. IV.1 (49))."""
     t = _check_round(channel, design)

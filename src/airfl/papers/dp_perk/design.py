@@ -66,6 +66,17 @@ def _jsonable(value: Any) -> Any:
     return value
 
 
+def _unjsonable(value: Any) -> Any:
+    """The inverse of :func:`_jsonable`: "inf"/"-inf" back to infinities, lists kept."""
+    if value in ("inf", "-inf"):
+        return math.inf if value == "inf" else -math.inf
+    if isinstance(value, list):
+        return [_unjsonable(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _unjsonable(v) for k, v in value.items()}
+    return value
+
+
 def _pi(pi: Any) -> np.ndarray:
     arr = np.asarray(pi.cpu() if hasattr(pi, "cpu") else pi, dtype=np.float64).reshape(-1)
     if arr.size == 0 or not np.all(np.isfinite(arr)) or not np.all(arr > 0):
@@ -342,6 +353,16 @@ class AirflDesign:
         out["privacy_dp"] = self.privacy_dp.to_dict()
         out["privacy_mimo"] = self.privacy_mimo.to_dict()
         return _jsonable(out)
+
+    @classmethod
+    def from_dict(cls, stored: dict[str, Any]) -> "AirflDesign":
+        """The design back from :meth:`to_dict` (as the design stage stored it), bit for bit:
+        float64 values survive JSON, and "inf"/"-inf" are the infinities `_jsonable` wrote."""
+        back = {k: _unjsonable(v) for k, v in stored.items()}
+        back["q"], back["pi"] = tuple(back["q"]), tuple(back["pi"])
+        for name in ("privacy_dp", "privacy_mimo"):
+            back[name] = PrivacyReport(**back[name])
+        return cls(**back)
 
 
 def design_airfl_dp(pi: Any, *, eps_tilde: float | None, delta: float, dim: int, clip: float,

@@ -113,7 +113,6 @@ IID = Experiment(
                    "Fig. 6 with a phase-optimising beamformer (spec 5.3 correction)"),
     ),
     label=curve_label, compose=compose("iid"),
-    shared_keys=("dp_perk.analytic",), curve_key=lambda curve: "dp_perk.training",
     panel_keys=PANEL_KEYS,
     claims=(
         Claim("fig3_tradeoff", "Stricter privacy (smaller ε̃) gives lower test accuracy and "
@@ -155,7 +154,6 @@ NONIID = Experiment(
     extra_figures=(FigureSpec(**ROUNDS, **LOSS, name="fig4b", curves=_panel("in_fig3"),
                               title="Fig. 4(b): training loss vs round, non-i.i.d."),),
     label=curve_label, compose=compose("noniid"),
-    shared_keys=("dp_perk.analytic",), curve_key=lambda curve: "dp_perk.training",
     panel_keys=PANEL_KEYS,
     claims=(
         Claim("fig4_tradeoff", "The privacy-convergence trade-off of Fig. 3 holds under "

@@ -5,7 +5,11 @@ plan (distances, active sets I^(t), SIMO channels, (P1) combiners; :func:`.uplin
 from the trial's own generators, so every curve of an experiment sees the same draws: common
 random numbers) and, for AirFL-DP, the water-filled norms q_t* (Cor. IV.1 (49)); the stored
 design holds the active sets, pi_t, q_t, the budget A, the perk window (P_thr, P_full; Errata 1)
-and both methods' achieved (eps, delta) under the paper's conversion (23) and the optimal one.
+and both methods' achieved (eps, delta) under the paper's conversion (23) and the optimal one,
+the whole allocation (``allocation``: :meth:`.design.AirflDesign.to_dict`) and, over the air, each
+round's transmit scalars s_i = 1/(w^H h_i) of the chosen norm (``transmit_scalars``). Training
+reads that stored design (:class:`.uplink.StoredRound`) and never redraws the plan (issue 12: the
+train stage reads what the design stage stored); the draws cost O(T m n) and (P1) per trial.
 
 Rounds: only the K = r n active devices of I^(t) train (:meth:`participants`, the plan's sets);
 their uploads ``theta_i - theta = -eta Delta_i`` (core units) are divided by ``-eta`` into the
@@ -17,7 +21,6 @@ stream, the same for every curve), and the estimate of (1/K) sum Delta_i goes ba
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import torch
@@ -26,7 +29,7 @@ from airfl.core.scheme import DesignContext, RoundState, Scheme
 
 from .design import AirflDesign, clip_threshold, design_airfl_dp
 from .aggregation import AGGREGATORS
-from .uplink import UplinkPlan, edge_snr_db, plan_uplink, trial_generators
+from .uplink import StoredRound, UplinkPlan, edge_snr_db, plan_uplink, trial_generators
 
 METHODS = tuple(AGGREGATORS)
 OVER_THE_AIR = ("airfl_mimo", "airfl_dp")
@@ -58,13 +61,14 @@ class DpPerkScheme(Scheme):
                           beamformer=beamformer, noise_model=noise_model,
                           dp_noise_convention=dp_noise_convention, accountant=accountant)
         self._trials: dict[tuple, tuple[UplinkPlan, AirflDesign]] = {}
+        self._stored: tuple[dict, AirflDesign] | None = None   # (stored dict, parsed)
 
     # -- design ---------------------------------------------------------------------------
 
     def _plan(self, seed: int, experiment: str, trial: int, n_devices: int, rounds: int,
               dim: int) -> tuple[UplinkPlan, AirflDesign]:
-        """The trial's plan and AirFL design (cached: the train job rebuilds what the design
-        job stored, bit for bit, and checks it)."""
+        """The trial's plan and AirFL design (the design step only: training reads them from
+        the stored design)."""
         key = (seed, experiment, trial, n_devices, rounds, dim)
         if key not in self._trials:
             r = self.radio
@@ -96,13 +100,15 @@ class DpPerkScheme(Scheme):
                      "rounds": context.rounds, "dim": context.dim},
             "method": self.method, "active": plan.active.tolist(), "beamformer": plan.beamformer,
             "pi": list(design.pi), "snr_wc_db": self._snr_db(self.radio["power_w"]),
-            "device_distances_m": plan.distances.tolist()}
+            "device_distances_m": plan.distances.tolist(),
+            "allocation": design.to_dict()}      # what the aggregation reads (AirflDesign)
         if self.method in OVER_THE_AIR:
             full = design.to_dict()
             q = full["q"]                   # AirFL-MIMO: no DP target, so q = pi (P1)
             report = full["privacy_dp" if self.method == "airfl_dp" else "privacy_mimo"]
             out.update({"q": q, "privacy": report,
-                        "raised_fraction": sum(a > b for a, b in zip(q, full["pi"])) / len(q)})
+                        "raised_fraction": sum(a > b for a, b in zip(q, full["pi"])) / len(q),
+                        "transmit_scalars": self._transmit_scalars(plan, design)})
         if self.method == "airfl_dp":
             out.update({
                 "budget_A": full["budget_A"], "binding": full["binding"],
@@ -113,6 +119,18 @@ class DpPerkScheme(Scheme):
                 "snr_full_db": self._snr_db(full["power_full_w"])})
         return out
 
+    def _transmit_scalars(self, plan: UplinkPlan, design: AirflDesign) -> dict[str, list]:
+        """s_i = 1/(w^H h_i) [T, K] of the norms q_t this method uses (AirFL-MIMO: pi_t;
+        AirFL-DP: q_t*, (49)), round by round as the aggregation computed them before, stored
+        as real and imaginary parts: training needs no channels."""
+        scalars = [plan.round(t).transmit_scalars(self._norm(plan.round(t).pi, design, t))
+                   for t in range(plan.rounds)]
+        return {"re": [z.real.tolist() for z in scalars], "im": [z.imag.tolist() for z in scalars]}
+
+    def _norm(self, pi_t: float, design: AirflDesign, t: int) -> float:
+        """q_t of the method: pi_t (AirFL-MIMO, (P1)) or the water-filled q_t* (AirFL-DP)."""
+        return design.q[t] if self.method == "airfl_dp" else pi_t
+
     # -- rounds ---------------------------------------------------------------------------
 
     def participants(self, state: RoundState, design: dict[str, Any]) -> torch.Tensor:
@@ -121,16 +139,10 @@ class DpPerkScheme(Scheme):
 
     def aggregate(self, updates: torch.Tensor, state: RoundState, design: dict[str, Any]
                   ) -> tuple[torch.Tensor, dict[str, Any]]:
-        key = design["plan"]
-        plan, airfl = self._plan(key["seed"], key["experiment"], key["trial"], key["n_devices"],
-                                 key["rounds"], key["dim"])
+        airfl = self._allocation(design)
         t = state.round_index - 1
-        if self.method in OVER_THE_AIR and not math.isclose(airfl.q[t], design["q"][t],
-                                                            rel_tol=1e-12):
-            raise ValueError(f"round {t}: the rebuilt allocation differs from the stored design "
-                             "(re-run the design stage)")
         deltas = updates / (-self.lr)                                   # (4): Delta_i
-        update, record = AGGREGATORS[self.method](deltas, plan.round(t), airfl,
+        update, record = AGGREGATORS[self.method](deltas, self._round(design, airfl, t), airfl,
                                                   state.streams("noise"))
         record.pop("method", None)
         record.pop("round_index", None)
@@ -138,3 +150,23 @@ class DpPerkScheme(Scheme):
             record["snr_threshold_db"] = design["snr_threshold_db"]
             record["snr_full_db"] = design["snr_full_db"]
         return update * (-self.lr), record                              # (10), server lr 1
+
+    def _allocation(self, design: dict[str, Any]) -> AirflDesign:
+        """The stored design's allocation (parsed once per trial's design)."""
+        if "allocation" not in design:
+            raise ValueError("the stored design has no allocation (made before issue 12): "
+                             "re-run the design stage")
+        source = design["allocation"]
+        if self._stored is None or self._stored[0] is not source:   # held: its id stays unique
+            self._stored = (source, AirflDesign.from_dict(source))
+        return self._stored[1]
+
+    def _round(self, design: dict[str, Any], airfl: AirflDesign, t: int) -> StoredRound:
+        """Round t (0-based) as the design stored it: I^(t), pi_t and, over the air, s_i."""
+        stored = design.get("transmit_scalars")
+        scalars = None if stored is None else torch.complex(
+            torch.tensor(stored["re"][t], dtype=torch.float64),
+            torch.tensor(stored["im"][t], dtype=torch.float64))
+        q = None if stored is None else self._norm(airfl.pi[t], airfl, t)
+        return StoredRound(t, torch.tensor(design["active"][t], dtype=torch.long), airfl.pi[t],
+                           q, scalars)

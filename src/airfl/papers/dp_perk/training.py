@@ -110,6 +110,7 @@ def compose(split: str):
             "training": {"local_steps": pick["local_steps"], "batch_size": pick["batch_size"],
                          "lr": pick["lr"], "server_lr": 1.0,
                          "local_epochs": pick["local_epochs"] if epochs else None},
-            "channel": {"mean_gain": 1.0},    # unused: the scheme draws the SIMO uplink itself
+            # unused: the scheme draws the SIMO uplink itself
+            "channel": {"model": "rayleigh_mean_gain", "mean_gain": 1.0},
             "scale": scale, "curves": _curves(params, pick, split)}
     return block

@@ -42,7 +42,8 @@ from .beamforming import power_threshold, solve_p1
 from .privacy import NOISE_MODELS
 
 __all__ = [
-    "DISTANCE_MODES", "PLAN_STREAMS", "ZF_COLUMNS", "RoundChannel", "UplinkPlan", "active_count",
+    "DISTANCE_MODES", "PLAN_STREAMS", "ZF_COLUMNS", "RoundChannel", "StoredRound", "UplinkPlan",
+    "active_count",
     "device_distances", "edge_snr_db", "effective_noise", "gather_active",
     "effective_noise_variance", "pathloss", "physical_aggregate", "plan_uplink",
     "sample_active_sets", "snr_wc_db", "transmit_power", "transmit_scalars", "trial_generators",
@@ -127,6 +128,34 @@ class RoundChannel:
     w0: torch.Tensor          # [m] (P1) solution
     pi: float                 # ||w0||
     gamma: float              # c / sqrt(d P)
+
+    def transmit_scalars(self, q: float) -> torch.Tensor:
+        """``s_i = 1/(w^H h_i)`` [K] of the active devices for the combiner of norm ``q``,
+        ``w = (q/pi) w_0`` (Cor. IV.1 (49)); the design stage stores them per round
+        (:class:`StoredRound`), so training never redraws the channels."""
+        w = (q / self.pi) * self.w0                                      # (49)
+        return transmit_scalars(w, self.channels)
+
+
+@dataclass(frozen=True)
+class StoredRound:
+    """One round as the design stage stored it (what the aggregation rules read): the active
+    set, pi_t, and the transmit scalars s_i of the norm q_t the design chose. The train stage
+    builds it from the stored design instead of redrawing the trial's plan (issue 12)."""
+
+    round_index: int
+    active: torch.Tensor      # [K] device indices I^(t)
+    pi: float                 # ||w0||
+    q: float | None           # the norm the scalars were computed for (None: no scalars)
+    scalars: torch.Tensor | None   # [K] complex s_i = 1/(w^H h_i), w = (q/pi) w_0
+
+    def transmit_scalars(self, q: float) -> torch.Tensor:
+        """The stored s_i; only for the norm they were designed for (another q would need the
+        channels, which the design does not store)."""
+        if self.scalars is None or q != self.q:
+            raise ValueError(f"round {self.round_index}: the stored design has transmit scalars "
+                             f"for q = {self.q!r}, not {q!r} (re-run the design stage)")
+        return self.scalars
 
 
 @dataclass(frozen=True)

@@ -110,7 +110,6 @@ TRAINING = Experiment(
                             compute=power.compute),),
     label=curve_label, compose=compose,
     shared_keys=("lapa.radio", "lapa.alloc", "lapa.scale", "lapa.control"),
-    curve_key=lambda curve: "lapa.training",
     claims=(
         *_fig4_claims("fig4", "mnist"),
         Claim("fig5_nodp_highest", "No DP is the highest at every noise level.",
@@ -149,8 +148,7 @@ FMNIST = Experiment(
     description=("The six curves of Fig. 4(a) on Fashion-MNIST (lam = fmnist_lr). Quick profile: "
                  "T = 15, 5 local steps, 2 trials, 1000 test images (CI budget)."),
     figure_spec=FigureSpec(**ROUNDS), label=curve_label, compose=compose_fmnist,
-    shared_keys=("lapa.radio", "lapa.alloc", "lapa.scale"),
-    curve_key=lambda curve: "lapa.training", claims=_fig4_claims("fig4b", "fashion_mnist"))
+    claims=_fig4_claims("fig4b", "fashion_mnist"))
 
 def _fig6(num_iid: int) -> Experiment:
     claims = () if num_iid != FIG6_MIXES[0] else (
@@ -174,9 +172,7 @@ def _fig6(num_iid: int) -> Experiment:
                      f"ideal channel with {num_iid} IID devices (drawn first, Errata 3) and "
                      f"{15 - num_iid} two-class devices; λ fixed across panels (Sec. V-C)."),
         figure_spec=FigureSpec(**ROUNDS, label=strategy_label), label=curve_label,
-        compose=compose_mix(num_iid), shared_keys=("lapa.radio", "lapa.alloc", "lapa.scale",
-                                                   "lapa.control"),
-        curve_key=lambda curve: "lapa.training", claims=claims)
+        compose=compose_mix(num_iid), claims=claims)
 
 
 EXPERIMENTS = (TRAINING, FMNIST, *(_fig6(n) for n in FIG6_MIXES))

@@ -97,7 +97,8 @@ def compose(params: dict[str, Any], pick: dict[str, Any] | None = None) -> dict[
                   "precision": pick.get("precision", "fp32")},
         "training": {"local_steps": pick["local_steps"], "batch_size": batch, "lr": pick["lr"],
                      "server_lr": 1.0, "local_epochs": None},
-        "channel": {"mean_gain": 1.0},        # unused: the scheme draws LAPA's radio itself
+        # unused: the scheme draws LAPA's radio itself
+        "channel": {"model": "rayleigh_mean_gain", "mean_gain": 1.0},
         "scale": scale, "curves": curves}
 
 

@@ -77,8 +77,7 @@ X1 = Experiment(
                                                        "otafl_dp"),
                    title="X1: realised privacy (paper's formula, worst round so far)"),
     ),
-    label=curve_label, compose=x1_block, shared_keys=("ota_fd.setting",),
-    curve_key=lambda curve: "ota_fd.x1", privacy=False, trainer=run_fd_trial,
+    label=curve_label, compose=x1_block, trainer=run_fd_trial,
     claims=(
         Claim("x1_fd_vs_fl", "FD reaches accuracy competitive with FL with ≈ 217x fewer uplink "
               "channel uses per round (noiseless FD vs noiseless FL; spec X1).",

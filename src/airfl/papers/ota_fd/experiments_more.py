@@ -55,9 +55,7 @@ def _eps_only(curve: str, params: dict[str, Any]) -> str:
 def _experiment(figure: str, title: str, description: str, **kw) -> Experiment:
     return Experiment(paper="ota_fd", figure=figure, config_key=f"ota_fd.{figure}", title=title,
                       description=description + CAPTION_R, label=kw.pop("label", label),
-                      compose=composer(figure), shared_keys=("ota_fd.setting", "ota_fd.x1"),
-                      curve_key=lambda curve, f=figure: f"ota_fd.{f}", privacy=False,
-                      trainer=run_fd_trial, **kw)
+                      compose=composer(figure), trainer=run_fd_trial, **kw)
 
 
 def _channel_uses(name: str, what: str) -> FigureSpec:

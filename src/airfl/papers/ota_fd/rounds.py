@@ -102,5 +102,13 @@ def optimal_rounds(*, fmax: np.ndarray, consts: TheoryConstants, class_counts: n
 def fading_quantile(*, num_devices: int, power: float, mean_gain: float, quantile: float) -> float:
     """The `quantile` of min_i |h_i|^2 P_i under i.i.d. Rayleigh fading (|h|^2 ~ Exp(mean_gain)):
     the minimum of M exponentials is Exp(mean_gain / M), so F^-1(q) = -ln(1 - q) mean_gain / M
-    (times P). Used for T_0 instead of the mean (Errata 1)."""
-    return -np.log1p(-quantile) * mean_gain / num_devices * power
+    (times P). Used for T_0 instead of the mean (Errata 1).
+
+    q = 1 is the top of the support, +inf, returned as such rather than through log1p(-1) (which
+    gives the same inf with a RuntimeWarning: param_deps' perturbation of the configured 0.5 is
+    0.5 x 1.5 + 0.25 = 1, so every `airfl dvc-yaml` printed it); q outside [0, 1] stops."""
+    if not 0.0 <= quantile <= 1.0:
+        raise ValueError(f"fading_quantile must lie in [0, 1], got {quantile!r}")
+    if quantile == 1.0:
+        return float("inf")                             # F^-1(1) of Exp(mean_gain / M)
+    return -np.log1p(-quantile) * mean_gain / num_devices * power    # F^-1(q) = -ln(1-q) mean/M

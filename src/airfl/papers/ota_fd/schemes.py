@@ -26,6 +26,11 @@ the core's FL round loop (`airfl.core.loop.run_trial`) on the same data, channel
 The artificial-noise variant is ``otafd_prop`` with ``an_mode: full_power``. All of the
 benchmarks are reconstructed [R] (spec §7).
 
+Round records of the DP methods carry the per-round events the privacy stage composes
+(:mod:`.privacy`: ``privacy``, Lemma 1 and Theorem 2 as the paper accounts them, and
+``privacy_simulated``, the sensitivity the code's shared vectors really have); the methods
+without DP carry none (eps = inf in the privacy CSVs, as the other wings' non-private curves).
+
 Every draw comes from the round's streams: the receiver noise from ``noise`` and artificial
 noise from ``dp``, so all methods of a figure see the same channel and noise draws.
 """
@@ -40,6 +45,7 @@ import torch
 
 from airfl.core.aggregation import clip_by_norm, gaussian_noise
 from airfl.core.scheme import DesignContext, RoundState, Scheme
+from airfl.papers.ota_fd import privacy as dp
 from airfl.papers.ota_fd import transceiver as tx
 
 FL = ("otafl_dp", "fl_noiseless")
@@ -70,6 +76,7 @@ class OtaFdScheme(Scheme):
         self.clip_S = float(params["clip_S"])
         self.power = float(params["power"])
         self.sigma_n2 = sigma_n2_of(power=self.power, snr_db=float(params["snr_db"]))
+        self._events: dp.RoundEvents | None = None     # the trial's compositions (round 1: new)
 
     @property
     def shares(self) -> bool:
@@ -111,6 +118,12 @@ class OtaFdScheme(Scheme):
             return num_devices * num_classes * num_classes
         return num_classes * num_classes if self.shares else 0
 
+    def _round_events(self, state: RoundState) -> dp.RoundEvents:
+        """The trial's privacy compositions, fresh at round 1 (a trial's rounds run in order)."""
+        if state.round_index == 1 or self._events is None:
+            self._events = dp.RoundEvents()
+        return self._events
+
     def aggregate(self, updates: torch.Tensor, state: RoundState, design: dict[str, Any]
                   ) -> tuple[torch.Tensor | None, dict[str, Any]]:
         if self.model_averaging:
@@ -149,6 +162,10 @@ class OtaFdScheme(Scheme):
                                        sigma_n2=self.sigma_n2, delta=delta, T=T, K=K,
                                        sensitivity_mode=self.params["sensitivity_mode"])
             record["eps_real_ratio"] = float(np.max(eps_real / eps))
+            common = dict(h_abs=h_abs, design=d, class_counts=counts, sigma_n2=self.sigma_n2, K=K)
+            record.update(self._round_events(state).record(
+                dp.ota_multipliers(**common, sensitivity_mode=self.params["sensitivity_mode"]),
+                dp.ota_multipliers(**common, sensitivity_mode="per_class")))  # q_i^k: / B_i^k
         return torch.from_numpy(r.reshape(-1)), record
 
     def _digital(self, q, counts, eps, delta, T, state):
@@ -159,9 +176,13 @@ class OtaFdScheme(Scheme):
         noise = torch.randn(M, K, K, generator=state.streams("dp"), dtype=torch.float64).numpy()
         r = tx.receive_digital(soft_labels=q, class_counts=counts, std=std, noise=noise)
         nu = ((tx.class_weights(counts) * std) ** 2).sum(axis=0)
+        events = self._round_events(state).record(
+            dp.digital_multipliers(std=std, class_counts=counts,
+                                   sensitivity_mode=self.params["sensitivity_mode"]),
+            dp.digital_multipliers(std=std, class_counts=counts, sensitivity_mode="per_class"))
         return torch.from_numpy(r.reshape(-1)), {
             "nu_median": float(np.median(nu)), "nu_max": float(np.max(nu)),
-            "eps_real_ratio": 1.0}       # each WD's own noise meets its budget exactly
+            "eps_real_ratio": 1.0, **events}  # each WD's own noise meets its budget exactly
 
     def _federated(self, updates: torch.Tensor, state: RoundState, design: dict[str, Any]):
         """OTA-FL with DP / noiseless FL on model updates [M, D] (spec 7, A10 [R]). Each update is
@@ -190,7 +211,12 @@ class OtaFdScheme(Scheme):
         eps_real = tx.realised_eps(h_abs=h_abs, design=d, class_counts=counts,
                                    sigma_n2=self.sigma_n2, delta=delta, T=T, K=D,
                                    spread=tx.BALL_SPREAD)
-        return clip * r, {"case2_fraction": float(d.case[0] == 2),
+        common = dict(h_abs=h_abs, design=d, sigma_n2=self.sigma_n2, K=D,
+                      sensitivity_mode="paper", spread=tx.BALL_SPREAD)
+        events = self._round_events(state).record(       # spec 5.8: 2C |h P1| sqrt(D) / B_i
+            dp.ota_multipliers(**common, class_counts=counts),
+            dp.ota_multipliers(**common, class_counts=np.ones_like(counts)))  # whole-update clip
+        return clip * r, {**events, "case2_fraction": float(d.case[0] == 2),
                           "nu_median": float(clip ** 2 * d.nu[0]),
                           "clipped_fraction": float((norms > clip).float().mean()),
                           "eps_real_ratio": float(np.max(eps_real / eps))}

@@ -135,7 +135,8 @@ def block_of(params: dict[str, Any], key: str) -> dict[str, Any]:
                   "precision": pick["precision"]},
         "training": {"local_steps": pick["local_steps"], "batch_size": pick["batch_size"],
                      "lr": pick["eta0"], "server_lr": 1.0, "full_batch": pick["full_batch"]},
-        "channel": {"mean_gain": 1.0},           # h ~ CN(0, 1) i.i.d. per round [R] (A5)
+        # h ~ CN(0, 1) i.i.d. per round [R] (A5)
+        "channel": {"model": "rayleigh_mean_gain", "mean_gain": 1.0},
         "scale": {"rounds": max([pick["rounds"]] + [int(T) for T in pick.get("fixed_T", [])]),
                   "trials": pick["trials"], "eval_every": pick["eval_every"],
                   "test_subset": pick["test_subset"],

@@ -135,7 +135,8 @@ def run_fd_trial(setup: TrialSetup, scheme, design: dict[str, Any], progress: bo
             local_step_(setup, params, batch, targets, gamma=scheme.gamma, lr=lr,
                         clip_S=scheme.clip_S)
         records.append({"round": t, **record})
-        row = {"round": t, "time_s": float(t), "channel_uses": uses, **record}
+        row = {"round": t, "time_s": float(t), "channel_uses": uses,      # the table: scalars
+               **{k: v for k, v in record.items() if isinstance(v, (int, float, bool))}}
         if "eps_real_ratio" in record:      # the run's realised eps_i / eps_i so far (max over t)
             eps_ratio = max(eps_ratio, record["eps_real_ratio"])
             row["eps_real_ratio_max"] = eps_ratio

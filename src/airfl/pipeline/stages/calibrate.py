@@ -32,7 +32,8 @@ def update_norms(params: dict[str, Any], experiment_id: str) -> np.ndarray:
                                                                 evaluate=False),
                         CALIBRATION_TRIAL, server_lr=1.0, rounds=1,
                         statistics=channel_statistics(params, block, experiment_id,
-                                                      CALIBRATION_TRIAL, first_curve))
+                                                      CALIBRATION_TRIAL, first_curve,
+                                                      f"{experiment.config_key}.channel"))
     return initial_update_norms(setup).cpu().numpy()
 
 

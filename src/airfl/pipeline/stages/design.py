@@ -7,7 +7,7 @@ from typing import Any
 from airfl.io import provenance, write_json
 from airfl.pipeline import paths
 from airfl.pipeline.registry import get_experiment
-from airfl.pipeline.runs import derived, design_trials
+from airfl.pipeline.runs import derived, design_made_with, design_trials
 from airfl.pipeline.tuning import tuned_curve
 
 
@@ -17,8 +17,7 @@ def run(params: dict[str, Any], experiment_id: str, curve: str) -> None:
     curve_params, _ = tuned_curve(experiment, block, curve)
     curve_params = derived(experiment, curve, curve_params)
     designs = design_trials(params, experiment_id, block, curve, curve_params,
-                            range(block["scale"]["trials"]))
+                            range(block["scale"]["trials"]), f"{experiment.config_key}.channel")
     write_json(paths.design(experiment_id, curve), {
-        "provenance": provenance({"seed": params["seed"], "curve": curve_params,
-                                  "channel": block["channel"], "scale": block["scale"]}),
+        "provenance": provenance(design_made_with(params, block, curve_params)),
         "scheme": curve_params["scheme"], "trials": designs})

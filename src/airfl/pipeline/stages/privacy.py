@@ -4,12 +4,16 @@ Two accountings, named for what they hold (issue 18, item 6):
 
 * ``epsilon_paper``: the round records' ``privacy`` events, the scheme's accounting as its paper
   states it (CDPB: Theorem 1 with sigma_q^2 as the mechanism's variance; DP as a perk:
-  Proposition III.1 with sigma^2 and Bernoulli(r) amplification; DP-FedAvg and the OTA
+  Proposition III.1 with sigma^2 and Bernoulli(r) amplification; LAPA: each round's worst
+  device at the clipped update's sensitivity 2C (spec A4); OTA-FD: Lemma 1's sensitivity
+  under Theorem 2's design, per (WD, class), spec §5.4's accountant; DP-FedAvg and the OTA
   baselines: the RDP of the Gaussian mechanism they add).
 * ``epsilon_simulated``: the mechanism as the run simulates it. A record's
   ``privacy_simulated`` events where the scheme's paper accounts something else (CDPB: the
   Poisson-subsampled Gaussian at the per-coordinate variance the run adds; DP as a perk: the
-  receiver's sigma^2/2 on its fixed subset of clients, issue 16); ``privacy_simulated: null``
+  receiver's sigma^2/2 on its fixed subset of clients; LAPA: each device's own composition,
+  then the worst device; OTA-FD: the sensitivity the code's shared vectors have, sqrt(2)/B_i^k
+  for a soft label, 2C for a clipped FL update; issue 16); ``privacy_simulated: null``
   where that is not computed, written as an empty value; no such key: the scheme's
   accounting is of the mechanism it simulates, the same events.
 

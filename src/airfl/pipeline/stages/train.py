@@ -12,21 +12,25 @@ from typing import Any
 
 import pandas as pd
 
-from airfl.io import provenance, record_run, write_csv, write_json
+from airfl.io import json_form, provenance, record_run, write_csv, write_json
 from airfl.pipeline import paths
 from airfl.pipeline.registry import get_experiment
-from airfl.pipeline.runs import calibrated, derived, run_trials
+from airfl.pipeline.runs import calibrated, derived, design_made_with, run_trials
 from airfl.pipeline.stages import StageError
 from airfl.pipeline.trial import torch_device
 from airfl.pipeline.tuning import tuned_curve
 
 
-def stored_designs(path: Path, trials: int) -> list[dict[str, Any]]:
+def stored_designs(path: Path, trials: int, made_with: dict[str, Any] | None = None,
+                   panel_keys: tuple[str, ...] = ()) -> list[dict[str, Any]]:
     """The design stage's per-trial designs. A file that is not such a design (hand-edited,
     truncated, garbage) is removed, so that the next run rebuilds it instead of this stage
-    crashing on it again (issue 18, item 5)."""
+    crashing on it again (issue 18, item 5); so is one made with other parameters than
+    `made_with` (runs.design_made_with, the curve without its figure-only `panel_keys`): the
+    train stage trains on what the design stage stored, never on a stale design (issue 12)."""
     try:
-        designs = json.loads(path.read_text())["trials"]
+        stored = json.loads(path.read_text())
+        designs = stored["trials"]
         if not (isinstance(designs, list) and len(designs) >= trials
                 and all(isinstance(d, dict) for d in designs[:trials])):
             raise ValueError(f"it holds no design for each of the {trials} trials")
@@ -34,7 +38,36 @@ def stored_designs(path: Path, trials: int) -> list[dict[str, Any]]:
         path.unlink(missing_ok=True)
         raise StageError(f"{path} is not a design made by the design stage ({error}); removed "
                          "it: run again and the design stage rebuilds it") from None
+    if made_with is not None:
+        differ = _differences(stored.get("provenance", {}).get("params", {}), made_with,
+                              panel_keys)
+        if differ:
+            path.unlink(missing_ok=True)
+            raise StageError(f"{path} was designed with other parameters than the train stage's "
+                             f"({', '.join(differ)} differ); removed it: run again and the "
+                             "design stage rebuilds it")
     return designs
+
+
+def _differences(stored: Any, made_with: dict[str, Any], panel_keys: tuple[str, ...]
+                 ) -> list[str]:
+    """The parameters (`curve.<key>` for a curve's) whose stored value is not the current one."""
+    def run_curve(view: Any) -> Any:
+        if not isinstance(view, dict) or not isinstance(view.get("curve"), dict):
+            return view
+        return {**view, "curve": {k: v for k, v in view["curve"].items() if k not in panel_keys}}
+
+    stored, current = run_curve(stored), run_curve(json_form(made_with))
+    if not isinstance(stored, dict):
+        return ["all"]
+    out = []
+    for key in sorted(set(stored) | set(current)):
+        a, b = stored.get(key), current.get(key)
+        if key == "curve" and isinstance(a, dict) and isinstance(b, dict):
+            out += [f"curve.{k}" for k in sorted(set(a) | set(b)) if a.get(k) != b.get(k)]
+        elif a != b:
+            out.append(key)
+    return out
 
 
 def check_finite_losses(frame: pd.DataFrame, experiment_id: str, curve: str) -> None:
@@ -59,9 +92,11 @@ def run(params: dict[str, Any], experiment_id: str, curve: str, progress: bool =
     started = time.perf_counter()
     experiment = get_experiment(experiment_id)
     block = experiment.params(params)
-    curve_params, server_lr = tuned_curve(experiment, block, curve)
-    curve_params = derived(experiment, curve, calibrated(experiment, curve_params))
-    designs = stored_designs(paths.design(experiment_id, curve), block["scale"]["trials"])
+    tuned, server_lr = tuned_curve(experiment, block, curve)
+    curve_params = derived(experiment, curve, calibrated(experiment, tuned))
+    designs = stored_designs(paths.design(experiment_id, curve), block["scale"]["trials"],
+                             design_made_with(params, block, derived(experiment, curve, tuned)),
+                             experiment.panel_keys)
     # the trials in lockstep where they allow it (full-batch gradient uploads: Biased FL),
     # equal to one-by-one runs up to float reassociation (issue 11; benchmarks/README.md)
     frame, records = run_trials(params, experiment, block, curve, curve_params, server_lr, designs,
