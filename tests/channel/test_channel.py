@@ -362,3 +362,18 @@ def test_quantizer_on_selected_rows_matches_the_full_call_and_draws_the_same():
     x[0, 0] = float("nan")                               # an unselected row is still checked
     with pytest.raises(ValueError, match="finite"):
         ch.stochastic_quantize(x, bits, gen(5), rows=mask)
+
+
+def test_stochastic_quantize_with_given_uniforms_equals_drawing_them():
+    """`noise=` (the uniforms drawn elsewhere, e.g. shared by the runs of a trial) gives the
+    bits of the generator path, with and without a row mask; a wrong shape is refused."""
+    from airfl.channel.quantization import stochastic_quantize
+
+    x = torch.randn(4, 50, generator=torch.Generator().manual_seed(1), dtype=torch.float64)
+    bits, rows = torch.tensor([1, 2, 3, 4]), torch.tensor([True, False, True, False])
+    noise = torch.rand(x.shape, generator=torch.Generator().manual_seed(5), dtype=torch.float64)
+    for mask in (None, rows):
+        drawn = stochastic_quantize(x, bits, torch.Generator().manual_seed(5), rows=mask)
+        assert torch.equal(stochastic_quantize(x, bits, None, rows=mask, noise=noise), drawn)
+    with pytest.raises(ValueError, match="noise must be float64 of shape"):
+        stochastic_quantize(x, bits, None, noise=noise[:2])

@@ -31,3 +31,21 @@ def test_streams_do_not_shift_each_other():
 def test_unknown_stream_is_rejected():
     with pytest.raises(ValueError, match="unknown random stream 'chanel'"):
         RoundStreams(0, "e", 0, 0)("chanel")
+
+
+def test_first_uniform_is_the_streams_first_draw_shared_by_the_runs_of_a_trial():
+    """RoundStreams.first_uniform (issue 11): the same numbers as drawing from the stream, one
+    tensor for every RoundStreams of the same (seed, experiment, trial, round), and a later use
+    of the stream continues after them as if they had been drawn from it."""
+    shape = (3, 5)
+    fresh = RoundStreams(7, "exp/first", 2, 4)("quantization")
+    first, second = (torch.rand(shape, generator=fresh, dtype=torch.float64) for _ in range(2))
+    a, b = RoundStreams(7, "exp/first", 2, 4), RoundStreams(7, "exp/first", 2, 4)
+    got = a.first_uniform("quantization", shape)
+    assert torch.equal(got, first)
+    assert b.first_uniform("quantization", shape) is got               # drawn once, shared
+    assert torch.equal(torch.rand(shape, generator=a("quantization"), dtype=torch.float64),
+                       second)                                         # the stream moved on
+    assert torch.equal(b.first_uniform("quantization", shape), second)  # not first any more
+    other_trial = RoundStreams(7, "exp/first", 3, 4).first_uniform("quantization", shape)
+    assert not torch.equal(other_trial, first)

@@ -26,6 +26,22 @@ def workspace(tmp_path, monkeypatch, repo_root):
     return params
 
 
+def _batched(one):
+    """The stage's scorer of a list of candidates from a one-candidate score table (a design
+    error is returned in the candidate's place, as tuning.candidate_scores does)."""
+    from airfl.core.participation import NoTransmissionError
+
+    def many(params, experiment, candidates, curve, trials, reference):
+        out = []
+        for block, eta in candidates:
+            try:
+                out.append(one(params, experiment, block, curve, eta, trials, reference))
+            except NoTransmissionError as error:
+                out.append(error)
+        return out
+    return many
+
+
 def _grid(params):
     params["biased_fl"]["fig2a"]["tuning"]["quick"] = {
         "mode": "grid", "eta_factors": [1.0, 0.5, 0.25], "selection_trials": 2}
@@ -43,7 +59,7 @@ def test_grid_picks_the_largest_eta_within_one_standard_error(workspace, monkeyp
         return {"eta": eta, "final_gaps": trial_gaps, **tuning.gap_score(trial_gaps),
                 "final_normalized_accuracy": 0.9}
 
-    monkeypatch.setattr(tune, "candidate_score", fake)
+    monkeypatch.setattr(tune, "candidate_scores", _batched(fake))
     params = _grid(workspace)
     tune.run(params, "biased_fl/fig2a", "ota_opt")
     out = json.loads(paths.tuning("biased_fl/fig2a", "ota_opt").read_text())
@@ -189,7 +205,7 @@ def test_param_search_selects_then_tunes_eta_and_the_stages_apply_it(workspace, 
         return {"eta": eta, "final_gap": gap * (1 + (eta != 0.05)), "final_gap_se": 0.0,
                 "final_normalized_accuracy": acc}
 
-    monkeypatch.setattr(tune, "candidate_score", table)
+    monkeypatch.setattr(tune, "candidate_scores", _batched(table))
     tune.run(params, "biased_fl/fig3b", "fedtoe")
     out = json.loads(paths.tuning("biased_fl/fig3b", "fedtoe").read_text())
     assert out["params"] == {"K": 5, "p_out": 0.1}                   # tie at 0.5 -> accuracy 0.95

@@ -39,8 +39,9 @@ def _levels(bits: torch.Tensor) -> torch.Tensor:
     return torch.exp2(bits) - 1.0
 
 
-def stochastic_quantize(x, bits, generator: torch.Generator,
-                        rows: torch.Tensor | None = None) -> torch.Tensor:
+def stochastic_quantize(x, bits, generator: torch.Generator | None,
+                        rows: torch.Tensor | None = None,
+                        noise: torch.Tensor | None = None) -> torch.Tensor:
     """Quantize each row of ``x[..., d]`` with ``bits`` (int or integer tensor of row shape ``[...]``).
 
     Returns ``x_hat`` with the dtype of ``x`` (float64 for non-float input). Zero rows stay zero.
@@ -52,6 +53,10 @@ def stochastic_quantize(x, bits, generator: torch.Generator,
     row of it, so a selected row's bits equal those of the full call (every step is per row or per
     entry). Schemes whose receiver discards most rows (Biased FL's threshold participation, ~1 of
     10 devices at the literal SNR) skip the work on the discarded ones.
+
+    ``noise`` (optional, float64 of ``x.shape``, read only): the uniform draws themselves, as
+    ``torch.rand(x.shape, generator=generator)`` gives them (e.g. ``RoundStreams.first_uniform``,
+    shared by the runs of one trial); ``generator`` is then not used.
     """
     xt = torch.as_tensor(x)
     out_dtype = xt.dtype if xt.is_floating_point() else torch.float64
@@ -59,15 +64,18 @@ def stochastic_quantize(x, bits, generator: torch.Generator,
     if xt.ndim < 1:
         raise ValueError("x must have shape [..., d]")
     bits_rows = _bits_tensor(bits, xt.shape[:-1])
-    if rows is None:
+    if noise is None:
         noise = torch.rand(xt.shape, generator=generator, dtype=torch.float64)
+    elif noise.shape != xt.shape or noise.dtype != torch.float64:
+        raise ValueError(f"noise must be float64 of shape {tuple(xt.shape)}, got "
+                         f"{noise.dtype} {tuple(noise.shape)}")
+    if rows is None:
         return _quantize_rows(xt, bits_rows, noise).to(out_dtype)
     rows = torch.as_tensor(rows, dtype=torch.bool, device=xt.device)
     if rows.shape != xt.shape[:-1]:
         raise ValueError(f"rows of shape {tuple(rows.shape)} do not match rows {tuple(xt.shape[:-1])}")
     if not torch.isfinite(xt.abs().amax(dim=-1)).all():       # as the full call: every row
         raise ValueError("x must be finite")
-    noise = torch.rand(xt.shape, generator=generator, dtype=torch.float64)
     out = torch.zeros_like(xt)
     out[rows] = _quantize_rows(xt[rows], bits_rows[rows], noise[rows])
     return out.to(out_dtype)

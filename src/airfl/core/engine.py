@@ -41,6 +41,14 @@ class ClientData:
                            for c in clients.tolist()])
         return ClientData(self.x, self.y, index, offsets, sizes)
 
+    def full_batch(self) -> "GatheredBatch":
+        """Every client's whole local dataset, gathered once per data object (`full_batches`):
+        the trials of one curve, and a tune job's candidates, share one data object and so one
+        copy ([N, n_max, ...], 3 MB for Biased FL's MNIST) instead of one per trial."""
+        if getattr(self, "_full_batch", None) is None:
+            self._full_batch = gather(self, full_batches(self))
+        return self._full_batch
+
     def to(self, device: torch.device | str) -> "ClientData":
         return ClientData(*(t.to(device) for t in (self.x, self.y, self.client_index,
                                                      self.offsets, self.sizes)))
@@ -117,6 +125,21 @@ def client_gradients(model: FlatModel, params: torch.Tensor, data: ClientData,
     stacked = params.unsqueeze(0).expand(data.num_clients, -1)
     return model.loss_and_grads(stacked, batch.x, batch.y,
                                 batch.weights.to(params.device, params.dtype))
+
+
+def client_gradients_many(model: FlatModel, params: torch.Tensor, batch: GatheredBatch
+                          ) -> torch.Tensor:
+    """Gradients [J, N, d] of J global models params [J, d] on every client's batch (one batch
+    shared by the J models: full-batch gradients). Batched across the models where the model
+    offers it (softmax regression: `grads_many`, one wide GEMM per client); otherwise one
+    `loss_and_grads` per model, as `client_gradients` computes it."""
+    n_clients = batch.y.shape[0]
+    weights = batch.weights.to(params.device, params.dtype)
+    stacked = params.unsqueeze(1).expand(-1, n_clients, -1)
+    if hasattr(model, "grads_many"):
+        return model.grads_many(stacked, batch.x, batch.y, weights)
+    return torch.stack([model.loss_and_grads(one, batch.x, batch.y, weights)[1]
+                        for one in stacked])
 
 
 def local_sgd(model: FlatModel, global_params: torch.Tensor, data: ClientData, steps: int,

@@ -15,8 +15,8 @@ import torch
 from tqdm import tqdm
 
 from airfl.channel.fading import rayleigh_power
-from airfl.core.engine import (ClientData, client_gradients, evaluate_many, full_batches, gather,
-                               local_sgd, objective_many, sample_batches)
+from airfl.core.engine import (ClientData, client_gradients, evaluate_many, local_sgd,
+                               objective_many, sample_batches)
 from airfl.core.scheme import ChannelStatistics, RoundState, Scheme
 from airfl.models import FlatModel
 from airfl.rng import RoundStreams, torch_generator
@@ -52,8 +52,7 @@ class TrialSetup:
     def __post_init__(self):
         if self.upload not in ("delta", "gradient"):
             raise ValueError(f"upload must be 'delta' or 'gradient', got {self.upload!r}")
-        self._full = gather(self.data, full_batches(self.data)) \
-            if (self.full_batch or self.track_objective) else None
+        self._full = self.data.full_batch() if (self.full_batch or self.track_objective) else None
 
 
 def draw_channel_power(path_gain: torch.Tensor, streams: RoundStreams) -> torch.Tensor:
@@ -153,32 +152,62 @@ def initial_update_norms(setup: TrialSetup) -> torch.Tensor:
     return torch.linalg.vector_norm(updates.double(), dim=1)
 
 
+class TrialRun:
+    """One trial's round loop as an object stepped a round at a time: `begin` draws the round's
+    channel and participants, `finish` aggregates the clients' uploads, steps the server and
+    records the round. `run_trial` drives one; `airfl.core.lockstep` drives several in lockstep
+    so that their gradients are one batched computation (same streams, same rows)."""
+
+    def __init__(self, setup: TrialSetup, scheme: Scheme, design: dict[str, Any]):
+        self.setup, self.scheme, self.design = setup, scheme, design
+        self.params = initial_params(setup)
+        self.evaluation = DeferredEvaluation(setup)
+        self.rows: list[dict[str, Any]] = [{"round": 0, "time_s": 0.0}]
+        self.evaluation.add(self.rows[0], self.params)
+        self.records: list[dict[str, Any]] = []
+        self.elapsed, self.round, self.done = 0.0, 0, False
+
+    def begin(self) -> torch.Tensor | None:
+        """Start the next round: its streams, channel and state; returns the participants
+        (None: every device trains)."""
+        self.round += 1
+        setup = self.setup
+        self.streams = RoundStreams(setup.seed, setup.experiment, setup.trial, self.round)
+        power = draw_channel_power(setup.statistics.path_gain, self.streams)
+        self.state = RoundState(self.round, power, setup.data.sizes, setup.statistics,
+                                self.streams)
+        self.participants = self.scheme.participants(self.state, self.design)
+        return self.participants
+
+    def finish(self, updates: torch.Tensor) -> None:
+        """Aggregate the round's uploads, step the server, record the round; sets `done` after
+        the last round (the round budget, or the time horizon reached)."""
+        setup, t = self.setup, self.round
+        server_update, record = self.scheme.aggregate(updates, self.state, self.design)
+        self.params = server_step(setup, self.params, server_update)
+        before, self.elapsed = self.elapsed, self.elapsed + float(record.get("latency_s", 0.0))
+        self.records.append({"round": t, **record})
+        row = {"round": t, "time_s": self.elapsed, **_scalar_fields(record)}
+        self.done = t == setup.rounds or (setup.horizon_s is not None
+                                          and self.elapsed >= setup.horizon_s)
+        if self.done or _due(setup, t, self.elapsed, before):
+            self.evaluation.add(row, self.params)        # a diverged run is recorded, not hidden
+        self.rows.append(row)
+
+    def result(self) -> tuple[pd.DataFrame, list[dict[str, Any]]]:
+        self.evaluation.flush()
+        return pd.DataFrame(self.rows), self.records
+
+
 def run_trial(setup: TrialSetup, scheme: Scheme, design: dict[str, Any], progress: bool = True
               ) -> tuple[pd.DataFrame, list[dict[str, Any]]]:
     """Run all rounds; returns the per-round table and the per-round records (for privacy)."""
-    params = initial_params(setup)
-    evaluation = DeferredEvaluation(setup)
-    rows = [{"round": 0, "time_s": 0.0}]
-    evaluation.add(rows[0], params)
-    records, elapsed = [], 0.0
+    run = TrialRun(setup, scheme, design)
     bar = tqdm(range(1, setup.rounds + 1), desc=f"{scheme.name} trial {setup.trial}",
                disable=not progress, mininterval=5.0, file=None)
-    for t in bar:
-        streams = RoundStreams(setup.seed, setup.experiment, setup.trial, t)
-        power = draw_channel_power(setup.statistics.path_gain, streams)
-        state = RoundState(t, power, setup.data.sizes, setup.statistics, streams)
-        participants = scheme.participants(state, design)       # None: every device trains
-        updates = client_updates(setup, params, streams, participants)
-        server_update, record = scheme.aggregate(updates, state, design)
-        params = server_step(setup, params, server_update)
-        before, elapsed = elapsed, elapsed + float(record.get("latency_s", 0.0))
-        records.append({"round": t, **record})
-        row = {"round": t, "time_s": elapsed, **_scalar_fields(record)}
-        finished = t == setup.rounds or (setup.horizon_s is not None and elapsed >= setup.horizon_s)
-        if finished or _due(setup, t, elapsed, before):
-            evaluation.add(row, params)                  # a diverged run is recorded, not hidden
-        rows.append(row)
-        if finished:
+    for _ in bar:
+        run.begin()
+        run.finish(client_updates(setup, run.params, run.streams, run.participants))
+        if run.done:
             break
-    evaluation.flush()
-    return pd.DataFrame(rows), records
+    return run.result()

@@ -53,8 +53,10 @@ def _key(entry: dict[str, Any]) -> tuple[float, float]:
 
 
 def search(block: dict[str, Any], curve: str, eta: float,
-           score: Callable[[dict[str, Any], float], dict[str, float]]) -> dict[str, Any] | None:
-    """Run the curve's grid; `score(block, eta)` returns the selection scores of one block.
+           score_many: Callable[[list[dict[str, Any]], float], list[Any]]) -> dict[str, Any] | None:
+    """Run the curve's grid; `score_many(blocks, eta)` returns the selection scores of each
+    block (all combinations at once, so that their runs can be batched), or the
+    NoTransmissionError of a block whose design leaves no device transmitting.
 
     Returns None when the curve has no grid, else {"params": selected combination, "eta": the
     step size of the search, "grid": every combination with its scores or its infeasibility}.
@@ -62,12 +64,12 @@ def search(block: dict[str, Any], curve: str, eta: float,
     grid = grid_of(block, curve)
     if grid is None:
         return None
+    combinations = candidates(grid)
     rows = []
-    for values in candidates(grid):
-        try:
-            scores = score(with_curve_params(block, curve, values), eta)
-        except NoTransmissionError as exc:
-            rows.append({"params": values, "feasible": False, "reason": str(exc)})
+    scored = score_many([with_curve_params(block, curve, v) for v in combinations], eta)
+    for values, scores in zip(combinations, scored):
+        if isinstance(scores, NoTransmissionError):
+            rows.append({"params": values, "feasible": False, "reason": str(scores)})
             continue
         gap = scores["final_gap"]
         rows.append({"params": values, "feasible": True,

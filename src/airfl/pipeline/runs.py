@@ -9,6 +9,7 @@ from typing import Any
 import pandas as pd
 import torch
 
+from airfl.core.lockstep import batchable, run_lockstep
 from airfl.core.loop import channel_power_sequence, run_trial
 from airfl.core.scheme import ChannelStatistics, DesignContext
 from airfl.data import dataset_info
@@ -17,7 +18,8 @@ from airfl.io import read_json
 from airfl.models import build_model
 from airfl.pipeline import paths
 from airfl.pipeline.registry import build_scheme
-from airfl.pipeline.trial import channel_statistics, curve_inputs, load_partition, trial_setup
+from airfl.pipeline.trial import (CurveInputs, channel_statistics, curve_inputs, load_partition,
+                                 trial_setup)
 
 
 def model_dim(block: dict[str, Any]) -> int:
@@ -52,28 +54,57 @@ def design_trials(params: dict[str, Any], experiment_id: str, block: dict[str, A
     return designs
 
 
-def run_trials(params: dict[str, Any], experiment: Experiment, block: dict[str, Any], curve: str,
+def trial_jobs(params: dict[str, Any], experiment: Experiment, block: dict[str, Any], curve: str,
                curve_params: dict[str, Any], server_lr: float, designs: list[dict[str, Any]],
-               trials: range, progress: bool = True, final_only: bool = False
-               ) -> tuple[pd.DataFrame, list[dict[str, Any]]]:
-    """Run the given trials of one curve, each on the channel statistics its design stored;
-    returns the per-round table and the records."""
+               trials: range, final_only: bool = False, shared: CurveInputs | None = None
+               ) -> list[tuple[Any, Any, dict[str, Any]]]:
+    """(set-up, scheme, design) of each given trial of one curve, each on the channel
+    statistics its design stored; `shared`: the experiment's data and model when already
+    loaded (a tune job's candidates share one copy, and so can run in lockstep)."""
     torch.set_num_threads(params["threads"])
     scheme = build_scheme(curve, curve_params)
-    shared = curve_inputs(params, experiment, block)
-    tables, records = [], []
+    shared = shared or curve_inputs(params, experiment, block)
+    jobs = []
     for trial, stored in zip(trials, designs):
         design = {k: v for k, v in stored.items() if k != "statistics"}
         setup = trial_setup(params, experiment, block, shared, trial, server_lr=server_lr,
                             statistics=ChannelStatistics.from_record(stored["statistics"]),
                             final_only=final_only)
-        trainer = experiment.trainer or run_trial
-        table, trial_records = trainer(setup, scheme, design, progress)
-        tables.append(table.assign(trial=trial))
-        records.append({"trial": trial, "rounds": trial_records})
-    frame = pd.concat(tables, ignore_index=True)
+        jobs.append((setup, scheme, design))
+    return jobs
+
+
+def run_jobs(experiment: Experiment, jobs: list[tuple[Any, Any, dict[str, Any]]],
+             progress: bool = False, batched: bool = False) -> list[tuple[pd.DataFrame, list]]:
+    """Run the jobs' trials: with `batched`, in lockstep with their gradients as one batched
+    computation where they allow it (airfl.core.lockstep: full-batch gradient uploads; equal
+    to one-by-one runs up to float reassociation), else one after the other."""
+    trainer = experiment.trainer or run_trial
+    if batched and experiment.trainer is None and batchable(jobs):
+        return run_lockstep(jobs)
+    return [trainer(setup, scheme, design, progress) for setup, scheme, design in jobs]
+
+
+def trial_frame(tables: list[pd.DataFrame], trials: range) -> pd.DataFrame:
+    """The trials' per-round tables as one frame, its leading columns in a fixed order."""
+    frame = pd.concat([t.assign(trial=trial) for t, trial in zip(tables, trials)],
+                      ignore_index=True)
     first = ["trial", "round", "time_s", "test_accuracy", "test_loss", "train_loss", "train_accuracy"]
-    return frame[first + [c for c in frame.columns if c not in first]], records
+    return frame[first + [c for c in frame.columns if c not in first]]
+
+
+def run_trials(params: dict[str, Any], experiment: Experiment, block: dict[str, Any], curve: str,
+               curve_params: dict[str, Any], server_lr: float, designs: list[dict[str, Any]],
+               trials: range, progress: bool = True, final_only: bool = False,
+               batched: bool = False) -> tuple[pd.DataFrame, list[dict[str, Any]]]:
+    """Run the given trials of one curve, each on the channel statistics its design stored,
+    one after the other or, with `batched`, in lockstep where they allow it (`run_jobs`);
+    returns the per-round table and the records."""
+    jobs = trial_jobs(params, experiment, block, curve, curve_params, server_lr, designs, trials,
+                      final_only)
+    results = run_jobs(experiment, jobs, progress, batched)
+    records = [{"trial": trial, "rounds": r} for trial, (_, r) in zip(trials, results)]
+    return trial_frame([table for table, _ in results], trials), records
 
 
 def derived(experiment: Experiment, curve: str, curve_params: dict[str, Any]) -> dict[str, Any]:

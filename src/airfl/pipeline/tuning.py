@@ -20,6 +20,14 @@ gap is not finite (diverged) is never chosen; if every candidate diverged, the s
 A curve with a `param_grid` entry first searches its scheme parameters (pipeline/param_search.py,
 spec 6.5 baseline grids) at the panel's eta; the eta grid then runs with the selected ones, and
 the tuning file carries them ("params"), which the design and train stages apply.
+
+Speed (issue 11, "Scale and speed"): `candidate_scores` runs all candidates of one search (every
+combination, or every eta) x selection trials in lockstep, their full-batch gradients one
+batched computation (airfl.core.lockstep). Each run keeps its own streams, so the choice is the
+one the one-by-one runs make, with scores equal up to float reassociation (measured: ~1e-7
+relative for OTA schemes; up to 7.5e-5 for digital ones, whose stochastic quantizer turns a tiny
+difference into a different rounding of a coordinate; every chosen eta and parameter set
+unchanged, benchmarks/README.md, tune_batching.py); the same grid reruns bit-identically.
 """
 
 from __future__ import annotations
@@ -31,6 +39,7 @@ from typing import Any
 import numpy as np
 
 from airfl.pipeline import paths
+from airfl.core.participation import NoTransmissionError
 from airfl.experiments import Experiment
 from airfl.io import read_json
 
@@ -83,20 +92,42 @@ def lead_of(experiment: Experiment, curve: str) -> str:
     return experiment.tuning_lead(curve) if experiment.tuning_lead else curve
 
 
-def candidate_score(params: dict[str, Any], experiment: Experiment, block: dict[str, Any],
-                    curve: str, eta: float, trials: range, reference: dict[str, Any]
-                    ) -> dict[str, Any]:
-    """One eta's score: the final gap of each selection trial, their mean and its standard error,
-    and the mean normalised accuracy."""
-    from airfl.pipeline.runs import design_trials, run_trials   # torch: tune jobs only
+def candidate_scores(params: dict[str, Any], experiment: Experiment,
+                     candidates: list[tuple[dict[str, Any], float]], curve: str, trials: range,
+                     reference: dict[str, Any]) -> list[dict[str, Any] | NoTransmissionError]:
+    """Each candidate's score, candidate = (block, eta): the final gap of each selection trial,
+    their mean and its standard error, and the mean normalised accuracy; a candidate whose
+    design leaves no device transmitting gets its NoTransmissionError instead.
 
-    curve_params = with_eta(block["curves"][curve], eta)
-    designs = design_trials(params, experiment.id, block, curve, curve_params, trials)
-    frame, _ = run_trials(params, experiment, block, curve, curve_params, eta, designs, trials,
-                          progress=False, final_only=True)
-    gaps, accuracy = final_results(frame, reference)
-    return {"eta": eta, "final_gaps": gaps, **gap_score(gaps),
-            "final_normalized_accuracy": accuracy}
+    All candidates' selection trials run together, in lockstep with their gradients as one
+    batched computation (airfl.core.lockstep; issue 11, benchmarks/tune_batching.py); each
+    candidate draws from its own trial streams as when run alone, and its scores equal its
+    one-by-one run's up to float reassociation."""
+    from airfl.pipeline.runs import design_trials, run_jobs, trial_frame, trial_jobs   # torch
+    from airfl.pipeline.trial import curve_inputs
+
+    # the candidates differ only in the curve's parameters and eta: one copy of the data
+    # and model for all (what lets them run in lockstep)
+    shared = curve_inputs(params, experiment, candidates[0][0]) if candidates else None
+    jobs, spans, out = [], [], []
+    for block, eta in candidates:
+        curve_params = with_eta(block["curves"][curve], eta)
+        try:
+            designs = design_trials(params, experiment.id, block, curve, curve_params, trials)
+        except NoTransmissionError as error:
+            out.append(error)
+            continue
+        spans.append((len(out), eta, len(jobs)))
+        out.append(None)
+        jobs += trial_jobs(params, experiment, block, curve, curve_params, eta, designs, trials,
+                           final_only=True, shared=shared)
+    results = run_jobs(experiment, jobs, batched=True)
+    for index, eta, start in spans:
+        frame = trial_frame([table for table, _ in results[start:start + len(trials)]], trials)
+        gaps, accuracy = final_results(frame, reference)
+        out[index] = {"eta": eta, "final_gaps": gaps, **gap_score(gaps),
+                      "final_normalized_accuracy": accuracy}
+    return out
 
 
 def final_results(frame, reference: dict[str, Any]) -> tuple[list[float], float]:

@@ -89,9 +89,12 @@ def _quantize_all(updates: torch.Tensor, bits: torch.Tensor, state: RoundState,
                   used: torch.Tensor | None = None) -> torch.Tensor:
     """Every row quantized with its bit width (spec §2.6) in float64; unused rows are discarded.
     With the mask `used`, only those rows are computed (the others are 0 and get weight 0); the
-    stream's draws and the used rows' values are the same as without it."""
-    return stochastic_quantize(updates.to(torch.float64), bits.to(torch.int64),
-                               state.streams("quantization"), rows=used)
+    stream's draws and the used rows' values are the same as without it. The uniforms are the
+    round's first draw of the "quantization" stream (`RoundStreams.first_uniform`): the same
+    numbers as drawing them here, drawn once for all runs of a trial stepped in lockstep."""
+    noise = state.streams.first_uniform("quantization", tuple(updates.shape))
+    return stochastic_quantize(updates.to(torch.float64), bits.to(torch.int64), None,
+                               rows=used, noise=noise)
 
 
 def _record(participants, scheduled, latency, bits, **extra) -> dict[str, Any]:

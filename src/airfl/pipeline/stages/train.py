@@ -1,4 +1,6 @@
-"""Stage `train`: run every trial of one curve; write the per-round table and records."""
+"""Stage `train`: run every trial of one curve; write the per-round table and records. Trials
+with full-batch gradient uploads (Biased FL) run in lockstep, their gradients batched
+(airfl.core.lockstep; 1.5x on a paper-scale Fig. 2(b) train job, benchmarks/README.md)."""
 
 from __future__ import annotations
 
@@ -95,8 +97,10 @@ def run(params: dict[str, Any], experiment_id: str, curve: str, progress: bool =
     designs = stored_designs(paths.design(experiment_id, curve), block["scale"]["trials"],
                              design_made_with(params, block, derived(experiment, curve, tuned)),
                              experiment.panel_keys)
+    # the trials in lockstep where they allow it (full-batch gradient uploads: Biased FL),
+    # equal to one-by-one runs up to float reassociation (issue 11; benchmarks/README.md)
     frame, records = run_trials(params, experiment, block, curve, curve_params, server_lr, designs,
-                                range(block["scale"]["trials"]), progress)
+                                range(block["scale"]["trials"]), progress, batched=True)
     check_finite_losses(frame, experiment_id, curve)
     write_csv(paths.run_table(experiment_id, curve), frame)
     write_json(paths.run_records(experiment_id, curve),     # what the privacy stage composes

@@ -1,5 +1,7 @@
 """Stage `tune`: search a curve's step size (and its scheme's parameter grid) by the protocol of
-airfl.pipeline.tuning; write the choice and every candidate's scores."""
+airfl.pipeline.tuning; write the choice and every candidate's scores. The candidates of each
+search (the parameter combinations, then the step sizes) run together, their gradients batched
+(airfl.pipeline.tuning.candidate_scores)."""
 
 from __future__ import annotations
 
@@ -8,7 +10,7 @@ from typing import Any
 from airfl.io import read_json, write_json
 from airfl.pipeline import param_search, paths
 from airfl.pipeline.registry import get_experiment
-from airfl.pipeline.tuning import candidate_score, select_eta, tuned_curves
+from airfl.pipeline.tuning import candidate_scores, select_eta, tuned_curves
 
 
 def run(params: dict[str, Any], experiment_id: str, curve: str) -> None:
@@ -23,12 +25,16 @@ def run(params: dict[str, Any], experiment_id: str, curve: str) -> None:
     trials = range(settings["selection_trials"])
     chosen = param_search.search(                    # spec 6.5 baseline grids, at the panel's eta
         block, curve, block["training"]["server_lr"],
-        lambda candidate, eta: candidate_score(params, experiment, candidate, curve, eta, trials,
-                                               reference))
+        lambda blocks, eta: candidate_scores(params, experiment, [(b, eta) for b in blocks],
+                                             curve, trials, reference))
     if chosen is not None:
         block = param_search.with_curve_params(block, curve, chosen["params"])
-    grid = [candidate_score(params, experiment, block, curve, f * reference["eta_max"], trials,
-                            reference) for f in settings["eta_factors"]]
+    grid = candidate_scores(params, experiment,
+                            [(block, f * reference["eta_max"]) for f in settings["eta_factors"]],
+                            curve, trials, reference)
+    infeasible = [g for g in grid if isinstance(g, Exception)]
+    if infeasible:
+        raise infeasible[0]
     try:
         selection = select_eta(grid)
     except ValueError as error:

@@ -1,0 +1,80 @@
+"""Several trials of the round loop run in lockstep, their clients' gradients computed together.
+
+Why (issue 11, "Scale and speed"; benchmarks/README.md, biased_fl_trial.py and tune_batching.py):
+a Biased FL tune job runs every candidate (scheme-parameter combinations, then step sizes) on the
+selection trials, 15 to 36 runs of the same softmax model on the same full-batch client data.
+Each run's local gradients are 10 GEMMs with 10 output columns, a shape the BLAS handles poorly;
+stepping the runs together makes them one GEMM per client with 10 J columns
+(`client_gradients_many`). Everything else stays per run (`airfl.core.loop.TrialRun`): each run
+draws its channel, participants, quantizer and noise from its own streams (seed, experiment,
+trial, round, stream), so what a run draws never depends on which runs step beside it. Runs
+with different horizons (digital schemes: as many rounds as fit the time budget) leave the
+batch as they finish.
+
+Only full-batch gradient uploads with every device training share a batch (the gradients of a
+run are then a function of its parameters alone); `batchable` says whether a set of runs is
+such, and callers run the others one by one (`airfl.core.loop.run_trial`).
+
+Float contract: the batched GEMMs may sum in another order than the one-model GEMMs, so a run's
+numbers equal its unbatched run's up to float reassociation (tests/core/test_lockstep.py states
+the measured agreement); the same set of runs gives bit-identical results on every rerun.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import pandas as pd
+import torch
+
+from airfl.core.engine import client_gradients_many
+from airfl.core.loop import TrialRun, TrialSetup
+from airfl.core.scheme import Scheme
+
+__all__ = ["MAX_BATCH", "batchable", "run_lockstep"]
+
+Job = tuple[TrialSetup, Scheme, dict[str, Any]]
+
+
+def batchable(jobs: Sequence[Job]) -> bool:
+    """Whether the runs can share their gradient computation: full-batch gradient uploads of
+    one model on one client data set (their gathered batches are then equal)."""
+    if len(jobs) < 2:
+        return False
+    first = jobs[0][0]
+    return all(setup.upload == "gradient" and setup.full_batch and setup.model is first.model
+               and setup.data is first.data for setup, _, _ in jobs)
+
+
+MAX_BATCH = 32
+"""Runs stepped together at most: 16 to 64 paper-shape softmax models gain ~1.8-2.3x on their
+gradients (wider batches lose cache; benchmarks/README.md, tune_batching.py)."""
+
+
+def run_lockstep(jobs: Sequence[Job], max_batch: int = MAX_BATCH
+                 ) -> list[tuple[pd.DataFrame, list[dict[str, Any]]]]:
+    """Run every job's trial to its end, in groups of at most `max_batch` (in order) whose
+    rounds run in lockstep; returns what `run_trial` returns for each job, in order."""
+    if not batchable(jobs):
+        raise ValueError("run_lockstep needs two or more full-batch gradient-upload trials of "
+                         "one model on one data set; run the others with run_trial")
+    results = []
+    for start in range(0, len(jobs), max_batch):
+        results += _lockstep_group(jobs[start:start + max_batch])
+    return results
+
+
+def _lockstep_group(jobs: Sequence[Job]) -> list[tuple[pd.DataFrame, list[dict[str, Any]]]]:
+    runs = [TrialRun(*job) for job in jobs]
+    model, batch = jobs[0][0].model, jobs[0][0]._full
+    active = runs
+    while active:
+        for run in active:
+            if run.begin() is not None:
+                raise ValueError(f"{run.scheme.name}: partial participation has no batched "
+                                 "gradients; run it with run_trial")
+        grads = client_gradients_many(model, torch.stack([run.params for run in active]), batch)
+        for run, grad in zip(active, grads):
+            run.finish(grad)
+        active = [run for run in active if not run.done]
+    return [run.result() for run in runs]
