@@ -58,13 +58,16 @@ PARTS = ("local gradients", "aggregation", "channel draw", "server step", "evalu
 
 
 class Timers:
-    """Accumulated seconds per part, filled by wrappers around the round loop's functions."""
+    """Accumulated seconds per part and calls per wrapped function, filled by wrappers around
+    the round loop's functions (also used by tune_batching.py with its own parts)."""
 
-    def __init__(self):
-        self.seconds = dict.fromkeys(PARTS, 0.0)
+    def __init__(self, parts=PARTS):
+        self.seconds = dict.fromkeys(parts, 0.0)
+        self.calls: dict[str, int] = {}
 
     def wrap(self, part, fn):
         def timed(*args, **kwargs):
+            self.calls[fn.__name__] = self.calls.get(fn.__name__, 0) + 1
             start = time.perf_counter()
             try:
                 return fn(*args, **kwargs)

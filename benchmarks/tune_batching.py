@@ -40,29 +40,13 @@ from pathlib import Path
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from biased_fl_trial import paper_params  # noqa: E402
+from biased_fl_trial import Timers, paper_params  # noqa: E402
 
 from airfl.pipeline.registry import get_experiment  # noqa: E402
 
 DEFAULT_JOBS = ("biased_fl/fig2b:proposed", "biased_fl/fig2b:bbfl_interior",
                 "biased_fl/fig3b:proposed", "biased_fl/fig3b:best_channel")
 PARTS = ("designs", "local gradients", "aggregation")
-
-
-class Timers:
-    def __init__(self):
-        self.seconds = dict.fromkeys(PARTS, 0.0)
-        self.calls: dict[str, int] = {}
-
-    def wrap(self, part, fn):
-        def timed(*args, **kwargs):
-            self.calls[fn.__name__] = self.calls.get(fn.__name__, 0) + 1
-            start = time.perf_counter()
-            try:
-                return fn(*args, **kwargs)
-            finally:
-                self.seconds[part] += time.perf_counter() - start
-        return timed
 
 
 def prepare(params, experiments):
@@ -89,7 +73,7 @@ def timed_tune(params, experiment_id, curve, batched: bool) -> tuple[dict, bytes
     from airfl.pipeline import paths
     from airfl.pipeline.stages import tune
 
-    timers = Timers()
+    timers = Timers(PARTS)
     saved = {"batchable": runs.batchable, "design_trials": runs.design_trials,
              "build_scheme": runs.build_scheme, "client_updates": loop.client_updates,
              "client_gradients_many": lockstep.client_gradients_many}
