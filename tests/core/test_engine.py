@@ -7,7 +7,7 @@ import torch
 
 import airfl.schemes  # noqa: F401
 from airfl.core.engine import ClientData, local_sgd, sample_batches
-from airfl.core.loop import TrialSetup, run_trial
+from airfl.core.loop import LocalWork, Schedule, ServerStep, TrialSetup, run_trial
 from airfl.core.scheme import ChannelStatistics
 from airfl.pipeline.registry import build_scheme
 from airfl.models import SoftmaxRegression
@@ -63,7 +63,7 @@ def _setup(trial=0):
     stats = ChannelStatistics(torch.ones(4, dtype=torch.float64), 1.0, 1e6, torch.ones(4))
     return TrialSetup("test/exp", 11, trial, SoftmaxRegression(6, 3), data,
                       (data.x, data.y), (data.x, data.y), stats, rounds=6, eval_every=2,
-                      local_steps=2, batch_size=5, lr=0.1, server_lr=1.0)
+                      local=LocalWork(2, 5, 0.1), server=ServerStep(1.0))
 
 
 def test_a_trial_is_bit_identical_when_rerun():
@@ -117,12 +117,15 @@ def test_full_batches_give_exact_local_objectives_and_gradients():
         assert torch.allclose(losses[m], f_m.detach()) and torch.allclose(grads[m], g)
 
 
-def _gradient_setup(**kw):
+def _gradient_setup(rounds=50, projection_radius=None, horizon_s=None, eval_every_s=None,
+                    eval_batch=None):
     base = _setup()
     return TrialSetup(base.experiment, base.seed, 0, SoftmaxRegression(6, 3, l2=0.01), base.data,
-                      base.test, base.train_eval, base.statistics, rounds=kw.pop("rounds", 50),
-                      eval_every=5, local_steps=1, batch_size=1, lr=0.0, server_lr=0.5,
-                      upload="gradient", full_batch=True, track_objective=True, **kw)
+                      base.test, base.train_eval, base.statistics, rounds=rounds, eval_every=5,
+                      local=LocalWork(1, 1, 0.0, upload="gradient", full_batch=True),
+                      server=ServerStep(0.5, projection_radius=projection_radius),
+                      schedule=Schedule(horizon_s=horizon_s, eval_every_s=eval_every_s),
+                      track_objective=True, eval_batch=eval_batch)
 
 
 def test_gradient_upload_is_projected_gradient_descent_on_F():
@@ -143,7 +146,7 @@ def test_horizon_stops_the_run_and_time_schedule_drives_evaluation():
     setup = _gradient_setup(rounds=1000, horizon_s=34.5 * per_round, eval_every_s=10 * per_round)
     table, records = run_trial(setup, scheme, design, progress=False)
     assert len(records) == 35                      # the first round that reaches the horizon
-    assert table["time_s"].iloc[-1] >= setup.horizon_s > table["time_s"].iloc[-2]
+    assert table["time_s"].iloc[-1] >= setup.schedule.horizon_s > table["time_s"].iloc[-2]
     evaluated = table.dropna(subset=["test_accuracy"])["round"].tolist()
     assert evaluated == [0, 10, 20, 30, 35]
 

@@ -13,7 +13,7 @@ import airfl.schemes  # noqa: F401
 from airfl.core.engine import ClientData, client_gradients, client_gradients_many, gather
 from airfl.core.engine import full_batches
 from airfl.core.lockstep import batchable, run_lockstep
-from airfl.core.loop import TrialSetup, run_trial
+from airfl.core.loop import LocalWork, Schedule, ServerStep, TrialSetup, run_trial
 from airfl.core.scheme import ChannelStatistics
 from airfl.models import SoftmaxRegression
 from airfl.pipeline.registry import build_scheme
@@ -37,9 +37,10 @@ STATS = ChannelStatistics(torch.ones(4, dtype=torch.float64), 1.0, 1e6, torch.on
 
 def _setup(trial=0, server_lr=0.5, rounds=40, horizon_s=None, upload="gradient"):
     return TrialSetup("test/lockstep", 11, trial, MODEL, DATA, (DATA.x, DATA.y), (DATA.x, DATA.y),
-                      STATS, rounds=rounds, eval_every=5, local_steps=1, batch_size=5, lr=0.1,
-                      server_lr=server_lr, upload=upload, full_batch=upload == "gradient",
-                      horizon_s=horizon_s, track_objective=True)
+                      STATS, rounds=rounds, eval_every=5,
+                      local=LocalWork(1, 5, 0.1, upload=upload, full_batch=upload == "gradient"),
+                      server=ServerStep(server_lr), schedule=Schedule(horizon_s=horizon_s),
+                      track_objective=True)
 
 
 OTA = build_scheme("ota", {"scheme": "ota_truncated_inversion", "snr_db": 0.0,

@@ -106,3 +106,38 @@ def test_a_composed_block_without_a_known_channel_model_stops_naming_the_key(cha
     with pytest.raises(ConfigError) as info:
         setup.channel_statistics({"seed": 0}, _block(channel), "t/e", 0, where="wing.fig.channel")
     assert expected in str(info.value)
+
+
+def test_one_call_builds_the_parts_of_a_trial_from_the_block():
+    """trial_setup fills local work, server step and schedule from the resolved block and the
+    reference; final_only drops every evaluation before the last round."""
+    from airfl.core.engine import ClientData
+    from airfl.core.scheme import ChannelStatistics
+    from airfl.models import SoftmaxRegression
+    from airfl.pipeline.registry import get_experiment
+
+    experiment = get_experiment("biased_fl/fig2a")
+    x = torch.zeros(4, 3)
+    data = ClientData(x, torch.zeros(4, dtype=torch.long), torch.arange(4), torch.tensor([0, 2, 4]),
+                      torch.tensor([2, 2]))
+    shared = setup.CurveInputs(SoftmaxRegression(3, 2), data, (x, data.y), (x, data.y),
+                               {"projection_radius": 7.5})
+    stats = ChannelStatistics(torch.ones(2, dtype=torch.float64), 1.0, 1e6, torch.ones(2))
+    block = {"training": {"upload": "gradient", "full_batch": True, "local_steps": 1,
+                          "batch_size": 2, "lr": 0.0},
+             "scale": {"rounds": 30, "eval_every": 5, "horizon_s": 2.5, "eval_every_s": 0.5}}
+    made = setup.trial_setup({"seed": 9}, experiment, block, shared, 3, server_lr=0.25,
+                             statistics=stats)
+    assert (made.experiment, made.seed, made.trial, made.rounds) == (experiment.id, 9, 3, 30)
+    assert (made.local.upload, made.local.full_batch, made.local.epochs) == ("gradient", True, None)
+    assert (made.server.lr, made.server.projection_radius) == (0.25, 7.5)
+    assert (made.schedule.horizon_s, made.schedule.eval_every_s) == (2.5, 0.5)
+    assert made.track_objective and made._full is not None
+    block["training"] = {"local_steps": 3, "batch_size": 2, "lr": 0.1, "local_epochs": 2}
+    final = setup.trial_setup({"seed": 9}, experiment, block, setup.CurveInputs(
+        shared.model, data, shared.test, shared.train_eval, {}), 0, server_lr=1.0,
+        statistics=stats, final_only=True)
+    assert (final.local.upload, final.local.epochs, final.server.projection_radius) == \
+        ("delta", 2, None)
+    assert final.schedule.eval_every_s is None and final.eval_every == setup.NEVER
+    assert not final.track_objective and final._full is None

@@ -42,7 +42,8 @@ def batchable(jobs: Sequence[Job]) -> bool:
     if len(jobs) < 2:
         return False
     first = jobs[0][0]
-    return all(setup.upload == "gradient" and setup.full_batch and setup.model is first.model
+    return all(setup.local.upload == "gradient" and setup.local.full_batch
+               and setup.model is first.model
                and setup.data is first.data for setup, _, _ in jobs)
 
 

@@ -7,7 +7,6 @@ schemes in the same trial see identical channels and mini-batches.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 import pandas as pd
@@ -15,44 +14,15 @@ import torch
 from tqdm import tqdm
 
 from airfl.channel.fading import rayleigh_power
-from airfl.core.engine import (ClientData, client_gradients, evaluate_many, local_sgd,
-                               objective_many, sample_batches)
-from airfl.core.scheme import ChannelStatistics, RoundState, Scheme
-from airfl.models import FlatModel
+from airfl.core.engine import (client_gradients, evaluate_many, local_sgd, objective_many,
+                               sample_batches)
+from airfl.core.scheme import RoundState, Scheme
+from airfl.core.trial_setup import LocalWork, Schedule, ServerStep, TrialSetup
 from airfl.rng import RoundStreams, torch_generator
 
-
-@dataclass
-class TrialSetup:
-    """Everything a trial needs, fixed before the first round."""
-
-    experiment: str
-    seed: int
-    trial: int
-    model: FlatModel
-    data: ClientData
-    test: tuple[torch.Tensor, torch.Tensor]
-    train_eval: tuple[torch.Tensor, torch.Tensor]
-    statistics: ChannelStatistics
-    rounds: int
-    eval_every: int
-    local_steps: int
-    batch_size: int
-    lr: float
-    server_lr: float
-    upload: str = "delta"                 # "delta": w_m - w after local SGD; "gradient": one gradient
-    full_batch: bool = False              # gradients on the whole local dataset (sigma_m = 0)
-    projection_radius: float | None = None  # server projects onto {||w|| <= radius} (Biased FL eq. 3)
-    horizon_s: float | None = None        # stop once the simulated uplink time reaches it
-    eval_every_s: float | None = None     # evaluate whenever simulated time crosses a multiple
-    track_objective: bool = False         # also log F(w) = (1/N) sum_m f_m(w) (regularised)
-    eval_batch: int | None = None         # snapshots evaluated together (None: <= 64, ~64 MB)
-    local_epochs: int | None = None       # local work as shuffled epochs instead of local_steps
-
-    def __post_init__(self):
-        if self.upload not in ("delta", "gradient"):
-            raise ValueError(f"upload must be 'delta' or 'gradient', got {self.upload!r}")
-        self._full = self.data.full_batch() if (self.full_batch or self.track_objective) else None
+__all__ = ["LocalWork", "Schedule", "ServerStep", "TrialRun", "TrialSetup",
+           "channel_power_sequence", "client_updates", "draw_channel_power", "initial_params",
+           "initial_update_norms", "run_trial", "server_step"]
 
 
 def draw_channel_power(path_gain: torch.Tensor, streams: RoundStreams) -> torch.Tensor:
@@ -103,32 +73,30 @@ def client_updates(setup: TrialSetup, params: torch.Tensor, streams: RoundStream
                    participants: torch.Tensor | None = None) -> torch.Tensor:
     """What clients upload: model deltas after local SGD, or one (full- or mini-batch) gradient.
     With `participants`, only those clients train (rows in that order)."""
-    if setup.upload == "delta":
+    local = setup.local
+    if local.upload == "delta":
         data = setup.data if participants is None else setup.data.subset(participants)
-        return local_sgd(setup.model, params, data, setup.local_steps, setup.batch_size,
-                         setup.lr, streams("data"), setup.local_epochs)
+        return local_sgd(setup.model, params, data, local.steps, local.batch_size,
+                         local.lr, streams("data"), local.epochs)
     if participants is not None:
         raise ValueError("partial participation is implemented for delta uploads only")
-    batch = setup._full if setup.full_batch else \
-        sample_batches(setup.data, setup.batch_size, streams("data"))
+    batch = setup._full if local.full_batch else \
+        sample_batches(setup.data, local.batch_size, streams("data"))
     return client_gradients(setup.model, params, setup.data, batch)[1]
 
 
 def server_step(setup: TrialSetup, params: torch.Tensor, aggregate: torch.Tensor) -> torch.Tensor:
     """w + lr_s * Delta (delta upload) or P_W(w - lr_s * g) (gradient upload, Biased FL eq. 18)."""
-    sign = 1.0 if setup.upload == "delta" else -1.0
-    params = params + sign * setup.server_lr * aggregate.to(params.dtype)
-    if setup.projection_radius is not None:
-        norm = float(torch.linalg.vector_norm(params))
-        if norm > setup.projection_radius:
-            params = params * (setup.projection_radius / norm)    # P_W(v) = v min(1, rho_W/||v||)
-    return params
+    sign = 1.0 if setup.local.upload == "delta" else -1.0
+    params = params + sign * setup.server.lr * aggregate.to(params.dtype)
+    return setup.server.project(params)                # P_W (Biased FL eq. 3), if a radius
 
 
 def _due(setup: TrialSetup, t: int, elapsed: float, before: float) -> bool:
     """Evaluate on the round schedule, on the time schedule, and at the end."""
-    if setup.eval_every_s is not None:                 # 1e-9 slack: sums of latencies are inexact
-        ticks = lambda time_s: int(time_s / setup.eval_every_s * (1 + 1e-9))  # noqa: E731
+    every_s = setup.schedule.eval_every_s
+    if every_s is not None:                            # 1e-9 slack: sums of latencies are inexact
+        ticks = lambda time_s: int(time_s / every_s * (1 + 1e-9))  # noqa: E731
         return ticks(elapsed) > ticks(before)
     return t % setup.eval_every == 0
 
@@ -188,8 +156,8 @@ class TrialRun:
         before, self.elapsed = self.elapsed, self.elapsed + float(record.get("latency_s", 0.0))
         self.records.append({"round": t, **record})
         row = {"round": t, "time_s": self.elapsed, **_scalar_fields(record)}
-        self.done = t == setup.rounds or (setup.horizon_s is not None
-                                          and self.elapsed >= setup.horizon_s)
+        horizon_s = setup.schedule.horizon_s
+        self.done = t == setup.rounds or (horizon_s is not None and self.elapsed >= horizon_s)
         if self.done or _due(setup, t, self.elapsed, before):
             self.evaluation.add(row, self.params)        # a diverged run is recorded, not hidden
         self.rows.append(row)

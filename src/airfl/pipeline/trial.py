@@ -27,7 +27,7 @@ from airfl.channel.geometry import quantile_radii, uniform_disc
 from airfl.channel.pathloss import dbm_to_watt, free_space_db, gain_from_db, log_distance_db
 from airfl.config import ConfigError
 from airfl.core.engine import ClientData
-from airfl.core.loop import TrialSetup
+from airfl.core.trial_setup import LocalWork, Schedule, ServerStep, TrialSetup
 from airfl.core.scheme import ChannelStatistics
 from airfl.data import dataset_info, load_dataset, to_float_tensor
 from airfl.data.partition import Partition
@@ -248,18 +248,19 @@ def trial_setup(params: dict[str, Any], experiment: Experiment, block: dict[str,
                 shared: CurveInputs, trial: int, *, server_lr: float,
                 statistics: ChannelStatistics, final_only: bool = False,
                 rounds: int | None = None) -> TrialSetup:
-    """One trial's set-up from the experiment's resolved block: local work (`training`), the
-    schedule (`scale`), the server step (the reference's projection radius), evaluation.
+    """One trial's set-up from the experiment's resolved block, in one call: its local work
+    (`training`: steps or epochs, the upload), its server step (`server_lr` and the reference's
+    projection radius, Biased FL eq. 3), its schedule (`scale`: rounds, horizon, evaluation).
     `rounds` overrides the block's (a calibration round is round 1 only)."""
     training, scale = block["training"], block["scale"]
+    local = LocalWork(training["local_steps"], training["batch_size"], training["lr"],
+                      epochs=training.get("local_epochs"),
+                      upload=training.get("upload", "delta"),
+                      full_batch=training.get("full_batch", False))
+    server = ServerStep(server_lr, projection_radius=shared.reference.get("projection_radius"))
+    schedule = Schedule(horizon_s=scale.get("horizon_s"),
+                        eval_every_s=None if final_only else scale.get("eval_every_s"))
     return TrialSetup(experiment.id, params["seed"], trial, shared.model, shared.data, shared.test,
                       shared.train_eval, statistics, rounds or scale["rounds"],
-                      NEVER if final_only else scale["eval_every"],
-                      training["local_steps"], training["batch_size"], training["lr"], server_lr,
-                      upload=training.get("upload", "delta"),
-                      full_batch=training.get("full_batch", False),
-                      projection_radius=shared.reference.get("projection_radius"),
-                      horizon_s=scale.get("horizon_s"),
-                      eval_every_s=None if final_only else scale.get("eval_every_s"),
-                      track_objective=bool(shared.reference),
-                      local_epochs=training.get("local_epochs"))
+                      NEVER if final_only else scale["eval_every"], local, server, schedule,
+                      track_objective=bool(shared.reference))

@@ -11,7 +11,7 @@ import yaml
 from airfl.pipeline import paths
 from airfl.pipeline.params import validate_params
 from airfl.core.engine import ClientData
-from airfl.core.loop import TrialSetup, initial_update_norms
+from airfl.core.loop import LocalWork, ServerStep, TrialSetup, initial_update_norms
 from airfl.core.scheme import ChannelStatistics
 from airfl.pipeline.dag import jobs
 from airfl.pipeline.registry import get_experiment
@@ -34,7 +34,8 @@ def _tiny_setup() -> tuple[TrialSetup, torch.Tensor, torch.Tensor]:
                               torch.zeros(N_CLIENTS, dtype=torch.float64))
     none = (x[:0], y[:0])
     setup = TrialSetup("test/calibration", 3, 0, SoftmaxRegression(FEATURES, CLASSES, l2=1e-3),
-                       data, none, none, stats, 1, 1, 1, PER_CLIENT, LR, 1.0, local_epochs=1)
+                       data, none, none, stats, 1, 1, LocalWork(1, PER_CLIENT, LR, epochs=1),
+                       ServerStep(1.0))
     return setup, x, y
 
 

@@ -16,7 +16,7 @@ from torch.func import functional_call
 
 from airfl.pipeline.params import load_params
 from airfl.core.engine import ClientData, epoch_batches, local_sgd
-from airfl.core.loop import TrialSetup, run_trial
+from airfl.core.loop import LocalWork, ServerStep, TrialSetup, run_trial
 from airfl.core.scheme import ChannelStatistics, DesignContext
 from airfl.pipeline.registry import build_scheme
 from airfl.models import SoftmaxRegression, build_model
@@ -105,8 +105,8 @@ def _run(scheme, rounds=5):
                             experiment="test/dp_perk")
     design = scheme.design(context)
     setup = TrialSetup("test/dp_perk", 3, 0, model, data, (data.x, data.y), (data.x, data.y),
-                       stats, rounds=rounds, eval_every=1, local_steps=2, batch_size=5, lr=0.1,
-                       server_lr=1.0, local_epochs=1)
+                       stats, rounds=rounds, eval_every=1,
+                       local=LocalWork(2, 5, 0.1, epochs=1), server=ServerStep(1.0))
     table, records = run_trial(setup, scheme, design, progress=False)
     return design, table, records
 

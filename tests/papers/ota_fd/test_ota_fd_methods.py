@@ -175,9 +175,11 @@ def test_fedsgd_fl_round_is_one_full_batch_gradient_step():
 
     from airfl.core.engine import client_gradients
 
-    setup = replace(_setup(rounds=1, lr=0.05), full_batch=True)
+    setup = _setup(rounds=1, lr=0.05)
+    setup = replace(setup, local=replace(setup.local, full_batch=True))
     w0 = tr.initial_params(setup)
-    fedsgd = replace(setup, upload="gradient", server_lr=0.05)
+    fedsgd = replace(setup, local=replace(setup.local, upload="gradient"),
+                     server=replace(setup.server, lr=0.05))
     _, grads = client_gradients(setup.model, w0, setup.data,
                                 fedsgd._full)
     expected = w0 - 0.05 * grads.mean(0)                 # equal local sizes: weights 1/M

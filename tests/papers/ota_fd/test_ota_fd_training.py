@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from airfl.core.engine import ClientData
-from airfl.core.loop import TrialSetup
+from airfl.core.loop import LocalWork, ServerStep, TrialSetup
 from airfl.core.scheme import ChannelStatistics, RoundState
 from airfl.models import build_model
 from airfl.papers.ota_fd import training as tr
@@ -36,7 +36,7 @@ def _setup(rounds=2, lr=0.1):
                               bandwidth_hz=1.0, distances_m=torch.zeros(M, dtype=torch.float64))
     model = build_model("cnn_mnist_k3", (1, 28, 28), K, engine="loop")
     return TrialSetup("ota_fd/test", 0, 0, model, data, (x[:40], y[:40]), (x[:20], y[:20]),
-                      stats, rounds, 1, 2, 8, lr, 1.0)
+                      stats, rounds, 1, LocalWork(2, 8, lr), ServerStep(1.0))
 
 
 def _scheme(method, **extra):
@@ -133,7 +133,8 @@ def test_full_batch_round_is_one_step_on_the_whole_local_objective():
 
     from torch.func import functional_call
 
-    setup = replace(_setup(rounds=1, lr=0.05), full_batch=True)
+    setup = _setup(rounds=1, lr=0.05)
+    setup = replace(setup, local=replace(setup.local, full_batch=True))
     scheme = _scheme("local_only", clip_S=1e9)
     params0 = tr.initial_params(setup)
     tr.run_fd_trial(setup, scheme, {"T": 1}, False)      # smoke: the path runs end to end

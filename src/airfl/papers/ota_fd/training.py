@@ -127,11 +127,11 @@ def run_fd_trial(setup: TrialSetup, scheme, design: dict[str, Any], progress: bo
             flat, record = scheme.aggregate(q.reshape(q.shape[0], -1), state, design)
             targets = flat.reshape(K, K)
         uses += scheme.channel_uses(K, setup.data.num_clients)
-        lr = setup.lr / math.sqrt(t)
-        steps = 1 if setup.full_batch else setup.local_steps
+        lr = setup.local.lr / math.sqrt(t)
+        steps = 1 if setup.local.full_batch else setup.local.steps
         for _ in range(steps):
-            batch = full_batches(setup.data) if setup.full_batch else \
-                sample_batches(setup.data, setup.batch_size, streams("data"))
+            batch = full_batches(setup.data) if setup.local.full_batch else \
+                sample_batches(setup.data, setup.local.batch_size, streams("data"))
             local_step_(setup, params, batch, targets, gamma=scheme.gamma, lr=lr,
                         clip_S=scheme.clip_S)
         records.append({"round": t, **record})
@@ -157,8 +157,10 @@ def federated_trial(setup: TrialSetup, scheme, design: dict[str, Any], progress:
     FedSGD (`full_batch`, the paper profile on MNIST): every WD uploads its full-batch gradient
     and the server steps w - eta_0 g (the core's `gradient` upload); FedAvg otherwise (deltas
     after E local steps)."""
-    if setup.full_batch:
-        setup = dataclasses.replace(setup, upload="gradient", server_lr=setup.lr)
+    if setup.local.full_batch:
+        local = dataclasses.replace(setup.local, upload="gradient")
+        server = dataclasses.replace(setup.server, lr=setup.local.lr)
+        setup = dataclasses.replace(setup, local=local, server=server)
     table, records = run_trial(setup, scheme, design, progress=False)
     table["channel_uses"] = table["round"] * int(setup.model.dim)
     if "eps_real_ratio" in table:          # realised eps_i / eps_i so far, as the FD loop logs
