@@ -147,12 +147,13 @@ def digest(deps: tuple[str, ...]) -> str:
     the working directory: what Snakemake compares to decide that code changed."""
     sha = hashlib.sha256()
     for dep in deps:
-        sha.update(_dep_digest(dep).encode())
+        sha.update(dep_digest(dep).encode())
     return sha.hexdigest()[:16]
 
 
 @cache             # a file or folder read once per process, however many jobs name it
-def _dep_digest(dep: str) -> str:
+def dep_digest(dep: str) -> str:
+    """A hash of one code dependency (a file, or every file of a folder but bytecode)."""
     path = Path(dep)
     files = sorted(p for p in path.rglob("*") if p.is_file() and "__pycache__" not in p.parts
                    and p.suffix != ".pyc") if path.is_dir() else [path]
