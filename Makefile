@@ -30,7 +30,8 @@ reproduce: install
 	$(MAKE) dvc-record
 
 # Record what Snakemake made in DVC (dvc.lock and the cache): check that dvc.yaml is the DAG of
-# params.yaml (the `dvc-dag` stage's stamp; it stops with what to run otherwise), then commit.
+# params.yaml (the `dvc-dag` stage's stamp; it stops with what to run otherwise) and write each
+# stage's manifest (results/dvc/: the params values and code digests it depends on), then commit.
 dvc-record: install
 	$(BIN)/airfl dvc-yaml --stamp results/dvc_dag.txt
 	$(BIN)/dvc commit -f -q

@@ -1,7 +1,7 @@
 """One knob reruns the jobs it changes, in both tools (issue 13, item 3).
 
 For each wing, a one-knob change of params.yaml is applied; the jobs DVC marks stale (a key of
-the stage's dvc.yaml `params:` list, as `airfl dvc-yaml` writes it, changed value) and the jobs
+the stage's manifest, as the `dvc-dag` stage writes it, changed value) and the jobs
 Snakemake reruns (the rule's `params:` differ) must both be exactly the jobs the knob reaches:
 a curve's own parameter its curve and figure, an analytic-only knob no training job, one added
 grid point no existing job but the figure (the new curve is a new job in both tools).
@@ -15,9 +15,9 @@ from typing import Any
 
 import pytest
 
-from airfl.config import get_dotted, read_params
+from airfl.config import read_params
 from airfl.pipeline import dag, param_deps
-from airfl.pipeline.dvcgen import written_keys
+from airfl.pipeline.dvcgen import manifest, written_keys
 from airfl.pipeline.params import load_params
 from airfl.pipeline.registry import all_analytic, all_experiments, get_experiment
 
@@ -43,22 +43,22 @@ def stale(path: str, paper: str, changes: dict[str, Any]) -> tuple[set[str], set
     """(DVC's stale jobs, Snakemake's) of the paper's existing jobs after `changes`."""
     params, raw, jobs = _before(path, paper)
     new, new_raw = load_params(path, changes), read_params(path, changes)
+    after = {job.name: job for e in all_experiments() if e.paper == paper
+             for job in dag.experiment_jobs(e, new)}          # the DAG `airfl dvc-yaml` writes
     dvc, snakemake = set(), set()
     for experiment, job in jobs:
         curve = job.args[1] if len(job.args) > 1 else None
         if (job.stage, curve) not in param_deps.experiment_views(experiment, new):
             continue                        # the job left the DAG (both tools drop it)
-        keys = written_keys(job.params, raw)
-        if any(_json(get_dotted(raw, k)) != _json(get_dotted(new_raw, k)) for k in keys):
-            dvc.add(job.name)
+        if _json(manifest(job, raw)) != _json(manifest(after[job.name], new_raw)):
+            dvc.add(job.name)               # its manifest, as the dvc-dag stage writes it
         if _json(dag.rule_params(job.stage, experiment, params, curve)) != \
                 _json(dag.rule_params(job.stage, experiment, new, curve)):
             snakemake.add(job.name)
     for figure in all_analytic():           # analytic figures read their whole block
         if figure.paper == paper:
             job = dag.analytic_job(figure)
-            keys = written_keys(job.params, raw)
-            if any(_json(get_dotted(raw, k)) != _json(get_dotted(new_raw, k)) for k in keys):
+            if _json(manifest(job, raw)) != _json(manifest(job, new_raw)):
                 dvc.add(job.name)
             if _json(figure.params(params)) != _json(figure.params(new)):
                 snakemake.add(job.name)
@@ -237,3 +237,21 @@ def test_lift_names_the_nearest_written_parent():
     assert param_deps.lift("a.b.d", raw) == "a.b"
     assert param_deps.lift("z.y", raw) is None
     assert written_keys(["a.b.c"], raw) == ["a"]       # a section all of whose leaves are read
+
+
+def test_a_manifest_holds_the_values_dvc_compares_and_each_code_files_digest(tmp_path):
+    """The `dvc-dag` stage's manifest of a stage (what DVC compares, issue 13 item 5): the
+    value of each key as written, and a digest per code file that changes with its bytes."""
+    from airfl.pipeline.code_deps import dep_digest
+
+    raw = {"a": {"b": {"c": 1, "d": [1, 2]}, "e": 3}, "f": "x"}
+    one, two = tmp_path / "one.py", tmp_path / "two.py"
+    one.write_text("x = 1\n")
+    two.write_text("x = 2\n")
+    job = dag.Job("train", "train-t", [], [], [], ["a.b.c", "a.b.d", "f"], code=[str(one)])
+    assert manifest(job, raw) == {"params": {"a.b": {"c": 1, "d": [1, 2]}, "f": "x"},
+                                  "code": {str(one): dep_digest(str(one))}}
+    assert dep_digest(str(one)) != dep_digest(str(two))
+    changed = {"a": {"b": {"c": 1, "d": [1, 2, 3]}, "e": 4}, "f": "x"}
+    assert manifest(job, changed)["params"]["a.b"] == {"c": 1, "d": [1, 2, 3]}
+    assert manifest(job, {**raw, "a": {**raw["a"], "e": 4}}) == manifest(job, raw)  # unread

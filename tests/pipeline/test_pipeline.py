@@ -91,13 +91,20 @@ def test_dvc_yaml_declares_each_papers_claims_as_metrics(repo_root):
 
 
 def test_every_param_key_dvc_tracks_is_written_in_params_yaml(repo_root):
-    """DVC reads params.yaml as written, without the schema's defaults: a stage that lists a key
-    only the schema supplies fails `dvc commit` / `dvc repro` with MissingParamsError."""
+    """DVC reads params.yaml as written, without the schema's defaults: the `dvc-dag` stage
+    writes each stage's manifest from the keys as written (`written_keys`), and a key only the
+    schema supplies would stop it (it used to fail `dvc commit` with MissingParamsError)."""
+    from airfl.config import read_params
+    from airfl.pipeline.dag import jobs
+    from airfl.pipeline.dvcgen import written_keys
+    from airfl.pipeline.params import load_params
+
+    path = str(repo_root / "params.yaml")
     raw = yaml.safe_load((repo_root / "params.yaml").read_text())
-    stages = yaml.safe_load((repo_root / "dvc.yaml").read_text())["stages"]
+    assert raw == read_params(path, {})
     missing = set()
-    for stage in stages.values():
-        for key in stage.get("params", []):
+    for job in jobs(load_params(path, {})):
+        for key in written_keys(job.params, raw):
             node = raw
             for part in key.split("."):
                 if not isinstance(node, dict) or part not in node:
@@ -219,7 +226,8 @@ def test_dvc_repro_stops_before_any_stage_when_params_describe_another_dag(repo_
     assert (work / STAMP).read_text() == STAMP_TEXT
     stages = yaml.safe_load((work / "dvc.yaml").read_text())["stages"]
     assert "train-baselines-accuracy_vs_rounds-ota_mid_snr" in stages
-    assert all(str(STAMP) in s["deps"] for name, s in stages.items() if name != GUARD)
+    assert all(s["deps"][0] == f"results/dvc/{name}.json"      # its manifest, the guard's output
+               for name, s in stages.items() if name != GUARD)
 
 
 def test_bad_params_stop_snakemake_before_any_job(repo_root, tmp_path, env):
@@ -369,8 +377,12 @@ def _reach(graph: dict[str, set[str]], start: set[str]) -> set[str]:
 def _stale_under_dvc(work, env) -> set[str]:
     """Stages `dvc repro` would run for the figure: those whose own deps changed (what `repro
     --dry` lists) and everything downstream of them within the figure's subgraph (Snakemake
-    reruns a job whose input is remade; DVC compares the new output's hash first)."""
+    reruns a job whose input is remade; DVC compares the new output's hash first). The
+    `dvc-dag` stage runs first: a code edit reaches a stage through the code digests in its
+    manifest, which that stage writes (issue 13, item 5); `repro --dry` runs nothing."""
+    _run(["dvc", "repro", "--single-item", GUARD], work, env)
     out = _run(["dvc", "repro", "--dry", DVC_TARGET], work, env).stdout
+    assert GUARD not in re.findall(r"Running stage '([^']+)'", out), out
     readers = _dvc_graph(work)
     writers: dict[str, set[str]] = {name: set() for name in readers}
     for name, after in readers.items():
@@ -389,15 +401,17 @@ def _stale_under_snakemake(work, env) -> set[str]:
 
 
 def test_a_code_edit_makes_the_same_jobs_stale_in_dvc_and_snakemake(repo_root, tmp_path, env):
-    """Code deps come from what each stage imports (pipeline.code_deps), for DVC as file deps and
-    for Snakemake as a digest parameter. The workspace's own copy of airfl is the one that runs
-    (PYTHONPATH), so its files are the code."""
+    """Code deps come from what each stage imports (pipeline.code_deps), for DVC as file digests
+    in each stage's manifest and for Snakemake as a digest parameter. The workspace's own copy
+    of airfl is the one that runs (PYTHONPATH), so its files are the code."""
     work = _workspace(repo_root, tmp_path / "ws", env)
     env = {**env, "PYTHONPATH": str(work / "src")}
     _run(["airfl", "dvc-yaml"], work, env)
-    assert "src/airfl/core/loop.py" in (work / "dvc.yaml").read_text()   # relative: this copy
     _run(["snakemake", "--cores", "2", *TARGETS, "-q"], work, env)
     _record(work, env)
+    manifest = json.loads((work / "results/dvc/train-baselines-accuracy_vs_rounds-ideal.json")
+                          .read_text())
+    assert "src/airfl/core/loop.py" in manifest["code"]                 # relative: this copy
     assert not _stale_under_dvc(work, env)
     assert not _stale_under_snakemake(work, env)
     stale = {}

@@ -12,9 +12,13 @@ from __future__ import annotations
 
 import ast
 import hashlib
+import json
 from functools import cache
 from importlib.util import find_spec
 from pathlib import Path
+from typing import Iterator
+
+from airfl.io import atomic_path
 
 ROOT_PACKAGE = "airfl"
 
@@ -44,11 +48,24 @@ def _modules(package: str) -> dict[str, Path]:
 @cache             # each file parsed once per process (`_graph` runs per set of packages)
 def _imported(module: str, path: Path) -> frozenset[str]:
     """Names a module imports (absolute; `from x import y` gives both x and x.y, as y may be a
-    submodule), resolved against the module's own package for relative imports."""
+    submodule), resolved against the module's own package for relative imports. Taken from the
+    on-disk cache (`_disk_cache`) while the file's size and time stamp are those it was read at:
+    parsing ~150 files was ~0.4 of the ~5 CPU seconds of a no-op `snakemake -n` (issue 13)."""
+    stamp = _stamp(path)
+    hit = _disk_cache().get(str(path))
+    if hit is not None and hit[0] == stamp:
+        return frozenset(hit[1])
+    names = _parse_imports(module, path)
+    _disk_cache()[str(path)] = [stamp, sorted(names)]
+    _DIRTY.add(str(path))
+    return names
+
+
+def _parse_imports(module: str, path: Path) -> frozenset[str]:
     tree = ast.parse(path.read_text(), str(path))
     package = module if path.name == "__init__.py" else module.rpartition(".")[0]
     names: set[str] = set()
-    for node in ast.walk(tree):
+    for node in _statements(tree.body):
         if isinstance(node, ast.Import):
             names.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom):
@@ -60,6 +77,44 @@ def _imported(module: str, path: Path) -> frozenset[str]:
             names.add(base)
             names.update(f"{base}.{alias.name}" for alias in node.names)
     return frozenset(names)
+
+
+def _statements(body: list[ast.stmt]) -> Iterator[ast.stmt]:
+    """Every statement, nested ones too (in functions, classes, if/try/with/for/match): an
+    import is a statement, so expressions need no visit (10x fewer nodes than `ast.walk`)."""
+    for node in body:
+        yield node
+        for name in ("body", "orelse", "finalbody", "handlers", "cases"):
+            inner = getattr(node, name, None)
+            if isinstance(inner, list):
+                yield from _statements(inner)
+
+
+#: where Snakemake keeps its own state; the cache is only kept where that folder exists
+CACHE = Path(".snakemake") / "airfl_imports.json"
+_DIRTY: set[str] = set()
+
+
+def _stamp(path: Path) -> list[int]:
+    info = path.stat()
+    return [info.st_size, info.st_mtime_ns]
+
+
+@cache
+def _disk_cache() -> dict[str, list]:
+    """File -> [[size, mtime_ns], imported names] as last parsed (the rule DVC's own hash cache
+    follows); empty when there is none or it cannot be read."""
+    try:
+        return json.loads(CACHE.read_text())
+    except (OSError, ValueError):
+        return {}
+
+
+def _save_cache() -> None:
+    if _DIRTY and CACHE.parent.is_dir():
+        with atomic_path(CACHE) as tmp:
+            tmp.write_text(json.dumps(_disk_cache(), sort_keys=True))
+        _DIRTY.clear()
 
 
 @cache
@@ -77,6 +132,7 @@ def _graph(packages: tuple[str, ...]) -> dict[str, frozenset[str]]:
         if parent in known:                               # importing a module runs its package
             targets.add(parent)
         graph[name] = frozenset(targets - {name})
+    _save_cache()
     return graph
 
 
@@ -147,12 +203,13 @@ def digest(deps: tuple[str, ...]) -> str:
     the working directory: what Snakemake compares to decide that code changed."""
     sha = hashlib.sha256()
     for dep in deps:
-        sha.update(_dep_digest(dep).encode())
+        sha.update(dep_digest(dep).encode())
     return sha.hexdigest()[:16]
 
 
 @cache             # a file or folder read once per process, however many jobs name it
-def _dep_digest(dep: str) -> str:
+def dep_digest(dep: str) -> str:
+    """A hash of one code dependency (a file, or every file of a folder but bytecode)."""
     path = Path(dep)
     files = sorted(p for p in path.rglob("*") if p.is_file() and "__pycache__" not in p.parts
                    and p.suffix != ".pyc") if path.is_dir() else [path]

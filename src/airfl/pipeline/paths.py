@@ -30,6 +30,16 @@ def dvc_stamp() -> Path:
     return RESULTS / "dvc_dag.txt"
 
 
+def dvc_jobs() -> Path:
+    """The `dvc-dag` stage's manifests: one JSON a DVC stage, the values of the params.yaml keys
+    it reads and the digests of the code files it runs (its only params and code dependency)."""
+    return RESULTS / "dvc"
+
+
+def dvc_job(name: str) -> Path:
+    return dvc_jobs() / f"{name}.json"
+
+
 def calibration(experiment_id: str) -> Path:
     """An experiment's calibration (parameters measured at theta_0 that every curve trains with)."""
     return RESULTS / "calibration" / f"{experiment_id}.json"
