@@ -18,7 +18,9 @@ Per trial (one channel draw per trial, so one P1 per trial):
    ddpg.train_ddpg) from p_bar, and directly by a 1-D line search over uniform power and by
    random feasible actions (spec §6.4 sanity check); all values are stored.
 Draws: DDPG's exploration and minibatches from stream (seed, "lapa", trial, "ddpg"), its network
-initialisation from that stream's derived torch seed, the random search from "p1_random".
+initialisation from that stream's derived torch seed, the random search from "p1_random"; the
+same streams in Fig. 7(a) (lapa/fig4) and 7(b) (lapa/fig7b): common random numbers across the
+two datasets' panels.
 """
 
 from __future__ import annotations
