@@ -94,9 +94,13 @@ def test_ddpg_freezes_pilot_b_trajectory_where_it_ran(params):
 
 
 def _lapa_jobs(params, profile):
+    """The jobs of the LAPA experiments the profile runs (as dag.jobs expands them)."""
     from airfl.pipeline import dag
+    from airfl.pipeline.registry import active_experiments
 
-    return {j.name: j for j in dag.jobs(_profile(params, profile)) if "lapa" in j.name}
+    run = _profile(params, profile)
+    return {j.name: j for e in active_experiments(run) if e.paper == "lapa"
+            for j in dag.experiment_jobs(e, run)}
 
 
 def test_pilot_b_runs_in_the_paper_profile_and_feeds_ddpg(params):
