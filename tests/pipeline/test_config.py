@@ -134,6 +134,35 @@ def test_committed_schema_is_the_assembled_one(repo_root):
         committed.splitlines(True), assembled.splitlines(True), "committed", "assembled"))
 
 
+def test_schema_check_prints_a_diff_naming_the_drifted_key(tmp_path, monkeypatch, capsys):
+    """`airfl schema --check` fails on a committed copy that drifted from the declarations and
+    prints a unified diff whose lines name the drifted key."""
+    import airfl.pipeline.params as module
+
+    drifted = tmp_path / "params.schema.yaml"
+    text = schema_yaml()
+    assert "      train_eval_subset:\n" in text
+    drifted.write_text(text.replace("      train_eval_subset:\n", "      train_eval_subsets:\n", 1))
+    monkeypatch.setattr(module, "GENERATED", drifted)
+    assert module.write_schema(check=True) == 1
+    diff = capsys.readouterr().err
+    assert "airfl schema" in diff and "--- " in diff and "+++ " in diff
+    assert "-      train_eval_subsets:" in diff and "+      train_eval_subset:" in diff
+    drifted.write_text(text)
+    assert module.write_schema(check=True) == 0
+
+
+def test_a_declared_core_default_reaches_the_code(params):
+    """The core declaration's defaults are what validated params (and so the code) hold."""
+    from airfl.params_core import DEFS, PROPERTIES
+
+    params.pop("threads", None)
+    params["baselines"]["accuracy_vs_rounds"]["channel"].pop("bandwidth_hz", None)
+    block = experiment_params(validate_params(params), "baselines.accuracy_vs_rounds")
+    assert params["threads"] == PROPERTIES["threads"].default == 1
+    assert block["channel"]["bandwidth_hz"] == DEFS["channel"].defaults()["bandwidth_hz"] == 1e6
+
+
 def test_override_args_pass_only_differences(repo_root, params):
     effective = validate_params(copy.deepcopy(params))
     assert override_args(repo_root / "params.yaml", effective) == ""

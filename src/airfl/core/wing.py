@@ -4,8 +4,9 @@ A package offers a wing through the Python entry point group `airfl.wings` (name
 name, value = its `Wing` object), so a user's own installed package can add schemes to existing
 figures or a whole paper without editing airfl. The object is cheap to import: the heavy parts
 (experiments, scheme classes) are named as import strings and loaded only by the stages that
-need them, and the parameter schema is a YAML file in the wing's package, read without importing
-torch (every job validates params.yaml, the light `privacy` job included).
+need them, and the parameters are declared once in a light module of the wing (airfl.declare
+nodes, no torch: every job validates params.yaml, the light `privacy` job included). A wing not
+yet converted may still keep them in YAML fragments (params.schema.yaml, audit.schema.yaml).
 """
 
 from __future__ import annotations
@@ -28,6 +29,9 @@ class Wing:
     holding the wing (its code is what its stages depend on; its `params.schema.yaml` declares
     its parameters). `catalogue`: the module whose `EXPERIMENTS` and `ANALYTIC` tuples are the
     wing's figures (None: a wing of schemes only). `schemes`: scheme kind -> "module:Class".
+    `params`: the module declaring its parameters (airfl.declare): `DECLARATION` (a
+    `Declaration`: its top-level keys, `$defs` and curve kinds) and, where it registers audits,
+    `AUDIT` (the node of params.yaml `audit.<wing>`); None: the YAML fragments, if any.
     `schema_defs`: schema `$defs` the wing computes from code (e.g. one curve type generated from
     its schemes' parameter declarations), added to those of its YAML file. `audits`: auditable
     DP mechanism name -> "module:function", imported lazily by the audit stage (issue 16); the
@@ -40,12 +44,18 @@ class Wing:
     catalogue: str | None = None
     schemes: Mapping[str, str] = field(default_factory=dict)
     schema_defs: Callable[[], dict[str, Any]] | None = None
+    params: str | None = None
     audits: Mapping[str, str] = field(default_factory=dict)
 
     def schema(self) -> dict[str, Any]:
         """The wing's schema parts: `properties` (its top-level params.yaml keys), `required`,
         `$defs`, and `curve_schemes` (kind -> parameter schema of schemes usable in the generic
         curves of any training experiment). An absent file means no parameters."""
+        if self.params is not None:
+            parts = import_module(self.params).DECLARATION.parts()
+            if self.schema_defs is not None:
+                parts["$defs"] = {**parts.get("$defs", {}), **self.schema_defs()}
+            return parts
         import yaml
 
         resource = files(self.package).joinpath(SCHEMA_FILE)
@@ -59,7 +69,10 @@ class Wing:
 
     def audit_schema(self) -> dict[str, Any] | None:
         """The schema of the wing's audit settings (params.yaml `audit.<wing>`), from its
-        package's audit.schema.yaml; None when it has no such file."""
+        declaration's `AUDIT` (or its package's audit.schema.yaml); None when it has none."""
+        if self.params is not None:
+            audit = getattr(import_module(self.params), "AUDIT", None)
+            return None if audit is None else audit.schema()
         import yaml
 
         resource = files(self.package).joinpath(AUDIT_SCHEMA_FILE)
