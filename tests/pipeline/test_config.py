@@ -8,7 +8,7 @@ import pytest
 import yaml
 
 from airfl.config import ConfigError, experiment_params
-from airfl.pipeline.params import (expand_profiles, load_params, override_args, params_schema,
+from airfl.pipeline.params import (load_params, override_args, params_schema,
                                    schema_yaml, validate_params)
 from airfl.pipeline.registry import scheme_kinds
 
@@ -92,22 +92,6 @@ def test_per_profile_values_are_typed(params, block, key, value, expected):
     with pytest.raises(ConfigError) as info:
         validate_params(params)
     assert expected in str(info.value)
-
-
-def test_one_declaration_says_a_value_differs_by_profile():
-    """`{profiled: S}`: one value or {quick, paper}; `{per_profile: S}`: always both; a
-    parameter that is itself called `profiled` is left alone."""
-    declared = {"properties": {"lr": {"profiled": {"type": "number"}, "description": "d"},
-                               "scale": {"per_profile": {"type": "integer"}},
-                               "profiled": {"type": "string"}}}
-    both = {"type": "object", "additionalProperties": False, "required": ["quick", "paper"]}
-    lr = expand_profiles(declared)["properties"]["lr"]
-    assert lr["description"] == "d" and lr["oneOf"][0] == {"type": "number"}
-    assert lr["oneOf"][1] == {**both, "properties": {"quick": {"type": "number"},
-                                                       "paper": {"type": "number"}}}
-    assert expand_profiles(declared)["properties"]["scale"] == {
-        **both, "properties": {"quick": {"type": "integer"}, "paper": {"type": "integer"}}}
-    assert expand_profiles(declared)["properties"]["profiled"] == {"type": "string"}
 
 
 def test_generic_curves_take_exactly_the_kinds_wings_declare_for_them():
