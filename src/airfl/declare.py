@@ -17,8 +17,10 @@ gives code the value for the active profile.
 
 Why this shape and not pydantic or annotated dataclasses per block: the schema must stay plain
 JSON schema (Snakemake validates with it, `$ref`s to shared `$defs`, an if/then per scheme kind),
-every job validates params.yaml so the import must cost nothing (stdlib only, ~1 ms), and a tree
-of nodes maps one to one onto the schema, so the generated file reads like the declaration.
+every job validates params.yaml so the import must be cheap (stdlib only: ~14 ms for this
+module, ~1 ms for the core's declaration, at load ~10 on 2 cores), and a tree of nodes maps one
+to one onto the schema, so the generated file reads like the declaration. The key order of a
+declaration is the schema's, and so the order in which validation fills defaults.
 """
 
 from __future__ import annotations
