@@ -73,8 +73,8 @@ def curves_of(params: dict[str, Any], key: str) -> dict[str, dict[str, Any]]:
     common = params["ota_fd"]["setting"]
     pick = settings(params, key)
     s, rounds = pick["data_fraction"], pick["rounds"]
-    rounds_full = params["ota_fd"]["x1"]["rounds"]["paper"] if key == "x1" else \
-        resolve(params["ota_fd"][key].get("rounds", params["ota_fd"]["x1"]["rounds"]), "paper")
+    rounds_full = resolve(params["ota_fd"][key].get("rounds", params["ota_fd"]["x1"]["rounds"]),
+                          "paper")
     base = {"scheme": "ota_fd", **{k: common[k] for k in SCHEME_KEYS}}
 
     def budget(eps_full: float, literal_T: bool = False) -> dict[str, float]:
