@@ -25,6 +25,7 @@ import signal
 import socket
 import struct
 import sys
+import threading
 
 _LENGTH = struct.Struct("!I")
 PRELOAD_STAGES = ("analytic", "audit", "calibrate", "claims", "data", "derive", "design",
@@ -76,6 +77,16 @@ def _preload() -> None:
         importlib.import_module(f"airfl.pipeline.stages.{stage}")
 
 
+def _stop_when_client_goes(conn: socket.socket) -> None:
+    """A job whose client was stopped (Snakemake cancelling it) stops too, as a direct job
+    would: the client sends nothing after its request, so any end of the stream is that."""
+    try:
+        conn.recv(1)
+    except OSError:
+        pass
+    os.kill(os.getpid(), signal.SIGTERM)
+
+
 def _run_job(conn: socket.socket, fds: list[int], request_: dict) -> None:
     """In the forked child: become the job, run it, answer its exit status, never return."""
     status = 1
@@ -90,6 +101,7 @@ def _run_job(conn: socket.socket, fds: list[int], request_: dict) -> None:
         os.environ.clear()
         os.environ.update(request_["env"])
         sys.argv = ["airfl", *request_["argv"]]
+        threading.Thread(target=_stop_when_client_goes, args=(conn,), daemon=True).start()
         from airfl.cli import main
 
         try:
