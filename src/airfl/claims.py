@@ -99,12 +99,13 @@ class PairedDifference:
 
     def describe(self, scale: float = 1.0, unit: str = "") -> str:
         """'better − worse = raw difference ± half-width [verdict]', the raw difference of the
-        metric itself (negative when lower is better and the claim holds)."""
+        metric itself (negative when lower is better and the claim holds); where the floor turned
+        the interval's yes or no into a tie, the verdict says so and what the interval said."""
         raw = self.mean if self.higher_is_better else -self.mean
         spread = (f" ± {scale * self.half_width:.3g}" if self.trials > 1 else " (1 trial)")
         lower = "" if self.higher_is_better else ", lower is better"
         verdict = self.verdict
-        if self.below_resolution:
+        if self.below_resolution and self.interval_verdict != "tie":    # the floor decided it
             verdict = (f"tie (below numerical resolution {scale * self.floor:.3g}; the interval "
                        f"alone: {self.interval_verdict})")
         return (f"{self.better} − {self.worse} = {scale * raw:+.3g}{spread}{unit} "
