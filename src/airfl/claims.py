@@ -31,12 +31,40 @@ def final_by_trial(frame: pd.DataFrame, metric: str) -> pd.DataFrame:
                             sort=False)
 
 
+NUMERICAL_DTYPE = np.float32
+RELATIVE_RESOLUTION = math.sqrt(float(np.finfo(NUMERICAL_DTYPE).eps))     # 2^-11.5 = 3.45e-4
+"""The numerical resolution of a compared value, relative to its size (issue 11 item 11
+follow-up; the rule and r were fixed from the arithmetic before any claim was re-run).
+
+Every metric a claim compares comes out of float32 arithmetic: the models' parameters,
+activations and losses are float32 (the objective F is a float32 per-sample loss summed per
+client, then averaged in float64; accuracies count argmaxes of float32 logits). Each value ends a
+run of T rounds whose summation order is an implementation detail (lockstep or one run at a
+time, thread count, kernel choice). Reordering a float32 sum of n terms moves it by up to
+gamma_{n-1} sum |x_i|, gamma_n = n u / (1 - n u), u = 2^-24 (Higham, Accuracy and Stability of
+Numerical Algorithms, 2nd ed., ch. 4); for the longest reduction of a round (the softmax model's
+dot products over d = 785 inputs) n u = 4.7e-5 per round, and a trajectory carries such
+perturbations from round to round. We take r = sqrt(eps_float32) = 2^-11.5: half of float32's
+significand, ~7x the one-round bound as room for the T rounds (the usual attainable accuracy of
+an iterative floating-point result). A reordering is the same code path in every trial, so it
+moves every trial alike and the paired spread over trials does not see it: a t interval alone
+can call pure rounding a significant difference (Biased FL Fig. 3(a) at 60 dB: +2.95e-08 +-
+1.46e-08 on gaps of 0.002654 flipped tie -> no when the lockstep changed the order).
+
+Rule: a paired difference whose |mean| is below r * scale, scale = the larger |mean| of the two
+curves over the paired trials, is "tie (below numerical resolution)", whatever its interval.
+For a sub-optimality gap the rounding is relative to F, not to the gap, so the gap as the scale
+is conservative (a smaller floor than the rounding of F). For an accuracy of 90 % the floor is
+0.031 pp, below one test image of 2,000 (0.05 pp)."""
+
+
 @dataclass(frozen=True)
 class PairedDifference:
     """The claimed-better curve minus the other, paired by trial, signed so that a positive value
     is the claimed direction. Trials share channel, data and noise draws (common random numbers),
     so the per-trial difference removes what the two curves have in common and a paired test is
-    far more powerful than comparing two means with their own spreads."""
+    far more powerful than comparing two means with their own spreads. `floor` is the numerical
+    resolution of the difference (RELATIVE_RESOLUTION times the curves' scale)."""
 
     better: str
     worse: str
@@ -45,9 +73,15 @@ class PairedDifference:
     trials: int
     level: float
     higher_is_better: bool = True
+    floor: float = 0.0                # |mean| below it: a tie below numerical resolution
 
     @property
-    def verdict(self) -> str:
+    def below_resolution(self) -> bool:
+        """The difference is smaller than the arithmetic can resolve (RELATIVE_RESOLUTION)."""
+        return abs(self.mean) < self.floor
+
+    @property
+    def interval_verdict(self) -> str:
         """'yes' when the whole interval is on the claimed side, 'no' when it is on the other,
         'tie' when it holds 0 (the difference is inside the spread over trials). With one trial
         there is no spread: only an exactly zero difference is a tie."""
@@ -57,14 +91,25 @@ class PairedDifference:
             return "yes"
         return "no" if self.mean + self.half_width < 0 else "tie"
 
+    @property
+    def verdict(self) -> str:
+        """The interval's verdict, except that a difference below the numerical resolution is a
+        tie (RELATIVE_RESOLUTION: rounding, not the schemes)."""
+        return "tie" if self.below_resolution else self.interval_verdict
+
     def describe(self, scale: float = 1.0, unit: str = "") -> str:
         """'better − worse = raw difference ± half-width [verdict]', the raw difference of the
-        metric itself (negative when lower is better and the claim holds)."""
+        metric itself (negative when lower is better and the claim holds); where the floor turned
+        the interval's yes or no into a tie, the verdict says so and what the interval said."""
         raw = self.mean if self.higher_is_better else -self.mean
         spread = (f" ± {scale * self.half_width:.3g}" if self.trials > 1 else " (1 trial)")
         lower = "" if self.higher_is_better else ", lower is better"
+        verdict = self.verdict
+        if self.below_resolution and self.interval_verdict != "tie":    # the floor decided it
+            verdict = (f"tie (below numerical resolution {scale * self.floor:.3g}; the interval "
+                       f"alone: {self.interval_verdict})")
         return (f"{self.better} − {self.worse} = {scale * raw:+.3g}{spread}{unit} "
-                f"[{self.verdict}{lower}]")
+                f"[{verdict}{lower}]")
 
 
 def paired_difference(values: pd.DataFrame, better: str, worse: str,
@@ -74,7 +119,8 @@ def paired_difference(values: pd.DataFrame, better: str, worse: str,
     Only trials where both curves have a value are paired. When every trial shows the same
     nonzero difference (zero sample spread: a few trials of a metric measured in steps), the
     measurement's `resolution`, estimated from every value in `values`, stands in for the
-    spread."""
+    spread. A difference below the numerical resolution (RELATIVE_RESOLUTION times the larger
+    |mean| of the two curves) is a tie whatever the interval."""
     from scipy.stats import t as student
 
     pair = values[[better, worse]].dropna()
@@ -90,8 +136,9 @@ def paired_difference(values: pd.DataFrame, better: str, worse: str,
         if spread <= 1e-9 * float(np.max(np.abs(diff))):     # every trial: the same difference
             spread = resolution(values.to_numpy(dtype=float))
         half = float(student.ppf(0.5 + level / 2, n - 1) * spread / math.sqrt(n))
+    size = max(abs(float(pair[better].mean())), abs(float(pair[worse].mean())))
     return PairedDifference(better, worse, float(np.mean(diff)), half, n, level,
-                            higher_is_better)
+                            higher_is_better, RELATIVE_RESOLUTION * size)
 
 
 def resolution(values: np.ndarray) -> float:

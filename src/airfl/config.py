@@ -16,6 +16,9 @@ from typing import Any
 import yaml
 from jsonschema import Draft202012Validator, validators
 
+from airfl.declare import resolve
+
+
 class ConfigError(ValueError):
     """params.yaml does not match the schema; the message names the key and what is allowed."""
 
@@ -113,7 +116,7 @@ def _deepest(error):
     """For allOf/if-then and anyOf failures, report the most specific underlying error."""
     while error.context:
         # deepest first; at equal depth a violated bound or a missing key says more than "not
-        # of type" (e.g. a `{quick: ...}` value without `paper` against `{profiled: integer}`)
+        # of type" (e.g. a `{quick: ...}` value without `paper` against `ByProfile(of=Int())`)
         error = max(error.context, key=lambda e: (len(list(e.absolute_path)),
                                                   e.validator != "type"))
     return error
@@ -226,18 +229,10 @@ def get_dotted(params: dict[str, Any], dotted: str) -> Any:
     return node
 
 
-def profiled(value: Any, profile: str) -> Any:
-    """A `{quick: ..., paper: ...}` value resolved for the profile; other values as they are
-    (wings whose figures share one block with per-profile entries)."""
-    if isinstance(value, dict) and set(value) == {"quick", "paper"}:
-        return value[profile]
-    return value
-
-
 def experiment_params(params: dict[str, Any], config_key: str) -> dict[str, Any]:
     """One experiment's block with `scale` resolved for the active profile."""
     block = copy.deepcopy(get_dotted(params, config_key))
-    block["scale"] = block["scale"][params["profile"]]
+    block["scale"] = resolve(block["scale"], params["profile"])
     return block
 
 

@@ -75,21 +75,30 @@ class RoundStreams:
         (common random numbers), so they are drawn once and shared through a small cache of the
         process (_FIRST_DRAWS) instead of once per run (Biased FL's quantizer: a [10, 7850]
         float64 draw per round, ~30 % of a digital tune job). Bit-identical to drawing: a later
-        use of the stream in this round starts after these numbers, as it would have."""
+        use of the stream in this round starts after these numbers, as it would have.
+
+        Read-only is enforced, not a convention: torch has no read-only tensors, so the cache
+        keeps each tensor's in-place version counter (`Tensor._version`, bumped by every write)
+        and a later run that finds it changed stops with an error instead of quantizing with
+        numbers another run overwrote (a copy per run would cost about what the draw saves)."""
         shape = tuple(int(n) for n in shape)
         if stream in self._cache or stream in self._skipped:   # not the first draw: draw it
             return torch.rand(shape, generator=self(stream), dtype=torch.float64)
         key = (*self._key, stream, shape)
-        values = _FIRST_DRAWS.pop(key, None)
+        values, version = _FIRST_DRAWS.pop(key, (None, None))
         if values is None:
             values = torch.rand(shape, generator=self(stream), dtype=torch.float64)
+            version = values._version
             del self._cache[stream]                      # re-made and advanced on demand
-        _FIRST_DRAWS[key] = values                       # most recently used last
+        elif values._version != version:
+            raise RuntimeError(f"first_uniform({stream!r}, {shape}): a consumer wrote into the "
+                               "draw shared by the runs of a trial; treat it as read-only")
+        _FIRST_DRAWS[key] = (values, version)            # most recently used last
         while len(_FIRST_DRAWS) > _FIRST_DRAWS_KEPT:
             _FIRST_DRAWS.pop(next(iter(_FIRST_DRAWS)))
         self._skipped[stream] = shape
         return values
 
 
-_FIRST_DRAWS: dict[tuple, torch.Tensor] = {}
-_FIRST_DRAWS_KEPT = 16      # > the trials stepped together (3 selection trials; 20 in train)
+_FIRST_DRAWS: dict[tuple, tuple[torch.Tensor, int]] = {}    # key -> (draw, its _version)
+_FIRST_DRAWS_KEPT = 16      # > the trials a tune job steps together (its 3 selection trials)

@@ -152,3 +152,50 @@ def test_a_zero_spread_of_one_resolution_step_is_a_tie_with_few_trials_not_a_ver
     # shows the measurement's fine step
     far = pd.DataFrame({"a": [0.9000, 0.9500], "b": [0.5000, 0.5500], "c": [0.9005, 0.5005]})
     assert paired_difference(far, "a", "b").verdict == "yes"
+
+
+def test_the_resolution_floor_is_half_of_float32s_significand():
+    """r = sqrt(eps_float32) = 2^-11.5 (airfl.claims.RELATIVE_RESOLUTION): fixed from the dtype,
+    above the float32 reordering bound of one round's longest reduction (785 u)."""
+    from airfl.claims import RELATIVE_RESOLUTION
+
+    assert RELATIVE_RESOLUTION == pytest.approx(2.0 ** -11.5, rel=1e-12)
+    assert RELATIVE_RESOLUTION > 785 * 2.0 ** -24
+
+
+def test_pure_rounding_noise_is_a_tie_below_numerical_resolution():
+    """The same float32 losses summed in two orders (pairwise and sequential, as a lockstep run
+    reorders a reduction): the two 'curves' differ by rounding alone, within Higham's bound
+    gamma_{n-1} sum|x| < r; whatever the t interval says, the verdict is a tie."""
+    rng = np.random.default_rng(0)
+    losses = rng.random((8, 1000)).astype(np.float32)
+    pairwise = [float(np.sum(row, dtype=np.float32)) for row in losses]
+    sequential = [float(np.cumsum(row, dtype=np.float32)[-1]) for row in losses]
+    values = pd.DataFrame({"pairwise": pairwise, "sequential": sequential})
+    assert not np.array_equal(values["pairwise"], values["sequential"])   # rounding differs
+    result = paired_difference(values, "pairwise", "sequential", higher_is_better=False)
+    assert result.below_resolution and result.verdict == "tie"
+    exact = pd.DataFrame({"a": pairwise, "b": pairwise})           # the same value: no note
+    assert paired_difference(exact, "a", "b").describe().endswith("[tie]")
+
+
+def test_the_lockstep_flip_of_biased_fl_fig3a_is_a_tie_and_says_what_the_interval_said():
+    """Biased FL Fig. 3(a) at 60 dB (issue 11 item 11): a difference of +2.95e-08 on gaps of
+    0.002654 with a tiny spread; the t interval alone calls it a reversal, the floor a tie."""
+    offsets = np.array([2.6e-8, 3.3e-8, 2.9e-8, 3.0e-8])
+    values = pd.DataFrame({"opt": 0.002654 + offsets, "zb": np.full(4, 0.002654)})
+    result = paired_difference(values, "opt", "zb", higher_is_better=False)
+    assert result.interval_verdict == "no" and result.verdict == "tie"
+    assert "the interval alone: no" in result.describe()
+    claim = paired_order(values, [("opt", "zb")], higher_is_better=False)
+    assert claim.tie and claim.holds is None
+
+
+def test_a_real_small_difference_with_a_tiny_spread_is_not_a_tie():
+    """A difference of 1e-3 relative (3x the floor) that every trial shows, give or take 1e-7,
+    is an ordering: the floor removes rounding, not small effects."""
+    offsets = 1e-3 * 0.5 + np.array([1e-7, -1e-7, 0.0, 2e-7])
+    values = pd.DataFrame({"a": np.full(4, 0.5) + offsets, "b": np.full(4, 0.5)})
+    result = paired_difference(values, "a", "b")
+    assert not result.below_resolution and result.verdict == "yes"
+    assert paired_difference(values, "b", "a").verdict == "no"

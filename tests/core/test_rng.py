@@ -49,3 +49,29 @@ def test_first_uniform_is_the_streams_first_draw_shared_by_the_runs_of_a_trial()
     assert torch.equal(b.first_uniform("quantization", shape), second)  # not first any more
     other_trial = RoundStreams(7, "exp/first", 3, 4).first_uniform("quantization", shape)
     assert not torch.equal(other_trial, first)
+
+
+def test_a_run_that_writes_into_the_shared_first_draw_stops_the_next_run():
+    """first_uniform's tensor is shared by the runs of a trial (review of issue 11): a consumer
+    that wrote into it would change the other runs' draws silently; the next run stops instead."""
+    shape = (2, 3)
+    a, b = RoundStreams(11, "exp/guard", 0, 0), RoundStreams(11, "exp/guard", 0, 0)
+    a.first_uniform("quantization", shape).mul_(2.0)                    # a careless consumer
+    with pytest.raises(RuntimeError, match="wrote into the draw shared"):
+        b.first_uniform("quantization", shape)
+
+
+def test_the_quantizer_leaves_the_shared_draw_unwritten():
+    """The one consumer, stochastic_quantize(noise=) (Biased FL's digital schemes), with and
+    without a row mask: the numbers and the tensor's version counter are unchanged."""
+    from airfl.channel import stochastic_quantize
+
+    streams = RoundStreams(12, "exp/guard", 0, 0)
+    x = torch.randn(4, 6, generator=torch.Generator().manual_seed(0), dtype=torch.float64)
+    noise = streams.first_uniform("quantization", tuple(x.shape))
+    before, version = noise.clone(), noise._version
+    stochastic_quantize(x, torch.tensor([2, 3, 4, 5]), None, noise=noise)
+    stochastic_quantize(x, 3, None, rows=torch.tensor([True, False, True, False]), noise=noise)
+    assert torch.equal(noise, before) and noise._version == version
+    assert RoundStreams(12, "exp/guard", 0, 0).first_uniform("quantization", tuple(x.shape)) \
+        is noise

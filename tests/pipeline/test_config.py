@@ -8,7 +8,7 @@ import pytest
 import yaml
 
 from airfl.config import ConfigError, experiment_params
-from airfl.pipeline.params import (expand_profiles, load_params, override_args, params_schema,
+from airfl.pipeline.params import (load_params, override_args, params_schema,
                                    schema_yaml, validate_params)
 from airfl.pipeline.registry import scheme_kinds
 
@@ -94,22 +94,6 @@ def test_per_profile_values_are_typed(params, block, key, value, expected):
     assert expected in str(info.value)
 
 
-def test_one_declaration_says_a_value_differs_by_profile():
-    """`{profiled: S}`: one value or {quick, paper}; `{per_profile: S}`: always both; a
-    parameter that is itself called `profiled` is left alone."""
-    declared = {"properties": {"lr": {"profiled": {"type": "number"}, "description": "d"},
-                               "scale": {"per_profile": {"type": "integer"}},
-                               "profiled": {"type": "string"}}}
-    both = {"type": "object", "additionalProperties": False, "required": ["quick", "paper"]}
-    lr = expand_profiles(declared)["properties"]["lr"]
-    assert lr["description"] == "d" and lr["oneOf"][0] == {"type": "number"}
-    assert lr["oneOf"][1] == {**both, "properties": {"quick": {"type": "number"},
-                                                       "paper": {"type": "number"}}}
-    assert expand_profiles(declared)["properties"]["scale"] == {
-        **both, "properties": {"quick": {"type": "integer"}, "paper": {"type": "integer"}}}
-    assert expand_profiles(declared)["properties"]["profiled"] == {"type": "string"}
-
-
 def test_generic_curves_take_exactly_the_kinds_wings_declare_for_them():
     """$defs.curve (a curve of any training experiment) offers every kind a wing declares under
     `curve_schemes`, each offered by the wing whose `schemes` can build it; nothing else."""
@@ -132,6 +116,35 @@ def test_committed_schema_is_the_assembled_one(repo_root):
     assembled = schema_yaml()
     assert committed == assembled, "".join(difflib.unified_diff(
         committed.splitlines(True), assembled.splitlines(True), "committed", "assembled"))
+
+
+def test_schema_check_prints_a_diff_naming_the_drifted_key(tmp_path, monkeypatch, capsys):
+    """`airfl schema --check` fails on a committed copy that drifted from the declarations and
+    prints a unified diff whose lines name the drifted key."""
+    import airfl.pipeline.params as module
+
+    drifted = tmp_path / "params.schema.yaml"
+    text = schema_yaml()
+    assert "      train_eval_subset:\n" in text
+    drifted.write_text(text.replace("      train_eval_subset:\n", "      train_eval_subsets:\n", 1))
+    monkeypatch.setattr(module, "GENERATED", drifted)
+    assert module.write_schema(check=True) == 1
+    diff = capsys.readouterr().err
+    assert "airfl schema" in diff and "--- " in diff and "+++ " in diff
+    assert "-      train_eval_subsets:" in diff and "+      train_eval_subset:" in diff
+    drifted.write_text(text)
+    assert module.write_schema(check=True) == 0
+
+
+def test_a_declared_core_default_reaches_the_code(params):
+    """The core declaration's defaults are what validated params (and so the code) hold."""
+    from airfl.params_core import DEFS, PROPERTIES
+
+    params.pop("threads", None)
+    params["baselines"]["accuracy_vs_rounds"]["channel"].pop("bandwidth_hz", None)
+    block = experiment_params(validate_params(params), "baselines.accuracy_vs_rounds")
+    assert params["threads"] == PROPERTIES["threads"].default == 1
+    assert block["channel"]["bandwidth_hz"] == DEFS["channel"].defaults()["bandwidth_hz"] == 1e6
 
 
 def test_override_args_pass_only_differences(repo_root, params):

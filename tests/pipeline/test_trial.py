@@ -106,6 +106,9 @@ def test_a_composed_block_without_a_known_channel_model_stops_naming_the_key(cha
     with pytest.raises(ConfigError) as info:
         setup.channel_statistics({"seed": 0}, _block(channel), "t/e", 0, where="wing.fig.channel")
     assert expected in str(info.value)
+    with pytest.raises(ConfigError) as info:       # what the design and tune stages call first
+        setup.check_channel_model(_block(channel), "wing.fig.channel")
+    assert expected in str(info.value)
 
 
 def test_one_call_builds_the_parts_of_a_trial_from_the_block():
@@ -132,7 +135,7 @@ def test_one_call_builds_the_parts_of_a_trial_from_the_block():
     assert (made.local.upload, made.local.full_batch, made.local.epochs) == ("gradient", True, None)
     assert (made.server.lr, made.server.projection_radius) == (0.25, 7.5)
     assert (made.schedule.horizon_s, made.schedule.eval_every_s) == (2.5, 0.5)
-    assert made.track_objective and made._full is not None
+    assert made.track_objective and made.full_batch_data is not None
     block["training"] = {"local_steps": 3, "batch_size": 2, "lr": 0.1, "local_epochs": 2}
     final = setup.trial_setup({"seed": 9}, experiment, block, setup.CurveInputs(
         shared.model, data, shared.test, shared.train_eval, {}), 0, server_lr=1.0,
@@ -140,4 +143,4 @@ def test_one_call_builds_the_parts_of_a_trial_from_the_block():
     assert (final.local.upload, final.local.epochs, final.server.projection_radius) == \
         ("delta", 2, None)
     assert final.schedule.eval_every_s is None and final.eval_every == setup.NEVER
-    assert not final.track_objective and final._full is None
+    assert not final.track_objective and final.full_batch_data is None

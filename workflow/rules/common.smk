@@ -24,8 +24,13 @@ except ConfigError as error:
 validate(config, str(schema_file()))  # Snakemake's own check: the schema of the installed wings
 
 # Jobs run `python -m airfl` with the interpreter that runs Snakemake (no PATH assumptions);
-# --config overrides reach every job as --set arguments.
-AIRFL = f"{shlex.quote(sys.executable)} -m airfl " + override_args("params.yaml", config)
+# --config overrides reach every job as --set arguments. With AIRFL_FORKSERVER=<socket> in the
+# environment, each job is forked from a server that has imported torch and the registry once
+# (airfl.forkserver; .ci/run starts it): the same `airfl` command, without its ~2 s start-up.
+_FORKSERVER = os.environ.get("AIRFL_FORKSERVER")
+AIRFL = (f"{shlex.quote(sys.executable)} -m airfl.forkserver {shlex.quote(_FORKSERVER)} "
+         if _FORKSERVER else f"{shlex.quote(sys.executable)} -m airfl ") + \
+    override_args("params.yaml", config)
 
 
 wildcard_constraints:

@@ -67,7 +67,7 @@ def run_lockstep(jobs: Sequence[Job], max_batch: int = MAX_BATCH
 
 def _lockstep_group(jobs: Sequence[Job]) -> list[tuple[pd.DataFrame, list[dict[str, Any]]]]:
     runs = [TrialRun(*job) for job in jobs]
-    model, batch = jobs[0][0].model, jobs[0][0]._full
+    model, batch = jobs[0][0].model, jobs[0][0].full_batch_data
     active = runs
     while active:
         for run in active:

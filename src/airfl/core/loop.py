@@ -63,7 +63,7 @@ class DeferredEvaluation:
         columns = {"train_loss": train_loss, "train_accuracy": train_acc, "test_loss": test_loss,
                    "test_accuracy": test_acc}
         if setup.track_objective:                          # F(w) = (1/N) sum_m f_m(w)
-            columns["objective"] = objective_many(setup.model, params, setup._full)
+            columns["objective"] = objective_many(setup.model, params, setup.full_batch_data)
         for i, (row, _) in enumerate(self.pending):
             row.update({name: float(values[i]) for name, values in columns.items()})
         self.pending = []
@@ -80,7 +80,7 @@ def client_updates(setup: TrialSetup, params: torch.Tensor, streams: RoundStream
                          local.lr, streams("data"), local.epochs)
     if participants is not None:
         raise ValueError("partial participation is implemented for delta uploads only")
-    batch = setup._full if local.full_batch else \
+    batch = setup.full_batch_data if local.full_batch else \
         sample_batches(setup.data, local.batch_size, streams("data"))
     return client_gradients(setup.model, params, setup.data, batch)[1]
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 import torch
 
-from airfl.core.engine import ClientData
+from airfl.core.engine import ClientData, GatheredBatch
 from airfl.core.scheme import ChannelStatistics
 from airfl.models import FlatModel
 
@@ -92,7 +92,10 @@ class TrialSetup:
     schedule: Schedule = field(default_factory=Schedule)
     track_objective: bool = False         # also log F(w) = (1/N) sum_m f_m(w) (regularised)
     eval_batch: int | None = None         # snapshots evaluated together (None: <= 64, ~64 MB)
+    full_batch_data: GatheredBatch | None = field(init=False, default=None)
+    """Every client's whole batch, gathered once (full-batch local work or a tracked objective;
+    None otherwise): derived from `data`, read by the round loop and by core.lockstep."""
 
     def __post_init__(self):
         needs_full = self.local.full_batch or self.track_objective
-        self._full = self.data.full_batch() if needs_full else None
+        self.full_batch_data = self.data.full_batch() if needs_full else None

@@ -4,19 +4,15 @@ A package offers a wing through the Python entry point group `airfl.wings` (name
 name, value = its `Wing` object), so a user's own installed package can add schemes to existing
 figures or a whole paper without editing airfl. The object is cheap to import: the heavy parts
 (experiments, scheme classes) are named as import strings and loaded only by the stages that
-need them, and the parameter schema is a YAML file in the wing's package, read without importing
-torch (every job validates params.yaml, the light `privacy` job included).
+need them, and the parameters are declared once in a light module of the wing (airfl.declare
+nodes, no torch: every job validates params.yaml, the light `privacy` job included).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from importlib import import_module
-from importlib.resources import files
 from typing import Any, Callable, Mapping
-
-SCHEMA_FILE = "params.schema.yaml"
-AUDIT_SCHEMA_FILE = "audit.schema.yaml"     # the schema of params.yaml `audit.<wing>` (issue 16)
 
 
 @dataclass(frozen=True)
@@ -25,11 +21,13 @@ class Wing:
 
     `name`: its entry point name; a paper wing also names its params.yaml block, its results and
     figures folders and its `snakemake <name>` target after it. `package`: the Python package
-    holding the wing (its code is what its stages depend on; its `params.schema.yaml` declares
-    its parameters). `catalogue`: the module whose `EXPERIMENTS` and `ANALYTIC` tuples are the
-    wing's figures (None: a wing of schemes only). `schemes`: scheme kind -> "module:Class".
+    holding the wing (its code is what its stages depend on). `catalogue`: the module whose
+    `EXPERIMENTS` and `ANALYTIC` tuples are the wing's figures (None: a wing of schemes only). `schemes`: scheme kind -> "module:Class".
+    `params`: the module declaring its parameters (airfl.declare): `DECLARATION` (a
+    `Declaration`: its top-level keys, `$defs` and curve kinds) and, where it registers audits,
+    `AUDIT` (the node of params.yaml `audit.<wing>`); None: no parameters.
     `schema_defs`: schema `$defs` the wing computes from code (e.g. one curve type generated from
-    its schemes' parameter declarations), added to those of its YAML file. `audits`: auditable
+    its schemes' parameter declarations), added to those of its declaration. `audits`: auditable
     DP mechanism name -> "module:function", imported lazily by the audit stage (issue 16); the
     function takes (params, profile settings) and returns an airfl.privacy.audit_mechanism
     `AuditableMechanism`.
@@ -40,30 +38,24 @@ class Wing:
     catalogue: str | None = None
     schemes: Mapping[str, str] = field(default_factory=dict)
     schema_defs: Callable[[], dict[str, Any]] | None = None
+    params: str | None = None
     audits: Mapping[str, str] = field(default_factory=dict)
 
     def schema(self) -> dict[str, Any]:
-        """The wing's schema parts: `properties` (its top-level params.yaml keys), `required`,
-        `$defs`, and `curve_schemes` (kind -> parameter schema of schemes usable in the generic
-        curves of any training experiment). An absent file means no parameters."""
-        import yaml
-
-        resource = files(self.package).joinpath(SCHEMA_FILE)
-        parts = yaml.load(resource.read_text(), Loader=getattr(yaml, "CSafeLoader",
-                                                              yaml.SafeLoader)) \
-            if resource.is_file() else {}
-        parts = dict(parts or {})
+        """The wing's schema parts from its declaration (airfl.declare.Declaration.parts):
+        `properties` (its top-level params.yaml keys), `required`, `$defs`, and `curve_schemes`
+        (kind -> parameter schema of schemes usable in the generic curves of any training
+        experiment); no `params` module means no parameters."""
+        parts = import_module(self.params).DECLARATION.parts() if self.params else {}
         if self.schema_defs is not None:
             parts["$defs"] = {**parts.get("$defs", {}), **self.schema_defs()}
         return parts
 
     def audit_schema(self) -> dict[str, Any] | None:
         """The schema of the wing's audit settings (params.yaml `audit.<wing>`), from its
-        package's audit.schema.yaml; None when it has no such file."""
-        import yaml
-
-        resource = files(self.package).joinpath(AUDIT_SCHEMA_FILE)
-        return yaml.safe_load(resource.read_text()) if resource.is_file() else None
+        declaration's `AUDIT`; None when it has none."""
+        audit = getattr(import_module(self.params), "AUDIT", None) if self.params else None
+        return None if audit is None else audit.schema()
 
     def experiments(self) -> tuple:
         return tuple(getattr(self._catalogue(), "EXPERIMENTS", ()))

@@ -29,17 +29,16 @@ def model_dim(block: dict[str, Any]) -> int:
 
 
 def design_trials(params: dict[str, Any], experiment_id: str, block: dict[str, Any], curve: str,
-                  curve_params: dict[str, Any], trials: range, where: str = "channel"
-                  ) -> list[dict[str, Any]]:
-    """The scheme's design for each trial, from that trial's statistical CSI (`where`: the
-    dotted key of the block's channel, for messages)."""
+                  curve_params: dict[str, Any], trials: range) -> list[dict[str, Any]]:
+    """The scheme's design for each trial, from that trial's statistical CSI (a stage checks the
+    block's channel model first, naming its key: `trial.check_channel_model`)."""
     scheme = build_scheme(curve, curve_params)
     partition = load_partition(experiment_id)
     sizes = torch.tensor([len(i) for i in partition.indices], dtype=torch.long)
     dim = model_dim(block)
     designs, solved = [], {}
     for trial in trials:
-        stats = channel_statistics(params, block, experiment_id, trial, curve_params, where)
+        stats = channel_statistics(params, block, experiment_id, trial, curve_params)
         future = functools.partial(channel_power_sequence, params["seed"], experiment_id, trial,
                                    stats.path_gain)
         context = DesignContext(block["num_devices"], dim, block["scale"]["rounds"], sizes, stats,

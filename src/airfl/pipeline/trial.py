@@ -103,13 +103,19 @@ def channel_statistics(params: dict[str, Any], block: dict[str, Any], experiment
                        trial: int, curve: dict[str, Any] | None = None,
                        where: str = "channel") -> ChannelStatistics:
     """Device distances and mean channel gains of one trial (statistical CSI for designs), built
-    by the block's `channel.model`; `where` is the dotted key of the channel block in messages
-    (a wing's composed block is not checked by the params schema, so the model is checked here)."""
+    by the block's `channel.model`, checked first (`check_channel_model`, with `where`)."""
+    check_channel_model(block, where)
+    return CHANNEL_MODELS[block["channel"]["model"]](params, block, experiment_id, trial, curve)
+
+
+def check_channel_model(block: dict[str, Any], where: str = "channel") -> None:
+    """Stop unless the block's `channel.model` is one of CHANNEL_MODELS; `where` is the dotted
+    key of the channel block in the message. A wing's composed block is not checked by the
+    params schema, so a stage checks it here, once, before it builds any trial."""
     model = block["channel"].get("model")
     if model not in CHANNEL_MODELS:
         raise ConfigError(f"{where}.model: {model!r} is not a channel model; allowed: "
                           + ", ".join(CHANNEL_MODELS))
-    return CHANNEL_MODELS[model](params, block, experiment_id, trial, curve)
 
 
 def partition_generator(params: dict[str, Any], experiment_id: str) -> np.random.Generator:

@@ -104,7 +104,7 @@ def candidate_scores(params: dict[str, Any], experiment: Experiment,
     candidate draws from its own trial streams as when run alone, and its scores equal its
     one-by-one run's up to float reassociation."""
     from airfl.pipeline.runs import design_trials, run_jobs, trial_frame, trial_jobs   # torch
-    from airfl.pipeline.trial import curve_inputs
+    from airfl.pipeline.trial import check_channel_model, curve_inputs
 
     # the candidates differ only in the curve's parameters and eta: one copy of the data
     # and model for all (what lets them run in lockstep)
@@ -112,6 +112,7 @@ def candidate_scores(params: dict[str, Any], experiment: Experiment,
     jobs, spans, out = [], [], []
     for block, eta in candidates:
         curve_params = with_eta(block["curves"][curve], eta)
+        check_channel_model(block, f"{experiment.config_key}.channel")
         try:
             designs = design_trials(params, experiment.id, block, curve, curve_params, trials)
         except NoTransmissionError as error:

@@ -16,7 +16,7 @@ from typing import Any
 
 import torch
 
-from airfl.config import profiled
+from airfl.declare import resolve
 from airfl.core.audit_draws import linear_draws, loop_draws
 from airfl.core.scheme import ChannelStatistics, DesignContext, RoundState
 from airfl.privacy import GaussianEvent, SubsampledGaussianEvent, event_rdp, eps_from_rdp
@@ -121,7 +121,7 @@ def multi_round(params: dict[str, Any]) -> list[AuditableMechanism]:
     if q != 1.0 or "multi_round" not in settings:
         return []                    # q < 1: one call a draw times T rounds, not affordable
     block, profile = settings["multi_round"], params["profile"]
-    rounds, draws = (int(profiled(block[k], profile)) for k in ("rounds", "draws"))
+    rounds, draws = (int(resolve(block[k], profile)) for k in ("rounds", "draws"))
     n, seed, out = int(settings["num_devices"]), int(params["seed"]), []
     for z in grid(block, "noise_multiplier"):      # its own grid: z = 2 (15.9 over 30 rounds)
         scheme = GaussianDpFedAvg("audit", noise_multiplier=z, clip_norm=clip, sampling_rate=q)

@@ -181,7 +181,7 @@ def test_fedsgd_fl_round_is_one_full_batch_gradient_step():
     fedsgd = replace(setup, local=replace(setup.local, upload="gradient"),
                      server=replace(setup.server, lr=0.05))
     _, grads = client_gradients(setup.model, w0, setup.data,
-                                fedsgd._full)
+                                fedsgd.full_batch_data)
     expected = w0 - 0.05 * grads.mean(0)                 # equal local sizes: weights 1/M
     scheme = _scheme("fl_noiseless")
     table, _ = tr.run_fd_trial(setup, scheme, scheme.design(_context(setup)), False)

@@ -5,4 +5,5 @@ params.schema.yaml (the `baselines` block of params.yaml)."""
 
 from airfl.core.wing import Wing
 
-WING = Wing(name="baselines", package=__name__, catalogue=f"{__name__}.experiments")
+WING = Wing(name="baselines", package=__name__, catalogue=f"{__name__}.experiments",
+            params=f"{__name__}.params")

@@ -19,6 +19,7 @@ def _curve_defs() -> dict:
 _OTA, _DIGITAL = f"{__name__}.schemes_ota", f"{__name__}.schemes_digital"
 _OTA_BASE, _DIGITAL_BASE = f"{_OTA}_baselines", f"{_DIGITAL}_baselines"
 WING = Wing(name="biased_fl", package=__name__, catalogue=f"{__name__}.experiments",
+            params=f"{__name__}.params",
             schema_defs=_curve_defs, schemes={
                 "biased_ota": f"{_OTA}:BiasedOta", "opc_ota_comp": f"{_OTA_BASE}:OpcOtaComp",
                 "lcpc_ota_comp": f"{_OTA_BASE}:LcpcOtaComp", "bbfl_interior": f"{_OTA_BASE}:BbflInterior",

@@ -1,141 +1,146 @@
-"""Every Biased FL scheme's parameters, declared once as JSON schema fragments (draft 2020-12, one
-per kind): the schemes fill their defaults from here, and the wing's params schema generates
-`$defs.biased_fl_curve` from them (`curve_schema`). A light module (no torch): every job
-validates params.yaml.
+"""Every Biased FL scheme's parameters, declared once (airfl.declare, one `Obj` per kind): the
+schemes fill their defaults from here, and the wing's params schema generates
+`$defs.biased_fl_curve` from them (`curve_schema`). `OTA_PARAMS` / `DIGITAL_PARAMS` /
+`PARAMS_SCHEMA` are the JSON schemas (draft 2020-12) the declarations generate, one per kind, as
+the schemes validate with. A light module (no torch): every job validates params.yaml.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from airfl.declare import Enum, Int, Num, Obj, Str
+
 # ----- OTA schemes (schemes_ota.py, schemes_ota_baselines.py) ---------------------------------
 
 
-_POS = {"type": "number", "exclusiveMinimum": 0}
-_G = {**_POS, "description": "gradient-norm bound G_max used in the design and truncation rule"}
-_ETA = {**_POS, "default": 0.05, "description": "learning step size eta entering the design"}
-_MU = {**_POS, "default": 0.01, "description": "strong-convexity constant mu"}
-
+_G = Num(description="gradient-norm bound G_max used in the design and truncation rule", gt=0,
+         required=True)
+_ETA = Num(description="learning step size eta entering the design", gt=0, default=0.05)
+_MU = Num(description="strong-convexity constant mu", gt=0, default=0.01)
+_SCA_MAX_ITER = Int(minimum=1, default=200)
+_SCA_SOLVER = Enum(values=("CLARABEL", "SCS"), default="CLARABEL")
 
 _BBFL = {
-    "radius_m": {**_POS, "description": "disc radius rho_max (m)"},
-    "rho_in_frac": {**_POS, "maximum": 1, "default": 0.7},
-    "g_th": {**_POS, "default": 0.1,
-             "description": "power-cutoff threshold of [16] on the path-loss-normalised fading "
+    "radius_m": Num(description="disc radius rho_max (m)", gt=0, required=True),
+    "rho_in_frac": Num(gt=0, maximum=1, default=0.7),
+    "g_th": Num(description="power-cutoff threshold of [16] on the path-loss-normalised fading "
                             "|h|^2/Lambda: a scheduled device transmits iff it is >= g_th, "
-                            "probability exp(-g_th) for every device [A: value not in the paper]"},
-    "power_constraint": {"enum": ["average", "peak"], "default": "average",
-                         "description": "average: [16]'s average-energy constraint, receive level "
-                                        "min_S qbar / E1(g_th); peak: every transmission within "
-                                        "d E_s when ||g|| <= G, receive level g_th min_S qbar"},
+                            "probability exp(-g_th) for every device [A: value not in the paper]",
+                gt=0, default=0.1),
+    "power_constraint": Enum(description="average: [16]'s average-energy constraint, receive "
+                                         "level min_S qbar / E1(g_th); peak: every transmission "
+                                         "within d E_s when ||g|| <= G, receive level g_th "
+                                         "min_S qbar",
+                             values=("average", "peak"), default="average"),
 }
 
 
-def _ota_kind(required: list[str], properties: dict[str, dict]) -> dict:
-    return {"additionalProperties": False, "required": ["G", *required],
-            "properties": {"scheme": {}, "G": _G, **properties}}
+def _ota(**fields) -> Obj:
+    return Obj(fields={"G": _G, **fields})
 
 
-OTA_PARAMS: dict[str, dict] = {
-    "biased_ota": _ota_kind([], {
-        "variant": {"enum": ["opt", "nv", "zb"], "default": "opt",
-                    "description": "opt: SCA (eq. 21); nv: min noise variance (eq. 22); zb: zero bias"},
-        "eta": _ETA, "mu": _MU,
-        "kappa": {"type": "number", "minimum": 0, "default": 0.01,
-                  "description": "data-heterogeneity constant kappa of the bias term"},
-        "sca_max_iter": {"type": "integer", "minimum": 1, "default": 200},
-        "sca_tol": {**_POS, "default": 1.0e-9, "description": "relative change of the true Psi"},
-        "sca_solver": {"enum": ["CLARABEL", "SCS"], "default": "CLARABEL"},
-        "diameter": {**_POS, "description": "D of Theorem 1; when given, the design reports the "
-                                            "init term at t = rounds"},
-    }),
-    "opc_ota_comp": _ota_kind([], {}),
-    "lcpc_ota_comp": _ota_kind([], {}),
-    "opc_ota_fl": _ota_kind([], {
-        "kappa_peak": {**_POS, "default": 4.0, "description": "peak/average energy ratio"},
-        "eta0_grid": {"type": "integer", "minimum": 2, "default": 60},
-        "eta": _ETA, "mu": _MU,
-    }),
-    "vanilla_ota_fl": _ota_kind([], {}),
-    "bbfl_interior": _ota_kind(["radius_m"], _BBFL),
-    "bbfl_alternative": _ota_kind(["radius_m"], {
-        **_BBFL,
-        "q_alt": {"type": "number", "minimum": 0, "maximum": 1, "default": 0.5,
-                  "description": "probability of scheduling all devices in a round"},
-    }),
+OTA_KINDS: dict[str, Obj] = {
+    "biased_ota": _ota(
+        variant=Enum(description="opt: SCA (eq. 21); nv: min noise variance (eq. 22); zb: zero "
+                                 "bias", values=("opt", "nv", "zb"), default="opt"),
+        eta=_ETA, mu=_MU,
+        kappa=Num(description="data-heterogeneity constant kappa of the bias term", minimum=0,
+                  default=0.01),
+        sca_max_iter=_SCA_MAX_ITER,
+        sca_tol=Num(description="relative change of the true Psi", gt=0, default=1.0e-9),
+        sca_solver=_SCA_SOLVER,
+        diameter=Num(description="D of Theorem 1; when given, the design reports the init term "
+                                 "at t = rounds", gt=0)),
+    "opc_ota_comp": _ota(),
+    "lcpc_ota_comp": _ota(),
+    "opc_ota_fl": _ota(
+        kappa_peak=Num(description="peak/average energy ratio", gt=0, default=4.0),
+        eta0_grid=Int(minimum=2, default=60),
+        eta=_ETA, mu=_MU),
+    "vanilla_ota_fl": _ota(),
+    "bbfl_interior": _ota(**_BBFL),
+    "bbfl_alternative": _ota(**_BBFL, q_alt=Num(
+        description="probability of scheduling all devices in a round", minimum=0, maximum=1,
+        default=0.5)),
 }
 
 
 # ----- digital schemes (schemes_digital.py, schemes_digital_baselines.py) ---------------------
 
 
-_K = {"type": "integer", "minimum": 1, "default": 5,
-      "description": "devices scheduled per round (spec §6.5 quick default 5)"}
-_RMAX = {"type": "integer", "minimum": 1, "maximum": 16, "default": 16,
-         "description": "largest bit width per entry (paper §V-D: r <= 16)"}
-_LAT_FIXED = {"enum": ["capacity_on_success", "fixed_rate", "capacity"],
-              "default": "capacity_on_success",
-              "description": "capacity_on_success: L/(B C_t) when decoded (paper §V-D), L/(B R) "
-                             "on outage [A]; fixed_rate: L/(B R) always; capacity: L/(B C_t) always"}
+_POS = {"gt": 0}
+_K = Int(description="devices scheduled per round (spec §6.5 quick default 5)", minimum=1,
+         default=5)
+_RMAX = Int(description="largest bit width per entry (paper §V-D: r <= 16)", minimum=1,
+            maximum=16, default=16)
+_LAT_FIXED = Enum(description="capacity_on_success: L/(B C_t) when decoded (paper §V-D), L/(B R) "
+                              "on outage [A]; fixed_rate: L/(B R) always; capacity: L/(B C_t) "
+                              "always", values=("capacity_on_success", "fixed_rate", "capacity"),
+                  default="capacity_on_success")
 _BUDGET = {
-    "T_BC_s": {"type": ["number", "null"], "exclusiveMinimum": 0, "default": None,
-               "description": "per-round budget; null: median over Monte-Carlo draws of the time K "
-                              "best-channel devices need for r_max bits (spec §6.4-1 [A])"},
-    "mc_draws": {"type": "integer", "minimum": 1, "default": 4000,
-                 "description": "Monte-Carlo channel draws of the T_BC rule"},
-    "design_seed": {"type": "integer", "minimum": 0, "default": 0,
-                    "description": "seed of the T_BC draws: numpy_generator(design_seed, design_key, "
-                                   "'trial', trial, 'design')"},
-    "design_key": {"type": "string", "default": "biased_fl_digital"},
+    "T_BC_s": Num(description="per-round budget; null: median over Monte-Carlo draws of the time "
+                              "K best-channel devices need for r_max bits (spec §6.4-1 [A])",
+                  gt=0, nullable=True, default=None),
+    "mc_draws": Int(description="Monte-Carlo channel draws of the T_BC rule", minimum=1,
+                    default=4000),
+    "design_seed": Int(description="seed of the T_BC draws: numpy_generator(design_seed, "
+                                   "design_key, 'trial', trial, 'design')", minimum=0, default=0),
+    "design_key": Str(default="biased_fl_digital"),
 }
 
-
-def _digital_kind(kind: str, properties: dict[str, dict]) -> dict:
-    return {"type": "object", "additionalProperties": False, "required": [],
-            "properties": {"scheme": {"const": kind}, **properties}}
-
-
-DIGITAL_PARAMS: dict[str, dict] = {
-    "biased_digital": _digital_kind("biased_digital", {
-        "variant": {"enum": ["opt", "zb_opt", "zb_qnv"], "default": "opt",
-                    "description": "opt: SCA (24); zb_opt: zero bias; zb_qnv: zero-bias min "
-                                   "quantization noise (spec §5.6)"},
-        "G": {**_POS, "default": 0.5, "description": "G_max in the design (paper Fig. 3: 50 kappa)"},
-        "eta": {**_POS, "default": 0.05, "description": "step size eta entering Psi"},
-        "mu": {**_POS, "default": 0.01},
-        "kappa": {"type": "number", "minimum": 0, "default": 0.01},
-        "T_max_s": {**_POS, "default": 0.25, "description": "average round-latency budget (23b)"},
+DIGITAL_KINDS: dict[str, Obj] = {
+    "biased_digital": Obj(fields={
+        "variant": Enum(description="opt: SCA (24); zb_opt: zero bias; zb_qnv: zero-bias min "
+                                    "quantization noise (spec §5.6)",
+                        values=("opt", "zb_opt", "zb_qnv"), default="opt"),
+        "G": Num(description="G_max in the design (paper Fig. 3: 50 kappa)", **_POS, default=0.5),
+        "eta": Num(description="step size eta entering Psi", **_POS, default=0.05),
+        "mu": Num(**_POS, default=0.01),
+        "kappa": Num(minimum=0, default=0.01),
+        "T_max_s": Num(description="average round-latency budget (23b)", **_POS, default=0.25),
         "r_max": _RMAX,
-        "sca_max_iter": {"type": "integer", "minimum": 1, "default": 200},
-        "sca_tol": {**_POS, "default": 1.0e-9,
-                    "description": "relative decrease of the true relaxed objective"},
-        "sca_solver": {"enum": ["CLARABEL", "SCS"], "default": "CLARABEL"},
-        "latency_mode": {"enum": ["capacity", "fixed_rate"], "default": "capacity",
-                         "description": "errata 1: capacity L/(B C_t) (default) or L/(B R_m)"},
-    }),
-    "best_channel": _digital_kind("best_channel", {"K": _K, "r_max": _RMAX, **_BUDGET}),
-    "best_channel_norm": _digital_kind("best_channel_norm", {
-        "K": _K, "K_prime": {"type": "integer", "minimum": 1, "default": 7,
-                             "description": "best-channel pre-selection size, K <= K' <= N"},
+        "sca_max_iter": _SCA_MAX_ITER,
+        "sca_tol": Num(description="relative decrease of the true relaxed objective", **_POS,
+                       default=1.0e-9),
+        "sca_solver": _SCA_SOLVER,
+        "latency_mode": Enum(description="errata 1: capacity L/(B C_t) (default) or L/(B R_m)",
+                             values=("capacity", "fixed_rate"), default="capacity")}),
+    "best_channel": Obj(fields={"K": _K, "r_max": _RMAX, **_BUDGET}),
+    "best_channel_norm": Obj(fields={
+        "K": _K, "K_prime": Int(description="best-channel pre-selection size, K <= K' <= N",
+                                minimum=1, default=7),
         "r_max": _RMAX, **_BUDGET}),
-    "proportional_fairness": _digital_kind("proportional_fairness", {
-        "K": _K, "T_PF_s": {**_POS, "default": 0.5, "description": "per-round budget"},
+    "proportional_fairness": Obj(fields={
+        "K": _K, "T_PF_s": Num(description="per-round budget", **_POS, default=0.5),
         "r_max": _RMAX}),
-    "uqos": _digital_kind("uqos", {
-        "K": _K, "R": {**_POS, "default": 0.2, "description": "common fixed rate (bit/s/Hz)"},
-        "r_U": {"type": "integer", "minimum": 1, "maximum": 16, "default": 8},
+    "uqos": Obj(fields={
+        "K": _K, "R": Num(description="common fixed rate (bit/s/Hz)", **_POS, default=0.2),
+        "r_U": Int(minimum=1, maximum=16, default=8),
         "latency_mode": _LAT_FIXED}),
-    "qml": _digital_kind("qml", {
-        "K": _K, "eps0_rel": {**_POS, "default": 0.01, "description": "eps_0 = eps0_rel G^2"},
-        "G": {**_POS, "default": 0.5}, "r_max": _RMAX}),
-    "fedtoe": _digital_kind("fedtoe", {
-        "K": _K, "p_out": {"type": "number", "exclusiveMinimum": 0, "exclusiveMaximum": 1,
-                           "default": 0.1, "description": "common outage probability"},
-        "T_TOE_s": {**_POS, "default": 0.5, "description": "per-round budget"},
+    "qml": Obj(fields={
+        "K": _K, "eps0_rel": Num(description="eps_0 = eps0_rel G^2", **_POS, default=0.01),
+        "G": Num(**_POS, default=0.5), "r_max": _RMAX}),
+    "fedtoe": Obj(fields={
+        "K": _K, "p_out": Num(description="common outage probability", gt=0, lt=1, default=0.1),
+        "T_TOE_s": Num(description="per-round budget", **_POS, default=0.5),
         "r_max": _RMAX, "latency_mode": _LAT_FIXED}),
 }
 
 
+def _kind_schema(declared: Obj, scheme: dict[str, Any], typed: bool) -> dict[str, Any]:
+    """One kind's JSON schema as its scheme validates with: the declared keys plus `scheme`."""
+    schema = declared.schema()
+    out: dict[str, Any] = {"type": "object"} if typed else {}
+    out.update({"additionalProperties": False, "required": schema.get("required", []),
+                "properties": {"scheme": scheme, **schema["properties"]}})
+    return out
+
+
+OTA_PARAMS: dict[str, dict] = {kind: _kind_schema(declared, {}, typed=False)
+                               for kind, declared in OTA_KINDS.items()}
+DIGITAL_PARAMS: dict[str, dict] = {kind: _kind_schema(declared, {"const": kind}, typed=True)
+                                   for kind, declared in DIGITAL_KINDS.items()}
 PARAMS_SCHEMA: dict[str, dict] = {**OTA_PARAMS, **DIGITAL_PARAMS}
 PANEL_DEFAULTS = ("G", "kappa", "eta", "T_max_s", "radius_m")
 

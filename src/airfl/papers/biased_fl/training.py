@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from airfl.declare import resolve
 from airfl.papers.biased_fl.scheme_params import PANEL_DEFAULTS, PARAMS_SCHEMA
 
 
@@ -46,15 +47,15 @@ def compose_panel(panel_key: str, experiment_id: str | None = None, curves_of=No
     def compose(params: dict[str, Any]) -> dict[str, Any]:
         section = params["biased_fl"]
         problem, radio, panel = section["problem"], section["radio"], section[panel_key]
-        scale = copy.deepcopy(section[scale_key or panel_key]["scale"][params["profile"]])
+        scale = copy.deepcopy(resolve(section[scale_key or panel_key]["scale"], params["profile"]))
         if trials_key is not None:
-            scale["trials"] = section[trials_key]["sota_trials"][params["profile"]]
+            scale["trials"] = resolve(section[trials_key]["sota_trials"], params["profile"])
         scale.setdefault("eval_every", 1)
-        scale.update(test_subset=problem["test_subset"][params["profile"]],
+        scale.update(test_subset=resolve(problem["test_subset"], params["profile"]),
                      train_eval_subset=problem["per_class"] * radio["num_devices"],
                      rounds=panel["max_rounds"], horizon_s=panel.get("horizon_s"))
         raw = curves_of(params) if curves_of else literal_curves(panel)
-        tuning = section[scale_key or panel_key]["tuning"][params["profile"]]
+        tuning = resolve(section[scale_key or panel_key]["tuning"], params["profile"])
         return {
             "tuning": tuning,
             "dataset": problem["dataset"], "num_devices": radio["num_devices"],
@@ -122,7 +123,7 @@ def compute_reference(params: dict[str, Any]) -> tuple[dict[str, Any], dict[str,
     root = params["data"]["root"]
     x, y = load_dataset(problem_params["dataset"], root, "train")
     xt, yt = load_dataset(problem_params["dataset"], root, "test")
-    subset = problem_params["test_subset"][params["profile"]]
+    subset = resolve(problem_params["test_subset"], params["profile"])
     if subset is not None:
         xt, yt = xt[:subset], yt[:subset]
     partition = make_partition("per_class_one_class", y, params["biased_fl"]["radio"]["num_devices"],

@@ -11,5 +11,6 @@ analytic_claims.py (the analytic figures and their claims).
 from airfl.core.wing import Wing
 
 WING = Wing(name="cdpb", package=__name__, catalogue=f"{__name__}.experiments",
+            params=f"{__name__}.params",
             schemes={"cdpb": f"{__name__}.schemes:CdpbStrategy"},
             audits={"cdpb": f"{__name__}.audit:cdpb"})

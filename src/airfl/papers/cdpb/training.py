@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from airfl.config import profiled
+from airfl.declare import resolve
 from airfl.data import substitute_if_missing
 from airfl.papers.cdpb.schemes import SETTING_KEYS
 
@@ -35,7 +35,7 @@ def _block(params: dict[str, Any], key: str, curves_of) -> dict[str, Any]:
     setting (its own keys override the analytic ones: Fig. 8's K, P, gamma_bar)."""
     section, profile = params["cdpb"], params["profile"]
     fig = section[key]
-    pick = {k: profiled(v, profile) for k, v in fig.items() if k != "scale"}
+    pick = {k: resolve(v, profile) for k, v in fig.items() if k != "scale"}
     pick.update(substitute_if_missing(pick, params["data"]))
     analytic = {**section["analytic"], **{k: pick[k] for k in SETTING_KEYS + ("K",)
                                           if k in pick}}
@@ -58,7 +58,7 @@ def _block(params: dict[str, Any], key: str, curves_of) -> dict[str, Any]:
                      "lr": pick["lr"], "server_lr": 1.0},
         "channel": {"model": "rayleigh_mean_gain",                   # i.i.d. Rayleigh
                     "mean_gain": analytic["h_bar"] if key == "fig4" else 1.0},
-        "scale": fig["scale"][profile],
+        "scale": resolve(fig["scale"], profile),
         "curves": curves_of(pick, base),
     }
 

@@ -21,5 +21,6 @@ Spec: shared/specs/dp_perk_airfl.md (its Errata override the text). Wing content
 from airfl.core.wing import Wing
 
 WING = Wing(name="dp_perk", package=__name__, catalogue=f"{__name__}.experiments",
+            params=f"{__name__}.params",
             schemes={"dp_perk": f"{__name__}.schemes:DpPerkScheme"},
             audits={"airfl_dp": f"{__name__}.audit:dp_perk"})

@@ -27,6 +27,7 @@ from typing import Any
 import torch
 
 from airfl.core.audit_draws import linear_draws
+from airfl.declare import resolve
 from airfl.papers.dp_perk.aggregation import airfl_dp
 from airfl.papers.dp_perk.privacy import accounting_sigma2, gaussian_event, simulated_gaussian_event
 from airfl.papers.dp_perk.schemes import DpPerkScheme
@@ -42,21 +43,17 @@ def _eps(event, delta: float) -> float:
     return float(eps_from_rdp(DEFAULT_ORDERS, event_rdp(event), delta)[0])
 
 
-def _resolve(value: Any, profile: str) -> Any:
-    return value[profile] if isinstance(value, dict) and profile in value else value
-
-
 def _mechanism(params: dict[str, Any], eps_tilde: float) -> AuditableMechanism:
     profile, seed = params["profile"], int(params["seed"])
     analytic, training = params["dp_perk"]["analytic"], params["dp_perk"]["training"]
     radio = {k: analytic[k] for k in ("power_w", "sample_ratio", "clip_factor", "sigma2_w",
                                       "carrier_hz", "radius_m", "min_distance_m",
                                       "distance_mode", "zf_columns", "noise_model", "delta")}
-    n = int(_resolve(training["num_devices"], profile))
-    rounds = int(training["scale"][profile]["rounds"])
-    dim = int(_resolve(params["audit"]["dp_perk"]["dim"], profile))
-    scheme = DpPerkScheme("audit", method="airfl_dp", lr=float(_resolve(training["lr"], profile)),
-                          antennas=int(_resolve(training["antennas"], profile)),
+    n = int(resolve(training["num_devices"], profile))
+    rounds = int(resolve(training["scale"], profile)["rounds"])
+    dim = int(resolve(params["audit"]["dp_perk"]["dim"], profile))
+    scheme = DpPerkScheme("audit", method="airfl_dp", lr=float(resolve(training["lr"], profile)),
+                          antennas=int(resolve(training["antennas"], profile)),
                           beamformer=training["beamformer"],
                           dp_noise_convention=training["dp_noise_convention"],
                           accountant=training["accountant"], eps_tilde=eps_tilde, **radio)
@@ -101,5 +98,5 @@ def dp_perk(params: dict[str, Any]) -> list[AuditableMechanism]:
     """AirFL-DP at every eps_tilde of Fig. 3's grid of the profile (dp_perk.training
     .fig3_eps_tilde: quick 0.3, 1, 3; paper 0.04-0.15; batched draws, cheap in both)."""
     grid = params["dp_perk"]["training"]["fig3_eps_tilde"]
-    grid = grid[params["profile"]] if isinstance(grid, dict) else grid
+    grid = resolve(grid, params["profile"])
     return [_mechanism(params, float(e)) for e in grid]

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from airfl.config import profiled
+from airfl.declare import resolve
 
 RADIO_KEYS = ("sample_ratio", "clip_factor", "sigma2_w", "carrier_hz", "radius_m",
               "min_distance_m", "distance_mode", "zf_columns", "noise_model", "delta")
@@ -44,7 +44,7 @@ def power_curve(method: str, power_w: float, beamformer: str) -> str:
 def settings(params: dict[str, Any]) -> dict[str, Any]:
     """`dp_perk.training` resolved for the profile."""
     profile = params["profile"]
-    return {k: profiled(v, profile) for k, v in params["dp_perk"]["training"].items()}
+    return {k: resolve(v, profile) for k, v in params["dp_perk"]["training"].items()}
 
 
 def _snr_db(power_w: float, analytic: dict[str, Any]) -> float:
@@ -99,7 +99,7 @@ def compose(split: str):
             if pick["noniid_pool_per_class"] is not None:
                 partition["pool_per_class"] = pick["noniid_pool_per_class"]
         epochs = pick["local_mode"] == "epochs"
-        scale = params["dp_perk"]["training"]["scale"][params["profile"]]
+        scale = resolve(params["dp_perk"]["training"]["scale"], params["profile"])
         return {
             "dataset": pick["dataset"], "num_devices": pick["num_devices"],
             # spec 7 preprocessing: x/255 then (x - 0.5)/0.5 (the authors' code); the default

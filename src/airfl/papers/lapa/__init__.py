@@ -14,5 +14,6 @@ Geng, Lai, Jamalipour; arXiv:2505.19823). Spec: shared/specs/lapa.md (its Errata
 from airfl.core.wing import Wing
 
 WING = Wing(name="lapa", package=__name__, catalogue=f"{__name__}.experiments",
+            params=f"{__name__}.params",
             schemes={"lapa": f"{__name__}.schemes:LapaScheme"},
             audits={"uniform_dp": f"{__name__}.audit:lapa"})

@@ -28,6 +28,7 @@ import numpy as np
 import torch
 
 from airfl.core.audit_draws import linear_draws
+from airfl.declare import resolve
 from airfl.core.scheme import ChannelStatistics, DesignContext, RoundState
 from airfl.papers.lapa.mechanism import gaussian_constant, sensitivity
 from airfl.papers.lapa.schemes import LapaScheme
@@ -44,19 +45,19 @@ def _eps(event, delta: float) -> float:
 def _mechanism(params: dict[str, Any], nu: float) -> AuditableMechanism:
     block, audit, profile = params["lapa"], params["audit"]["lapa"], params["profile"]
     training = block["training"]
-    lr = float(training["lr"][profile] if isinstance(training["lr"], dict) else training["lr"])
+    lr = float(resolve(training["lr"], profile))
     clip, delta, seed = float(training["clip"]), float(training["delta"]), int(params["seed"])
     devices = int(sum(block["radio"]["region_devices"]))
-    dim = int(audit["dim"][profile] if isinstance(audit["dim"], dict) else audit["dim"])
+    dim = int(resolve(audit["dim"], profile))
     channel = audit["channel"]
     scheme = LapaScheme("audit", aggregation="fedavg", privacy="uniform", channel=channel, lr=lr,
                         clip=clip, delta=delta, radio=block["radio"], alloc=block["alloc"], nu=nu)
-    sizes = torch.full((devices,), float(np.mean(training["size_range"][profile])))
+    sizes = torch.full((devices,), float(np.mean(resolve(training["size_range"], profile))))
     stats = ChannelStatistics(path_gain=torch.ones(devices, dtype=torch.float64),
                               reference_gain=1.0, bandwidth_hz=1.0e6,
                               distances_m=torch.ones(devices, dtype=torch.float64))
     design = scheme.design(DesignContext(
-        num_devices=devices, dim=dim, rounds=int(block["scale"][profile]["rounds"]),
+        num_devices=devices, dim=dim, rounds=int(resolve(block["scale"], profile)["rounds"]),
         data_sizes=sizes, channel=stats, label_histograms=np.ones((devices, 10))))
     weights = np.asarray(design["weights"])
     canary = int(np.argmax(weights))
@@ -102,5 +103,5 @@ def lapa(params: dict[str, Any]) -> list[AuditableMechanism]:
     """Uniform DP (LAPA's round 1) at every nu of the profile's lapa.training.nu_grid (quick
     4, 16; paper 1-16; batched draws)."""
     grid = params["lapa"]["training"]["nu_grid"]
-    grid = grid[params["profile"]] if isinstance(grid, dict) else grid
+    grid = resolve(grid, params["profile"])
     return [_mechanism(params, float(nu)) for nu in grid]

@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from airfl.config import profiled
+from airfl.declare import resolve
 from airfl.rng import derive_seed, numpy_generator
 
 from . import control
@@ -49,8 +49,8 @@ TARGETS = ("config5", "lapa_avgp", "arb_avgp")
 def control_settings(params: dict[str, Any]) -> dict[str, Any]:
     """`lapa.control` resolved for the profile (its `ddpg` block too)."""
     block = params["lapa"]["control"]
-    out = {k: profiled(v, params["profile"]) for k, v in block.items() if k != "ddpg"}
-    out["ddpg"] = {k: profiled(v, params["profile"]) for k, v in block["ddpg"].items()}
+    out = {k: resolve(v, params["profile"]) for k, v in block.items() if k != "ddpg"}
+    out["ddpg"] = {k: resolve(v, params["profile"]) for k, v in block["ddpg"].items()}
     return out
 
 

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from airfl.config import profiled
+from airfl.declare import resolve
 
 #: Pilot B's curve (spec §6.3), the paper profile's source of DDPG's frozen budget trajectory
 PILOT_B = "pilot_b"
@@ -43,7 +43,7 @@ def token(value: float) -> str:
 
 def settings(params: dict[str, Any]) -> dict[str, Any]:
     """`lapa.training` resolved for the profile."""
-    return {k: profiled(v, params["profile"]) for k, v in params["lapa"]["training"].items()}
+    return {k: resolve(v, params["profile"]) for k, v in params["lapa"]["training"].items()}
 
 
 def _curves(params: dict[str, Any], pick: dict[str, Any]) -> dict[str, dict[str, Any]]:
@@ -88,7 +88,7 @@ def compose_fmnist(params: dict[str, Any]) -> dict[str, Any]:
 def compose(params: dict[str, Any], pick: dict[str, Any] | None = None) -> dict[str, Any]:
     """The generic run block (Experiment.compose) of the LAPA training experiment (MNIST)."""
     pick = pick or settings(params)
-    scale = params["lapa"]["scale"][params["profile"]]
+    scale = resolve(params["lapa"]["scale"], params["profile"])
     size_lo, size_hi = pick["size_range"]
     batch = max(1, round(pick["batch_fraction"] * (size_lo + size_hi) / 2))
     curves = _curves(params, pick)

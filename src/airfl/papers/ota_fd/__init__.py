@@ -19,5 +19,6 @@ was available). Spec: shared/specs/ota_fd.md (its Errata override the text). One
 from airfl.core.wing import Wing
 
 WING = Wing(name="ota_fd", package=__name__, catalogue=f"{__name__}.experiments",
+            params=f"{__name__}.params",
             schemes={"ota_fd": f"{__name__}.schemes:OtaFdScheme"},
             audits={"otafd": f"{__name__}.audit:ota_fd"})

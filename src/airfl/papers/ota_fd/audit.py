@@ -30,6 +30,7 @@ import numpy as np
 import torch
 
 from airfl.core.audit_draws import linear_draws
+from airfl.declare import resolve
 from airfl.papers.ota_fd import transceiver as tx
 from airfl.papers.ota_fd.schemes import sigma_n2_of
 from airfl.privacy.audit import gaussian_mechanism_epsilon
@@ -95,7 +96,7 @@ def _mechanism(params: dict[str, Any], eps: float) -> AuditableMechanism:
         neighbours="WD 0 replaces one sample: its class soft label moves by sqrt(2)/B_0",
         conditioning="one channel draw |h|^2 ~ Exp(1) for all T rounds (the design's input)",
         aggregation="airfl.papers.ota_fd.transceiver:receive", sample=sample, gaussian=True,
-        draws=audit["draws"][params["profile"]],
+        draws=resolve(audit["draws"], params["profile"]),
         settings={"eps_target": eps, "T": T, "class": cls, "case": int(design.case[cls]),
                   "mu": mu, "devices": m, "K": k})
 

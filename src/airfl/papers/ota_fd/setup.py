@@ -20,7 +20,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from airfl.config import profiled
+from airfl.declare import resolve
 from airfl.data import substitute_if_missing
 from airfl.papers.ota_fd.analysis import closed_form_rounds
 from airfl.papers.ota_fd.schemes import FL
@@ -46,10 +46,10 @@ def dp_curve(eps_full: float) -> str:
 def settings(params: dict[str, Any], key: str) -> dict[str, Any]:
     """`ota_fd.<key>` resolved for the profile; X1's setting keys where it names none."""
     section, profile = params["ota_fd"], params["profile"]
-    own = {k: profiled(v, profile) for k, v in section[key].items()}
+    own = {k: resolve(v, profile) for k, v in section[key].items()}
     if key == "x1":
         return own
-    base = {k: profiled(v, profile) for k, v in section["x1"].items() if k in SETTING}
+    base = {k: resolve(v, profile) for k, v in section["x1"].items() if k in SETTING}
     return {**base, **own}
 
 
@@ -73,8 +73,8 @@ def curves_of(params: dict[str, Any], key: str) -> dict[str, dict[str, Any]]:
     common = params["ota_fd"]["setting"]
     pick = settings(params, key)
     s, rounds = pick["data_fraction"], pick["rounds"]
-    rounds_full = params["ota_fd"]["x1"]["rounds"]["paper"] if key == "x1" else \
-        profiled(params["ota_fd"][key].get("rounds", params["ota_fd"]["x1"]["rounds"]), "paper")
+    rounds_full = resolve(params["ota_fd"][key].get("rounds", params["ota_fd"]["x1"]["rounds"]),
+                          "paper")
     base = {"scheme": "ota_fd", **{k: common[k] for k in SCHEME_KEYS}}
 
     def budget(eps_full: float, literal_T: bool = False) -> dict[str, float]:

@@ -16,6 +16,7 @@ from typing import Any
 
 import pandas as pd
 
+from airfl.declare import resolve
 from airfl.io import provenance, read_json, record_run, write_csv, write_json
 from airfl.pipeline import paths
 from airfl.pipeline.registry import get_wing
@@ -27,7 +28,7 @@ COLUMNS = ("label", "eps_claimed", "eps_simulated", "eps_audited_lower", "eps_au
 
 def _draws(params: dict[str, Any], batched: bool) -> int:
     block = params["audit"]["draws" if batched else "loop_draws"]
-    return int(block[params["profile"]])
+    return int(resolve(block, params["profile"]))
 
 
 def run(params: dict[str, Any], wing: str, mechanism: str) -> None:

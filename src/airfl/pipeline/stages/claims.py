@@ -65,7 +65,8 @@ def markdown(results: list[dict[str, Any]], params: dict[str, Any]) -> str:
              "finding, reported with our numbers; nothing is tuned to make it hold. An ordering "
              "claim is tested across trials, paired by trial (common random numbers): yes or no "
              "when the 95 % paired t interval of the difference excludes 0, tie when it holds "
-             "0.", "",
+             "0 or when the difference is below the numerical resolution of float32 results "
+             "(2^-11.5 of the larger compared value; airfl.claims.RELATIVE_RESOLUTION).", "",
              "| figure | claim | paper's statement | our numbers | holds |",
              "|---|---|---|---|---|"]
     cell = lambda text: str(text).replace("|", "\\|")    # noqa: E731  (a literal | in a cell)

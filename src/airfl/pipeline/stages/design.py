@@ -8,6 +8,7 @@ from airfl.io import provenance, write_json
 from airfl.pipeline import paths
 from airfl.pipeline.registry import get_experiment
 from airfl.pipeline.runs import derived, design_made_with, design_trials
+from airfl.pipeline.trial import check_channel_model
 from airfl.pipeline.tuning import tuned_curve
 
 
@@ -16,8 +17,9 @@ def run(params: dict[str, Any], experiment_id: str, curve: str) -> None:
     block = experiment.params(params)
     curve_params, _ = tuned_curve(experiment, block, curve)
     curve_params = derived(experiment, curve, curve_params)
+    check_channel_model(block, f"{experiment.config_key}.channel")
     designs = design_trials(params, experiment_id, block, curve, curve_params,
-                            range(block["scale"]["trials"]), f"{experiment.config_key}.channel")
+                            range(block["scale"]["trials"]))
     write_json(paths.design(experiment_id, curve), {
         "provenance": provenance(design_made_with(params, block, curve_params)),
         "scheme": curve_params["scheme"], "trials": designs})

@@ -1,0 +1,195 @@
+"""A fork server for pipeline jobs: `python -m airfl` without paying Python's start-up per job.
+
+A quick job's own work is often shorter than its start-up: importing torch and the experiment
+registry (every wing's catalogue) costs ~2.4 CPU s a job on the CI machine under load, ~1.7 s
+idle, while the median design job takes 2.4 s in all (CI's quick DAG: 567 jobs, ~450 of them
+import both). The server imports all of that once; each job is then a `fork()` of it that runs
+`airfl.cli.main` with the job's arguments, working directory, environment and standard streams,
+exactly as `python -m airfl` would, and answers the job's exit status. Nothing is shared between
+jobs but the imported, not yet used modules: no job runs in the server itself, and a fork starts
+from the same state every time, so outputs do not depend on the order jobs run in.
+
+Opt-in (`AIRFL_FORKSERVER=<socket path>` in the environment of Snakemake, see
+workflow/rules/common.smk; .ci/run starts and stops the server). Usage:
+    python -m airfl.forkserver --serve SOCKET        (the server; SIGTERM stops it)
+    python -m airfl.forkserver SOCKET ARGS...        (one job: `airfl ARGS...` in the server)
+The client imports nothing of airfl or torch, and stops with a clear message when no server
+listens; the server must run the same code as the jobs (started after any source edit).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import struct
+import sys
+import threading
+
+_LENGTH = struct.Struct("!I")
+PRELOAD_STAGES = ("analytic", "audit", "calibrate", "claims", "data", "derive", "design",
+                  "figure", "partition", "reference", "train", "tune")
+
+
+def _recv_exactly(conn: socket.socket, size: int, head: bytes = b"") -> bytes:
+    data = head
+    while len(data) < size:
+        chunk = conn.recv(size - len(data))
+        if not chunk:
+            raise ConnectionError("the peer closed the connection mid-message")
+        data += chunk
+    return data
+
+
+def request(path: str, argv: list[str]) -> int:
+    """Run `airfl argv` in the server at `path` with this process's working directory,
+    environment and standard streams; the job's exit status (1 if it died without one)."""
+    payload = json.dumps({"argv": argv, "cwd": os.getcwd(), "env": dict(os.environ)}).encode()
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
+        try:
+            conn.connect(path)
+        except OSError as error:
+            print(f"airfl.forkserver: no server at {path} ({error.strerror}); start one with "
+                  f"`python -m airfl.forkserver --serve {path}` or unset AIRFL_FORKSERVER",
+                  file=sys.stderr)
+            return 3
+        socket.send_fds(conn, [_LENGTH.pack(len(payload)) + payload], [0, 1, 2])
+        try:
+            return _LENGTH.unpack(_recv_exactly(conn, _LENGTH.size))[0]
+        except ConnectionError:
+            return 1
+
+
+def _preload() -> None:
+    """What every job would import: torch, the registry with every wing's catalogue, the CLI
+    and the stage modules (the lazily loaded ones, e.g. cvxpy, stay lazy)."""
+    import importlib
+
+    import torch  # noqa: F401
+
+    from airfl import cli  # noqa: F401
+    from airfl.pipeline.registry import all_analytic, all_experiments
+
+    all_experiments()
+    all_analytic()
+    for stage in PRELOAD_STAGES:
+        importlib.import_module(f"airfl.pipeline.stages.{stage}")
+
+
+def _stop_when_client_goes(conn: socket.socket) -> None:
+    """A job whose client was stopped (Snakemake cancelling it) stops too, as a direct job
+    would: the client sends nothing after its request, so any end of the stream is that."""
+    try:
+        conn.recv(1)
+    except OSError:
+        pass
+    os.kill(os.getpid(), signal.SIGTERM)
+
+
+def _run_job(conn: socket.socket, fds: list[int], request_: dict) -> None:
+    """In the forked child: become the job, run it, answer its exit status, never return."""
+    status = 1
+    try:
+        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        for target, fd in enumerate(fds):
+            os.dup2(fd, target)
+            os.close(fd)
+        os.chdir(request_["cwd"])
+        os.environ.clear()
+        os.environ.update(request_["env"])
+        sys.argv = ["airfl", *request_["argv"]]
+        threading.Thread(target=_stop_when_client_goes, args=(conn,), daemon=True).start()
+        from airfl.cli import main
+
+        try:
+            status = main(request_["argv"])
+        except SystemExit as stop:               # argparse and explicit exits
+            status = stop.code if isinstance(stop.code, int) else (0 if stop.code is None else 1)
+    except BaseException:                        # a job's crash is the job's: traceback, 1
+        import traceback
+
+        traceback.print_exc()
+        status = 1
+    finally:
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except Exception:
+                pass
+        try:
+            conn.sendall(_LENGTH.pack(int(status) & 0xFF))
+        finally:
+            os._exit(int(status) & 0xFF)
+
+
+def serve(path: str) -> None:
+    """Preload, listen at `path`, fork one child per request; on SIGTERM print the CPU time
+    of the children (the jobs) and of the server, remove the socket and stop."""
+    import resource
+
+    _preload()
+    if os.path.exists(path):
+        os.unlink(path)
+    server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    server.bind(path)
+    server.listen(64)
+    jobs = 0
+
+    def stop(*_):
+        while True:                                      # wait for the jobs still running
+            try:
+                os.wait()
+            except ChildProcessError:
+                break
+        own, kids = (resource.getrusage(w) for w in (resource.RUSAGE_SELF,
+                                                      resource.RUSAGE_CHILDREN))
+        print(f"airfl.forkserver: {jobs} jobs, their CPU {kids.ru_utime + kids.ru_stime:.1f} s, "
+              f"the server's {own.ru_utime + own.ru_stime:.1f} s", file=sys.stderr)
+        server.close()
+        if os.path.exists(path):
+            os.unlink(path)
+        os._exit(0)
+
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, stop)
+    print(f"airfl.forkserver: serving at {path}", file=sys.stderr, flush=True)
+    while True:
+        conn, _ = server.accept()
+        try:
+            message, fds, _, _ = socket.recv_fds(conn, 1 << 16, 3)
+            size = _LENGTH.unpack(message[:_LENGTH.size])[0]
+            body = _recv_exactly(conn, _LENGTH.size + size, message)[_LENGTH.size:]
+        except (OSError, ConnectionError, struct.error):
+            conn.close()
+            continue
+        jobs += 1
+        if os.fork() == 0:
+            server.close()
+            _run_job(conn, fds, json.loads(body))
+        for fd in fds:
+            os.close(fd)
+        conn.close()
+        while True:                                      # reap the jobs that ended
+            try:
+                if os.waitpid(-1, os.WNOHANG) == (0, 0):
+                    break
+            except ChildProcessError:
+                break
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if len(argv) == 2 and argv[0] == "--serve":
+        serve(argv[1])
+        return 0
+    if len(argv) < 2:
+        print(__doc__.split("Usage:")[1], file=sys.stderr)
+        return 2
+    return request(argv[0], argv[1:])
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,14 @@
+"""params.yaml's `baselines` block, declared once (airfl.declare): the shared baselines figure's
+training experiment. A light module (stdlib only): every job validates params.yaml.
+"""
+
+from __future__ import annotations
+
+from airfl.declare import Declaration, Obj, Ref
+
+PROPERTIES = {
+    "baselines": Obj(required=True, fields={
+        "accuracy_vs_rounds": Ref(name="training_experiment", required=True)}),
+}
+
+DECLARATION = Declaration(properties=PROPERTIES)

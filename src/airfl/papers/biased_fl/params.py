@@ -1,0 +1,94 @@
+"""params.yaml's `biased_fl` block, declared once (airfl.declare); `$defs.biased_fl_curve` is
+generated from the schemes' parameter declarations (scheme_params.py). A light module (stdlib
+only): every job validates params.yaml.
+"""
+
+from __future__ import annotations
+
+from airfl.declare import (ByProfile, Declaration, Enum, Int, ListOf, MapOf, Num, Obj, OneOf, Ref,
+                          Str)
+
+PROPERTIES = {
+    "biased_fl": Ref(name="biased_fl", required=True),
+}
+
+DEFS = {
+    "biased_fl_scale": Obj(fields={
+        "trials": Int(minimum=1, required=True),
+        "eval_every": Int(description="evaluate every n rounds", minimum=1, default=1),
+        "eval_every_s": Ref(description="evaluate whenever the uplink time crosses a multiple "
+                                        "(overrides eval_every)", name="positive")}),
+    "tuning_setting": Obj(fields={
+        "mode": Enum(description="fixed: the panel's eta; grid: spec 6.5 search",
+                     values=("fixed", "grid"), required=True),
+        "eta_factors": ListOf(description="eta = factor x 2/(mu + L)", items=Ref(name="positive"),
+                              min_items=1, default=[1.0, 0.5, 0.25, 0.125, 0.0625]),
+        "selection_trials": Int(minimum=1, default=3),
+        "param_grid": MapOf(description="spec 6.5 baseline grids: curve -> {param: [values]} (all "
+                                        "combinations) or a list of {param: value} combinations; "
+                                        "searched at the panel's eta before the eta grid, on the "
+                                        "selection trials, by the lowest mean final sub-optimality"
+                                        " gap (ties: accuracy)",
+                            values=OneOf(options=(
+                                                     MapOf(values=ListOf(min_items=1),
+                                                           min_properties=1),
+                                                     ListOf(items=MapOf(min_properties=1),
+                                                            min_items=1))),
+                            key_pattern="^[a-z][a-z0-9_]*$")}),
+    "tuning": ByProfile(of=Ref(name="tuning_setting"), always=True),
+    "biased_fl_panel": Obj(fields={
+        "radius_m": Ref(description="disc radius rho_max (m): 3000 OTA, 1200 digital (spec 2.3)",
+                        name="positive", required=True),
+        "max_rounds": Int(description="OTA: T = 500 rounds; digital: a cap (the horizon ends the "
+                                      "run)", minimum=1, required=True),
+        "horizon_s": Ref(description="digital: training-time horizon (150 s)", name="positive"),
+        "eta": Ref(description="step size (spec 6.5; quick: 0.05 for every scheme)",
+                   name="positive", required=True),
+        "G": Ref(description="gradient bound used by designs and truncation (20, 5, 0.5)",
+                 name="positive", required=True),
+        "kappa": Num(description="design heterogeneity constant (0.01)", minimum=0, required=True),
+        "T_max_s": Ref(description="digital average round-latency budget (0.25 s)",
+                       name="positive"),
+        "offset_only_curves": ListOf(description="curves left out of the panel itself and run only"
+                                                 " in its SNR-offset copies: their design leaves "
+                                                 "no device transmitting at the panel's SNR "
+                                                 "(NoTransmissionError)", items=Str(), unique=True,
+                                     default=[]),
+        "tuning": Ref(name="tuning", required=True),
+        "curves": MapOf(values=Ref(name="biased_fl_curve"), key_pattern="^[a-z][a-z0-9_]*$",
+                        min_properties=1, required=True),
+        "scale": ByProfile(of=Ref(name="biased_fl_scale"), always=True, required=True)}),
+    "biased_fl": Obj(fields={
+        "problem": Obj(required=True, fields={
+            "dataset": Enum(values=("mnist", "fashion_mnist"), required=True),
+            "per_class": Int(description="first n training images of each class (100)", minimum=1,
+                             required=True),
+            "mu": Ref(description="L2 regulariser inside the loss (0.01)", name="positive",
+                      required=True),
+            "test_subset": ByProfile(of=Int(minimum=1, nullable=True), always=True,
+                                     required=True)}),
+        "radio": Obj(required=True, fields={
+            "num_devices": Int(description="one class per device", minimum=1, maximum=10,
+                               required=True),
+            "power_dbm": Num(required=True),
+            "n0_dbm_per_hz": Num(required=True),
+            "bandwidth_hz": Ref(name="positive", required=True),
+            "pl0_db": Num(required=True),
+            "exponent": Ref(name="positive", required=True),
+            "placement": Enum(values=("quantile", "uniform"), required=True),
+            "snr_offset_db": Num(description="spec A1: multiplies E_s by 10^(offset/10)",
+                                 required=True)}),
+        "fig2a": Ref(name="biased_fl_panel", required=True),
+        "fig2b": Ref(name="biased_fl_panel", required=True),
+        "fig3a": Ref(name="biased_fl_panel", required=True),
+        "fig3b": Ref(name="biased_fl_panel", required=True),
+        "snr_sensitivity": Obj(required=True, fields={
+            "snr_offsets_db": ListOf(items=Num(), min_items=1, required=True),
+            "sota_trials": ByProfile(description="trials of Figs. 2(b,c)/3(b,c) at +30 and +60 dB "
+                                                 "(schedule and step-size search: the panel's)",
+                                     of=Int(minimum=1), always=True, required=True),
+            "tuning": Ref(name="tuning", required=True),
+            "scale": ByProfile(of=Ref(name="biased_fl_scale"), always=True, required=True)})}),
+}
+
+DECLARATION = Declaration(properties=PROPERTIES, defs=DEFS)

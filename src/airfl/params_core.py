@@ -1,0 +1,130 @@
+"""The core's part of params.yaml, declared once (airfl.declare): profile, seed, device, threads,
+data, the audit block's shared settings, and the generic building blocks every wing may use
+(`$defs`: scale, partition, channel, a training experiment, ...). Each installed wing adds its
+own keys and types from its declaration; airfl.pipeline.params assembles the whole schema and
+`airfl schema` writes it to workflow/schemas/params.schema.yaml. A light module (stdlib only):
+every job validates params.yaml.
+"""
+
+from __future__ import annotations
+
+from airfl.declare import (Bool, ByProfile, Declaration, Enum, Int, ListOf, MapOf, Num, Obj, Ref,
+                           Str)
+
+_POSITIVE = Ref(name="positive")
+
+PROPERTIES = {
+    "profile": Enum(description="quick shrinks rounds, trials and data so the whole DAG runs on 2 "
+                                "CPU cores; paper reproduces the papers' settings.",
+                    values=("quick", "paper"), required=True),
+    "seed": Int(description="base seed; every random stream is derived from (seed, experiment, "
+                            "trial, round, stream).", minimum=0, required=True),
+    "device": Enum(description="torch device for training; auto takes cuda when present.",
+                   values=("cpu", "cuda", "auto"), default="cpu"),
+    "threads": Int(description="torch/BLAS threads per job (1 when Snakemake runs jobs in "
+                               "parallel).", minimum=1, default=1),
+    "data": Obj(required=True, fields={
+        "root": Str(description="folder with datasets in torchvision's layout.", required=True),
+        "mirror": Str(description="local folder in torchvision's layout to copy datasets from "
+                                  "when offline (else env AIRFL_DATA_MIRROR).",
+                      nullable=True, default=None),
+        "download": Bool(description="try to download missing datasets from their public URLs.",
+                         default=True)}),
+    "audit": Obj(description="privacy audit of every registered DP mechanism (issue 16, stage "
+                             "`audit`); each wing that registers audits adds its settings as "
+                             "audit.<wing> (its declaration's AUDIT).", fields={
+        "draws": ByProfile(description="draws per neighbour of a batched mechanism (linear "
+                                       "release, fixed roles).",
+                           of=Int(minimum=100), always=True, required=True),
+        "loop_draws": ByProfile(description="draws per neighbour of a mechanism drawn one "
+                                            "aggregation call a draw (random participation, "
+                                            "fading, coins).",
+                                of=Int(minimum=100), always=True, required=True),
+        "alpha": Num(description="1 - confidence of the Clopper-Pearson intervals (0.05 = 95 %).",
+                     gt=0, lt=0.5, required=True)}),
+}
+
+# `model` is filled with its default (geometry) where a block leaves it out: not `required`
+_CHANNEL_BRANCHES = {
+    "if": {"properties": {"model": {"const": "rayleigh_mean_gain"}}, "required": ["model"]},
+    "then": {"required": ["mean_gain"]},
+    "else": {"required": ["radius_m", "pathloss"]},
+}
+
+DEFS = {
+    "positive": Num(gt=0),
+    "probability": Num(gt=0, maximum=1),
+    "scale": Obj(fields={
+        "rounds": Int(minimum=1, required=True),
+        "trials": Int(minimum=1, required=True),
+        "eval_every": Int(minimum=1, default=1),
+        "test_subset": Int(description="evaluate on the first n test images (null = the whole "
+                                       "test set).", minimum=1, nullable=True, default=None),
+        "train_eval_subset": Int(description="training loss is measured on this many training "
+                                             "samples of the devices (fixed, seeded).",
+                                 minimum=1, default=2000)}),
+    "partition": Obj(fields={
+        "kind": Enum(values=("iid", "shards", "one_class", "dirichlet", "mixed",
+                             "per_class_one_class"), required=True),
+        "balanced": Bool(description="iid: the same number of samples of every class per device"),
+        "class_pure": Bool(),
+        "pool_per_class": Int(description="draw from the first n images of every class (file "
+                                          "order)", minimum=1),
+        "classes_per_device": Int(minimum=1),
+        "alpha": _POSITIVE,
+        "min_size": Int(minimum=1),
+        "samples_per_device": Int(minimum=1),
+        "per_class": Int(minimum=1),
+        "num_iid": Int(minimum=0),
+        "size_range": ListOf(items=Int(minimum=1), min_items=2, max_items=2)}),
+    "channel": Obj(extra=_CHANNEL_BRANCHES, fields={
+        "model": Enum(description="how a trial's statistical CSI is built "
+                                  "(pipeline.trial.CHANNEL_MODELS): geometry (devices placed in a "
+                                  "disc, path loss; needs radius_m and pathloss) or "
+                                  "rayleigh_mean_gain (i.i.d. Rayleigh, E|h|^2 = mean_gain for "
+                                  "every device, no layout)",
+                      values=("geometry", "rayleigh_mean_gain"), default="geometry"),
+        "mean_gain": _POSITIVE,
+        "radius_m": _POSITIVE,
+        "min_radius_m": Num(minimum=0, default=1.0),
+        "placement": Enum(values=("uniform", "quantile"), default="uniform"),
+        "pathloss": Obj(fields={
+            "model": Enum(values=("log_distance", "free_space"), required=True),
+            "pl0_db": Num(default=30.0),
+            "exponent": _POSITIVE,
+            "carrier_hz": _POSITIVE}),
+        "bandwidth_hz": Ref(name="positive", default=1.0e6)}),
+    # issue 17: arithmetic of local training, one value per training experiment block
+    "precision": Enum(description="arithmetic of local training: fp32 (exact, default) or bf16 "
+                                  "(bfloat16 autocast forward and backward of the CNN models; "
+                                  "fp32 master weights, loss, gradients, SGD update and "
+                                  "evaluation; deterministic)",
+                      values=("fp32", "bf16"), default="fp32"),
+    "input_normalization": Obj(description="model inputs (x/255 - mean)/std, one mean and one std "
+                                           "per image channel; null or absent: x/255",
+                               nullable=True, fields={
+        "mean": Ref(name="number_list", required=True),
+        "std": ListOf(items=_POSITIVE, min_items=1, required=True)}),
+    "training_experiment": Obj(fields={
+        "dataset": Enum(values=("mnist", "fashion_mnist", "cifar10", "cifar100"), required=True),
+        "input_normalization": Ref(name="input_normalization"),
+        "num_devices": Int(minimum=1, required=True),
+        "partition": Ref(name="partition", required=True),
+        "model": Obj(required=True, fields={
+            "name": Enum(values=("softmax", "cnn_mnist", "fedavg_cnn", "resnet18_gn"),
+                         required=True),
+            "l2": Num(minimum=0, default=0.0),
+            "engine": Enum(values=("auto", "vmap", "loop"), default="auto")}),
+        "training": Obj(required=True, fields={
+            "local_steps": Int(minimum=1, required=True),
+            "batch_size": Int(minimum=1, required=True),
+            "lr": Ref(name="positive", required=True),
+            "server_lr": Ref(name="positive", default=1.0)}),
+        "channel": Ref(name="channel", required=True),
+        "curves": MapOf(values=Ref(name="curve"), key_pattern="^[a-z][a-z0-9_]*$",
+                        min_properties=1, required=True),
+        "scale": ByProfile(of=Ref(name="scale"), always=True, required=True)}),
+    "number_list": ListOf(items=Num(), min_items=1),
+}
+
+DECLARATION = Declaration(properties=PROPERTIES, defs=DEFS)
