@@ -92,6 +92,14 @@ class Derivation:
     sources: tuple[str, ...]
     targets: tuple[str, ...]
     compute: Callable[[dict[str, Any], dict[str, Any], dict[str, Any]], dict[str, Any]]
+    # sources read only where the composed block holds them (a profile that runs a pilot the
+    # other skips, e.g. LAPA's Pilot B: paper profile only, spec lapa 6.3's quick shortcut)
+    optional: tuple[str, ...] = ()
+
+    def inputs(self, block: dict[str, Any]) -> tuple[str, ...]:
+        """The source curves this block's derive job reads: `sources`, less the `optional` ones
+        the block does not hold."""
+        return tuple(c for c in self.sources if c not in self.optional or c in block["curves"])
 
 
 @dataclass(frozen=True)
@@ -131,6 +139,9 @@ class Experiment:
     # `in_fig3`, a figure-only x value): no stage before the figure reads them, so a grid that
     # re-tags curves reruns the figure alone, in DVC as in Snakemake (issue 13, item 3)
     panel_keys: tuple[str, ...] = ()
+    # whether the experiment runs under these params (e.g. a panel list per profile: LAPA's
+    # Fig. 6 mixes); None: always. `registry.active_experiments` filters by it
+    enabled: Callable[[dict[str, Any]], bool] | None = None
 
     @property
     def id(self) -> str:
@@ -140,6 +151,13 @@ class Experiment:
         """The derivations whose parameters a curve trains with (its design and train jobs
         wait for them)."""
         return tuple(d for d in self.derivations if curve in d.targets)
+
+    def active_derivations(self, block: dict[str, Any]) -> tuple[Derivation, ...]:
+        """The derivations with a target in the composed block (a profile may drop them all)."""
+        return tuple(d for d in self.derivations if set(d.targets) & set(block["curves"]))
+
+    def is_enabled(self, params: dict[str, Any]) -> bool:
+        return self.enabled is None or bool(self.enabled(params))
 
     def derivation(self, name: str) -> Derivation:
         for d in self.derivations:

@@ -19,7 +19,7 @@ from airfl.config import read_params
 from airfl.pipeline import dag, param_deps
 from airfl.pipeline.dvcgen import manifest, written_keys
 from airfl.pipeline.params import load_params
-from airfl.pipeline.registry import all_analytic, all_experiments, get_experiment
+from airfl.pipeline.registry import active_experiments, all_analytic, get_experiment
 
 
 @pytest.fixture(scope="module")
@@ -30,7 +30,7 @@ def params_file(repo_root):
 @cache
 def _before(path: str, paper: str) -> tuple[dict[str, Any], dict[str, Any], list]:
     params, raw = load_params(path, {}), read_params(path, {})
-    jobs = [(e, job) for e in all_experiments() if e.paper == paper
+    jobs = [(e, job) for e in active_experiments(params) if e.paper == paper
             for job in dag.experiment_jobs(e, params)]
     return params, raw, jobs
 
@@ -43,7 +43,7 @@ def stale(path: str, paper: str, changes: dict[str, Any]) -> tuple[set[str], set
     """(DVC's stale jobs, Snakemake's) of the paper's existing jobs after `changes`."""
     params, raw, jobs = _before(path, paper)
     new, new_raw = load_params(path, changes), read_params(path, changes)
-    after = {job.name: job for e in all_experiments() if e.paper == paper
+    after = {job.name: job for e in active_experiments(new) if e.paper == paper
              for job in dag.experiment_jobs(e, new)}          # the DAG `airfl dvc-yaml` writes
     dvc, snakemake = set(), set()
     for experiment, job in jobs:

@@ -9,8 +9,8 @@ from snakemake.utils import update_config, validate
 from airfl.config import ConfigError, get_dotted, typed_config_overrides
 from airfl.pipeline import dag, paths
 from airfl.pipeline.params import override_args, schema_file, validate_params
-from airfl.pipeline.registry import (all_analytic, all_experiments, get_experiment, get_reference,
-                                     papers, wings)
+from airfl.pipeline.registry import (active_experiments, all_analytic, all_experiments,
+                                     get_experiment, get_reference, papers, wings)
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")      # one thread per job (ENVIRONMENT.md)
 os.environ.setdefault("MKL_NUM_THREADS", "1")
@@ -93,4 +93,5 @@ def analytic_figure_caption(figure):
 
 def all_targets():
     """Every paper's figures, partitions and claims, and the collected figures/CLAIMS.md."""
-    return [str(paths.claims_markdown())] + [t for p in papers() for t in dag.paper_targets(p)]
+    return [str(paths.claims_markdown())] + [t for p in papers()
+                                             for t in dag.paper_targets(p, config)]

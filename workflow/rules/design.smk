@@ -51,7 +51,7 @@ def derived_inputs(wildcards):
 
 rule derive:
     input:
-        lambda w: dag.derived_sources(experiment_of(w), w.name),
+        lambda w: dag.derived_sources(experiment_of(w), w.name, experiment_block(w)),
     output:
         "results/derived/{paper}/{figure}/{name}.json",
         "results/derived/{paper}/{figure}/{name}.csv",

@@ -19,7 +19,7 @@ def as_report_item(path, paper):
     return report(path, caption="../report/figure.rst", category=paper, subcategory=Path(path).stem)
 
 
-for _experiment in all_experiments():
+for _experiment in active_experiments(config):
 
     rule:
         name: f"figure_{_experiment.paper}_{_experiment.figure}"
@@ -66,7 +66,7 @@ for _paper in papers():
     rule:
         name: f"claims_{_paper}"
         input:
-            dag.claim_inputs(_paper),
+            dag.claim_inputs(_paper, config),
         output:
             report(str(paths.claims_markdown(_paper)), caption="../report/claims.rst",
                    category="claims", subcategory=_paper),
@@ -104,7 +104,7 @@ for _paper in papers():
     rule:
         name: _paper
         input:
-            dag.paper_targets(_paper),
+            dag.paper_targets(_paper, config),
 
 
 rule analytic:

@@ -14,8 +14,9 @@ from airfl.pipeline import param_deps, paths
 from airfl.config import get_dotted
 from airfl.experiments import AnalyticFigure, Experiment
 from airfl.pipeline.code_deps import digest, stage_code
-from airfl.pipeline.registry import (all_analytic, all_experiments, get_analytic, get_experiment,
-                                     get_wing, papers, scheme_wings, wings)
+from airfl.pipeline.registry import (active_experiments, all_analytic, all_experiments,
+                                     get_analytic, get_experiment, get_wing, papers,
+                                     scheme_wings, wings)
 
 def code(stage: str, *wing_names: str) -> list[str]:
     """The source files a stage runs when it loads these wings (`code_deps`), as DVC `deps`
@@ -75,9 +76,9 @@ def derived_outputs(experiment_id: str, name: str) -> list[str]:
     return [str(paths.derived(experiment_id, name, s)) for s in ("json", "csv", "npz")]
 
 
-def derived_sources(experiment: Experiment, name: str) -> list[str]:
-    """The designs and run records of a derivation's source curves."""
-    return [str(p) for c in experiment.derivation(name).sources
+def derived_sources(experiment: Experiment, name: str, block: dict[str, Any]) -> list[str]:
+    """The designs and run records of a derivation's source curves (those the block holds)."""
+    return [str(p) for c in experiment.derivation(name).inputs(block)
             for p in (paths.design(experiment.id, c), paths.run_records(experiment.id, c))]
 
 
@@ -117,9 +118,9 @@ def experiment_jobs(experiment: Experiment, params: dict[str, Any]) -> list[Job]
     if calibration:                 # one noise-free round at theta_0, read by every train job
         jobs.append(Job("calibrate", _slug("calibrate", eid), [eid],
                         [manifest, str(paths.partition(eid))], calibration, reads("calibrate")))
-    for derivation in experiment.derivations:     # between trainings: source runs -> params
+    for derivation in experiment.active_derivations(block):   # source runs -> params
         jobs.append(Job("derive", _slug("derive", eid, derivation.name), [eid, derivation.name],
-                        derived_sources(experiment, derivation.name),
+                        derived_sources(experiment, derivation.name, block),
                         derived_outputs(eid, derivation.name), reads("derive", derivation.name)))
     for curve in experiment.curves(params):
         source = tuning_file(experiment, block, curve)
@@ -216,19 +217,20 @@ def audit_json(wing_names) -> list[str]:
             for n in sorted(w.audits)]
 
 
-def claim_inputs(paper: str) -> list[str]:
-    """Every CSV a paper's claims are checked on (its experiments' and analytic figures), and
-    its wing's audit results."""
-    return [o for e in all_experiments() if e.paper == paper for o in figure_outputs(e)
+def claim_inputs(paper: str, params: dict[str, Any] | None = None) -> list[str]:
+    """Every CSV a paper's claims are checked on (its experiments' and analytic figures; those
+    the params run: `Experiment.enabled`), and its wing's audit results."""
+    return [o for e in active_experiments(params) if e.paper == paper for o in figure_outputs(e)
             if o.endswith(".csv")] + \
         [analytic_outputs(f)[0] for f in all_analytic() if f.paper == paper and f.check is not None] \
         + audit_json({paper})
 
 
-def paper_targets(paper: str) -> list[str]:
-    """What `snakemake <paper>` builds: the paper's figures, partitions and claims."""
+def paper_targets(paper: str, params: dict[str, Any] | None = None) -> list[str]:
+    """What `snakemake <paper>` builds: the paper's figures, partitions and claims (of the
+    experiments the params run)."""
     targets = [str(paths.claims_markdown(paper))]
-    for experiment in all_experiments():
+    for experiment in active_experiments(params):
         if experiment.paper == paper:
             targets += figure_outputs(experiment) + partition_outputs(experiment.id)
     targets += [o for w in wings() if w.name == paper for n in sorted(w.audits)
@@ -242,26 +244,26 @@ def analytic_targets() -> list[str]:
 
 
 def datasets(params: dict[str, Any]) -> list[str]:
-    return sorted({e.params(params)["dataset"] for e in all_experiments()})
+    return sorted({e.params(params)["dataset"] for e in active_experiments(params)})
 
 
 def jobs(params: dict[str, Any]) -> list[Job]:
     """Every job of the pipeline, in data-flow order."""
     out = [Job("data", _slug("data", d), [d], [], [str(paths.dataset_manifest(d))],
                ["data.root"]) for d in datasets(params)]
-    references = {e.reference.name: e.reference for e in all_experiments() if e.reference}
-    owners = {e.reference.name: e.paper for e in all_experiments() if e.reference}
+    references = {e.reference.name: e.reference for e in active_experiments(params) if e.reference}
+    owners = {e.reference.name: e.paper for e in active_experiments(params) if e.reference}
     for name, ref in sorted(references.items()):
         out.append(Job("reference", _slug("reference", name), [name],
                        [str(paths.dataset_manifest(ref.dataset))],
                        reference_outputs(name),
                        ["seed", "profile", "data.root", *ref.config_keys]))
-    for experiment in all_experiments():
+    for experiment in active_experiments(params):
         out += experiment_jobs(experiment, params)
     out += [analytic_job(figure) for figure in all_analytic()]
     out += audit_jobs()
     for paper in papers():
-        out.append(Job("claims", _slug("claims", paper), [paper], claim_inputs(paper),
+        out.append(Job("claims", _slug("claims", paper), [paper], claim_inputs(paper, params),
                        [str(paths.claims_markdown(paper))], ["seed", "profile"],
                        metrics=[str(paths.claims_metrics(paper))]))
     out.append(Job("claims", "claims", [], [str(paths.claims_metrics(p)) for p in papers()]

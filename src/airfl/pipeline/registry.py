@@ -65,6 +65,12 @@ def all_experiments() -> tuple[Experiment, ...]:
     return _unique(e for w in wings() for e in w.experiments())
 
 
+def active_experiments(params: dict[str, Any] | None) -> tuple[Experiment, ...]:
+    """The experiments these params run (`Experiment.enabled`, e.g. a profile's panel list);
+    every experiment when params is None."""
+    return tuple(e for e in all_experiments() if params is None or e.is_enabled(params))
+
+
 @cache
 def all_analytic() -> tuple[AnalyticFigure, ...]:
     """Every analytic figure of every wing."""

@@ -180,12 +180,12 @@ FIG6_CURVES = ("nodp", "lapa_nu4", "uniform_nu4", "arb_nu4")
 
 
 def _panels(frame: pd.DataFrame) -> dict[int, pd.DataFrame]:
-    """Final accuracy per Fig. 6 panel, keyed by its number of IID devices (stem fig6_iid<n>),
-    the four strategies at nu = 4 only."""
+    """Final accuracy per Fig. 6 panel, keyed by its number of IID devices (stem
+    fig6_iid<n> for MNIST, fig6b_iid<n> for Fashion-MNIST), the four strategies at nu = 4 only."""
     out = {}
     for stem, rows in frame.groupby("figure"):
         rows = rows[rows["curve"].isin(FIG6_CURVES)]
-        out[int(str(stem).removeprefix("fig6_iid"))] = final_accuracy(rows)
+        out[int(str(stem).rsplit("_iid", 1)[1])] = final_accuracy(rows)
     return dict(sorted(out.items()))
 
 
@@ -223,7 +223,7 @@ def fig6_gap_shrinks(frame: pd.DataFrame) -> ClaimResult:
 def fig6_all_iid(frame: pd.DataFrame) -> ClaimResult:
     """With all devices IID, LAPA's early accuracy slightly above no DP's, its final slightly
     below (spec §9 Fig. 6, 3; soft: reported, not an acceptance check)."""
-    rows = frame[(frame["figure"] == "fig6_iid15") & frame["curve"].isin(["nodp", "lapa_nu4"])]
+    rows = frame[frame["figure"].str.endswith("_iid15") & frame["curve"].isin(["nodp", "lapa_nu4"])]
     if rows.empty:
         return ClaimResult(None, "no 15 + 0 panel")
     rounds = sorted(rows["round"].unique())

@@ -3,7 +3,11 @@ figures 4 (aggregation strategies, MNIST), 5 (privacy strategies vs the initial 
 7 (dynamic noise control at DDPG's power vs average power) and 2 (diagnostic: the LAPA noise
 requirement against the channel noise, T_th marked), one experiment so they share the partition
 and common random numbers; Fig. 7's power and privacy level come from the derivation `ddpg`
-(power.py) on the Pilot A run. Claims of spec §9 / §11.2.
+(power.py) on the Pilot A run (and on Pilot B where it runs: `lapa.training.pilot_b`, paper
+profile). Fig. 6's other panels (`lapa.training.fig6_mixes`) are experiments of their own (one
+partition each); Figs. 6(b) and 7(b) on Fashion-MNIST (`lapa.training.fmnist_privacy`, paper
+profile) are the experiment FMNIST_PRIVACY and its own mix panels. Which of them a profile runs
+is each experiment's `enabled`. Claims of spec §9 / §11.2.
 """
 
 from __future__ import annotations
@@ -14,7 +18,9 @@ from airfl.experiments import AnalyticFigure, Claim, Derivation, Experiment, Fig
 from airfl.papers.lapa import claims as cl
 from airfl.papers.lapa import power
 from airfl.papers.lapa.layout import layout_claims, layout_frame
-from airfl.papers.lapa.training import compose, compose_fmnist, compose_mix
+from airfl.papers.lapa.training import (FIG6_MIX_CHOICES, PILOT_B, compose, compose_fmnist,
+                                        compose_fmnist_privacy, compose_mix,
+                                        fmnist_privacy_enabled, mix_enabled)
 from airfl.styles import register_styles
 
 STRATEGY = {"lapa": "LAPA (Config 3)", "uniform": "Uniform DP (B3)",
@@ -41,6 +47,8 @@ def strategy_label(curve: str, params: dict[str, Any]) -> str:
 
 
 def curve_label(curve: str, params: dict[str, Any]) -> str:
+    if curve == PILOT_B:
+        return "Pilot B: LAPA at Fig. 7's ε^T (ideal channel, spec 6.3)"
     if params.get("in_fig7"):
         return FIG7[curve]
     if params.get("ser_threshold") is not None:
@@ -69,11 +77,57 @@ def _fig4_claims(name: str, dataset: str) -> tuple[Claim, ...]:
 ROUNDS = dict(x="round", xlabel="Communication round t", y="test_accuracy",
               ylabel="Test accuracy", columns=cl.SUMMARY_COLUMNS)   # the summary table's columns
 
-#: Fig. 6 panels with their own partition (the 5 + 10 panel is TRAINING's fig6_iid5). Quick:
-#: spec 11.2's {0 + 15, 5 + 10, 15 + 0}; the paper's 3, 7 and 9 IID panels are one entry each
-#: in FIG6_MIXES and cost 4 runs each.
-FIG6_MIXES = (0, 15)
-FIG6_PANELS = tuple(f"fig6_iid{n}" for n in sorted((*FIG6_MIXES, 5)))
+#: Fig. 6 panels (a: MNIST, b: Fashion-MNIST), every mix the experiments exist for; those with
+#: their own partition are picked per profile by `lapa.training.fig6_mixes` (quick: spec 11.2's
+#: 0 + 15 and 15 + 0; paper: 0, 3, 7, 9, 15), each costing 4 runs. The 5 + 10 panels come from
+#: TRAINING's Fig. 5 runs (a) and FMNIST_PRIVACY's nu = 4 runs (b). Claims read the panels of
+#: the experiments the profile runs (stages/claims.py).
+FIG6_PANELS = tuple(f"fig6_iid{n}" for n in sorted((*FIG6_MIX_CHOICES, 5)))
+FIG6B_PANELS = tuple(f"fig6b_iid{n}" for n in sorted((*FIG6_MIX_CHOICES, 5)))
+
+
+def _fig6_claims(name: str, panels: tuple[str, ...]) -> tuple[Claim, ...]:
+    """Spec §9 Fig. 6 claims 1-4 over one dataset's panels, in the paper's words (Sec. V-C)."""
+    return (
+        Claim(f"{name}_lapa_best_dp", "'Regardless of the degree of data heterogeneity, the LAPA "
+              "algorithm proposed in this paper consistently outperforms Benchmark 3 and "
+              "Benchmark 4' (Sec. V-C).", cl.fig6_lapa_best_dp, panels),
+        Claim(f"{name}_gap_shrinks", "'When the learning rate is fixed, as the proportion of IID "
+              "devices increases, the performance of the LAPA-based strategy gradually approaches "
+              "that of the non-DP strategy'.", cl.fig6_gap_shrinks, panels),
+        Claim(f"{name}_all_iid", "'When all device data distributions are IID, the convergence "
+              "rate under LAPA even slightly exceeds that of the non-DP case (although with "
+              "continued training, the final accuracy remains slightly lower than the non-DP "
+              "case)' (soft).", cl.fig6_all_iid, panels),
+        Claim(f"{name}_robust", "'As the proportion of IID devices decreases, the data-adaptive "
+              "privacy mechanism demonstrates stronger adaptability, showing good robustness "
+              "against variations in data heterogeneity': LAPA's margin over B3/B4 does not "
+              "shrink and is largest at 0 + 15 or 3 + 12 (spec 9).", cl.fig6_robust, panels))
+
+
+def _fig7_claims(name: str, dataset: str) -> tuple[Claim, ...]:
+    """Spec §9 Fig. 7 claims on one dataset's panel (Sec. V-D), orderings first."""
+    sentence = ("'on the MNIST dataset, Configuration 5 achieves a 1.465% improvement compared "
+                "to its average power setting, and a 5.872% improvement compared to the average "
+                "power setting of Benchmark 4'" if dataset == "mnist" else
+                "'On the Fashion-MNIST, the improvements are 0.910% and 2.705%, respectively'")
+    gaps = ", ".join(f"{a} − {b} = {v:+.3f}" for (a, b), v in cl.FIG7_PAPER[dataset].items())
+    return (
+        Claim(f"{name}_ordering", "Configuration 5 > its average power setting > the average "
+              f"power setting of Benchmark 4 (Sec. V-D: {sentence}).", cl.fig7_ordering, name),
+        Claim(f"{name}_over_arb", "Config 5 >= ARB at average power (spec 11.2 quick "
+              "acceptance 5).", cl.fig7_over_arb, name),
+        Claim(f"{name}_gaps", f"Paper's differences in points ({dataset}): {gaps} (soft: same "
+              "sign, within a factor of 2).", cl.fig7_gaps(dataset), name))
+
+
+def _ddpg_derivations() -> tuple[Derivation, ...]:
+    """Fig. 7's steps between trainings (spec §6.3): Pilot B's level from Pilot A (only where
+    Pilot B runs), then DDPG on Pilot B's trajectory (or Pilot A's rescaled, quick)."""
+    return (Derivation("fig7_level", sources=(power.PILOT,), targets=(PILOT_B,),
+                       compute=power.level),
+            Derivation("ddpg", sources=(power.PILOT, PILOT_B), optional=(PILOT_B,),
+                       targets=power.TARGETS, compute=power.compute))
 
 TRAINING = Experiment(
     paper="lapa", figure="fig4", config_key="lapa.training",
@@ -106,8 +160,7 @@ TRAINING = Experiment(
                    ylabel="Σ_k σ_req,k / Σ_k σ_ch,k (switch at ≤ 1)",
                    title="Fig. 2 (diagnostic): LAPA's required noise over the channel noise"),
     ),
-    derivations=(Derivation("ddpg", sources=(power.PILOT,), targets=power.TARGETS,
-                            compute=power.compute),),
+    derivations=_ddpg_derivations(),
     label=curve_label, compose=compose,
     shared_keys=("lapa.radio", "lapa.alloc", "lapa.scale", "lapa.control"),
     claims=(
@@ -125,19 +178,13 @@ TRAINING = Experiment(
         Claim("fig5_lapa_closest", "LAPA comes closest to no DP: gap <= 1.5 points at ν <= 4 "
               "and the smallest of the three DP strategies at every level.",
               cl.fig5_lapa_closest, "fig5_rounds"),
-        Claim("fig7_ordering", "Configuration 5 > its average power setting > the average "
-              "power setting of Benchmark 4 (Sec. V-D: 'Configuration 5 achieves a 1.465% "
-              "improvement compared to its average power setting, and a 5.872% improvement "
-              "compared to the average power setting of Benchmark 4').", cl.fig7_ordering, "fig7"),
-        Claim("fig7_over_arb", "Config 5 >= ARB at average power (spec 11.2 quick acceptance 5).",
-              cl.fig7_over_arb, "fig7"),
-        Claim("fig7_gaps", "Paper's differences in points (MNIST): Config 5 − LAPA(p̄) = +1.465, "
-              "Config 5 − ARB(p̄) = +5.872 (soft: same sign, within a factor of 2).",
-              cl.fig7_gaps("mnist"), "fig7"),
+        *_fig7_claims("fig7", "mnist"),
+        *_fig6_claims("fig6", FIG6_PANELS),
         Claim("summary_table", "Spec 9's summary table: final accuracy (mean ± sd over trials, "
               "last 5 rounds) per figure and curve with eps^T, the realised max_k "
               "eps_k^{tot,eff}, T_th and the excluded devices (a report, not a claim).",
-              cl.summary, ("fig4", "fig4b", "fig5_rounds", *FIG6_PANELS, "fig7")),
+              cl.summary, ("fig4", "fig4b", "fig5_rounds", *FIG6_PANELS, "fig7",
+                           *FIG6B_PANELS, "fig7b")),
         Claim("fig7_p1", "DDPG's power lowers P1's objective: L(p*) <= L(p̄) (spec 9 Fig. 7, "
               "11.2 acceptance 6); T_th predicted vs realised.", cl.fig7_objective, "fig7"),
     ))
@@ -150,32 +197,48 @@ FMNIST = Experiment(
     figure_spec=FigureSpec(**ROUNDS), label=curve_label, compose=compose_fmnist,
     claims=_fig4_claims("fig4b", "fashion_mnist"))
 
-def _fig6(num_iid: int) -> Experiment:
-    claims = () if num_iid != FIG6_MIXES[0] else (
-        Claim("fig6_lapa_best_dp", "Regardless of the degree of heterogeneity, LAPA "
-              "'consistently outperforms Benchmark 3 and Benchmark 4' (Sec. V-C).",
-              cl.fig6_lapa_best_dp, FIG6_PANELS),
-        Claim("fig6_gap_shrinks", "'As the proportion of IID devices increases, the performance "
-              "of the LAPA-based strategy gradually approaches that of the non-DP strategy'.",
-              cl.fig6_gap_shrinks, FIG6_PANELS),
-        Claim("fig6_all_iid", "All IID: 'the convergence rate under LAPA even slightly exceeds "
-              "that of the non-DP case' while the final accuracy stays slightly lower (soft).",
-              cl.fig6_all_iid, FIG6_PANELS),
-        Claim("fig6_robust", "'As the proportion of IID devices decreases, the data-adaptive "
-              "privacy mechanism demonstrates stronger adaptability': LAPA's margin over B3/B4 "
-              "does not shrink and is largest at 0 + 15 or 3 + 12.", cl.fig6_robust,
-              FIG6_PANELS))
+FMNIST_PRIVACY = Experiment(
+    paper="lapa", figure="fig7b", config_key="lapa.training",
+    title="Fig. 7(b): dynamic noise control (Fashion-MNIST; ARB reconstructed)",
+    description=("Configuration 5 (LAPA + switching at DDPG's p*), LAPA + switching at p_bar and "
+                 "ARB at p_bar over the practical channel at the Fig. 7 privacy level, calibrated on "
+                 "this experiment's Pilot A (LAPA, ν = 4, ideal channel) and, where it runs, "
+                 "Pilot B (spec 6.3); the ν = 4 runs also draw Fig. 6(b)'s 5 + 10 panel "
+                 "(lam = fmnist_lr; runs where lapa.training.fmnist_privacy is on)."),
+    figure_spec=FigureSpec(**{**ROUNDS, "columns": (*cl.SUMMARY_COLUMNS, "p1_value",
+                                                    "t_th_predicted")},
+                           curves=_panel("in_fig7")),
+    extra_figures=(
+        FigureSpec(**ROUNDS, name="fig6b_iid5", label=strategy_label,
+                   curves=lambda c, p: c in cl.FIG6_CURVES,
+                   title="Fig. 6(b), 5 IID + 10 non-IID: privacy strategies at ν = 4 "
+                         "(Fashion-MNIST, ideal channel)"),),
+    derivations=_ddpg_derivations(), label=curve_label, compose=compose_fmnist_privacy,
+    shared_keys=("lapa.radio", "lapa.alloc", "lapa.scale", "lapa.control"),
+    enabled=fmnist_privacy_enabled,
+    claims=(*_fig7_claims("fig7b", "fashion_mnist"),
+            Claim("fig7b_p1", "DDPG's power lowers P1's objective: L(p*) <= L(p̄) (spec 9 "
+                  "Fig. 7); T_th predicted vs realised.", cl.fig7_objective, "fig7b"),
+            *_fig6_claims("fig6b", FIG6B_PANELS)))
+
+
+def _fig6(num_iid: int, fashion: bool = False) -> Experiment:
+    """One Fig. 6 panel with its own partition: (a) MNIST or (b) Fashion-MNIST."""
+    panel, data = ("b", "Fashion-MNIST") if fashion else ("a", "MNIST")
     return Experiment(
-        paper="lapa", figure=f"fig6_iid{num_iid}", config_key="lapa.training",
-        title=f"Fig. 6(a), {num_iid} IID + {15 - num_iid} non-IID: privacy strategies at ν = 4",
+        paper="lapa", figure=f"fig6{'b' if fashion else ''}_iid{num_iid}",
+        config_key="lapa.training",
+        title=f"Fig. 6({panel}), {num_iid} IID + {15 - num_iid} non-IID: privacy strategies at "
+              f"ν = 4 ({data})",
         description=(f"LAPA, no DP, uniform DP (B3) and ARB (B4, reconstructed) at ν = 4 over the "
                      f"ideal channel with {num_iid} IID devices (drawn first, Errata 3) and "
                      f"{15 - num_iid} two-class devices; λ fixed across panels (Sec. V-C)."),
         figure_spec=FigureSpec(**ROUNDS, label=strategy_label), label=curve_label,
-        compose=compose_mix(num_iid), claims=claims)
+        compose=compose_mix(num_iid, fashion), enabled=mix_enabled(num_iid, fashion))
 
 
-EXPERIMENTS = (TRAINING, FMNIST, *(_fig6(n) for n in FIG6_MIXES))
+EXPERIMENTS = (TRAINING, FMNIST, *(_fig6(n) for n in FIG6_MIX_CHOICES), FMNIST_PRIVACY,
+               *(_fig6(n, fashion=True) for n in FIG6_MIX_CHOICES))
 
 ANALYTIC = (
     AnalyticFigure(

@@ -67,7 +67,13 @@ DEFS = {
             "renormalize": Bool(required=True),
             "ser_thresholds": ListOf(items=Num(gt=0, lt=0.5), min_items=1, required=True),
             "nu_grid": ByProfile(of=ListOf(items=Num(gt=0), min_items=1), required=True),
-            "precision": Ref(name="precision")}),
+            "precision": Ref(name="precision"),
+            # Fig. 6's panels besides the default 5 + 10: IID devices of each (the experiments
+            # exist for these five only); Figs. 6(b) / 7(b) on Fashion-MNIST; spec 6.3's Pilot B
+            "fig6_mixes": ByProfile(of=ListOf(items=Enum(values=(0, 3, 7, 9, 15)), unique=True),
+                                    required=True),
+            "fmnist_privacy": ByProfile(of=Bool(), required=True),
+            "pilot_b": ByProfile(of=Bool(), required=True)}),
         "control": Obj(description="Fig. 7's dynamic noise control: power limits, bound constants,"
                                    " P1's direct searches and the DDPG agent (spec 6, 8)",
                        required=True, fields={

@@ -9,14 +9,18 @@ Per trial (one channel draw per trial, so one P1 per trial):
    S_ch(p_bar), S_req(t) = sum_k c Delta s_k / eps_k^[t], S_ch = sum_k sigma_ch,k (eq. 23's two
    sides). Runs are parameterised by nu (eps_T proportional to 1/nu, spec §3.3), so
    nu_7 = nu_A S_ch(p_bar) / S_req^A(T/2); the Fig. 7 curves take the mean over trials.
-3. The frozen surrogate (spec §6.3, quick shortcut allowed by the spec: Pilot B skipped): eps_7 =
-   eps_A nu_A / nu_7 (budgets scale linearly with eps_T: exp(-e) and the shares do not depend
-   on it).
+3. The frozen surrogate (spec §6.3): where the block holds Pilot B (`lapa.training.pilot_b`, the
+   paper profile), its own budget trajectory: LAPA over the ideal channel at nu_7 (the mean over
+   trials, the level the Fig. 7 curves run at; derivation `fig7_level`, :func:`level`, sets it);
+   otherwise the quick shortcut the spec allows (Pilot B skipped): eps_7 = eps_A nu_A / nu_7
+   (budgets scale linearly with eps_T: exp(-e) and the shares do not depend on it).
 4. P1 (eq. 28) on that trajectory (control.p1_objective), solved by DDPG (eqs. 29-36,
    ddpg.train_ddpg) from p_bar, and directly by a 1-D line search over uniform power and by
    random feasible actions (spec §6.4 sanity check); all values are stored.
 Draws: DDPG's exploration and minibatches from stream (seed, "lapa", trial, "ddpg"), its network
-initialisation from that stream's derived torch seed, the random search from "p1_random".
+initialisation from that stream's derived torch seed, the random search from "p1_random"; the
+same streams in Fig. 7(a) (lapa/fig4) and 7(b) (lapa/fig7b): common random numbers across the
+two datasets' panels.
 """
 
 from __future__ import annotations
@@ -36,6 +40,9 @@ from .ddpg import DdpgConfig, train_ddpg
 #: Pilot A (spec §6.3): LAPA at nu = 4 over the ideal channel, the Fig. 5 curve ``lapa_nu4``
 PILOT_NU = 4.0
 PILOT = "lapa_nu4"
+#: Pilot B (spec §6.3): the same LAPA run at the Fig. 7 level; its curve runs where
+#: `lapa.training.pilot_b` is on (training.PILOT_B)
+PILOT_B = "pilot_b"
 TARGETS = ("config5", "lapa_avgp", "arb_avgp")
 
 
@@ -126,29 +133,70 @@ def solve(problem: Problem, *, config: DdpgConfig, seed: int, generator: np.rand
             "actor": result.actor}
 
 
+def _budgets(records: dict[str, Any]) -> np.ndarray:
+    """A run's per-round device budgets eps_k^[t] (records `eps`), [T, K]."""
+    return np.array([r["eps"] for r in records["rounds"]])
+
+
+def fig7_nu(params: dict[str, Any], pilot: dict[str, Any]) -> list[tuple[float, float, float]]:
+    """Per trial of Pilot A: (nu_7, S_req^A(T/2), S_ch(p_bar)) of spec §8's Fig. 7 privacy
+    level (module docstring, step 2)."""
+    settings = control_settings(params)
+    curve = pilot["records"]["params"]
+    radio = params["lapa"]["radio"]
+    c = mech.gaussian_constant(curve["delta"])
+    out = []
+    for design, records in zip(pilot["design"]["trials"], pilot["records"]["trials"]):
+        eps_a = _budgets(records)
+        sizes = np.asarray(design["sizes"])
+        norm2 = np.asarray(design["radio"]["channel_norm2"])
+        sens = mech.sensitivity(lr=curve["lr"], clip=curve["clip"], sizes=sizes)  # eq. 18
+        s_req = float(np.sum(c * sens / eps_a[eps_a.shape[0] // 2 - 1]))       # S_req^A(T/2)
+        average = control.average_power(p_min=settings["p_min_w"], p_max=settings["p_max_w"],
+                                        devices=sizes.size)
+        s_ch = float(np.sum(control.channel_std(average, norm2, radio["noise_w"])))   # eq. 23
+        out.append((PILOT_NU * s_ch / s_req, s_req, s_ch))                     # spec §8
+    return out
+
+
+def level(params: dict[str, Any], block: dict[str, Any], inputs: dict[str, Any]
+          ) -> dict[str, Any]:
+    """The derivation `fig7_level`: Pilot B's noise level nu_7 (spec §6.3 step 2, §8), the
+    mean over Pilot A's trials (one Pilot B curve, as the Fig. 7 curves)."""
+    per_trial = fig7_nu(params, inputs[PILOT])
+    nu7 = float(np.mean([n for n, _, _ in per_trial]))
+    table = pd.DataFrame([{"trial": int(r["trial"]), "nu7": n, "s_req_pilot_half": sr,
+                           "s_ch_average": sc}
+                          for r, (n, sr, sc) in zip(inputs[PILOT]["records"]["trials"],
+                                                    per_trial)])
+    return {"params": {PILOT_B: {"nu": nu7}}, "report": {"nu_fig7": nu7},
+            "table": table, "arrays": {"nu7": table["nu7"].to_numpy()}}
+
+
 def compute(params: dict[str, Any], block: dict[str, Any], inputs: dict[str, Any]
             ) -> dict[str, Any]:
     """The derivation `ddpg` of the LAPA training experiment (module docstring)."""
     settings = control_settings(params)
     pilot = inputs[PILOT]
+    pilot_b = inputs.get(PILOT_B)                   # spec 6.3: Pilot B where it ran
     curve = pilot["records"]["params"]
     radio = params["lapa"]["radio"]
     settings = {**settings, "p0_w": radio["max_power_w"]}
-    c = mech.gaussian_constant(curve["delta"])
+    levels = fig7_nu(params, pilot)
+    b_trials = pilot_b["records"]["trials"] if pilot_b else [None] * len(levels)
     trials, rows, arrays, nus = [], [], {}, []
-    for design, records in zip(pilot["design"]["trials"], pilot["records"]["trials"]):
+    for design, records, b_records, (nu7, s_req, s_ch) in zip(
+            pilot["design"]["trials"], pilot["records"]["trials"], b_trials, levels, strict=True):
         trial = int(records["trial"])
-        eps_a = np.array([r["eps"] for r in records["rounds"]])                # [T, K]
         sizes, weights = np.asarray(design["sizes"]), np.asarray(design["weights"])
         norm2 = np.asarray(design["radio"]["channel_norm2"])
-        sens = mech.sensitivity(lr=curve["lr"], clip=curve["clip"], sizes=sizes)
-        rounds = eps_a.shape[0]
-        s_req = float(np.sum(c * sens / eps_a[rounds // 2 - 1]))               # S_req^A(T/2)
-        average = control.average_power(p_min=settings["p_min_w"], p_max=settings["p_max_w"],
-                                        devices=sizes.size)
-        s_ch = float(np.sum(control.channel_std(average, norm2, radio["noise_w"])))   # eq. 23
-        nu7 = PILOT_NU * s_ch / s_req                              # spec §8
-        problem = Problem(eps=eps_a * PILOT_NU / nu7, weights=weights, sizes=sizes,
+        if b_records is None:          # quick shortcut (spec 6.3): Pilot A rescaled to eps^T_7
+            eps7 = _budgets(records) * PILOT_NU / nu7
+        else:                          # Pilot B's own trajectory (at the mean nu_7)
+            if int(b_records["trial"]) != trial:
+                raise ValueError(f"Pilot B's trial {b_records['trial']} is not Pilot A's {trial}")
+            eps7 = _budgets(b_records)
+        problem = Problem(eps=eps7, weights=weights, sizes=sizes,
                           channel_norm2=norm2, lr=curve["lr"], clip=curve["clip"],
                           delta=curve["delta"], noise_w=radio["noise_w"], settings=settings)
         seed = derive_seed(params["seed"], "lapa", trial, "ddpg")
@@ -158,6 +206,7 @@ def compute(params: dict[str, Any], block: dict[str, Any], inputs: dict[str, Any
         nus.append(nu7)
         trials.append({"trial": trial, "nu7": nu7, "eps_total_pilot": design["eps_total"],
                        "eps_total_fig7": design["eps_total"] * PILOT_NU / nu7,
+                       "eps_spent_surrogate": float(eps7.sum(axis=0).max()),
                        "s_req_pilot_half": s_req, "s_ch_average": s_ch,
                        **{k: (v.tolist() if isinstance(v, np.ndarray) else v)
                           for k, v in out.items() if not k.startswith("episode") and k != "actor"},
@@ -184,6 +233,8 @@ def compute(params: dict[str, Any], block: dict[str, Any], inputs: dict[str, Any
                                      "t_th_predicted": per_trial["t_th_average"]},
                        "arb_avgp": dict(shared)},
             "report": {"nu_fig7": nu7, "trials": trials,
+                       "trajectory": "Pilot B (spec 6.3)" if pilot_b else
+                       "Pilot A rescaled to eps^T_7 (spec 6.3's quick shortcut)",
                        "policy": "DDPG's best action seen (spec 6.4); the greedy actor output "
                                  "is power_greedy"},
             "table": pd.concat(rows, ignore_index=True), "arrays": arrays}

@@ -10,7 +10,11 @@ Curves (Fig. 4: practical channel, every device at P_0, no DP; Fig. 5: ideal cha
   Fig. 7 (practical channel, dynamic noise control): ``config5`` (LAPA + switching at DDPG's p*),
           ``lapa_avgp`` (LAPA + switching at p_bar) and ``arb_avgp`` (ARB at p_bar, artificial
           noise every round); their nu (the Fig. 7 privacy level) and config5's powers come from
-          the derivation ``ddpg`` (power.py) on the Pilot A run ``lapa_nu4``.
+          the derivation ``ddpg`` (power.py) on the Pilot A run ``lapa_nu4``;
+  ``pilot_b`` (spec §6.3 Pilot B, where `lapa.training.pilot_b` is on: the paper profile): LAPA
+          over the ideal channel, artificial noise in every round, at the Fig. 7 privacy level
+          (its nu from the derivation ``fig7_level``); its budget trajectory is what DDPG's
+          surrogate freezes (the quick profile takes spec §6.3's shortcut: Pilot A rescaled).
 All use the Wasserstein weights except the two benchmarks of Fig. 4 (spec §7 notes).
 
 Local work [M/I] (spec §2.2, A6): `local_steps` SGD steps from w^[t] with mini-batches of 10 % of
@@ -24,6 +28,9 @@ from __future__ import annotations
 from typing import Any
 
 from airfl.declare import resolve
+
+#: Pilot B's curve (spec §6.3), the paper profile's source of DDPG's frozen budget trajectory
+PILOT_B = "pilot_b"
 
 #: q of the LAPA CNN (`cnn_mnist`: spec §2.1's 21,880 less BatchNorm's 40); a test checks it.
 CNN_DIM = 21840
@@ -65,16 +72,16 @@ def _curves(params: dict[str, Any], pick: dict[str, Any]) -> dict[str, dict[str,
     curves["config5"] = {**fig7, "privacy": "lapa", "switching": True}     # powers: derived
     curves["lapa_avgp"] = {**fig7, "privacy": "lapa", "switching": True, "power_w": average}
     curves["arb_avgp"] = {**fig7, "privacy": "arb", "power_w": average}
+    if pick["pilot_b"]:      # spec 6.3: Pilot A's run at eps^T_7 (nu: derived, fig7_level)
+        curves[PILOT_B] = {**ideal, "privacy": "lapa", "nu": 4.0, "in_fig5": False, "pilot": True}
     return curves
 
 
 def compose_fmnist(params: dict[str, Any]) -> dict[str, Any]:
     """Fig. 4(b): the six Fig. 4 curves on Fashion-MNIST (lam = `fmnist_lr`, its own partition
     of the same 5 IID + 10 non-IID mix); the privacy figures are MNIST only (spec §9)."""
-    pick = settings(params)
-    block = compose(params, {**pick, "lr": pick["fmnist_lr"]})
-    block.update(dataset="fashion_mnist", input_normalization=pick["fmnist_normalization"],
-                 curves={c: p for c, p in block["curves"].items() if p["in_fig4"]})
+    block = compose(params, fmnist_pick(params))
+    block["curves"] = {c: p for c, p in block["curves"].items() if p["in_fig4"]}
     return block
 
 
@@ -86,7 +93,7 @@ def compose(params: dict[str, Any], pick: dict[str, Any] | None = None) -> dict[
     batch = max(1, round(pick["batch_fraction"] * (size_lo + size_hi) / 2))
     curves = _curves(params, pick)
     for curve in curves.values():               # Fig. 5's x: sigma_init^2 = (nu C / sqrt q)^2
-        if "nu" in curve and not curve["in_fig7"]:
+        if "nu" in curve and not curve["in_fig7"] and not curve.get("pilot"):
             curve["sigma_init2"] = round((curve["nu"] * pick["clip"]) ** 2 / CNN_DIM, 9)
     return {
         "dataset": pick["dataset"], "num_devices": sum(params["lapa"]["radio"]["region_devices"]),
@@ -104,14 +111,49 @@ def compose(params: dict[str, Any], pick: dict[str, Any] | None = None) -> dict[
 
 #: Fig. 6's four strategies (spec §9): no DP and the three DP allocations at nu = 4
 FIG6_CURVES = ("nodp", "lapa_nu4", "uniform_nu4", "arb_nu4")
+#: Fig. 6's panels besides the default 5 + 10 (the paper's 3, 7, 9 and 0 IID devices, and 15 + 0
+#: of Errata 5): `lapa.training.fig6_mixes` picks among these per profile (schema enum)
+FIG6_MIX_CHOICES = (0, 3, 7, 9, 15)
 
 
-def compose_mix(num_iid: int):
+def fmnist_pick(params: dict[str, Any]) -> dict[str, Any]:
+    """`lapa.training` for Fashion-MNIST: lam = fmnist_lr (Sec. V-A: 0.008), its normalisation."""
+    pick = settings(params)
+    return {**pick, "lr": pick["fmnist_lr"], "dataset": "fashion_mnist",
+            "input_normalization": pick["fmnist_normalization"]}
+
+
+def mix_enabled(num_iid: int, fashion: bool = False):
+    """Whether the Fig. 6 panel with `num_iid` IID devices runs in this profile
+    (`lapa.training.fig6_mixes`; Fashion-MNIST: also `fmnist_privacy`)."""
+    def enabled(params: dict[str, Any]) -> bool:
+        pick = settings(params)
+        return num_iid in pick["fig6_mixes"] and (not fashion or pick["fmnist_privacy"])
+    return enabled
+
+
+def fmnist_privacy_enabled(params: dict[str, Any]) -> bool:
+    """Figs. 6(b) and 7(b) on Fashion-MNIST run where `lapa.training.fmnist_privacy` is on."""
+    return bool(settings(params)["fmnist_privacy"])
+
+
+def compose_mix(num_iid: int, fashion: bool = False):
     """Fig. 6's panel with `num_iid` IID devices (Errata 3: drawn first) and 15 - num_iid
-    two-class devices: the four strategies at nu = 4 over the ideal channel, lam fixed (Sec.
-    V-C). The 5 + 10 panel is drawn from the main experiment's Fig. 5 runs instead."""
+    two-class devices: the four strategies at nu = 4 over the ideal channel, lam fixed per
+    dataset (Sec. V-C). The 5 + 10 panels are drawn from the Fig. 5 runs (MNIST) and from the
+    Fig. 7(b) experiment's nu = 4 runs (Fashion-MNIST) instead."""
     def build(params: dict[str, Any]) -> dict[str, Any]:
-        block = compose(params, {**settings(params), "num_iid": num_iid})
+        pick = fmnist_pick(params) if fashion else settings(params)
+        block = compose(params, {**pick, "num_iid": num_iid})
         block["curves"] = {c: p for c, p in block["curves"].items() if c in FIG6_CURVES}
         return block
     return build
+
+
+def compose_fmnist_privacy(params: dict[str, Any]) -> dict[str, Any]:
+    """Figs. 6(b) 5 + 10 and 7(b) on Fashion-MNIST (spec §9): the four Fig. 6 strategies at
+    nu = 4 (lapa_nu4 is Fig. 7(b)'s Pilot A), Pilot B where it runs, and the three Fig. 7 curves."""
+    block = compose(params, fmnist_pick(params))
+    block["curves"] = {c: p for c, p in block["curves"].items()
+                       if c in FIG6_CURVES or p["in_fig7"] or p.get("pilot")}
+    return block

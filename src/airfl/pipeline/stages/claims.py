@@ -9,18 +9,27 @@ from typing import Any
 import pandas as pd
 
 from airfl.pipeline import paths
-from airfl.pipeline.registry import all_analytic, all_experiments, papers
+from airfl.pipeline.registry import active_experiments, all_analytic, all_experiments, papers
 from airfl.io import read_json, write_json, write_text
 
 
-def evaluate_paper(paper: str) -> list[dict[str, Any]]:
+def evaluate_paper(paper: str, params: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+    """The paper's claims on the figures the params run (`Experiment.enabled`): a claim over
+    several panels reads those of its panels that exist in this profile."""
+    from airfl.pipeline.artifacts import figure_names
+
     results = []
-    for experiment in all_experiments():
+    inactive = {name for e in all_experiments() if e.paper == paper
+                and params is not None and not e.is_enabled(params) for name in figure_names(e)}
+    for experiment in active_experiments(params):
         if experiment.paper != paper:
             continue
         for claim in experiment.claims:
             stems = claim.panel if isinstance(claim.panel, tuple) else \
                 (claim.panel or experiment.figure,)
+            stems = tuple(s for s in stems if s not in inactive)
+            if not stems:                   # every panel it reads is off in this profile
+                continue
             frames = [pd.read_csv(paths.figure(f"{experiment.paper}/{stem}", "csv"))
                       .assign(figure=stem) for stem in stems]
             figure = f"{experiment.paper}/{'+'.join(stems)}"
@@ -107,6 +116,6 @@ def run(params: dict[str, Any], paper: str | None = None) -> None:
         results = [r for p in papers() for r in read_json(paths.claims_metrics(p))["claims"]] \
             + audit_claims([w.name for w in wings() if not w.catalogue])   # e.g. generic schemes
     else:
-        results = evaluate_paper(paper)
+        results = evaluate_paper(paper, params)
     write_text(paths.claims_markdown(paper), markdown(results, params))
     write_json(paths.claims_metrics(paper), metrics(results))

@@ -29,7 +29,7 @@ def run(params: dict[str, Any], experiment_id: str, name: str) -> None:
     block = experiment.params(params)
     inputs = {c: {"design": read_json(paths.design(experiment_id, c)),
                   "records": read_json(paths.run_records(experiment_id, c))}
-              for c in derivation.sources}
+              for c in derivation.inputs(block)}
     out = derivation.compute(params, block, inputs)
     missing = set(derivation.targets) - set(out["params"])
     if missing:
@@ -40,5 +40,6 @@ def run(params: dict[str, Any], experiment_id: str, name: str) -> None:
     write_json(paths.derived(experiment_id, name), {
         "provenance": provenance({"seed": params["seed"], "profile": params["profile"],
                                   "experiment": {k: v for k, v in block.items() if k != "curves"},
-                                  "sources": {c: block["curves"][c] for c in derivation.sources}}),
+                                  "sources": {c: block["curves"][c]
+                                              for c in derivation.inputs(block)}}),
         "params": out["params"], "report": out.get("report", {})})
