@@ -149,3 +149,36 @@ def test_full_batch_round_is_one_step_on_the_whole_local_objective():
     tr.local_step_(setup, params, tr.full_batches(setup.data), None, gamma=0.0, lr=0.05,
                    clip_S=1e9)
     assert params[m] == pytest.approx(params0 - 0.05 * grad, abs=1e-6)
+
+
+def test_a_theory_curve_writes_theorem1s_omega_from_its_recorded_rounds():
+    """X4's fixed-T curves (`theory`) record Phi_1, Phi_2, the pre-clip gradient norms and the
+    losses of every round, and the last row carries sum_i Omega_i recomputed from them; Phi_1
+    is 0 for Prop. 1's weights; a curve without `theory` records none of it (same accuracy)."""
+    from airfl.papers.ota_fd import theorem1 as th
+    from airfl.papers.ota_fd.rounds import TheoryConstants
+    setup = _setup(rounds=3)
+    theory = {"L1": 2.0, "L2": 1.0}
+    scheme = _scheme("otafd_prop", eps=1.0, theory=theory)
+    table, records = tr.run_fd_trial(setup, scheme, {"T": 3}, False)
+    assert all(len(r["theorem1_gradnorm"]) == M and len(r["theorem1_phi2"]) == M
+               for r in records)
+    assert np.allclose([r["theorem1_phi1"] for r in records], 0.0)
+    column = {k: np.array([r[f"theorem1_{k}"] for r in records])
+              for k in ("phi1", "phi2", "gradnorm", "loss")}
+    consts = TheoryConstants(eta0=setup.local.lr, gamma=1.0, L1=2.0, L2=1.0)
+    omega = th.omega(T=3, consts=consts, fmax=column["loss"].max(0), phi1=column["phi1"],
+                     phi2=column["phi2"], gradnorm=column["gradnorm"])
+    last = table.iloc[-1]
+    assert last["theorem1_omega"] == pytest.approx(omega.sum())
+    assert last["theorem1_bound"] == pytest.approx(omega.sum() + M * 8 * 1.0 * 1.0 * 5.0)
+    assert table["theorem1_omega"].notna().sum() == 1
+    # every WD here holds the same class counts, so 1/M is B_j^k/B^k and uniform weights are
+    # unbiased too (Phi_1 > 0 for the dominant-class split: test_ota_fd_theorem1)
+    uniform, rec_u = tr.run_fd_trial(setup, _scheme("otafd_uniformw", eps=1.0, theory=theory),
+                                     {"T": 3}, False)
+    assert np.allclose([r["theorem1_phi1"] for r in rec_u], 0.0)
+    assert uniform.iloc[-1]["theorem1_bias"] == pytest.approx(0.0, abs=1e-12)
+    plain, rec_p = tr.run_fd_trial(setup, _scheme("otafd_prop", eps=1.0), {"T": 3}, False)
+    assert "theorem1_omega" not in plain and not any("theorem1_phi1" in r for r in rec_p)
+    assert plain["test_accuracy"].equals(table["test_accuracy"])

@@ -101,7 +101,9 @@ def curves_of(params: dict[str, Any], key: str) -> dict[str, dict[str, Any]]:
         for eps_full in pick["eps_full"]:
             curves[f"otafd_fixedt_e{token(eps_full)}_t{T}"] = {
                 **base, "method": "otafd_prop", "T": int(T), **budget(eps_full, literal_T=True),
-                "T_star": closed_form_rounds(params["ota_fd"]["analysis"], eps_full)}
+                "T_star": closed_form_rounds(params["ota_fd"]["analysis"], eps_full),
+                # Theorem 1's Omega on the run's trajectory (theorem1.py): X6's L_1, L_2 [R]
+                "theory": {k: params["ota_fd"]["analysis"][k] for k in ("L1", "L2")}}
     for snr in pick.get("snr_grid", []):     # X5: the proposed design across SNR
         for eps_full in pick["eps_full"]:
             curves[f"otafd_prop_e{token(eps_full)}_snr{token(snr)}"] = {
