@@ -182,3 +182,14 @@ def test_a_theory_curve_writes_theorem1s_omega_from_its_recorded_rounds():
     plain, rec_p = tr.run_fd_trial(setup, _scheme("otafd_prop", eps=1.0), {"T": 3}, False)
     assert "theorem1_omega" not in plain and not any("theorem1_phi1" in r for r in rec_p)
     assert plain["test_accuracy"].equals(table["test_accuracy"])
+
+
+def test_a_curves_own_eta0_sets_the_step_size():
+    """An eta_0 calibration run (curve parameter eta0) steps as eta0 / sqrt(t): the same run
+    with the block's lr set to that eta0 gives the same table."""
+    own, _ = tr.run_fd_trial(_setup(rounds=2, lr=0.1), _scheme("fd_noiseless", eta0=0.3),
+                             {"T": 2}, False)
+    block, _ = tr.run_fd_trial(_setup(rounds=2, lr=0.3), _scheme("fd_noiseless"), {"T": 2}, False)
+    other, _ = tr.run_fd_trial(_setup(rounds=2, lr=0.1), _scheme("fd_noiseless"), {"T": 2}, False)
+    pd.testing.assert_frame_equal(own, block)
+    assert not own["train_loss"].equals(other["train_loss"])

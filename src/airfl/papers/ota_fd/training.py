@@ -113,11 +113,15 @@ def run_fd_trial(setup: TrialSetup, scheme, design: dict[str, Any], progress: bo
     """All T rounds of one trial of one method; returns the per-round table and the records.
     Step size eta_t = eta_0 / sqrt(t + 1), t = 0..T-1 (spec A7); E local steps per round on
     mini-batches (`local_steps`, `batch_size`) or one full-batch step (`full_batch`, FedSGD).
-    T is the design's (a fixed-T curve's own T, spec 7 `otafd_fixedT`). The FL benchmarks
+    T is the design's (a fixed-T curve's own T, spec 7 `otafd_fixedT`); eta_0 the curve's
+    `eta0` where it names one (an eta_0 calibration run), else the block's. The FL benchmarks
     (`scheme.model_averaging`) run the core's FL loop on the same set-up (data, channel and
     mini-batch streams: CRN) and are charged D channel uses per round (spec X1)."""
     if int(design["T"]) != setup.rounds:
         setup = dataclasses.replace(setup, rounds=int(design["T"]))
+    if "eta0" in scheme.params:            # a curve's own eta_0 (calibration.py's runs)
+        setup = dataclasses.replace(setup, local=dataclasses.replace(
+            setup.local, lr=float(scheme.params["eta0"])))
     if getattr(scheme, "model_averaging", False):
         return federated_trial(setup, scheme, design, progress)
     K = setup.model.num_classes
