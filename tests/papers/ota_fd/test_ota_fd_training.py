@@ -193,3 +193,29 @@ def test_a_curves_own_eta0_sets_the_step_size():
     other, _ = tr.run_fd_trial(_setup(rounds=2, lr=0.1), _scheme("fd_noiseless"), {"T": 2}, False)
     pd.testing.assert_frame_equal(own, block)
     assert not own["train_loss"].equals(other["train_loss"])
+
+
+def test_device_cuda_without_a_gpu_stops_with_a_clear_message(monkeypatch):
+    """X2 is GPU work (`device: cuda`); on a machine without CUDA the run stops naming the key
+    and the alternatives instead of failing inside torch (checked on CPU)."""
+    from airfl.pipeline.trial import torch_device
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    with pytest.raises(RuntimeError, match="device: cuda.*use cpu or auto"):
+        torch_device({"device": "cuda"})
+    assert torch_device({"device": "auto"}).type == "cpu"
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device")
+def test_fd_rounds_on_cuda_match_cpu():
+    """The FD loop on `device: cuda` (X2's path): same soft labels, targets and accuracy as on
+    CPU up to float reassociation (one round, the proposed design)."""
+    import dataclasses
+    cpu = _setup(rounds=1)
+    data = cpu.data
+    moved = dataclasses.replace(
+        cpu, data=type(data)(*(t.cuda() for t in (data.x, data.y, data.client_index,
+                                                     data.offsets, data.sizes))),
+        test=tuple(t.cuda() for t in cpu.test), train_eval=tuple(t.cuda() for t in cpu.train_eval))
+    a, _ = tr.run_fd_trial(cpu, _scheme("otafd_prop", eps=1.0), {"T": 1}, False)
+    b, _ = tr.run_fd_trial(moved, _scheme("otafd_prop", eps=1.0), {"T": 1}, False)
+    assert b["train_loss"].to_numpy() == pytest.approx(a["train_loss"].to_numpy(), rel=1e-3)
