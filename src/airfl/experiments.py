@@ -7,6 +7,7 @@ Wings list them in their catalogue module (EXPERIMENTS, ANALYTIC); the pipeline'
 
 from __future__ import annotations
 
+import fnmatch
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -81,17 +82,35 @@ class Reference:
 
 @dataclass(frozen=True)
 class Derivation:
-    """A step between two trainings of one experiment (stage `derive`): from the stored designs
-    and run records of some curves (`sources`) to parameters of other curves (`targets`), e.g. a
-    power allocation learnt on a pilot run's budget trajectory. `compute(params, block, inputs)`
-    gets `inputs[curve] = {"design": ..., "records": ...}` for every source and returns
-    {"params": {target: {...}}, "report": {...}, "table": DataFrame, "arrays": {name: ndarray}},
-    stored as results/derived/<experiment>/<name>.json (params and report), .csv and .npz."""
+    """A step between two trainings of one experiment (stage `derive`): from the stored designs,
+    run records and run tables of some curves (`sources`) to parameters of other curves
+    (`targets`), e.g. a power allocation learnt on a pilot run's budget trajectory, or a step
+    size calibrated on a few runs. `compute(params, block, inputs)` gets
+    `inputs[curve] = {"design": ..., "records": ..., "table": DataFrame}` for every source and
+    returns {"params": {target: {...}}, "report": {...}, "table": DataFrame, "arrays": {...}},
+    stored as results/derived/<experiment>/<name>.json (params and report), .csv and .npz.
+
+    Sources and targets are curve names or glob patterns over the experiment's curves of the
+    profile (`resolve`); the target "*" is every curve that is not a source. A derivation whose
+    source pattern matches no curve does not run in that profile, and its targets train with
+    their own parameters (e.g. a calibration the quick profile skips)."""
 
     name: str
     sources: tuple[str, ...]
     targets: tuple[str, ...]
     compute: Callable[[dict[str, Any], dict[str, Any], dict[str, Any]], dict[str, Any]]
+
+    def resolve(self, curves) -> tuple[tuple[str, ...], tuple[str, ...]] | None:
+        """(sources, targets) among `curves` (names, in their order), or None when a source
+        pattern matches none of them (the derivation does not run)."""
+        names = list(curves)
+        found = [[c for c in names if fnmatch.fnmatchcase(c, p)] for p in self.sources]
+        if not all(found):
+            return None
+        sources = tuple(dict.fromkeys(c for group in found for c in group))
+        targets = tuple(c for c in names if c not in sources and any(
+            fnmatch.fnmatchcase(c, p) for p in self.targets))
+        return sources, targets
 
 
 @dataclass(frozen=True)
@@ -136,10 +155,14 @@ class Experiment:
     def id(self) -> str:
         return f"{self.paper}/{self.figure}"
 
-    def derivations_of(self, curve: str) -> tuple[Derivation, ...]:
+    def active_derivations(self, curves) -> tuple[Derivation, ...]:
+        """The derivations that run with these curves (every source pattern matches one)."""
+        return tuple(d for d in self.derivations if d.resolve(curves) is not None)
+
+    def derivations_of(self, curve: str, curves) -> tuple[Derivation, ...]:
         """The derivations whose parameters a curve trains with (its design and train jobs
-        wait for them)."""
-        return tuple(d for d in self.derivations if curve in d.targets)
+        wait for them), among the experiment's `curves` of the profile."""
+        return tuple(d for d in self.active_derivations(curves) if curve in d.resolve(curves)[1])
 
     def derivation(self, name: str) -> Derivation:
         for d in self.derivations:

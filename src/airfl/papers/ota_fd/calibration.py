@@ -13,7 +13,11 @@ sqrt(T)) term falls with eta_0).
 from __future__ import annotations
 
 import math
-from typing import Mapping, Sequence
+from typing import Any, Mapping, Sequence
+
+import pandas as pd
+
+PREFIX = "eta0_cal_"          # the calibration curves (setup.py): noiseless FD at one eta_0 each
 
 
 def choose_eta0(finals: Mapping[float, Sequence[float]]) -> dict[str, float | str]:
@@ -30,3 +34,26 @@ def choose_eta0(finals: Mapping[float, Sequence[float]]) -> dict[str, float | st
     near = [e for e in means if e > best and n > 1 and means[best] - means[e] <= se]
     return {"eta0": max(near, default=best), "best": best, "se": se,
             "rule": "best mean final test accuracy; a larger eta_0 within one s.e. of it wins"}
+
+
+def derive_eta0(params: dict[str, Any], block: dict[str, Any], inputs: dict[str, Any]
+                ) -> dict[str, Any]:
+    """Stage `derive` of X1/X2 (`Derivation("eta0")`): the final test accuracy of every
+    calibration run (each trial's last row of its run table), `choose_eta0`, and the chosen
+    eta_0 for every curve that is not a calibration run. Runs only where the profile has
+    calibration curves (`eta0_grid`; the quick profile keeps the fixed eta_0)."""
+    rows = []
+    for curve, stored in inputs.items():
+        table = stored["table"]
+        last = table[table["round"] == table.groupby("trial")["round"].transform("max")]
+        for trial, acc in zip(last["trial"], last["test_accuracy"]):
+            rows.append({"curve": curve, "eta0": float(block["curves"][curve]["eta0"]),
+                         "trial": int(trial), "final_test_accuracy": float(acc)})
+    frame = pd.DataFrame(rows)
+    choice = choose_eta0({e: list(g["final_test_accuracy"]) for e, g in frame.groupby("eta0")})
+    targets = [c for c in block["curves"] if not c.startswith(PREFIX)]
+    means = frame.groupby("eta0")["final_test_accuracy"].mean()
+    report = {**choice, "se": None if math.isnan(choice["se"]) else choice["se"],   # one trial
+              "means": {f"{e:g}": float(a) for e, a in means.items()}}
+    return {"params": {c: {"eta0": choice["eta0"]} for c in targets}, "report": report,
+            "table": frame, "arrays": {}}

@@ -23,6 +23,7 @@ from typing import Any
 from airfl.config import profiled
 from airfl.data import substitute_if_missing
 from airfl.papers.ota_fd.analysis import closed_form_rounds
+from airfl.papers.ota_fd.calibration import PREFIX
 from airfl.papers.ota_fd.schemes import FL
 
 # X1's training setting, inherited by every other experiment unless it overrides a key
@@ -30,7 +31,7 @@ SETTING = ("dataset", "model", "offline_substitute", "precision", "num_devices",
            "others", "data_fraction", "full_batch", "local_steps", "batch_size", "eta0",
            "rounds", "trials", "eval_every", "test_subset", "train_eval_subset")
 CURVE_KEYS = ("methods", "dp_methods", "eps_full", "eps_uniform", "delta_uniform",
-              "benchmark_eps_full", "ablations", "fixed_T", "snr_grid")
+              "benchmark_eps_full", "ablations", "fixed_T", "snr_grid", "eta0_grid")
 SCHEME_KEYS = ("power", "snr_db", "delta", "gamma", "clip_S", "sensitivity_mode", "an_mode")
 
 
@@ -108,6 +109,8 @@ def curves_of(params: dict[str, Any], key: str) -> dict[str, dict[str, Any]]:
         for eps_full in pick["eps_full"]:
             curves[f"otafd_prop_e{token(eps_full)}_snr{token(snr)}"] = {
                 **base, "method": "otafd_prop", "snr_db": float(snr), **budget(eps_full)}
+    for eta0 in pick.get("eta0_grid", []):   # eta_0 calibration runs (calibration.py, spec 7)
+        curves[f"{PREFIX}{token(eta0)}"] = {**base, "method": "fd_noiseless", "eta0": float(eta0)}
     for name in pick.get("ablations", []):   # X7 (and X1's paper benchmarks) at one budget
         method, extra = {"otafd_an": ("otafd_prop", {"an_mode": "full_power"}),
                          "otafd_per_class": ("otafd_prop", {"sensitivity_mode": "per_class"})

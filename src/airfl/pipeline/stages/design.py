@@ -15,7 +15,7 @@ def run(params: dict[str, Any], experiment_id: str, curve: str) -> None:
     experiment = get_experiment(experiment_id)
     block = experiment.params(params)
     curve_params, _ = tuned_curve(experiment, block, curve)
-    curve_params = derived(experiment, curve, curve_params)
+    curve_params = derived(experiment, curve, curve_params, block["curves"])
     designs = design_trials(params, experiment_id, block, curve, curve_params,
                             range(block["scale"]["trials"]), f"{experiment.config_key}.channel")
     write_json(paths.design(experiment_id, curve), {
