@@ -7,6 +7,7 @@ Wings list them in their catalogue module (EXPERIMENTS, ANALYTIC); the pipeline'
 
 from __future__ import annotations
 
+import fnmatch
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -81,12 +82,18 @@ class Reference:
 
 @dataclass(frozen=True)
 class Derivation:
-    """A step between two trainings of one experiment (stage `derive`): from the stored designs
-    and run records of some curves (`sources`) to parameters of other curves (`targets`), e.g. a
-    power allocation learnt on a pilot run's budget trajectory. `compute(params, block, inputs)`
-    gets `inputs[curve] = {"design": ..., "records": ...}` for every source and returns
-    {"params": {target: {...}}, "report": {...}, "table": DataFrame, "arrays": {name: ndarray}},
-    stored as results/derived/<experiment>/<name>.json (params and report), .csv and .npz."""
+    """A step between two trainings of one experiment (stage `derive`): from the stored designs,
+    run records and run tables of some curves (`sources`) to parameters of other curves
+    (`targets`), e.g. a power allocation learnt on a pilot run's budget trajectory, or a step
+    size calibrated on a few runs. `compute(params, block, inputs)` gets
+    `inputs[curve] = {"design": ..., "records": ..., "table": DataFrame}` for every source and
+    returns {"params": {target: {...}}, "report": {...}, "table": DataFrame, "arrays": {...}},
+    stored as results/derived/<experiment>/<name>.json (params and report), .csv and .npz.
+
+    Sources and targets are curve names or glob patterns over the experiment's curves of the
+    profile (`resolve`); the target "*" is every curve that is not a source. A derivation whose
+    source pattern matches no curve does not run in that profile, and its targets train with
+    their own parameters (e.g. a calibration the quick profile skips)."""
 
     name: str
     sources: tuple[str, ...]
@@ -96,10 +103,20 @@ class Derivation:
     # other skips, e.g. LAPA's Pilot B: paper profile only, spec lapa 6.3's quick shortcut)
     optional: tuple[str, ...] = ()
 
-    def inputs(self, block: dict[str, Any]) -> tuple[str, ...]:
-        """The source curves this block's derive job reads: `sources`, less the `optional` ones
-        the block does not hold."""
-        return tuple(c for c in self.sources if c not in self.optional or c in block["curves"])
+    def resolve(self, curves) -> tuple[tuple[str, ...], tuple[str, ...]] | None:
+        """(sources, targets) among `curves` (names, in their order), or None when the
+        derivation does not run in this profile: a required source pattern matches none of them
+        (e.g. OTA-FD's eta_0 calibration runs, paper profile only) or no target is left (e.g.
+        LAPA's Pilot B level where Pilot B does not run). An `optional` source is read only
+        where it matches (LAPA's Pilot B: spec lapa 6.3's quick shortcut skips it)."""
+        names = list(curves)
+        found = [[c for c in names if fnmatch.fnmatchcase(c, p)] for p in self.sources]
+        if not all(group or p in self.optional for p, group in zip(self.sources, found)):
+            return None
+        sources = tuple(dict.fromkeys(c for group in found for c in group))
+        targets = tuple(c for c in names if c not in sources and any(
+            fnmatch.fnmatchcase(c, p) for p in self.targets))
+        return (sources, targets) if targets else None
 
 
 @dataclass(frozen=True)
@@ -147,14 +164,14 @@ class Experiment:
     def id(self) -> str:
         return f"{self.paper}/{self.figure}"
 
-    def derivations_of(self, curve: str) -> tuple[Derivation, ...]:
-        """The derivations whose parameters a curve trains with (its design and train jobs
-        wait for them)."""
-        return tuple(d for d in self.derivations if curve in d.targets)
+    def active_derivations(self, curves) -> tuple[Derivation, ...]:
+        """The derivations that run with these curves (every source pattern matches one)."""
+        return tuple(d for d in self.derivations if d.resolve(curves) is not None)
 
-    def active_derivations(self, block: dict[str, Any]) -> tuple[Derivation, ...]:
-        """The derivations with a target in the composed block (a profile may drop them all)."""
-        return tuple(d for d in self.derivations if set(d.targets) & set(block["curves"]))
+    def derivations_of(self, curve: str, curves) -> tuple[Derivation, ...]:
+        """The derivations whose parameters a curve trains with (its design and train jobs
+        wait for them), among the experiment's `curves` of the profile."""
+        return tuple(d for d in self.active_derivations(curves) if curve in d.resolve(curves)[1])
 
     def is_enabled(self, params: dict[str, Any]) -> bool:
         return self.enabled is None or bool(self.enabled(params))

@@ -30,12 +30,14 @@ def test_optional_sources_are_read_only_where_the_block_holds_them():
     with_b = _experiment(("a", "b", "c"))
     without = _experiment(("a", "c"))
     use = with_b.derivation("use")
-    assert use.inputs(with_b.params({})) == ("a", "b")
-    assert use.inputs(without.params({})) == ("a",)
-    assert [d.name for d in with_b.active_derivations(with_b.params({}))] == ["level", "use"]
-    assert [d.name for d in without.active_derivations(without.params({}))] == ["use"]
-    # a required source stays, so a block missing it fails in the DAG instead of silently
-    assert use.inputs({"curves": {"c": {}}}) == ("a",)
+    assert use.resolve(with_b.params({})["curves"]) == (("a", "b"), ("c",))
+    assert use.resolve(without.params({})["curves"]) == (("a",), ("c",))
+    assert [d.name for d in with_b.active_derivations(with_b.params({})["curves"])] == \
+        ["level", "use"]
+    assert [d.name for d in without.active_derivations(without.params({})["curves"])] == ["use"]
+    # a required source that is absent, or no target left: the derivation does not run
+    assert use.resolve({"c": {}}) is None
+    assert with_b.derivation("level").resolve({"a": {}}) is None
 
 
 def test_enabled_picks_experiments_per_params():

@@ -46,12 +46,13 @@ rule tune:
 
 def derived_inputs(wildcards):
     """The derivations (stage derive) whose parameters the curve trains with."""
-    return dag.derived_inputs(experiment_of(wildcards), wildcards.curve)
+    return dag.derived_inputs(experiment_of(wildcards), wildcards.curve,
+                              experiment_block(wildcards)["curves"])
 
 
 rule derive:
     input:
-        lambda w: dag.derived_sources(experiment_of(w), w.name, experiment_block(w)),
+        lambda w: dag.derived_sources(experiment_of(w), w.name, experiment_block(w)["curves"]),
     output:
         "results/derived/{paper}/{figure}/{name}.json",
         "results/derived/{paper}/{figure}/{name}.csv",

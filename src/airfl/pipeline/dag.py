@@ -76,15 +76,18 @@ def derived_outputs(experiment_id: str, name: str) -> list[str]:
     return [str(paths.derived(experiment_id, name, s)) for s in ("json", "csv", "npz")]
 
 
-def derived_sources(experiment: Experiment, name: str, block: dict[str, Any]) -> list[str]:
-    """The designs and run records of a derivation's source curves (those the block holds)."""
-    return [str(p) for c in experiment.derivation(name).inputs(block)
-            for p in (paths.design(experiment.id, c), paths.run_records(experiment.id, c))]
+def derived_sources(experiment: Experiment, name: str, curves) -> list[str]:
+    """The designs, run records and run tables of a derivation's source curves."""
+    sources, _ = experiment.derivation(name).resolve(curves)
+    return [str(p) for c in sources
+            for p in (paths.design(experiment.id, c), paths.run_records(experiment.id, c),
+                      paths.run_table(experiment.id, c))]
 
 
-def derived_inputs(experiment: Experiment, curve: str) -> list[str]:
+def derived_inputs(experiment: Experiment, curve: str, curves) -> list[str]:
     """The derivation JSONs a curve's design and train jobs read (stage `derive`)."""
-    return [str(paths.derived(experiment.id, d.name)) for d in experiment.derivations_of(curve)]
+    return [str(paths.derived(experiment.id, d.name))
+            for d in experiment.derivations_of(curve, curves)]
 
 
 def figure_outputs(experiment: Experiment) -> list[str]:
@@ -118,13 +121,13 @@ def experiment_jobs(experiment: Experiment, params: dict[str, Any]) -> list[Job]
     if calibration:                 # one noise-free round at theta_0, read by every train job
         jobs.append(Job("calibrate", _slug("calibrate", eid), [eid],
                         [manifest, str(paths.partition(eid))], calibration, reads("calibrate")))
-    for derivation in experiment.active_derivations(block):   # source runs -> params
+    for derivation in experiment.active_derivations(block["curves"]):   # source runs -> params
         jobs.append(Job("derive", _slug("derive", eid, derivation.name), [eid, derivation.name],
-                        derived_sources(experiment, derivation.name, block),
+                        derived_sources(experiment, derivation.name, block["curves"]),
                         derived_outputs(eid, derivation.name), reads("derive", derivation.name)))
     for curve in experiment.curves(params):
         source = tuning_file(experiment, block, curve)
-        derived = derived_inputs(experiment, curve)
+        derived = derived_inputs(experiment, curve, block["curves"])
         tuning = [] if source is None else [str(source)]
         if curve in searching:
             jobs.append(Job("tune", _slug("tune", eid, curve), [eid, curve],

@@ -60,7 +60,7 @@ def block_view(stage: str, block: dict[str, Any], curve: str | None = None,
     `lapa.control.ddpg`, which the composed block leaves out)."""
     setting = {k: v for k, v in block.items() if k != "curves"}
     if stage == "derive":
-        named = (*derivation.inputs(block), *derivation.targets)
+        named = sum(derivation.resolve(block["curves"]) or ((), ()), ())
         return {"setting": setting, "curves": {c: block["curves"].get(c) for c in named},
                 "shared": shared}
     if stage == "partition":                # stages/partition.py: the split only
@@ -88,7 +88,7 @@ def experiment_views(experiment: Experiment, params: dict[str, Any]) -> dict[tup
     views = {(s, None): block_view(s, block) for s in ("partition", "figure")}
     if experiment.calibration:
         views[("calibrate", None)] = block_view("calibrate", block)
-    for derivation in experiment.active_derivations(block):
+    for derivation in experiment.active_derivations(block["curves"]):
         views[("derive", derivation.name)] = block_view("derive", block, derivation=derivation,
                                                         shared=shared_sections(experiment, params))
     for curve in block["curves"]:

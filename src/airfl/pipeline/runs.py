@@ -106,10 +106,12 @@ def run_trials(params: dict[str, Any], experiment: Experiment, block: dict[str, 
     return trial_frame([table for table, _ in results], trials), records
 
 
-def derived(experiment: Experiment, curve: str, curve_params: dict[str, Any]) -> dict[str, Any]:
-    """The curve's parameters with those its derivations (stage `derive`) stored for it."""
+def derived(experiment: Experiment, curve: str, curve_params: dict[str, Any],
+            curves) -> dict[str, Any]:
+    """The curve's parameters with those its derivations (stage `derive`) stored for it, among
+    the experiment's `curves` of the profile (a derivation without sources there: none)."""
     out = dict(curve_params)
-    for derivation in experiment.derivations_of(curve):
+    for derivation in experiment.derivations_of(curve, curves):
         out.update(read_json(paths.derived(experiment.id, derivation.name))["params"][curve])
     return out
 

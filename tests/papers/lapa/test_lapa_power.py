@@ -130,6 +130,7 @@ def test_dag_runs_the_derivation_between_the_pilot_and_the_fig7_curves(params):
     derive = jobs["derive-lapa-fig4-ddpg"]
     assert str(paths.run_records("lapa/fig4", "lapa_nu4")) in derive.deps
     assert str(paths.design("lapa/fig4", "lapa_nu4")) in derive.deps
+    assert str(paths.run_table("lapa/fig4", "lapa_nu4")) in derive.deps
     ddpg_json = str(paths.derived("lapa/fig4", "ddpg"))
     assert ddpg_json in derive.outs
     for curve in power.TARGETS:
@@ -145,7 +146,7 @@ def test_derive_stage_stores_the_policy_and_the_targets_train_with_it(small_para
     Fig. 7 curves their derived nu and powers while other curves keep theirs."""
     import pandas as pd
 
-    from airfl.io import read_json, write_json
+    from airfl.io import read_json, write_csv, write_json
     from airfl.pipeline import paths
     from airfl.pipeline.registry import get_experiment
     from airfl.pipeline.runs import derived
@@ -155,6 +156,7 @@ def test_derive_stage_stores_the_policy_and_the_targets_train_with_it(small_para
     pilot = _pilot_inputs()[power.PILOT]
     write_json(paths.design("lapa/fig4", power.PILOT), pilot["design"])
     write_json(paths.run_records("lapa/fig4", power.PILOT), pilot["records"])
+    write_csv(paths.run_table("lapa/fig4", power.PILOT), pd.DataFrame({"round": [0]}))
     derive.run(small_params, "lapa/fig4", "ddpg")
     stored = read_json(paths.derived("lapa/fig4", "ddpg"))
     curve = pd.read_csv(paths.derived("lapa/fig4", "ddpg", "csv"))
@@ -163,7 +165,8 @@ def test_derive_stage_stores_the_policy_and_the_targets_train_with_it(small_para
     policy = np.load(paths.derived("lapa/fig4", "ddpg", "npz"))
     assert "trial1_actor_0_0_weight" in policy and "trial0_power_ddpg" in policy
     experiment = get_experiment("lapa/fig4")
-    merged = derived(experiment, "config5", {"nu": 4.0, "lr": 0.05})
+    curves = experiment.curves(small_params)
+    merged = derived(experiment, "config5", {"nu": 4.0, "lr": 0.05}, curves)
     assert merged["nu"] == stored["params"]["config5"]["nu"] != 4.0
     assert merged["powers"] == stored["params"]["config5"]["powers"] and merged["lr"] == 0.05
-    assert derived(experiment, "lapa_nu4", {"nu": 4.0}) == {"nu": 4.0}
+    assert derived(experiment, "lapa_nu4", {"nu": 4.0}, curves) == {"nu": 4.0}

@@ -60,3 +60,15 @@ def test_privacy_and_same_accuracy():
     same = pd.DataFrame(_rows("a", 0.500) + _rows("b", 0.503))
     assert cm.same_accuracy("a", "b")(same).holds
     assert not cm.same_accuracy("a", "b")(pd.DataFrame(_rows("a", 0.5) + _rows("b", 0.6))).holds
+
+
+def test_x7_claims_find_their_curves_by_pattern_whatever_the_budget():
+    """X7 runs at eps = 1 in quick and 0.1 in the paper profile: its claims name the curves by
+    a pattern that must match exactly one curve (otafd_prop_e* is not otafd_per_class_e*)."""
+    frame = pd.DataFrame(_rows("otafd_prop_e1", 0.23) + _rows("otafd_uniformw_e1", 0.11)
+                         + _rows("otafd_per_class_e1", 0.22))
+    assert cm.resolve(frame, "otafd_prop_e*") == "otafd_prop_e1"
+    assert cm.beats("otafd_prop_e*", "otafd_uniformw_e*")(frame).holds
+    assert cm.beats("otafd_prop_e*", "otafd_an_e*")(frame).holds is None      # not run
+    two = pd.DataFrame(_rows("otafd_prop_e1", 0.2) + _rows("otafd_prop_e0p1", 0.1))
+    assert cm.resolve(two, "otafd_prop_e*") is None

@@ -149,3 +149,73 @@ def test_full_batch_round_is_one_step_on_the_whole_local_objective():
     tr.local_step_(setup, params, tr.full_batches(setup.data), None, gamma=0.0, lr=0.05,
                    clip_S=1e9)
     assert params[m] == pytest.approx(params0 - 0.05 * grad, abs=1e-6)
+
+
+def test_a_theory_curve_writes_theorem1s_omega_from_its_recorded_rounds():
+    """X4's fixed-T curves (`theory`) record Phi_1, Phi_2, the pre-clip gradient norms and the
+    losses of every round, and the last row carries sum_i Omega_i recomputed from them; Phi_1
+    is 0 for Prop. 1's weights; a curve without `theory` records none of it (same accuracy)."""
+    from airfl.papers.ota_fd import theorem1 as th
+    from airfl.papers.ota_fd.rounds import TheoryConstants
+    setup = _setup(rounds=3)
+    theory = {"L1": 2.0, "L2": 1.0}
+    scheme = _scheme("otafd_prop", eps=1.0, theory=theory)
+    table, records = tr.run_fd_trial(setup, scheme, {"T": 3}, False)
+    assert all(len(r["theorem1_gradnorm"]) == M and len(r["theorem1_phi2"]) == M
+               for r in records)
+    assert np.allclose([r["theorem1_phi1"] for r in records], 0.0)
+    column = {k: np.array([r[f"theorem1_{k}"] for r in records])
+              for k in ("phi1", "phi2", "gradnorm", "loss")}
+    consts = TheoryConstants(eta0=setup.local.lr, gamma=1.0, L1=2.0, L2=1.0)
+    omega = th.omega(T=3, consts=consts, fmax=column["loss"].max(0), phi1=column["phi1"],
+                     phi2=column["phi2"], gradnorm=column["gradnorm"])
+    last = table.iloc[-1]
+    assert last["theorem1_omega"] == pytest.approx(omega.sum())
+    assert last["theorem1_bound"] == pytest.approx(omega.sum() + M * 8 * 1.0 * 1.0 * 5.0)
+    assert table["theorem1_omega"].notna().sum() == 1
+    # every WD here holds the same class counts, so 1/M is B_j^k/B^k and uniform weights are
+    # unbiased too (Phi_1 > 0 for the dominant-class split: test_ota_fd_theorem1)
+    uniform, rec_u = tr.run_fd_trial(setup, _scheme("otafd_uniformw", eps=1.0, theory=theory),
+                                     {"T": 3}, False)
+    assert np.allclose([r["theorem1_phi1"] for r in rec_u], 0.0)
+    assert uniform.iloc[-1]["theorem1_bias"] == pytest.approx(0.0, abs=1e-12)
+    plain, rec_p = tr.run_fd_trial(setup, _scheme("otafd_prop", eps=1.0), {"T": 3}, False)
+    assert "theorem1_omega" not in plain and not any("theorem1_phi1" in r for r in rec_p)
+    assert plain["test_accuracy"].equals(table["test_accuracy"])
+
+
+def test_a_curves_own_eta0_sets_the_step_size():
+    """An eta_0 calibration run (curve parameter eta0) steps as eta0 / sqrt(t): the same run
+    with the block's lr set to that eta0 gives the same table."""
+    own, _ = tr.run_fd_trial(_setup(rounds=2, lr=0.1), _scheme("fd_noiseless", eta0=0.3),
+                             {"T": 2}, False)
+    block, _ = tr.run_fd_trial(_setup(rounds=2, lr=0.3), _scheme("fd_noiseless"), {"T": 2}, False)
+    other, _ = tr.run_fd_trial(_setup(rounds=2, lr=0.1), _scheme("fd_noiseless"), {"T": 2}, False)
+    pd.testing.assert_frame_equal(own, block)
+    assert not own["train_loss"].equals(other["train_loss"])
+
+
+def test_device_cuda_without_a_gpu_stops_with_a_clear_message(monkeypatch):
+    """X2 is GPU work (`device: cuda`); on a machine without CUDA the run stops naming the key
+    and the alternatives instead of failing inside torch (checked on CPU)."""
+    from airfl.pipeline.trial import torch_device
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    with pytest.raises(RuntimeError, match="device: cuda.*use cpu or auto"):
+        torch_device({"device": "cuda"})
+    assert torch_device({"device": "auto"}).type == "cpu"
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device")
+def test_fd_rounds_on_cuda_match_cpu():
+    """The FD loop on `device: cuda` (X2's path): same soft labels, targets and accuracy as on
+    CPU up to float reassociation (one round, the proposed design)."""
+    import dataclasses
+    cpu = _setup(rounds=1)
+    data = cpu.data
+    moved = dataclasses.replace(
+        cpu, data=type(data)(*(t.cuda() for t in (data.x, data.y, data.client_index,
+                                                     data.offsets, data.sizes))),
+        test=tuple(t.cuda() for t in cpu.test), train_eval=tuple(t.cuda() for t in cpu.train_eval))
+    a, _ = tr.run_fd_trial(cpu, _scheme("otafd_prop", eps=1.0), {"T": 1}, False)
+    b, _ = tr.run_fd_trial(moved, _scheme("otafd_prop", eps=1.0), {"T": 1}, False)
+    assert b["train_loss"].to_numpy() == pytest.approx(a["train_loss"].to_numpy(), rel=1e-3)

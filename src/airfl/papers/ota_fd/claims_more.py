@@ -4,6 +4,8 @@ are ties (`airfl.claims`); the quick profile has one trial, so its orderings are
 
 from __future__ import annotations
 
+import fnmatch
+
 import pandas as pd
 
 from airfl.claims import final_by_trial, paired_difference, paired_order
@@ -34,13 +36,22 @@ def competitive(fd: str, fl: str):
     return check
 
 
+def resolve(frame: pd.DataFrame, pattern: str) -> str | None:
+    """The one curve a name or a glob pattern names (X7's curves carry the profile's budget in
+    their names, `otafd_prop_e*`: quick runs the ablations at eps = 1, the paper profile at
+    0.1); None unless exactly one curve matches."""
+    found = [c for c in dict.fromkeys(frame["curve"]) if fnmatch.fnmatchcase(c, pattern)]
+    return found[0] if len(found) == 1 else None
+
+
 def beats(better: str, worse: str):
-    """`better` above `worse` in final accuracy (paired over trials); n/a when not run."""
+    """`better` above `worse` in final accuracy (paired over trials); n/a when not run. Either
+    may be a glob pattern naming one curve (`resolve`)."""
     def check(frame: pd.DataFrame) -> ClaimResult:
-        if not {better, worse} <= set(frame["curve"]):
+        a, b = resolve(frame, better), resolve(frame, worse)
+        if a is None or b is None:
             return ClaimResult(None, f"{better} or {worse} not run in this profile")
-        return paired_order(final_by_trial(frame, ACCURACY), [(better, worse)], scale=100,
-                            unit=" pp")
+        return paired_order(final_by_trial(frame, ACCURACY), [(a, b)], scale=100, unit=" pp")
     return check
 
 
@@ -111,11 +122,13 @@ def snr_plateau(frame: pd.DataFrame) -> ClaimResult:
 
 
 def same_accuracy(mine: str, other: str):
-    """Same accuracy expected (same nu): within 0.5 pp or inside the trial spread."""
+    """Same accuracy expected (same nu): within 0.5 pp or inside the trial spread. Either may
+    be a glob pattern naming one curve (`resolve`)."""
     def check(frame: pd.DataFrame) -> ClaimResult:
-        if not {mine, other} <= set(frame["curve"]):
+        a, b = resolve(frame, mine), resolve(frame, other)
+        if a is None or b is None:
             return ClaimResult(None, f"{mine} or {other} not run in this profile")
-        diff = paired_difference(final_by_trial(frame, ACCURACY), mine, other)
+        diff = paired_difference(final_by_trial(frame, ACCURACY), a, b)
         return ClaimResult(diff.verdict == "tie" or abs(diff.mean) < 0.005,
                            diff.describe(100, " pp"))
     return check

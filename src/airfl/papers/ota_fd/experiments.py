@@ -60,13 +60,14 @@ X1 = Experiment(
                  "FL benchmarks (OTA-FL with DP at ε_i ~ U(1e6, 1e7), noiseless FL; one global "
                  "model, D = 21,680 channel uses per round)."
                  + CAPTION_R),
-    figure_spec=FigureSpec(**ROUNDS, **ACC),
+    figure_spec=FigureSpec(**ROUNDS, **ACC, curves=more.trained),
+    derivations=(more.ETA0,),
     extra_figures=(
         FigureSpec(x="channel_uses", **ACC, name="x1_channel_uses",
                    xlabel="Cumulative uplink channel uses (FD: K² = 100 per round; FL: D = "
                           "21,680)",
                    title="X1: test accuracy vs cumulative channel uses",
-                   curves=lambda c, p: p["method"] != "local_only"),
+                   curves=lambda c, p: p["method"] != "local_only" and more.trained(c, p)),
         FigureSpec(x="param_eps_full", **ACC, final=True, name="x1_eps", logx=True,
                    curves=_dp_only, label=lambda c, p: "OTA-FD (DP, proposed)",
                    xlabel="Privacy budget ε (full-scale equivalent, δ = 1e-8)",

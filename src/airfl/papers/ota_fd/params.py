@@ -59,9 +59,12 @@ DEFS = {
         "eps_uniform": Ref(name="ota_fd_interval"),
         "delta_uniform": Ref(name="ota_fd_interval"),
         "ablations": ByProfile(of=Ref(name="ota_fd_ablations")),
-        "benchmark_eps_full": Num(gt=0),
+        "benchmark_eps_full": Ref(name="ota_fd_positive"),
         "fixed_T": ByProfile(of=ListOf(items=Int(minimum=1), unique=True)),
         "snr_grid": ByProfile(of=ListOf(items=Num(minimum=-50, maximum=80), unique=True)),
+        "eta0_grid": ByProfile(of=ListOf(items=Num(gt=0), unique=True), description=(
+            "eta_0 calibration runs of noiseless FD (calibration.py); empty: the fixed eta0 "
+            "trains")),
         "full_batch": Ref(name="ota_fd_bool"),
         "local_steps": Ref(name="ota_fd_int"),
         "batch_size": Ref(name="ota_fd_int"),

@@ -46,6 +46,7 @@ import torch
 from airfl.core.aggregation import clip_by_norm, gaussian_noise
 from airfl.core.scheme import DesignContext, RoundState, Scheme
 from airfl.papers.ota_fd import privacy as dp
+from airfl.papers.ota_fd import theorem1 as th
 from airfl.papers.ota_fd import transceiver as tx
 
 FL = ("otafl_dp", "fl_noiseless")
@@ -136,7 +137,7 @@ class OtaFdScheme(Scheme):
         weights = tx.class_weights(counts)
         if self.method == "fd_noiseless":
             r = (weights[:, :, None] * q).sum(axis=0)
-            return torch.from_numpy(r.reshape(-1)), {}
+            return torch.from_numpy(r.reshape(-1)), self._theorem1(counts, weights, np.zeros(K), q)
         T = int(design["T"])
         h_abs = np.sqrt(state.channel_power.double().cpu().numpy())
         eps, delta = self.budgets(state, M) if self.private else (None, None)
@@ -156,7 +157,7 @@ class OtaFdScheme(Scheme):
         r = tx.receive(soft_labels=q, h_abs=h_abs, design=d, sigma_n2=self.sigma_n2,
                        noise=noise, artificial=artificial)
         record = {"case2_fraction": float(np.mean(d.case == 2)), "nu_median": float(np.median(d.nu)),
-                  "nu_max": float(np.max(d.nu))}
+                  "nu_max": float(np.max(d.nu)), **self._theorem1(counts, d.weights, d.nu, q)}
         if self.private:
             eps_real = tx.realised_eps(h_abs=h_abs, design=d, class_counts=counts,
                                        sigma_n2=self.sigma_n2, delta=delta, T=T, K=K,
@@ -167,6 +168,17 @@ class OtaFdScheme(Scheme):
                 dp.ota_multipliers(**common, sensitivity_mode=self.params["sensitivity_mode"]),
                 dp.ota_multipliers(**common, sensitivity_mode="per_class")))  # q_i^k: / B_i^k
         return torch.from_numpy(r.reshape(-1)), record
+
+    def _theorem1(self, counts: np.ndarray, realised: np.ndarray, nu: np.ndarray,
+                  q: np.ndarray) -> dict[str, Any]:
+        """Theorem 1's Phi_{1,i,t}, Phi_{2,i,t} [M] of the round (`theorem1.phi1`, `phi2`) for a
+        curve that asks for its Omega (`theory`, X4); nothing otherwise."""
+        if not self.params.get("theory"):
+            return {}
+        share = counts / counts.sum(axis=1, keepdims=True)                   # B_i^k / B_i
+        return {"theorem1_phi1": th.phi1(share=share, ideal=tx.class_weights(counts),
+                                         realised=realised, soft_labels=q).tolist(),
+                "theorem1_phi2": th.phi2(share=share, nu=nu, K=counts.shape[1]).tolist()}
 
     def _digital(self, q, counts, eps, delta, T, state):
         """fd_digital_ldp: local Gaussian noise per WD (transceiver.local_dp_std), exact links."""

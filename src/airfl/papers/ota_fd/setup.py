@@ -23,6 +23,7 @@ from typing import Any
 from airfl.declare import resolve
 from airfl.data import substitute_if_missing
 from airfl.papers.ota_fd.analysis import closed_form_rounds
+from airfl.papers.ota_fd.calibration import PREFIX
 from airfl.papers.ota_fd.schemes import FL
 
 # X1's training setting, inherited by every other experiment unless it overrides a key
@@ -30,7 +31,7 @@ SETTING = ("dataset", "model", "offline_substitute", "precision", "num_devices",
            "others", "data_fraction", "full_batch", "local_steps", "batch_size", "eta0",
            "rounds", "trials", "eval_every", "test_subset", "train_eval_subset")
 CURVE_KEYS = ("methods", "dp_methods", "eps_full", "eps_uniform", "delta_uniform",
-              "benchmark_eps_full", "ablations", "fixed_T", "snr_grid")
+              "benchmark_eps_full", "ablations", "fixed_T", "snr_grid", "eta0_grid")
 SCHEME_KEYS = ("power", "snr_db", "delta", "gamma", "clip_S", "sensitivity_mode", "an_mode")
 
 
@@ -101,11 +102,15 @@ def curves_of(params: dict[str, Any], key: str) -> dict[str, dict[str, Any]]:
         for eps_full in pick["eps_full"]:
             curves[f"otafd_fixedt_e{token(eps_full)}_t{T}"] = {
                 **base, "method": "otafd_prop", "T": int(T), **budget(eps_full, literal_T=True),
-                "T_star": closed_form_rounds(params["ota_fd"]["analysis"], eps_full)}
+                "T_star": closed_form_rounds(params["ota_fd"]["analysis"], eps_full),
+                # Theorem 1's Omega on the run's trajectory (theorem1.py): X6's L_1, L_2 [R]
+                "theory": {k: params["ota_fd"]["analysis"][k] for k in ("L1", "L2")}}
     for snr in pick.get("snr_grid", []):     # X5: the proposed design across SNR
         for eps_full in pick["eps_full"]:
             curves[f"otafd_prop_e{token(eps_full)}_snr{token(snr)}"] = {
                 **base, "method": "otafd_prop", "snr_db": float(snr), **budget(eps_full)}
+    for eta0 in pick.get("eta0_grid", []):   # eta_0 calibration runs (calibration.py, spec 7)
+        curves[f"{PREFIX}{token(eta0)}"] = {**base, "method": "fd_noiseless", "eta0": float(eta0)}
     for name in pick.get("ablations", []):   # X7 (and X1's paper benchmarks) at one budget
         method, extra = {"otafd_an": ("otafd_prop", {"an_mode": "full_power"}),
                          "otafd_per_class": ("otafd_prop", {"sensitivity_mode": "per_class"})

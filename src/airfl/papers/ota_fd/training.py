@@ -15,6 +15,7 @@ import dataclasses
 import math
 from typing import Any
 
+import numpy as np
 import pandas as pd
 import torch
 from torch.func import functional_call
@@ -22,6 +23,8 @@ from torch.func import functional_call
 from airfl.core.engine import evaluate_many, full_batches, sample_batches
 from airfl.core.loop import TrialSetup, draw_channel_power, initial_params, run_trial
 from airfl.core.scheme import RoundState
+from airfl.papers.ota_fd import theorem1 as th
+from airfl.papers.ota_fd.rounds import TheoryConstants
 from airfl.rng import RoundStreams
 
 
@@ -63,15 +66,18 @@ def distillation_loss(logits: torch.Tensor, y: torch.Tensor, weights: torch.Tens
 
 
 def local_step_(setup: TrialSetup, params: torch.Tensor, batch: tuple[torch.Tensor, torch.Tensor],
-                targets: torch.Tensor | None, *, gamma: float, lr: float, clip_S: float) -> None:
+                targets: torch.Tensor | None, *, gamma: float, lr: float, clip_S: float
+                ) -> tuple[list[float], list[float]]:
     """One SGD step of every WD in place, each gradient clipped to norm S first (Assumption 3
     made true; spec A14: guards channel-inversion deep fades). Autograd runs on per-layer leaf
     views in the engine's memory format, as `FunctionalNetwork`'s loop engine does (measured
     faster on CPU than differentiating through slices of the flat vector). The model's
     `precision` applies (bf16: forward and backward under bfloat16 autocast, fp32 master
-    weights, as `FunctionalNetwork`; fp32 is exact and the default)."""
+    weights, as `FunctionalNetwork`; fp32 is exact and the default). Returns every WD's
+    pre-clip gradient norm and loss (Theorem 1's inputs, `theorem1`)."""
     model = setup.model
     index, weights = batch
+    norms, losses = [], []
     for m in range(params.shape[0]):
         leaves = [params[m, s.start:s.stop].detach().view(s.shape).requires_grad_()
                   for s in model.slots]
@@ -88,6 +94,9 @@ def local_step_(setup: TrialSetup, params: torch.Tensor, batch: tuple[torch.Tens
         scale = min(1.0, clip_S / norm) if norm > 0 else 1.0
         for slot, g in zip(model.slots, grads):
             params[m, slot.start:slot.stop].sub_(g.reshape(-1), alpha=lr * scale)
+        norms.append(norm)
+        losses.append(float(loss.detach()))
+    return norms, losses
 
 
 def evaluate(setup: TrialSetup, params: torch.Tensor) -> dict[str, float]:
@@ -104,11 +113,15 @@ def run_fd_trial(setup: TrialSetup, scheme, design: dict[str, Any], progress: bo
     """All T rounds of one trial of one method; returns the per-round table and the records.
     Step size eta_t = eta_0 / sqrt(t + 1), t = 0..T-1 (spec A7); E local steps per round on
     mini-batches (`local_steps`, `batch_size`) or one full-batch step (`full_batch`, FedSGD).
-    T is the design's (a fixed-T curve's own T, spec 7 `otafd_fixedT`). The FL benchmarks
+    T is the design's (a fixed-T curve's own T, spec 7 `otafd_fixedT`); eta_0 the curve's
+    `eta0` where it names one (an eta_0 calibration run), else the block's. The FL benchmarks
     (`scheme.model_averaging`) run the core's FL loop on the same set-up (data, channel and
     mini-batch streams: CRN) and are charged D channel uses per round (spec X1)."""
     if int(design["T"]) != setup.rounds:
         setup = dataclasses.replace(setup, rounds=int(design["T"]))
+    if "eta0" in scheme.params:            # a curve's own eta_0 (calibration.py's runs)
+        setup = dataclasses.replace(setup, local=dataclasses.replace(
+            setup.local, lr=float(scheme.params["eta0"])))
     if getattr(scheme, "model_averaging", False):
         return federated_trial(setup, scheme, design, progress)
     K = setup.model.num_classes
@@ -129,11 +142,13 @@ def run_fd_trial(setup: TrialSetup, scheme, design: dict[str, Any], progress: bo
         uses += scheme.channel_uses(K, setup.data.num_clients)
         lr = setup.local.lr / math.sqrt(t)
         steps = 1 if setup.local.full_batch else setup.local.steps
-        for _ in range(steps):
+        for step in range(steps):
             batch = full_batches(setup.data) if setup.local.full_batch else \
                 sample_batches(setup.data, setup.local.batch_size, streams("data"))
-            local_step_(setup, params, batch, targets, gamma=scheme.gamma, lr=lr,
-                        clip_S=scheme.clip_S)
+            norms, losses = local_step_(setup, params, batch, targets, gamma=scheme.gamma,
+                                        lr=lr, clip_S=scheme.clip_S)
+            if step == 0 and "theorem1_phi1" in record:    # Theorem 1's measured inputs (X4)
+                record.update(theorem1_gradnorm=norms, theorem1_loss=losses)
         records.append({"round": t, **record})
         row = {"round": t, "time_s": float(t), "channel_uses": uses,      # the table: scalars
                **{k: v for k, v in record.items() if isinstance(v, (int, float, bool))}}
@@ -146,7 +161,27 @@ def run_fd_trial(setup: TrialSetup, scheme, design: dict[str, Any], progress: bo
         if t % setup.eval_every == 0 or t == setup.rounds:
             row.update(evaluate(setup, params))
         rows.append(row)
+    if records and "theorem1_phi1" in records[0]:
+        rows[-1].update(omega_columns(records, scheme, setup.local.lr))
     return pd.DataFrame(rows), records
+
+
+def omega_columns(records: list[dict[str, Any]], scheme, eta0: float) -> dict[str, float]:
+    """Theorem 1 on the run's own trajectory (`theorem1`, spec §4.1): sum_i Omega_i(T) and its
+    three terms, and sum_i of the bound Omega_i + 8 gamma L_2 S, from the Phi_1, Phi_2, gradient
+    norms and losses the rounds recorded; L_1, L_2 are the curve's `theory` constants (X6's,
+    reconstructed [R]), eta_0 and gamma the run's, S = clip_S, T = the rounds run."""
+    theory = scheme.params["theory"]
+    consts = TheoryConstants(eta0=float(eta0), gamma=scheme.gamma,
+                             L1=float(theory["L1"]), L2=float(theory["L2"]))
+    column = {k: np.array([r[f"theorem1_{k}"] for r in records])
+              for k in ("phi1", "phi2", "gradnorm", "loss")}
+    terms = th.omega_terms(T=len(records), consts=consts, fmax=column["loss"].max(axis=0),
+                           phi1=column["phi1"], phi2=column["phi2"], gradnorm=column["gradnorm"])
+    omega = sum(terms.values())
+    floor = 8.0 * consts.gamma * consts.L2 * scheme.clip_S
+    return {"theorem1_omega": float(omega.sum()), "theorem1_bound": float((omega + floor).sum()),
+            **{f"theorem1_{k}": float(v.sum()) for k, v in terms.items()}}
 
 
 def federated_trial(setup: TrialSetup, scheme, design: dict[str, Any], progress: bool = True

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import pandas as pd
 import torch
 
 from airfl.io import provenance, read_json, write_csv, write_json, write_npz
@@ -27,11 +28,17 @@ def run(params: dict[str, Any], experiment_id: str, name: str) -> None:
     except KeyError as error:
         raise StageError(str(error)) from None
     block = experiment.params(params)
+    resolved = derivation.resolve(block["curves"])
+    if resolved is None:
+        raise StageError(f"derivation {experiment_id}:{name} has no source curves in this "
+                         f"profile ({', '.join(derivation.sources)})")
+    sources, targets = resolved
     inputs = {c: {"design": read_json(paths.design(experiment_id, c)),
-                  "records": read_json(paths.run_records(experiment_id, c))}
-              for c in derivation.inputs(block)}
+                  "records": read_json(paths.run_records(experiment_id, c)),
+                  "table": pd.read_csv(paths.run_table(experiment_id, c))}
+              for c in sources}
     out = derivation.compute(params, block, inputs)
-    missing = set(derivation.targets) - set(out["params"])
+    missing = set(targets) - set(out["params"])
     if missing:
         raise StageError(f"derivation {experiment_id}:{name} returned no params for its targets "
                          f"{sorted(missing)}")
@@ -40,6 +47,5 @@ def run(params: dict[str, Any], experiment_id: str, name: str) -> None:
     write_json(paths.derived(experiment_id, name), {
         "provenance": provenance({"seed": params["seed"], "profile": params["profile"],
                                   "experiment": {k: v for k, v in block.items() if k != "curves"},
-                                  "sources": {c: block["curves"][c]
-                                              for c in derivation.inputs(block)}}),
+                                  "sources": {c: block["curves"][c] for c in sources}}),
         "params": out["params"], "report": out.get("report", {})})

@@ -16,7 +16,7 @@ def run(params: dict[str, Any], experiment_id: str, curve: str) -> None:
     experiment = get_experiment(experiment_id)
     block = experiment.params(params)
     curve_params, _ = tuned_curve(experiment, block, curve)
-    curve_params = derived(experiment, curve, curve_params)
+    curve_params = derived(experiment, curve, curve_params, block["curves"])
     check_channel_model(block, f"{experiment.config_key}.channel")
     designs = design_trials(params, experiment_id, block, curve, curve_params,
                             range(block["scale"]["trials"]))

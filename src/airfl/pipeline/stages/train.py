@@ -93,9 +93,10 @@ def run(params: dict[str, Any], experiment_id: str, curve: str, progress: bool =
     experiment = get_experiment(experiment_id)
     block = experiment.params(params)
     tuned, server_lr = tuned_curve(experiment, block, curve)
-    curve_params = derived(experiment, curve, calibrated(experiment, tuned))
+    curve_params = derived(experiment, curve, calibrated(experiment, tuned), block["curves"])
     designs = stored_designs(paths.design(experiment_id, curve), block["scale"]["trials"],
-                             design_made_with(params, block, derived(experiment, curve, tuned)),
+                             design_made_with(params, block,
+                                              derived(experiment, curve, tuned, block["curves"])),
                              experiment.panel_keys)
     # the trials in lockstep where they allow it (full-batch gradient uploads: Biased FL),
     # equal to one-by-one runs up to float reassociation (issue 11; benchmarks/README.md)
