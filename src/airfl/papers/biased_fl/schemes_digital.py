@@ -87,7 +87,8 @@ class _DigitalScheme(Scheme):
 
     def plan(self, x: torch.Tensor, scale: torch.Tensor, state: RoundState,
              design: dict[str, Any]) -> Plan:
-        """The round's choices from the float64 uploads x [N, d] and their ||g_m||_inf [N]."""
+        """The round's choices from the uploads x [N, d] (as given: float32 in training) and
+        their ||g_m||_inf [N] in float64."""
         raise NotImplementedError
 
     def aggregate(self, updates, state: RoundState, design):
@@ -98,16 +99,15 @@ class _DigitalScheme(Scheme):
         """Each run plans its round on its own streams; then the rows of all runs are quantized
         in one call (`quantize_runs`) and each run's estimate is its own weighted sum: the same
         numbers as one run at a time (tests/papers/biased_fl/test_biased_fl_digital_many.py)."""
-        x = updates.to(torch.float64)                                      # [J, N, d]
-        scale = x.abs().amax(dim=-1)                                       # ||g_m||_inf (spec §2.6)
+        scale = updates.abs().amax(dim=-1).to(torch.float64)   # ||g_m||_inf (spec §2.6; exact)
         if not torch.isfinite(scale).all():
             raise ValueError("x must be finite")
-        plans = [scheme.plan(x[j], scale[j], state, design)
+        plans = [scheme.plan(updates[j], scale[j], state, design)
                  for j, (scheme, state, design) in enumerate(zip(schemes, states, designs))]
-        quantized = quantize_runs(x, plans, states)
+        quantized = quantize_runs(updates, plans, states)
         out = []
-        for j, plan in enumerate(plans):
-            estimate = plan.weights @ quantized[j]                         # sum_m w_m Q(g_m)
+        for plan, q in zip(plans, quantized):
+            estimate = plan.weights @ q                                    # sum_m w_m Q(g_m)
             if plan.divide_by is not None:
                 estimate = estimate / plan.divide_by                       # (1/K) sum_S Q(g)
             out.append((estimate.to(updates.dtype), plan.record))
@@ -133,20 +133,30 @@ class Plan:
     divide_by: float | None = None
 
 
-def quantize_runs(x: torch.Tensor, plans: list[Plan], states: list[RoundState]) -> torch.Tensor:
-    """Q(g) of J runs at once [J, N, d] float64 (rows a run does not use are 0), one quantizer
-    call on the used rows of all runs (issue 11: the per-run calls were most of a digital tune
-    job). Each run quantizes with its own uniforms, the round's first draw of its "quantization"
-    stream (`RoundStreams.first_uniform`: drawn whatever is scheduled, and shared by the runs of
-    one trial); the quantizer works row by row, so a run's rows equal those of its own call."""
+def quantize_runs(x: torch.Tensor, plans: list[Plan], states: list[RoundState]
+                  ) -> list[torch.Tensor]:
+    """Q(g) of J runs [N, d] float64 each (rows a run does not use are 0): one quantizer call on
+    the used rows of all runs, gathered from x [J, N, d] and converted to float64 alone (issue
+    11: per-run calls on every row were most of a digital tune job; one [J, N, d] float64 copy
+    would leave the cache, J per-run [N, d] results stay in it). Each run quantizes with its own
+    uniforms, the round's first draw of its "quantization" stream (`RoundStreams.first_uniform`:
+    drawn whatever is scheduled, shared by the runs of one trial); the quantizer works row by
+    row, so a run's rows equal those of its own call."""
     used = torch.stack([plan.used for plan in plans])
     bits = torch.stack([plan.bits.to(torch.int64) for plan in plans])
     shape = tuple(x.shape[1:])
     noise = torch.cat([state.streams.first_uniform("quantization", shape)[plan.used]
                        for plan, state in zip(plans, states)])
-    out = torch.zeros_like(x)
-    if bool(used.any()):
-        out[used] = stochastic_quantize(x[used], bits[used], None, noise=noise)
+    rows = stochastic_quantize(x[used].to(torch.float64), bits[used], None, noise=noise) \
+        if bool(used.any()) else None
+    out, start = [], 0
+    for plan in plans:
+        q = torch.zeros(shape, dtype=torch.float64)
+        count = int(plan.used.sum())
+        if count:
+            q[plan.used] = rows[start:start + count]
+            start += count
+        out.append(q)
     return out
 
 

@@ -185,7 +185,7 @@ class BestChannelNorm(_BestChannelBudget, _DigitalScheme):
         k = int(self.param("K"))
         _, _, bw = self.radio(state.statistics)
         cap = self.capacity(state)
-        norms = torch.linalg.vector_norm(x, dim=1)
+        norms = torch.linalg.vector_norm(x.to(torch.float64), dim=1)
         mask = self.schedule(state, norms)
         weight = float(torch.sum(norms[mask] / cap[mask]))
         if weight > 0:
