@@ -98,9 +98,9 @@ def timed_tune(params, experiment_id, curve, batched: bool) -> tuple[dict, bytes
     if per_round:
         lockstep.aggregate_runs = timers.wrap("aggregation", saved["aggregate_runs"])
     try:
-        start = time.perf_counter()
+        start, cpu_start = time.perf_counter(), time.process_time()
         tune.run(params, experiment_id, curve)
-        total = time.perf_counter() - start
+        total, cpu = time.perf_counter() - start, time.process_time() - cpu_start
     finally:
         runs.batchable, runs.design_trials = saved["batchable"], saved["design_trials"]
         runs.build_scheme, loop.client_updates = saved["build_scheme"], saved["client_updates"]
@@ -111,7 +111,7 @@ def timed_tune(params, experiment_id, curve, batched: bool) -> tuple[dict, bytes
     split["rest"] = round(total - sum(timers.seconds.values()), 3)
     calls = {"one-by-one gradient calls": timers.calls.get("client_updates", 0),
              "lockstep gradient calls": timers.calls.get("client_gradients_many", 0)}
-    return {"total_s": round(total, 3), "split_s": split, **calls}, \
+    return {"total_s": round(total, 3), "cpu_s": round(cpu, 3), "split_s": split, **calls}, \
         paths.tuning(experiment_id, curve).read_bytes()
 
 

@@ -19,6 +19,7 @@ from airfl.core.loop import LocalWork, Schedule, ServerStep, TrialSetup, run_tri
 from airfl.core.scheme import ChannelStatistics, DesignContext, RoundState
 from airfl.models import SoftmaxRegression
 from airfl.papers.biased_fl import design_digital_model as dm
+from airfl.papers.biased_fl import schemes_digital as ds
 from airfl.pipeline.registry import build_scheme
 from airfl.rng import RoundStreams
 
@@ -68,9 +69,11 @@ def _state(trial, t):
 
 
 @pytest.mark.parametrize("kind", sorted(GRID))
-def test_each_run_of_a_group_gets_what_its_own_aggregate_gives(kind):
+def test_each_run_of_a_group_gets_what_its_own_aggregate_gives(kind, monkeypatch):
     """Runs = 2 candidates x 2 trials (the candidates of a trial share the quantizer's draws);
-    several rounds, so that sampling and outages vary."""
+    several rounds, so that sampling and outages vary; quantized 3 runs a call (a chunk and a
+    remainder)."""
+    monkeypatch.setattr(ds, "QUANTIZE_CHUNK", 3)
     runs = [(scheme, design, trial) for trial in (0, 1) for scheme, design in _candidates(kind)]
     cls = type(runs[0][0])
     for t in range(1, 9):
