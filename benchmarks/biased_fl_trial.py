@@ -202,29 +202,28 @@ def tune_inputs(params, experiment_id: str, repeats: int) -> dict:
 def quantizer_before_after(params, curve: str, offset_db: float, repeats: int) -> dict:
     """The digital trial with every row quantized (before) and with only the transmitting rows
     (after), in this run; byte-identical tables expected."""
-    from airfl.papers.biased_fl import schemes_digital, schemes_digital_baselines
+    import dataclasses
 
-    modules = (schemes_digital, schemes_digital_baselines)   # each binds _quantize_all itself
+    from airfl.papers.biased_fl import schemes_digital
 
     experiment_id = "biased_fl/fig3b"
     curve_params = copy.deepcopy(get_experiment(experiment_id).params(params)["curves"][curve])
     curve_params["snr_offset_db"] = offset_db
     designs = prepare(params, experiment_id, curve, curve_params)
-    original = schemes_digital._quantize_all
+    original = schemes_digital.quantize_runs          # aggregate_many looks it up at call time
 
-    def every_row(updates, bits, state, used=None):
-        return original(updates, bits, state)
+    def every_row(x, plans, states):
+        return original(x, [dataclasses.replace(plan, used=torch.ones_like(plan.used))
+                            for plan in plans], states)
 
     out = {}
     for label, fn in (("before", every_row), ("after", original)):
-        for module in modules:
-            module._quantize_all = fn
+        schemes_digital.quantize_runs = fn
         try:
             runs = [timed_trial(params, experiment_id, curve, curve_params, designs, True)
                     for _ in range(repeats)]
         finally:
-            for module in modules:
-                module._quantize_all = original
+            schemes_digital.quantize_runs = original
         best = min((r[0] for r in runs), key=lambda r: r["total_s"])
         out[label] = {"total_s": best["total_s"], "aggregation_s": best["split_s"]["aggregation"],
                       "table": runs[0][1]}

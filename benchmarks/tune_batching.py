@@ -30,6 +30,7 @@ tables (largest relative difference of any evaluated number).
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import sys
@@ -76,11 +77,15 @@ def timed_tune(params, experiment_id, curve, batched: bool) -> tuple[dict, bytes
     timers = Timers(PARTS)
     saved = {"batchable": runs.batchable, "design_trials": runs.design_trials,
              "build_scheme": runs.build_scheme, "client_updates": loop.client_updates,
-             "client_gradients_many": lockstep.client_gradients_many}
+             "client_gradients_many": lockstep.client_gradients_many,
+             "aggregate_runs": getattr(lockstep, "aggregate_runs", None)}
+    per_round = batched and saved["aggregate_runs"] is not None    # (absent before issue 11's
+                                                                   # batched aggregation)
 
     def build_timed(name, kind_params):
         scheme = saved["build_scheme"](name, kind_params)
-        scheme.aggregate = timers.wrap("aggregation", scheme.aggregate)
+        if not per_round:     # in lockstep, aggregate_runs (all runs of a round) is timed
+            scheme.aggregate = timers.wrap("aggregation", scheme.aggregate)
         return scheme
 
     if not batched:
@@ -90,20 +95,46 @@ def timed_tune(params, experiment_id, curve, batched: bool) -> tuple[dict, bytes
     loop.client_updates = timers.wrap("local gradients", saved["client_updates"])
     lockstep.client_gradients_many = timers.wrap("local gradients",
                                                  saved["client_gradients_many"])
+    if per_round:
+        lockstep.aggregate_runs = timers.wrap("aggregation", saved["aggregate_runs"])
     try:
-        start = time.perf_counter()
+        start, cpu_start = time.perf_counter(), time.process_time()
         tune.run(params, experiment_id, curve)
-        total = time.perf_counter() - start
+        total, cpu = time.perf_counter() - start, time.process_time() - cpu_start
     finally:
         runs.batchable, runs.design_trials = saved["batchable"], saved["design_trials"]
         runs.build_scheme, loop.client_updates = saved["build_scheme"], saved["client_updates"]
         lockstep.client_gradients_many = saved["client_gradients_many"]
+        if per_round:
+            lockstep.aggregate_runs = saved["aggregate_runs"]
     split = {part: round(s, 3) for part, s in timers.seconds.items()}
     split["rest"] = round(total - sum(timers.seconds.values()), 3)
     calls = {"one-by-one gradient calls": timers.calls.get("client_updates", 0),
              "lockstep gradient calls": timers.calls.get("client_gradients_many", 0)}
-    return {"total_s": round(total, 3), "split_s": split, **calls}, \
+    return {"total_s": round(total, 3), "cpu_s": round(cpu, 3), "split_s": split, **calls}, \
         paths.tuning(experiment_id, curve).read_bytes()
+
+
+def profiled_tune(params, experiment_id, curve, top: int) -> tuple[dict, bytes]:
+    """One tune job in lockstep; with `top` > 0 under cProfile, printing the `top` functions of
+    most own time (where the time goes, by function, for the split in benchmarks/README.md)."""
+    if not top:
+        return timed_tune(params, experiment_id, curve, batched=True)
+    import cProfile
+    import io
+    import pstats
+
+    profiler = cProfile.Profile()
+    profiler.enable()
+    try:
+        out = timed_tune(params, experiment_id, curve, batched=True)
+    finally:
+        profiler.disable()
+    text = io.StringIO()
+    pstats.Stats(profiler, stream=text).sort_stats("tottime").print_stats(top)
+    print(f"--- cProfile {experiment_id} {curve} (own time) ---", text.getvalue(), sep="\n",
+          flush=True)
+    return out
 
 
 def compare(before: bytes, after: bytes) -> dict:
@@ -159,6 +190,10 @@ def main() -> None:
     parser.add_argument("--train", default=None, help="experiment:curve of a train job")
     parser.add_argument("--train-trials", type=int, default=4)
     parser.add_argument("--json", default=None)
+    parser.add_argument("--after-only", action="store_true",
+                        help="run each tune job in lockstep only (no one-by-one 'before')")
+    parser.add_argument("--profile", type=int, default=0, metavar="N",
+                        help="cProfile each lockstep run; print the N functions of most own time")
     args = parser.parse_args()
     torch.set_num_threads(1)
     params = paper_params(Path(__file__).resolve().parents[1])
@@ -179,6 +214,14 @@ def main() -> None:
     prepare(params, sorted({e for e, _ in jobs}))
     results, totals = [], {"before_s": 0.0, "after_s": 0.0}
     for experiment_id, curve in jobs:
+        if args.after_only or args.profile:
+            after, after_bytes = profiled_tune(params, experiment_id, curve, args.profile)
+            row = {"job": f"{experiment_id} {curve}", "after": after,
+                   "tuning_sha256": hashlib.sha256(after_bytes).hexdigest()}
+            totals["after_s"] += after["total_s"]
+            results.append(row)
+            print(json.dumps(row), flush=True)
+            continue
         before, before_bytes = timed_tune(params, experiment_id, curve, batched=False)
         after, after_bytes = timed_tune(params, experiment_id, curve, batched=True)
         row = {"job": f"{experiment_id} {curve}", "before": before, "after": after,
@@ -191,7 +234,8 @@ def main() -> None:
         totals["after_s"] += after["total_s"]
         results.append(row)
         print(json.dumps(row), flush=True)
-    totals["speed_up"] = round(totals["before_s"] / totals["after_s"], 3)
+    if totals["before_s"]:
+        totals["speed_up"] = round(totals["before_s"] / totals["after_s"], 3)
     print("total:", json.dumps(totals), "load average:", os.getloadavg(), flush=True)
     if args.json:
         Path(args.json).write_text(json.dumps({"jobs": results, "total": totals,

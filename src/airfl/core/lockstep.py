@@ -9,7 +9,9 @@ stepping the runs together makes them one GEMM per client with 10 J columns
 draws its channel, participants, quantizer and noise from its own streams (seed, experiment,
 trial, round, stream), so what a run draws never depends on which runs step beside it. Runs
 with different horizons (digital schemes: as many rounds as fit the time budget) leave the
-batch as they finish.
+batch as they finish. The runs' aggregations go to `Scheme.aggregate_many` by scheme class, so
+that a class can share work across the runs as a tensor axis (the digital schemes' quantizer)
+while each run keeps its own draws.
 
 Only full-batch gradient uploads with every device training share a batch (the gradients of a
 run are then a function of its parameters alone); `batchable` says whether a set of runs is
@@ -31,7 +33,7 @@ from airfl.core.engine import client_gradients_many
 from airfl.core.loop import TrialRun, TrialSetup
 from airfl.core.scheme import Scheme
 
-__all__ = ["MAX_BATCH", "batchable", "run_lockstep"]
+__all__ = ["MAX_BATCH", "aggregate_runs", "batchable", "run_lockstep"]
 
 Job = tuple[TrialSetup, Scheme, dict[str, Any]]
 
@@ -75,7 +77,26 @@ def _lockstep_group(jobs: Sequence[Job]) -> list[tuple[pd.DataFrame, list[dict[s
                 raise ValueError(f"{run.scheme.name}: partial participation has no batched "
                                  "gradients; run it with run_trial")
         grads = client_gradients_many(model, torch.stack([run.params for run in active]), batch)
-        for run, grad in zip(active, grads):
-            run.finish(grad)
+        for run, grad, aggregated in zip(active, grads, aggregate_runs(active, grads)):
+            run.finish(grad, aggregated)
         active = [run for run in active if not run.done]
     return [run.result() for run in runs]
+
+
+def aggregate_runs(runs: Sequence[TrialRun], updates: torch.Tensor
+                   ) -> list[tuple[torch.Tensor, dict[str, Any]]]:
+    """Every run's `aggregate` of its updates [J, N, d], the runs of one scheme class together
+    (`Scheme.aggregate_many`: e.g. the digital schemes quantize the rows of all runs in one
+    call); each run's result is what its own `aggregate` gives (its own streams)."""
+    by_class: dict[type, list[int]] = {}
+    for j, run in enumerate(runs):
+        by_class.setdefault(type(run.scheme), []).append(j)
+    out: list[Any] = [None] * len(runs)
+    for cls, index in by_class.items():
+        part = updates if len(index) == len(runs) else updates[index]
+        results = cls.aggregate_many([runs[j].scheme for j in index], part,
+                                     [runs[j].state for j in index],
+                                     [runs[j].design for j in index])
+        for j, result in zip(index, results):
+            out[j] = result
+    return out

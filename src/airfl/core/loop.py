@@ -147,11 +147,15 @@ class TrialRun:
         self.participants = self.scheme.participants(self.state, self.design)
         return self.participants
 
-    def finish(self, updates: torch.Tensor) -> None:
+    def finish(self, updates: torch.Tensor,
+               aggregated: tuple[torch.Tensor, dict[str, Any]] | None = None) -> None:
         """Aggregate the round's uploads, step the server, record the round; sets `done` after
-        the last round (the round budget, or the time horizon reached)."""
+        the last round (the round budget, or the time horizon reached). `aggregated`: what
+        `scheme.aggregate(updates, ...)` returns, when the caller computed it already (the
+        lockstep's `Scheme.aggregate_many` over several runs)."""
         setup, t = self.setup, self.round
-        server_update, record = self.scheme.aggregate(updates, self.state, self.design)
+        server_update, record = aggregated if aggregated is not None else \
+            self.scheme.aggregate(updates, self.state, self.design)
         self.params = server_step(setup, self.params, server_update)
         before, self.elapsed = self.elapsed, self.elapsed + float(record.get("latency_s", 0.0))
         self.records.append({"round": t, **record})

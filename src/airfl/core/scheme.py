@@ -14,7 +14,7 @@ re-simulating.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 import torch
 
@@ -107,6 +107,18 @@ class Scheme:
     def aggregate(self, updates: torch.Tensor, state: RoundState, design: dict[str, Any]
                   ) -> tuple[torch.Tensor, RoundRecord]:
         raise NotImplementedError
+
+    @classmethod
+    def aggregate_many(cls, schemes: Sequence["Scheme"], updates: torch.Tensor,
+                       states: Sequence[RoundState], designs: Sequence[dict[str, Any]]
+                       ) -> list[tuple[torch.Tensor, RoundRecord]]:
+        """`aggregate` of J runs of this class stepped in lockstep (`airfl.core.lockstep`):
+        updates [J, N, d], run j with schemes[j], states[j], designs[j]. Must return, for
+        every run, exactly what its own `aggregate` returns (each run draws from its own
+        streams, whatever runs beside it); a class overrides it to share work across the runs
+        as a tensor axis (issue 11). This default calls `aggregate` run by run."""
+        return [scheme.aggregate(updates[j], state, design)
+                for j, (scheme, state, design) in enumerate(zip(schemes, states, designs))]
 
 
 # Curve keys the stages consume (channel overrides), not parameters of the scheme itself.

@@ -7,8 +7,8 @@ Paper: Ul Abrar, Michelusi, "Biased Federated Learning under Wireless Heterogene
 Every scheme aggregates per-round GRADIENTS g [N, d] in physical units: Lambda_m =
 statistics.path_gain, |h_{m,t}|^2 = state.channel_power, E_s = energy_per_symbol, N0 = noise_psd,
 B = bandwidth_hz. Every upload is quantized by the dithered r-bit quantizer of spec §2.6
-(``stochastic_quantize``, draws from the round's "quantization" stream; every row is quantized so
-the stream advances identically whatever is scheduled) and costs L = 64 + d r bits
+(``stochastic_quantize``, draws from the round's "quantization" stream: one [N, d] draw whatever is
+scheduled, so the stream advances identically; only the rows that enter the estimate are computed) and costs L = 64 + d r bits
 (``payload_bits``). Device sampling draws from the round's "sampling" stream.
 
 Round latency (errata 1, spec §6.4): TDMA, the sum over uploading devices of L/(B C_{m,t}) with the
@@ -27,11 +27,17 @@ Record of a round: participants (devices whose update enters g_hat), scheduled (
 a slot), latency_s, bits (total uploaded, failed uploads included), privacy None, and per-scheme
 extras (mean bit width, outages, QML's variance, ...).
 
+Every scheme splits a round into its choices (``plan``: sampling, decoding, bits, latency, the
+record; per run, on its own streams) and the quantized weighted sum, which
+``_DigitalScheme.aggregate_many`` computes for all runs of a lockstep group at once (issue 11,
+"Scale and speed"); ``aggregate`` is the same code with one run.
+
 The baselines are in :mod:`airfl.papers.biased_fl.schemes_digital_baselines`.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -46,7 +52,7 @@ from airfl.papers.biased_fl.design_digital_model import HEADER_BITS
 from airfl.papers.biased_fl.scheme_params import DIGITAL_PARAMS as PARAMS_SCHEMA
 from airfl.core.participation import require_participation
 
-__all__ = ["PARAMS_SCHEMA", "BiasedDigital", "fixed_rate_charge"]
+__all__ = ["PARAMS_SCHEMA", "BiasedDigital", "Plan", "fixed_rate_charge", "quantize_runs"]
 
 HEADER = HEADER_BITS     # 64 bits for ||g||_inf (paper §II-C)
 
@@ -79,22 +85,90 @@ class _DigitalScheme(Scheme):
         es, n0, _ = self.radio(state.statistics)
         return shannon_rate(es * state.channel_power.to(torch.float64) / n0)  # errata 1: capacity
 
+    def plan(self, x: torch.Tensor, scale: torch.Tensor, state: RoundState,
+             design: dict[str, Any]) -> Plan:
+        """The round's choices from the uploads x [N, d] (as given: float32 in training) and
+        their ||g_m||_inf [N] in float64."""
+        raise NotImplementedError
+
+    def aggregate(self, updates, state: RoundState, design):
+        return self.aggregate_many([self], updates[None], [state], [design])[0]
+
+    @classmethod
+    def aggregate_many(cls, schemes, updates, states, designs):
+        """Each run plans its round on its own streams; then the used rows of QUANTIZE_CHUNK runs
+        at a time are quantized in one call (`quantize_runs`) and each run's estimate is its own
+        weighted sum: the same numbers as one run at a time
+        (tests/papers/biased_fl/test_biased_fl_digital_many.py)."""
+        scale = updates.abs().amax(dim=-1).to(torch.float64)   # ||g_m||_inf (spec §2.6; exact)
+        if not torch.isfinite(scale).all():
+            raise ValueError("x must be finite")
+        plans = [scheme.plan(updates[j], scale[j], state, design)
+                 for j, (scheme, state, design) in enumerate(zip(schemes, states, designs))]
+        quantized: list[torch.Tensor] = []
+        for start in range(0, len(plans), QUANTIZE_CHUNK):
+            chunk = slice(start, start + QUANTIZE_CHUNK)
+            quantized += quantize_runs(updates[chunk], plans[chunk], states[chunk])
+        out = []
+        for plan, q in zip(plans, quantized):
+            estimate = plan.weights @ q                                    # sum_m w_m Q(g_m)
+            if plan.divide_by is not None:
+                estimate = estimate / plan.divide_by                       # (1/K) sum_S Q(g)
+            out.append((estimate.to(updates.dtype), plan.record))
+        return out
+
     def check_k(self, n: int, *names: str) -> None:
         for key in names:
             if self.param(key) > n:
                 raise ValueError(f"scheme {self.name!r}: {key} = {self.param(key)} > N = {n}")
 
 
-def _quantize_all(updates: torch.Tensor, bits: torch.Tensor, state: RoundState,
-                  used: torch.Tensor | None = None) -> torch.Tensor:
-    """Every row quantized with its bit width (spec §2.6) in float64; unused rows are discarded.
-    With the mask `used`, only those rows are computed (the others are 0 and get weight 0); the
-    stream's draws and the used rows' values are the same as without it. The uniforms are the
-    round's first draw of the "quantization" stream (`RoundStreams.first_uniform`): the same
-    numbers as drawing them here, drawn once for all runs of a trial stepped in lockstep."""
-    noise = state.streams.first_uniform("quantization", tuple(updates.shape))
-    return stochastic_quantize(updates.to(torch.float64), bits.to(torch.int64), None,
-                               rows=used, noise=noise)
+QUANTIZE_CHUNK = 4
+"""Runs whose used rows are quantized in one call. Measured (benchmarks/digital_aggregation.py,
+paper shapes, 32 runs, CPU ms per run and round at load ~16-20): Best Channel 0.67 (1 run a
+call), 0.55-0.58 (2-4), 0.78 (8), 1.19 (32); FedTOE 0.94, 0.79-0.88, 0.74, 1.38: past a few runs
+the float64 rows leave the cache and the one call costs more than it saves in Python calls."""
+
+
+@dataclass
+class Plan:
+    """What a digital scheme decides in one round before quantizing (its choices: sampling,
+    decoding, bit widths, latency): the estimate is g_hat = (weights @ Q(g)) / divide_by, where
+    Q quantizes row m with bits[m] (spec §2.6) and only the rows `used` are computed (the others
+    have weight 0)."""
+
+    bits: torch.Tensor                 # [N] int64
+    used: torch.Tensor                 # [N] bool
+    weights: torch.Tensor              # [N] float64
+    record: dict[str, Any]
+    divide_by: float | None = None
+
+
+def quantize_runs(x: torch.Tensor, plans: list[Plan], states: list[RoundState]
+                  ) -> list[torch.Tensor]:
+    """Q(g) of J runs [N, d] float64 each (rows a run does not use are 0): one quantizer call on
+    the used rows of all runs, gathered from x [J, N, d] and converted to float64 alone (issue
+    11: per-run calls on every row were most of a digital tune job; one [J, N, d] float64 copy
+    would leave the cache, J per-run [N, d] results stay in it). Each run quantizes with its own
+    uniforms, the round's first draw of its "quantization" stream (`RoundStreams.first_uniform`:
+    drawn whatever is scheduled, shared by the runs of one trial); the quantizer works row by
+    row, so a run's rows equal those of its own call."""
+    used = torch.stack([plan.used for plan in plans])
+    bits = torch.stack([plan.bits.to(torch.int64) for plan in plans])
+    shape = tuple(x.shape[1:])
+    noise = torch.cat([state.streams.first_uniform("quantization", shape)[plan.used]
+                       for plan, state in zip(plans, states)])
+    rows = stochastic_quantize(x[used].to(torch.float64), bits[used], None, noise=noise) \
+        if bool(used.any()) else None
+    out, start = [], 0
+    for plan in plans:
+        q = torch.zeros(shape, dtype=torch.float64)
+        count = int(plan.used.sum())
+        if count:
+            q[plan.used] = rows[start:start + count]
+            start += count
+        out.append(q)
+    return out
 
 
 def _record(participants, scheduled, latency, bits, **extra) -> dict[str, Any]:
@@ -170,20 +244,19 @@ class BiasedDigital(_DigitalScheme):
                                "starts": out.get("starts")}})
         return result
 
-    def aggregate(self, updates, state: RoundState, design):
+    def plan(self, x, scale, state: RoundState, design) -> Plan:
         rho = torch.as_tensor(design["rho"], dtype=torch.float64)
         nu = torch.as_tensor(design["nu"], dtype=torch.float64)
         bits = torch.as_tensor(design["r"], dtype=torch.int64)
         chi = state.channel_power.to(torch.float64) >= rho ** 2           # paper (12): |h| >= rho
-        quantized = _quantize_all(updates, bits, state, used=chi)          # rows chi = 0 get weight 0
         weights = chi.to(torch.float64) / nu                               # paper (13): chi / nu
-        estimate = (weights @ quantized).to(updates.dtype)
-        payload = payload_bits(updates.shape[1], bits)                     # L_m = 64 + d r_m
+        payload = payload_bits(x.shape[1], bits)                           # L_m = 64 + d r_m
         _, _, bw = self.radio(state.statistics)
         if self.param("latency_mode") == "capacity":
             rates = self.capacity(state)                                   # errata 1: L/(B C_t)
         else:
             rates = torch.as_tensor(design["R"], dtype=torch.float64)      # spec §2.6: L/(B R_m)
         latency = _tdma_latency(payload, rates, bw, chi)
-        return estimate, _record(chi.sum(), chi.sum(), latency, payload[chi].sum(),
-                                 mean_bits=float(bits[chi].double().mean()) if chi.any() else 0.0)
+        return Plan(bits, chi, weights, _record(                           # rows chi = 0: weight 0
+            chi.sum(), chi.sum(), latency, payload[chi].sum(),
+            mean_bits=float(bits[chi].double().mean()) if chi.any() else 0.0))

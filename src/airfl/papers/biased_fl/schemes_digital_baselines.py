@@ -19,7 +19,9 @@ Choices the spec leaves open (all [A]):
   exactly K devices).
 * Outage uploads of fixed-rate schemes are charged L/(B R) (decoded ones L/(B C), paper §V-D) and
   their bits count as uploaded.
-* Every row is quantized (the quantization stream advances the same way whatever is scheduled).
+* The quantization stream advances the same way whatever is scheduled (one [N, d] uniform draw
+  a round); only the rows that enter the estimate are computed (``Plan.used``: a used row's bits
+  equal the full quantizer call's, the others have weight 0), as for the proposed scheme.
 """
 
 from __future__ import annotations
@@ -37,7 +39,7 @@ from airfl.core.scheme import DesignContext, RoundState
 from airfl.papers.biased_fl.schemes_digital import (
     HEADER,
     _DigitalScheme,
-    _quantize_all,
+    Plan,
     _record,
     _tdma_latency,
     fixed_rate_charge,
@@ -75,16 +77,14 @@ def best_channel_budget(lam: np.ndarray, es: float, n0: float, bandwidth: float,
     return float(torch.median(torch.sum((HEADER + r_max * dim) / (bandwidth * cap), dim=1)))
 
 
-def scheduled_mean(updates: torch.Tensor, bits: torch.Tensor, mask: torch.Tensor, k: int,
-                   cap: torch.Tensor, bw: float, state: RoundState, mean_bits: float):
+def scheduled_mean(dim: int, bits: torch.Tensor, mask: torch.Tensor, k: int,
+                   cap: torch.Tensor, bw: float, mean_bits: float) -> Plan:
     """(1/K) sum_{k in S} g^q_k with r_k-bit quantization, TDMA latency sum_S (64 + d r_k)/(B C_k)
-    (Best Channel and Best Channel-Norm, spec 6.4 items 1-2)."""
-    dim = updates.shape[1]
-    quantized = _quantize_all(updates, bits, state)
-    estimate = (mask.to(torch.float64) @ quantized / k).to(updates.dtype)   # (1/K) sum_S g^q
+    (Best Channel and Best Channel-Norm, spec 6.4 items 1-2); rows outside S get weight 0."""
     payload = payload_bits(dim, bits)
     latency = _tdma_latency(payload, cap, bw, mask)
-    return estimate, _record(k, k, latency, payload[mask].sum(), mean_bits=mean_bits)
+    return Plan(bits, mask, mask.to(torch.float64),                        # (1/K) sum_S g^q
+                _record(k, k, latency, payload[mask].sum(), mean_bits=mean_bits), divide_by=k)
 
 
 
@@ -106,15 +106,15 @@ class _EqualSplit(_DigitalScheme):
         mask[torch.topk(score, int(self.param("K"))).indices] = True
         return mask
 
-    def aggregate(self, updates, state: RoundState, design):
-        n, dim = updates.shape
+    def plan(self, x, scale, state: RoundState, design) -> Plan:
+        n, dim = x.shape
         k = int(self.param("K"))
         _, _, bw = self.radio(state.statistics)
         cap = self.capacity(state)
         mask = self.schedule(state)
         r = equal_bit_width(self.budget(design), cap[mask], dim, bw, int(self.param("r_max")))
         bits = torch.full((n,), r, dtype=torch.int64)
-        return scheduled_mean(updates, bits, mask, k, cap, bw, state, mean_bits=float(r))
+        return scheduled_mean(dim, bits, mask, k, cap, bw, mean_bits=float(r))
 
 
 class _BestChannelBudget:
@@ -180,12 +180,12 @@ class BestChannelNorm(_BestChannelBudget, _DigitalScheme):
         mask[pre[torch.topk(norms[pre], int(self.param("K"))).indices]] = True
         return mask
 
-    def aggregate(self, updates, state: RoundState, design):
-        n, dim = updates.shape
+    def plan(self, x, scale, state: RoundState, design) -> Plan:
+        n, dim = x.shape
         k = int(self.param("K"))
         _, _, bw = self.radio(state.statistics)
         cap = self.capacity(state)
-        norms = torch.linalg.vector_norm(updates.to(torch.float64), dim=1)
+        norms = torch.linalg.vector_norm(x.to(torch.float64), dim=1)
         mask = self.schedule(state, norms)
         weight = float(torch.sum(norms[mask] / cap[mask]))
         if weight > 0:
@@ -195,7 +195,7 @@ class BestChannelNorm(_BestChannelBudget, _DigitalScheme):
             raw = torch.ones(n, dtype=torch.float64)
         bits = torch.clamp(raw, 1, int(self.param("r_max"))).to(torch.int64)
         bits = torch.where(mask, bits, torch.ones_like(bits))
-        return scheduled_mean(updates, bits, mask, k, cap, bw, state,
+        return scheduled_mean(dim, bits, mask, k, cap, bw,
                               mean_bits=float(bits[mask].double().mean()))
 
 
@@ -268,25 +268,23 @@ class Uqos(_DigitalScheme):
         return {"success": success.tolist(), "pi": pi.tolist(), "threshold_power": threshold,
                 "rate": rate}
 
-    def aggregate(self, updates, state: RoundState, design):
-        n, dim = updates.shape
+    def plan(self, x, scale, state: RoundState, design) -> Plan:
+        n, dim = x.shape
         pi = torch.as_tensor(design["pi"], dtype=torch.float64)
         success = torch.as_tensor(design["success"], dtype=torch.float64)
         sampled = madow_sample(pi, state.streams("sampling"))
         decoded = sampled & (state.channel_power.to(torch.float64) >= design["threshold_power"])
         bits = torch.full((n,), int(self.param("r_U")), dtype=torch.int64)
-        quantized = _quantize_all(updates, bits, state)
         weights = decoded.to(torch.float64) / (n * pi * success)        # 1/(N pi_m s_m)
-        estimate = (weights @ quantized).to(updates.dtype)
         payload = payload_bits(dim, bits)
         _, _, bw = self.radio(state.statistics)
         rates = fixed_rate_charge(self.param("latency_mode"),
                                   torch.full((n,), float(design["rate"]), dtype=torch.float64),
                                   self.capacity(state), decoded)         # §V-D: capacity if decoded
         latency = _tdma_latency(payload, rates, bw, sampled)            # outage: slot L/(B R) [A]
-        return estimate, _record(decoded.sum(), sampled.sum(), latency, payload[sampled].sum(),
-                                 outages=int((sampled & ~decoded).sum()),
-                                 mean_bits=float(self.param("r_U")))
+        return Plan(bits, decoded, weights, _record(                   # undecoded rows: weight 0
+            decoded.sum(), sampled.sum(), latency, payload[sampled].sum(),
+            outages=int((sampled & ~decoded).sum()), mean_bits=float(self.param("r_U"))))
 
 
 # --------------------------------------------------------------------------------------------
@@ -367,24 +365,23 @@ class Qml(_DigitalScheme):
         self.check_k(context.num_devices, "K")
         return {"eps0": float(self.param("eps0_rel")) * float(self.param("G")) ** 2}
 
-    def aggregate(self, updates, state: RoundState, design):
-        n, dim = updates.shape
+    def plan(self, x, scale, state: RoundState, design) -> Plan:
+        n, dim = x.shape
         k = int(self.param("K"))
         _, _, bw = self.radio(state.statistics)
         cap = self.capacity(state)
         mask = _uniform_k(n, k, state)
-        sinf2 = (updates.to(torch.float64).abs().amax(dim=1) ** 2)[mask].numpy()
+        sinf2 = (scale ** 2)[mask].numpy()                                 # ||g_k||_inf^2
         r_sel, feasible = qml_allocate(sinf2, (1.0 / (bw * cap[mask])).numpy(), dim,
                                        float(design["eps0"]), int(self.param("r_max")))
         bits = torch.ones(n, dtype=torch.int64)
         bits[mask] = torch.as_tensor(r_sel)
-        quantized = _quantize_all(updates, bits, state)
-        estimate = (mask.to(torch.float64) @ quantized / k).to(updates.dtype)
         payload = payload_bits(dim, bits)
         latency = _tdma_latency(payload, cap, bw, mask)
-        return estimate, _record(k, k, latency, payload[mask].sum(),
-                                 mean_bits=float(r_sel.mean()), variance_feasible=bool(feasible),
-                                 quantization_variance=float(np.mean(_quant_var(sinf2, r_sel, dim))))
+        return Plan(bits, mask, mask.to(torch.float64), _record(           # (1/K) sum_S g^q
+            k, k, latency, payload[mask].sum(), mean_bits=float(r_sel.mean()),
+            variance_feasible=bool(feasible),
+            quantization_variance=float(np.mean(_quant_var(sinf2, r_sel, dim)))), divide_by=k)
 
 
 # --------------------------------------------------------------------------------------------
@@ -433,26 +430,24 @@ class FedToe(_DigitalScheme):
         threshold = -lam * math.log1p(-p_out)                 # (2^R - 1) N0/E_s = -Lambda ln(1 - p_out)
         return {"rates": rates.tolist(), "threshold_power": threshold.tolist(), "p_out": p_out}
 
-    def aggregate(self, updates, state: RoundState, design):
-        n, dim = updates.shape
+    def plan(self, x, scale, state: RoundState, design) -> Plan:
+        n, dim = x.shape
         k = int(self.param("K"))
         _, _, bw = self.radio(state.statistics)
         rates = torch.as_tensor(design["rates"], dtype=torch.float64)
         mask = _uniform_k(n, k, state)
-        sinf2 = (updates.to(torch.float64).abs().amax(dim=1) ** 2)[mask].numpy()
+        sinf2 = (scale ** 2)[mask].numpy()                                 # ||g_k||_inf^2
         r_sel, within = fedtoe_allocate(sinf2, (1.0 / (bw * rates[mask])).numpy(), dim,
                                         float(self.param("T_TOE_s")), int(self.param("r_max")))
         bits = torch.ones(n, dtype=torch.int64)
         bits[mask] = torch.as_tensor(r_sel)
         threshold = torch.as_tensor(design["threshold_power"], dtype=torch.float64)
         decoded = mask & (state.channel_power.to(torch.float64) >= threshold)
-        quantized = _quantize_all(updates, bits, state)
         weights = decoded.to(torch.float64) / (k * (1.0 - float(design["p_out"])))
-        estimate = (weights @ quantized).to(updates.dtype)
         payload = payload_bits(dim, bits)
         charge = fixed_rate_charge(self.param("latency_mode"), rates, self.capacity(state),
                                    decoded)                                # §V-D: capacity if decoded
         latency = _tdma_latency(payload, charge, bw, mask)                 # outage: slot L/(B R_k) [A]
-        return estimate, _record(decoded.sum(), k, latency, payload[mask].sum(),
-                                 outages=int((mask & ~decoded).sum()), within_budget=bool(within),
-                                 mean_bits=float(r_sel.mean()))
+        return Plan(bits, decoded, weights, _record(                   # undecoded rows: weight 0
+            decoded.sum(), k, latency, payload[mask].sum(), outages=int((mask & ~decoded).sum()),
+            within_budget=bool(within), mean_bits=float(r_sel.mean())))

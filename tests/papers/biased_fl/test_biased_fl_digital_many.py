@@ -1,0 +1,129 @@
+"""The digital schemes' rounds of several lockstep runs at once (issue 11, "Scale and speed";
+`_DigitalScheme.aggregate_many`): every run gets exactly what its own `aggregate` gives (the same
+estimate bits and record, its own streams), whichever runs step beside it; and a lockstep grid of
+digital candidates makes the choices of the candidates run one by one (sampled, decoded and
+scheduled devices, bit widths, outages, latencies), its numbers equal up to the reassociation of
+the batched gradients."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+
+import airfl.schemes  # noqa: F401
+from airfl.core.engine import ClientData
+from airfl.core.lockstep import run_lockstep
+from airfl.core.loop import LocalWork, Schedule, ServerStep, TrialSetup, run_trial
+from airfl.core.scheme import ChannelStatistics, DesignContext, RoundState
+from airfl.models import SoftmaxRegression
+from airfl.papers.biased_fl import design_digital_model as dm
+from airfl.papers.biased_fl import schemes_digital as ds
+from airfl.pipeline.registry import build_scheme
+from airfl.rng import RoundStreams
+
+N0, ES, B = 10.0 ** ((-161 - 30) / 10), 1e-9, 1e6        # the paper's E_s, N0 (dBm/Hz), B
+LAM = torch.tensor([4e-11, 2e-11, 1e-11, 5e-12], dtype=torch.float64)
+STATS = ChannelStatistics(LAM, float(LAM.min()), B, torch.arange(1, 5) * 100.0,
+                          energy_per_symbol=ES, noise_psd=N0)
+MODEL = SoftmaxRegression(6, 3, l2=0.01)
+D = MODEL.dim                                             # 21
+
+# two parameter sets per kind: a group mixes candidates, as a tune job's grid does
+GRID = {
+    "best_channel": [{"K": 2, "T_BC_s": 2e-4}, {"K": 3, "T_BC_s": 1e-4}],
+    "best_channel_norm": [{"K": 2, "K_prime": 3, "T_BC_s": 2e-4}, {"K": 3, "K_prime": 4}],
+    "proportional_fairness": [{"K": 2, "T_PF_s": 2e-4}, {"K": 3, "T_PF_s": 1e-4}],
+    "uqos": [{"K": 2, "R": 0.05, "r_U": 3}, {"K": 3, "R": 0.2, "r_U": 8}],
+    "qml": [{"K": 2, "eps0_rel": 0.01}, {"K": 3, "eps0_rel": 1.0}],
+    "fedtoe": [{"K": 2, "p_out": 0.3, "T_TOE_s": 5e-4}, {"K": 3, "p_out": 0.1, "T_TOE_s": 2e-4}],
+    "biased_digital": [{}, {"latency_mode": "fixed_rate"}],
+}
+
+
+def _proposed_design():
+    """A hand-made design of the proposed scheme (p, beta, r), its rates from the paper's model."""
+    p, beta, r = np.array([0.4, 0.3, 0.2, 0.1]), np.array([0.9, 0.6, 0.5, 0.3]), [2, 3, 4, 1]
+    rho = np.sqrt(-LAM.numpy() * np.log(beta))
+    q = dm.digital_quantities(rho, beta / p, np.array(r), LAM.numpy(), Es=ES, N0=N0, d=D, B=B)
+    return {"rho": rho.tolist(), "nu": (beta / p).tolist(), "r": r, "R": q["R"].tolist()}
+
+
+def _candidates(kind):
+    """(scheme, design) of each parameter set of `kind`."""
+    out = []
+    for i, params in enumerate(GRID[kind]):
+        scheme = build_scheme(f"{kind}{i}", {"scheme": kind, **params})
+        design = _proposed_design() if kind == "biased_digital" else \
+            scheme.design(DesignContext(4, D, 10, torch.full((4,), 20), STATS, trial=0))
+        out.append((scheme, design))
+    return out
+
+
+def _state(trial, t):
+    """A fresh round state (streams are stateful: every evaluation gets its own)."""
+    streams = RoundStreams(5, "digital-many", trial, t)
+    power = LAM * torch.empty(4, dtype=torch.float64).exponential_(generator=streams("channel"))
+    return RoundState(t, power, torch.full((4,), 20), STATS, streams)
+
+
+@pytest.mark.parametrize("kind", sorted(GRID))
+def test_each_run_of_a_group_gets_what_its_own_aggregate_gives(kind, monkeypatch):
+    """Runs = 2 candidates x 2 trials (the candidates of a trial share the quantizer's draws);
+    several rounds, so that sampling and outages vary; quantized 3 runs a call (a chunk and a
+    remainder)."""
+    monkeypatch.setattr(ds, "QUANTIZE_CHUNK", 3)
+    runs = [(scheme, design, trial) for trial in (0, 1) for scheme, design in _candidates(kind)]
+    cls = type(runs[0][0])
+    for t in range(1, 9):
+        updates = torch.randn(len(runs), 4, D, generator=torch.Generator().manual_seed(t))
+        group = cls.aggregate_many([s for s, _, _ in runs], updates,
+                                   [_state(trial, t) for _, _, trial in runs],
+                                   [d for _, d, _ in runs])
+        alone = [s.aggregate(updates[j], _state(trial, t), d)
+                 for j, (s, d, trial) in enumerate(runs)]
+        partners = cls.aggregate_many([runs[3][0], runs[0][0]], updates[[3, 0]],
+                                      [_state(runs[3][2], t), _state(runs[0][2], t)],
+                                      [runs[3][1], runs[0][1]])
+        for (est, rec), (ref, ref_rec) in zip(group, alone):
+            assert est.dtype == updates.dtype and torch.equal(est, ref) and rec == ref_rec
+        for (est, rec), j in zip(partners, (3, 0)):
+            assert torch.equal(est, group[j][0]) and rec == group[j][1]
+
+
+def _setup(trial, lr):
+    data = _DATA
+    return TrialSetup("test/digital-many", 11, trial, MODEL, data, (data.x, data.y),
+                      (data.x, data.y), STATS, rounds=400, eval_every=5,
+                      local=LocalWork(1, 5, 0.1, upload="gradient", full_batch=True),
+                      server=ServerStep(lr), schedule=Schedule(horizon_s=6e-3, eval_every_s=1e-3),
+                      track_objective=True)
+
+
+def _data():
+    g = torch.Generator().manual_seed(0)
+    x, y = torch.randn(80, 6, generator=g), torch.randint(0, 3, (80,), generator=g)
+    sizes = torch.tensor([20, 20, 20, 20])
+    offsets = torch.cat([torch.zeros(1, dtype=torch.long), torch.cumsum(sizes, 0)])
+    return ClientData(x, y, torch.randperm(80, generator=g), offsets, sizes)
+
+
+_DATA = _data()
+CHOICES = ("participants", "scheduled", "bits", "outages", "latency_s", "mean_bits")
+
+
+def test_a_lockstep_grid_makes_the_choices_of_the_one_by_one_runs():
+    """A small tune grid (FedTOE and UQOS candidates, two step sizes, two trials; their
+    horizons end at different rounds) in lockstep vs one by one."""
+    jobs = [(_setup(trial, lr), scheme, design) for kind in ("fedtoe", "uqos")
+            for scheme, design in _candidates(kind) for lr in (0.5, 0.1) for trial in (0, 1)]
+    batched = run_lockstep(jobs)
+    alone = [run_trial(*job, progress=False) for job in jobs]
+    assert len({len(records) for _, records in batched}) > 1           # horizons differ
+    for (table, records), (ref_table, ref_records) in zip(batched, alone):
+        assert [{k: r.get(k) for k in CHOICES} for r in records] == \
+            [{k: r.get(k) for k in CHOICES} for r in ref_records]
+        assert table["time_s"].tolist() == ref_table["time_s"].tolist()
+        pd.testing.assert_frame_equal(table, ref_table, rtol=1e-5, atol=1e-7)
+    assert any(t["objective"].iloc[-1] < t["objective"].iloc[0] for t, _ in batched)  # trains
