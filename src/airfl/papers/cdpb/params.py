@@ -11,6 +11,20 @@ PROPERTIES = {
     "cdpb": Ref(name="cdpb", required=True),
 }
 
+#: the local-training settings Figs. 4 and 8 both train with (spec 7, spec 8)
+_LOCAL_TRAINING = {
+    "local_steps": ByProfile(of=Int(minimum=1), required=True),
+    "batch_size": ByProfile(of=Int(minimum=1), required=True),
+    "lr": ByProfile(of=Ref(name="positive"), required=True),
+    "weight_decay": ByProfile(of=Num(minimum=0), required=True),
+    "simulation": Enum(values=("efficient", "clientwise"), required=True),
+    "noise_variance": Enum(description="reading of sigma_q^2 in the simulation: total (power over "
+                                       "the d coordinates, paper (11), (13), (19)) or "
+                                       "per_coordinate (Theorem 1's Gaussian-mechanism variance; "
+                                       "exceeds the power budget (11) d-fold)",
+                           values=("total", "per_coordinate"), required=True),
+}
+
 DEFS = {
     "cdpb_substitute": Obj(description="dataset and model an offline run trains when the figure's "
                                      "dataset is neither under data.root nor in the mirror (the "
@@ -37,17 +51,7 @@ DEFS = {
             "periods": Obj(required=True, fields={
                 "fig8a": Int(minimum=1, required=True),
                 "fig8b": Int(minimum=1, required=True)}),
-            "local_steps": ByProfile(of=Int(minimum=1), required=True),
-            "batch_size": ByProfile(of=Int(minimum=1), required=True),
-            "lr": ByProfile(of=Ref(name="positive"), required=True),
-            "weight_decay": ByProfile(of=Num(minimum=0), required=True),
-            "simulation": Enum(values=("efficient", "clientwise"), required=True),
-            "noise_variance": Enum(description="reading of sigma_q^2 in the simulation: total "
-                                               "(power over the d coordinates, paper (11), (13), "
-                                               "(19)) or per_coordinate (Theorem 1's Gaussian-"
-                                               "mechanism variance; exceeds the power budget (11) "
-                                               "d-fold)", values=("total", "per_coordinate"),
-                                   required=True),
+            **_LOCAL_TRAINING,
             "scale": ByProfile(of=Ref(name="scale"), always=True, required=True)}),
         "fig4": Obj(description="CDPB Fig. 4 training (spec 7); values may be {quick: ..., paper: "
                                 "...}", required=True, fields={
@@ -61,17 +65,7 @@ DEFS = {
             "precision": Ref(name="precision"),
             "samples_per_device": ByProfile(description="null: every sample of the partition",
                                             of=Int(minimum=1, nullable=True), required=True),
-            "local_steps": ByProfile(of=Int(minimum=1), required=True),
-            "batch_size": ByProfile(of=Int(minimum=1), required=True),
-            "lr": ByProfile(of=Ref(name="positive"), required=True),
-            "weight_decay": ByProfile(of=Num(minimum=0), required=True),
-            "simulation": Enum(values=("efficient", "clientwise"), required=True),
-            "noise_variance": Enum(description="reading of sigma_q^2 in the simulation: total "
-                                               "(power over the d coordinates, paper (11), (13), "
-                                               "(19)) or per_coordinate (Theorem 1's Gaussian-"
-                                               "mechanism variance; exceeds the power budget (11) "
-                                               "d-fold)", values=("total", "per_coordinate"),
-                                   required=True),
+            **_LOCAL_TRAINING,
             "strategies": ListOf(items=Enum(values=("cdpb_i", "cdpb_n", "gamma_bar", "hmin", "is",
                                                     "noise_free")),
                                  min_items=1, unique=True, required=True),
