@@ -11,6 +11,16 @@ PROPERTIES = {
     "cdpb": Ref(name="cdpb", required=True),
 }
 
+#: the model and data settings Figs. 4 and 8 both read (after each one's `dataset`)
+_MODEL_AND_DATA = {
+    "model": ByProfile(of=Enum(values=("softmax", "mlp32", "cnn_mnist", "fedavg_cnn",
+                                       "resnet18_gn")), required=True),
+    "offline_substitute": Ref(name="cdpb_substitute"),
+    "precision": Ref(name="precision"),
+    "samples_per_device": ByProfile(description="null: every sample of the partition",
+                                    of=Int(minimum=1, nullable=True), required=True),
+}
+
 #: the local-training settings Figs. 4 and 8 both train with (spec 7, spec 8)
 _LOCAL_TRAINING = {
     "local_steps": ByProfile(of=Int(minimum=1), required=True),
@@ -36,13 +46,7 @@ DEFS = {
                                 "8)", required=True, fields={
             "dataset": ByProfile(of=Enum(values=("mnist", "fashion_mnist", "cifar10", "cifar100")),
                                  required=True),
-            "model": ByProfile(of=Enum(values=("softmax", "mlp32", "cnn_mnist", "fedavg_cnn",
-                                               "resnet18_gn")),
-                               required=True),
-            "offline_substitute": Ref(name="cdpb_substitute"),
-            "precision": Ref(name="precision"),
-            "samples_per_device": ByProfile(description="null: every sample of the partition",
-                                            of=Int(minimum=1, nullable=True), required=True),
+            **_MODEL_AND_DATA,
             "K": Int(minimum=1, required=True),
             "P": Ref(name="positive", required=True),
             "gamma_bar": Ref(name="positive", required=True),
@@ -58,13 +62,7 @@ DEFS = {
             "dataset": ByProfile(description="quick default: fashion_mnist",
                                  of=Enum(values=("mnist", "fashion_mnist", "cifar10", "cifar100")),
                                  required=True),
-            "model": ByProfile(of=Enum(values=("softmax", "mlp32", "cnn_mnist", "fedavg_cnn",
-                                               "resnet18_gn")),
-                               required=True),
-            "offline_substitute": Ref(name="cdpb_substitute"),
-            "precision": Ref(name="precision"),
-            "samples_per_device": ByProfile(description="null: every sample of the partition",
-                                            of=Int(minimum=1, nullable=True), required=True),
+            **_MODEL_AND_DATA,
             **_LOCAL_TRAINING,
             "strategies": ListOf(items=Enum(values=("cdpb_i", "cdpb_n", "gamma_bar", "hmin", "is",
                                                     "noise_free")),
