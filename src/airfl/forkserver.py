@@ -4,7 +4,8 @@ A quick job's own work is often shorter than its start-up: importing torch and t
 registry (every wing's catalogue) costs ~2.4 CPU s a job on the CI machine under load, ~1.7 s
 idle, while the median design job takes 2.4 s in all (CI's quick DAG: 567 jobs, ~450 of them
 import both). The server imports all of that once; each job is then a `fork()` of it that runs
-`airfl.cli.main` with the job's arguments, working directory, environment and standard streams,
+`airfl.cli.main` with the job's arguments, working directory, umask, environment and standard
+streams,
 exactly as `python -m airfl` would, and answers the job's exit status. Nothing is shared between
 jobs but the imported, not yet used modules: no job runs in the server itself, and a fork starts
 from the same state every time, so outputs do not depend on the order jobs run in.
@@ -45,7 +46,10 @@ def _recv_exactly(conn: socket.socket, size: int, head: bytes = b"") -> bytes:
 def request(path: str, argv: list[str]) -> int:
     """Run `airfl argv` in the server at `path` with this process's working directory,
     environment and standard streams; the job's exit status (1 if it died without one)."""
-    payload = json.dumps({"argv": argv, "cwd": os.getcwd(), "env": dict(os.environ)}).encode()
+    umask = os.umask(0o022)
+    os.umask(umask)
+    payload = json.dumps({"argv": argv, "cwd": os.getcwd(), "env": dict(os.environ),
+                          "umask": umask}).encode()
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
         try:
             conn.connect(path)
@@ -98,6 +102,7 @@ def _run_job(conn: socket.socket, fds: list[int], request_: dict) -> None:
             os.dup2(fd, target)
             os.close(fd)
         os.chdir(request_["cwd"])
+        os.umask(request_["umask"])                 # files get the client's modes, not the server's
         os.environ.clear()
         os.environ.update(request_["env"])
         sys.argv = ["airfl", *request_["argv"]]

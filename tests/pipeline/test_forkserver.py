@@ -13,9 +13,10 @@ import pytest
 REPO = Path(__file__).resolve().parents[2]
 
 
-def _run(args, cwd, env):
+def _run(args, cwd, env, umask=None):
     done = subprocess.run([sys.executable, "-m", *args], cwd=cwd, env=env, capture_output=True,
-                          text=True, timeout=300)
+                          text=True, timeout=300,
+                          preexec_fn=None if umask is None else lambda: os.umask(umask))
     return done.returncode, done.stdout, done.stderr
 
 
@@ -53,6 +54,18 @@ def test_the_job_runs_in_the_clients_working_directory(server, tmp_path):
     direct = _run(["airfl", "validate"], tmp_path, env)
     assert _run(["airfl.forkserver", sock, "validate"], tmp_path, env) == direct
     assert direct[0] == 2 and "params.yaml" in direct[2]
+
+
+def test_a_forked_job_writes_files_with_the_clients_umask(server, tmp_path):
+    """The server's umask is not the job's: a file the job writes (here `airfl schema`, which
+    needs no params.yaml) gets the mode a direct run under the client's umask gives."""
+    sock, env = server
+    written = Path("workflow/schemas/params.schema.yaml")
+    for name, args in (("direct", ["airfl", "schema"]),
+                       ("forked", ["airfl.forkserver", sock, "schema"])):
+        (tmp_path / name).mkdir()
+        assert _run(args, tmp_path / name, env, umask=0o027)[0] == 0
+        assert (tmp_path / name / written).stat().st_mode & 0o777 == 0o640, name
 
 
 def test_without_a_server_the_job_stops_naming_the_socket(tmp_path):
