@@ -100,3 +100,31 @@ def test_an_infeasible_candidate_is_returned_in_its_place(workspace):
                            range(1), reference)
     assert isinstance(out[0], NoTransmissionError)
     assert out[1]["eta"] == 0.05 and len(out[1]["final_gaps"]) == 1
+
+
+def test_a_candidate_with_the_runs_of_an_earlier_one_is_not_run_again(workspace, monkeypatch):
+    """Issue 11: candidates with equal run keys (same eta, designs and non-inert parameters)
+    run once; the later one gets the earlier one's scores and `same_runs_as`. Here the third
+    candidate repeats the first: only two candidates' trials reach the lockstep."""
+    import airfl.pipeline.runs as runs
+    from airfl.io import read_json
+    from airfl.pipeline import paths
+    from airfl.pipeline.tuning import candidate_scores
+
+    params, experiment = workspace, get_experiment(EXPERIMENT)
+    block = _short_block(params)
+    reference = read_json(paths.reference("biased_fl", "json"))
+    ran = []
+    real = runs.run_jobs
+
+    def counted(experiment, jobs, progress=False, batched=False):
+        ran.append(len(jobs))
+        return real(experiment, jobs, progress, batched)
+
+    monkeypatch.setattr(runs, "run_jobs", counted)
+    out = candidate_scores(params, experiment, [(block, 0.05), (block, 0.025), (block, 0.05)],
+                           "proposed", range(2), reference)
+    assert ran == [4]                                     # 2 candidates x 2 trials, not 3 x 2
+    assert "same_runs_as" not in out[0] and "same_runs_as" not in out[1]
+    assert out[2] == {**out[0], "same_runs_as": 0}
+    assert out[1]["final_gap"] != out[0]["final_gap"]

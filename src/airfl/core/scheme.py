@@ -108,6 +108,15 @@ class Scheme:
                   ) -> tuple[torch.Tensor, RoundRecord]:
         raise NotImplementedError
 
+    def inert_params(self, design: dict[str, Any], statistics: ChannelStatistics,
+                     dim: int) -> frozenset[str]:
+        """Parameters that provably change nothing in any run with this design (e.g. a
+        per-round budget that no round can reach): two candidates of a parameter search that
+        differ only in them make the same runs, so the tune stage runs them once
+        (airfl.pipeline.tuning; issue 11, "Scale and speed"). The default claims none; a
+        scheme that overrides it states the proof in its docstring."""
+        return frozenset()
+
     @classmethod
     def aggregate_many(cls, schemes: Sequence["Scheme"], updates: torch.Tensor,
                        states: Sequence[RoundState], designs: Sequence[dict[str, Any]]

@@ -74,7 +74,9 @@ def search(block: dict[str, Any], curve: str, eta: float,
         gap = scores["final_gap"]
         rows.append({"params": values, "feasible": True,
                      "final_gap": gap if math.isfinite(gap) else math.inf,
-                     "final_normalized_accuracy": scores["final_normalized_accuracy"]})
+                     "final_normalized_accuracy": scores["final_normalized_accuracy"],
+                     **({"same_runs_as": combinations[scores["same_runs_as"]]}
+                        if "same_runs_as" in scores else {})})
     feasible = [r for r in rows if r["feasible"]]
     if not feasible:
         raise ValueError(f"param_grid of curve {curve!r}: no combination transmits "

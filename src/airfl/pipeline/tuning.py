@@ -32,6 +32,7 @@ unchanged, benchmarks/README.md, tune_batching.py); the same grid reruns bit-ide
 
 from __future__ import annotations
 
+import json
 import math
 from pathlib import Path
 from typing import Any
@@ -102,14 +103,17 @@ def candidate_scores(params: dict[str, Any], experiment: Experiment,
     All candidates' selection trials run together, in lockstep with their gradients as one
     batched computation (airfl.core.lockstep; issue 11, benchmarks/tune_batching.py); each
     candidate draws from its own trial streams as when run alone, and its scores equal its
-    one-by-one run's up to float reassociation."""
-    from airfl.pipeline.runs import design_trials, run_jobs, trial_frame, trial_jobs   # torch
+    one-by-one run's up to float reassociation. A candidate whose runs are provably those of
+    an earlier one (`run_key`) is not run again: it gets that candidate's scores and
+    `same_runs_as`, the earlier candidate's index."""
+    from airfl.pipeline.runs import (design_trials, model_dim, run_jobs, trial_frame,  # torch
+                                     trial_jobs)
     from airfl.pipeline.trial import check_channel_model, curve_inputs
 
     # the candidates differ only in the curve's parameters and eta: one copy of the data
     # and model for all (what lets them run in lockstep)
     shared = curve_inputs(params, experiment, candidates[0][0]) if candidates else None
-    jobs, spans, out = [], [], []
+    jobs, spans, out, runs_of = [], [], [], {}
     for block, eta in candidates:
         curve_params = with_eta(block["curves"][curve], eta)
         check_channel_model(block, f"{experiment.config_key}.channel")
@@ -118,6 +122,11 @@ def candidate_scores(params: dict[str, Any], experiment: Experiment,
         except NoTransmissionError as error:
             out.append(error)
             continue
+        key = run_key(curve, curve_params, eta, designs, model_dim(block))
+        if key in runs_of:                          # the same runs as an earlier candidate
+            out.append(runs_of[key])
+            continue
+        runs_of[key] = len(out)
         spans.append((len(out), eta, len(jobs)))
         out.append(None)
         jobs += trial_jobs(params, experiment, block, curve, curve_params, eta, designs, trials,
@@ -128,7 +137,28 @@ def candidate_scores(params: dict[str, Any], experiment: Experiment,
         gaps, accuracy = final_results(frame, reference)
         out[index] = {"eta": eta, "final_gaps": gaps, **gap_score(gaps),
                       "final_normalized_accuracy": accuracy}
-    return out
+    return [{**out[entry], "same_runs_as": entry} if isinstance(entry, int) else entry
+            for entry in out]
+
+
+def run_key(curve: str, curve_params: dict[str, Any], eta: float,
+            designs: list[dict[str, Any]], dim: int) -> str:
+    """What determines a candidate's runs on the selection trials: its step size, its
+    designs, and its parameters less those its scheme proves inert for every trial's design
+    (`Scheme.inert_params`, e.g. FedTOE's T_TOE when no round can reach it). Candidates with
+    equal keys make the same runs, so `candidate_scores` runs the first and gives the others
+    its scores, marked `same_runs_as` (issue 11: at +60 dB this cuts FedTOE's 96 grid
+    combinations to 24 runs of 3 trials)."""
+    from airfl.core.scheme import ChannelStatistics
+    from airfl.pipeline.registry import build_scheme
+
+    scheme = build_scheme(curve, curve_params)
+    inert = frozenset.intersection(*(
+        scheme.inert_params({k: v for k, v in d.items() if k != "statistics"},
+                            ChannelStatistics.from_record(d["statistics"]), dim)
+        for d in designs)) if designs else frozenset()
+    kept = {k: v for k, v in curve_params.items() if k not in inert}
+    return json.dumps([eta, kept, designs], sort_keys=True, default=str)
 
 
 def final_results(frame, reference: dict[str, Any]) -> tuple[list[float], float]:

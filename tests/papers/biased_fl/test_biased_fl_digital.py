@@ -517,3 +517,29 @@ def test_params_schema_validates_and_fills_defaults():
         build_scheme("x", {"scheme": "fedtoe", "p_out": 1.0})
     with pytest.raises(ValueError, match="K = 9 > N"):
         build_scheme("x", {"scheme": "best_channel", "K": 9}).design(_context())
+
+
+def test_fedtoe_budget_no_round_can_reach_is_inert_and_changes_no_run():
+    """Issue 11: T_TOE is inert when (64 + d r_max) sum of the K largest 1/(B R_k) fits it
+    (FedToe.inert_params). Two such budgets give bit-identical rounds; a budget below that
+    bound is not inert and does bind in some round (fewer bits)."""
+    base = {"scheme": "fedtoe", "K": 3, "p_out": 0.3}
+    design = build_scheme("f", {**base, "T_TOE_s": 1.0}).design(_context())
+    slowest = sorted(1.0 / (1e6 * r) for r in design["rates"])[-3:]
+    worst = (64 + D * 16) * math.fsum(slowest)
+    loose = [build_scheme("f", {**base, "T_TOE_s": worst * f}) for f in (1.01, 4.0)]
+    tight = build_scheme("f", {**base, "T_TOE_s": worst * 0.5})
+    assert all(s.inert_params(design, _stats(), D) == {"T_TOE_s"} for s in loose)
+    assert tight.inert_params(design, _stats(), D) == frozenset()
+    assert build_scheme("f", {**base, "T_TOE_s": worst * 0.999}).inert_params(
+        design, _stats(), D) == frozenset()
+    binding = 0
+    for t in range(300):
+        g = _grads(seed=t)
+        (a, rec_a), (b, rec_b) = (s.aggregate(g, _state(t), design) for s in loose)
+        assert torch.equal(a, b) and rec_a == rec_b and rec_a["mean_bits"] == 16
+        _, rec_t = tight.aggregate(g, _state(t), design)
+        binding += rec_t["mean_bits"] < 16
+    assert binding > 0
+    assert build_scheme("q", {"scheme": "qml", "K": 3}).inert_params(
+        {}, _stats(), D) == frozenset()                      # the default claims nothing
