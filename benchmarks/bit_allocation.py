@@ -31,7 +31,8 @@ import numpy as np
 INPUTS = ("data", "partitions", "reference", "calibration", "derived", "tuning")
 
 
-def record(runs: list[str], keep: int, params: str, overrides: list[str]) -> list[dict]:
+def record(runs: list[str], keep: int, params: str, overrides: list[str],
+           label: str = "") -> list[dict]:
     """Instances of ``keep`` evenly spaced allocation calls of the train stage of each run."""
     import airfl.cli
     from airfl.papers.biased_fl import schemes_digital_baselines as dsb
@@ -45,7 +46,7 @@ def record(runs: list[str], keep: int, params: str, overrides: list[str]) -> lis
 
         def wrap(name, fn):
             def recorder(sinf2, seconds_per_bit, dim, cap, r_max):
-                calls.append({"run": spec, "call": len(calls), "kind": name.split("_")[0],
+                calls.append({"run": spec + label, "call": len(calls), "kind": name.split("_")[0],
                               "sinf2": np.asarray(sinf2).tolist(),
                               "seconds_per_bit": np.asarray(seconds_per_bit).tolist(),
                               "dim": int(dim), "cap": float(cap), "r_max": int(r_max)})
@@ -132,6 +133,7 @@ def main() -> None:
     rec.add_argument("--keep", type=int, default=300, help="calls kept per run")
     rec.add_argument("--params", default="params.yaml")
     rec.add_argument("--set", action="append", default=["profile=quick"], metavar="KEY=VALUE")
+    rec.add_argument("--label", default="", help="appended to each instance's run name")
     rec.add_argument("--out", required=True)
     tim = sub.add_parser("time")
     tim.add_argument("instances")
@@ -139,7 +141,7 @@ def main() -> None:
     tim.add_argument("--json", default=None)
     args = parser.parse_args()
     if args.command == "record":
-        out = record(args.runs, args.keep, args.params, args.set)
+        out = record(args.runs, args.keep, args.params, args.set, args.label)
         Path(args.out).write_text(json.dumps(out))
         return
     result = time_instances(json.loads(Path(args.instances).read_text()), args.repeats)
