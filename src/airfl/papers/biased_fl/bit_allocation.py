@@ -73,7 +73,7 @@ def allocation_tables(sinf2: np.ndarray, seconds_per_bit: np.ndarray, dim: int,
                       r_max: int) -> tuple[np.ndarray, np.ndarray]:
     """Per device and width r = 1..r_max: (payload seconds d r t_k, variance) [K, r_max]."""
     levels = np.arange(1, r_max + 1, dtype=np.float64)
-    cost = dim * np.outer(seconds_per_bit, levels)                       # d r_k t_k (64 t_k is fixed)
+    cost = dim * np.outer(seconds_per_bit, levels)     # spec §6.4-5/6: d r_k t_k (64 t_k is fixed)
     var = quant_var(np.asarray(sinf2)[:, None], levels[None, :], dim)    # per device and width
     return cost, var
 
@@ -330,7 +330,7 @@ def qml_allocate(sinf2: np.ndarray, seconds_per_bit: np.ndarray, dim: int, eps0:
     the constraint the allocation is r_max everywhere and feasible = False.
     """
     cost, var = allocation_tables(sinf2, seconds_per_bit, dim, r_max)
-    var_cap = sinf2.size * eps0                                          # (1/K) sum var <= eps0
+    var_cap = sinf2.size * eps0                         # spec §6.4-5: (1/K) sum var <= eps0
     if _plain(np.asarray(sinf2).tolist(), np.asarray(seconds_per_bit).tolist()) and dim > 0:
         bits = _front_point(cost, var, var_cap, math.inf, False, _NODE_LIMIT)
     else:
@@ -350,7 +350,7 @@ def fedtoe_allocate(sinf2: np.ndarray, seconds_per_bit: np.ndarray, dim: int, bu
     overruns (spec §6.4-6; within_budget = False).
     """
     cost, var = allocation_tables(sinf2, seconds_per_bit, dim, r_max)
-    cost_cap = budget_s - HEADER_BITS * float(np.sum(seconds_per_bit))  # T_TOE - sum_k 64 t_k
+    cost_cap = budget_s - HEADER_BITS * float(np.sum(seconds_per_bit))  # §6.4-6: T_TOE - sum 64 t_k
     if _plain(np.asarray(sinf2).tolist(), np.asarray(seconds_per_bit).tolist()) and dim > 0:
         bits = _front_point(cost, var, math.inf, cost_cap, True, _NODE_LIMIT)
     else:
