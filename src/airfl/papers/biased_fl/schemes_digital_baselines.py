@@ -11,9 +11,9 @@ Choices the spec leaves open (all [A]):
   draws from ``numpy_generator(design_seed, design_key, "trial", trial, "design")`` (params, default
   0 and "biased_fl_digital"): a per-trial, reproducible design that does not consume the training
   streams; ``T_BC_s`` overrides it.
-* QML and FedTOE bit allocation: solved exactly (Pareto dynamic programme, :func:`pareto_bits`)
-  instead of the spec's greedy marginal allocation, which missed the optimum in about a quarter
-  of random 3-device cases.
+* QML and FedTOE bit allocation: solved exactly (the Pareto dynamic programme's point,
+  :mod:`airfl.papers.biased_fl.bit_allocation`) instead of the spec's greedy marginal
+  allocation, which missed the optimum in about a quarter of random 3-device cases.
 * Best Channel-Norm with all selected gradients zero: r = 1.
 * UQOS sampling without replacement: Madow systematic sampling (exact inclusion probabilities pi,
   exactly K devices).
@@ -36,6 +36,12 @@ from airfl.channel.digital import shannon_rate
 from airfl.channel.quantization import payload_bits
 from airfl.core.participation import require_participation
 from airfl.core.scheme import DesignContext, RoundState
+from airfl.papers.biased_fl.bit_allocation import (
+    fedtoe_allocate,
+    pareto_bits,
+    qml_allocate,
+    quant_var as _quant_var,
+)
 from airfl.papers.biased_fl.schemes_digital import (
     HEADER,
     _DigitalScheme,
@@ -291,62 +297,6 @@ class Uqos(_DigitalScheme):
 # QML [11] with uniform K-device sampling (spec §6.4-5)
 # --------------------------------------------------------------------------------------------
 
-def _quant_var(sinf2: np.ndarray, r: np.ndarray, dim: int) -> np.ndarray:
-    return dim * sinf2 / (2.0 ** r - 1.0) ** 2        # spec §2.6 / paper (14): d ||g||_inf^2/(2^r - 1)^2
-
-
-def pareto_bits(cost: np.ndarray, var: np.ndarray, var_cap: float = math.inf,
-                cost_cap: float = math.inf) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
-    """Exact Pareto front of (sum_k cost[k, r_k], sum_k var[k, r_k]) over r_k in 1..R.
-
-    ``cost``, ``var``: [K, R] per device and bit width. A dynamic programme over devices keeps only
-    non-dominated partial sums (sorted by cost, strictly decreasing variance) and drops partial
-    sums that cannot meet ``var_cap`` / ``cost_cap`` even with the best remaining choices.
-    Returns (costs, variances, bit widths [F, K]) of the front sorted by cost, or None when no
-    allocation meets the caps. Vectorised per device (K <= N steps of numpy work).
-    """
-    k_count, levels = cost.shape
-    tail_var = np.concatenate([np.cumsum(var.min(axis=1)[::-1])[::-1][1:], [0.0]])
-    tail_cost = np.concatenate([np.cumsum(cost.min(axis=1)[::-1])[::-1][1:], [0.0]])
-    front_cost, front_var = np.zeros(1), np.zeros(1)
-    bits = np.zeros((1, 0), dtype=np.int64)
-    for k in range(k_count):
-        cand_cost = (front_cost[:, None] + cost[k][None, :]).ravel()
-        cand_var = (front_var[:, None] + var[k][None, :]).ravel()
-        parent = np.repeat(np.arange(front_cost.size), levels)
-        level = np.tile(np.arange(1, levels + 1), front_cost.size)
-        ok = (cand_var + tail_var[k] <= var_cap) & (cand_cost + tail_cost[k] <= cost_cap)
-        if not ok.any():
-            return None
-        cand_cost, cand_var, parent, level = cand_cost[ok], cand_var[ok], parent[ok], level[ok]
-        order = np.lexsort((cand_var, cand_cost))
-        cand_cost, cand_var, parent, level = cand_cost[order], cand_var[order], parent[order], level[order]
-        best_before = np.minimum.accumulate(np.concatenate([[np.inf], cand_var[:-1]]))
-        keep = cand_var < best_before                       # not dominated by a cheaper candidate
-        front_cost, front_var = cand_cost[keep], cand_var[keep]
-        bits = np.concatenate([bits[parent[keep]], level[keep][:, None]], axis=1)
-    return front_cost, front_var, bits
-
-
-def qml_allocate(sinf2: np.ndarray, seconds_per_bit: np.ndarray, dim: int, eps0: float,
-                 r_max: int) -> tuple[np.ndarray, bool]:
-    """Bits minimising sum_k (64 + d r_k) t_k s.t. (1/K) sum_k d ||g_k||_inf^2/(2^r_k - 1)^2 <= eps0.
-
-    t_k = 1/(B C_k) seconds per bit (spec §6.4-5). Solved exactly by :func:`pareto_bits` [A]: the
-    spec's greedy marginal allocation missed the optimum in ~25% of random 3-device cases (it
-    overshoots the constraint with its last increments), and the exact programme costs a few ms
-    for K = 10. Returns (r, feasible); when even r = r_max everywhere violates the constraint the
-    allocation is r_max everywhere and feasible = False.
-    """
-    levels = np.arange(1, r_max + 1, dtype=np.float64)
-    cost = dim * np.outer(seconds_per_bit, levels)                       # d r_k t_k (64 t_k is fixed)
-    var = _quant_var(np.asarray(sinf2)[:, None], levels[None, :], dim)  # per device and width
-    front = pareto_bits(cost, var, var_cap=sinf2.size * eps0)            # (1/K) sum var <= eps0
-    if front is None:
-        return np.full(sinf2.size, r_max, dtype=np.int64), False
-    return front[2][0], True                                             # cheapest feasible
-
-
 def _uniform_k(n: int, k: int, state: RoundState) -> torch.Tensor:
     """K of N devices uniformly at random without replacement, as a bool mask."""
     mask = torch.zeros(n, dtype=torch.bool)
@@ -393,23 +343,6 @@ def fedtoe_rates(lam, es: float, n0: float, p_out: float) -> np.ndarray:
     snr = torch.as_tensor(np.asarray(lam, dtype=np.float64) * es / n0)
     # P(log2(1 + snr E) < R) = 1 - exp(-(2^R - 1)/snr) = p_out  <=>  2^R - 1 = -snr ln(1 - p_out)
     return shannon_rate(snr * -math.log1p(-p_out)).numpy()
-
-
-def fedtoe_allocate(sinf2: np.ndarray, seconds_per_bit: np.ndarray, dim: int, budget_s: float,
-                    r_max: int) -> tuple[np.ndarray, bool]:
-    """Bits minimising sum_k d ||g_k||_inf^2/(2^r_k - 1)^2 s.t. sum_k (64 + d r_k) t_k <= T_TOE.
-
-    t_k = 1/(B R_k) (spec §6.4-6). Solved exactly by :func:`pareto_bits` [A] (the spec's greedy
-    is not optimal in general). If r = 1 already overruns the budget, r = 1 is used and the round
-    overruns (spec §6.4-6; within_budget = False).
-    """
-    levels = np.arange(1, r_max + 1, dtype=np.float64)
-    cost = dim * np.outer(seconds_per_bit, levels)
-    var = _quant_var(np.asarray(sinf2)[:, None], levels[None, :], dim)
-    front = pareto_bits(cost, var, cost_cap=budget_s - HEADER * float(np.sum(seconds_per_bit)))
-    if front is None:
-        return np.ones(sinf2.size, dtype=np.int64), False
-    return front[2][-1], True                                            # lowest variance within budget
 
 
 class FedToe(_DigitalScheme):
