@@ -1,0 +1,86 @@
+"""Benchmark: where a Snakemake run spent its time, job by job, from its own log (issue 11: the
+Biased FL paper profile's time and its split).
+
+Usage (from the repository root)::
+
+    snakemake --cores 2 figures/biased_fl/fig3b_snr30.png --config profile=paper > RUN.log 2>&1
+    python benchmarks/snakemake_job_times.py RUN.log [MORE.log ...] [--top 12] [--json OUT]
+
+Snakemake prints a `[timestamp]` line before each job's `rule <name>:` block and before each
+`Finished jobid: <n>` line; a job's wall time is the difference (1 s resolution). For each log:
+the number of jobs, the log's first-to-last span (the run's wall time), the sum of job walls
+by rule (CPU-bound single-threaded jobs: about their CPU time on an idle machine), and the
+longest jobs with their wildcards. Only the log is read; nothing is rerun.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import re
+import sys
+from pathlib import Path
+
+STAMP = re.compile(r"^\[(\w{3} \w{3} +\d+ [\d:]+ \d{4})\]$")
+RULE = re.compile(r"^(?:local)?rule (\S+):$")
+JOBID = re.compile(r"^\s+jobid: (\d+)$")
+WILDCARDS = re.compile(r"^\s+wildcards: (.*)$")
+FINISHED = re.compile(r"^Finished jobid: (\d+)")
+
+
+def job_times(lines: list[str]) -> tuple[list[dict], float]:
+    """[{rule, wildcards, seconds}] of every finished job, and the log's span in seconds."""
+    stamp = first = None
+    started: dict[str, dict] = {}
+    current: dict | None = None
+    jobs = []
+    for line in lines:
+        if m := STAMP.match(line):
+            stamp = dt.datetime.strptime(m.group(1), "%a %b %d %H:%M:%S %Y")
+            first = first or stamp
+        elif m := RULE.match(line):
+            current = {"rule": m.group(1), "wildcards": "", "start": stamp}
+        elif (m := JOBID.match(line)) and current is not None:
+            started[m.group(1)] = current
+        elif (m := WILDCARDS.match(line)) and current is not None:
+            current["wildcards"] = m.group(1)
+        elif (m := FINISHED.match(line)) and m.group(1) in started:
+            job = started[m.group(1)]
+            jobs.append({"rule": job["rule"], "wildcards": job["wildcards"],
+                         "seconds": (stamp - job["start"]).total_seconds()})
+    span = (stamp - first).total_seconds() if first and stamp else 0.0
+    return jobs, span
+
+
+def summary(path: Path, top: int) -> dict:
+    jobs, span = job_times(path.read_text().splitlines())
+    by_rule: dict[str, float] = {}
+    for job in jobs:
+        by_rule[job["rule"]] = by_rule.get(job["rule"], 0.0) + job["seconds"]
+    return {"log": path.name, "jobs": len(jobs), "span_s": span,
+            "sum_of_job_walls_s": sum(j["seconds"] for j in jobs), "by_rule_s": by_rule,
+            "longest": sorted(jobs, key=lambda j: -j["seconds"])[:top]}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("logs", nargs="+", type=Path)
+    parser.add_argument("--top", type=int, default=12)
+    parser.add_argument("--json", type=Path)
+    args = parser.parse_args(argv)
+    out = [summary(path, args.top) for path in args.logs]
+    for s in out:
+        rules = ", ".join(f"{k} {v:.0f}" for k, v in sorted(s["by_rule_s"].items(),
+                                                           key=lambda kv: -kv[1]))
+        print(f"{s['log']}: {s['jobs']} jobs, span {s['span_s']:.0f} s, job walls "
+              f"{s['sum_of_job_walls_s']:.0f} s ({rules})")
+        for job in s["longest"]:
+            print(f"  {job['seconds']:7.0f} s  {job['rule']:8s} {job['wildcards']}")
+    if args.json:
+        args.json.write_text(json.dumps(out, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
