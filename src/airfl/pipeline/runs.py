@@ -65,12 +65,18 @@ def trial_jobs(params: dict[str, Any], experiment: Experiment, block: dict[str, 
     shared = shared or curve_inputs(params, experiment, block)
     jobs = []
     for trial, stored in zip(trials, designs):
-        design = {k: v for k, v in stored.items() if k != "statistics"}
+        design, statistics = stored_design(stored)
         setup = trial_setup(params, experiment, block, shared, trial, server_lr=server_lr,
-                            statistics=ChannelStatistics.from_record(stored["statistics"]),
-                            final_only=final_only)
+                            statistics=statistics, final_only=final_only)
         jobs.append((setup, scheme, design))
     return jobs
+
+
+def stored_design(stored: dict[str, Any]) -> tuple[dict[str, Any], ChannelStatistics]:
+    """A design as `design_trials` stores it, split into what the scheme reads and the
+    channel statistics it was made for."""
+    return ({k: v for k, v in stored.items() if k != "statistics"},
+            ChannelStatistics.from_record(stored["statistics"]))
 
 
 def run_jobs(experiment: Experiment, jobs: list[tuple[Any, Any, dict[str, Any]]],

@@ -106,8 +106,7 @@ def candidate_scores(params: dict[str, Any], experiment: Experiment,
     one-by-one run's up to float reassociation. A candidate whose runs are provably those of
     an earlier one (`run_key`) is not run again: it gets that candidate's scores and
     `same_runs_as`, the earlier candidate's index."""
-    from airfl.pipeline.runs import (design_trials, model_dim, run_jobs, trial_frame,  # torch
-                                     trial_jobs)
+    from airfl.pipeline.runs import design_trials, run_jobs, trial_frame, trial_jobs   # torch
     from airfl.pipeline.trial import check_channel_model, curve_inputs
 
     # the candidates differ only in the curve's parameters and eta: one copy of the data
@@ -122,7 +121,7 @@ def candidate_scores(params: dict[str, Any], experiment: Experiment,
         except NoTransmissionError as error:
             out.append(error)
             continue
-        key = run_key(curve, curve_params, eta, designs, model_dim(block))
+        key = run_key(curve, curve_params, eta, designs, shared.model.dim)
         if key in runs_of:                          # the same runs as an earlier candidate
             out.append(runs_of[key])
             continue
@@ -149,14 +148,12 @@ def run_key(curve: str, curve_params: dict[str, Any], eta: float,
     equal keys make the same runs, so `candidate_scores` runs the first and gives the others
     its scores, marked `same_runs_as` (issue 11: at +60 dB this cuts FedTOE's 96 grid
     combinations to 24 runs of 3 trials)."""
-    from airfl.core.scheme import ChannelStatistics
     from airfl.pipeline.registry import build_scheme
+    from airfl.pipeline.runs import stored_design
 
     scheme = build_scheme(curve, curve_params)
-    inert = frozenset.intersection(*(
-        scheme.inert_params({k: v for k, v in d.items() if k != "statistics"},
-                            ChannelStatistics.from_record(d["statistics"]), dim)
-        for d in designs)) if designs else frozenset()
+    inert = frozenset.intersection(*(scheme.inert_params(*stored_design(d), dim)
+                                     for d in designs)) if designs else frozenset()
     kept = {k: v for k, v in curve_params.items() if k not in inert}
     return json.dumps([eta, kept, designs], sort_keys=True, default=str)
 
