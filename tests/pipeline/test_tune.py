@@ -231,3 +231,122 @@ def test_a_trial_that_diverged_at_the_end_scores_inf_not_its_last_finite_gap():
     assert gaps[0] == pytest.approx(0.05) and math.isnan(gaps[1])     # not 2.0 - 0.45
     assert accuracy == pytest.approx(0.45 / 0.9)
     assert tuning.gap_score(gaps) == {"final_gap": math.inf, "final_gap_se": math.inf}
+
+
+def _unimodal_tables(rng, count):
+    """Random mean-gap tables over a descending eta grid, unimodal (down, then up), with SEs."""
+    for _ in range(count):
+        size = int(rng.integers(1, 7))
+        low = int(rng.integers(0, size))
+        gaps = sorted(rng.uniform(0.1, 5.0, size).tolist())
+        table = sorted(gaps[:low + 1], reverse=True) + gaps[low + 1:]   # down to `low`, then up
+        yield [{"eta": 2.0 ** -k, "final_gap": g, "final_gap_se": float(rng.uniform(0, 0.5)),
+                "final_normalized_accuracy": 0.9} for k, g in enumerate(table)]
+
+
+def test_descending_eta_search_makes_the_full_grids_choice_when_the_gap_is_unimodal():
+    """tuning.eta_search 'descending': from the largest eta down, stopping once the mean final
+    gap rises; on a unimodal grid every eta above the best is run, so the one-SE rule picks
+    what the full grid picks (200 random unimodal tables, with random SEs)."""
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    for table in _unimodal_tables(rng, 200):
+        by_eta = {row["eta"]: row for row in table}
+        calls = []
+
+        def score(etas):
+            calls.append(list(etas))
+            return [by_eta[eta] for eta in etas]
+
+        shuffled = list(rng.permutation([row["eta"] for row in table]))
+        ran, skipped = tuning.eta_search(shuffled, "descending", score)
+        assert tuning.select_eta(ran) == tuning.select_eta(table)
+        assert sorted(skipped + [r["eta"] for r in ran], reverse=True) == [r["eta"] for r in table]
+        best = min(range(len(table)), key=lambda k: table[k]["final_gap"])
+        assert len(ran) <= best + 1 + tuning.ETA_BATCH             # stops right after the rise
+        assert all(len(c) <= tuning.ETA_BATCH for c in calls)
+        assert tuning.eta_search(shuffled, "all", score)[0] == [by_eta[e] for e in shuffled]
+
+
+def test_descending_eta_search_stops_at_the_first_rise_and_on_a_failed_design():
+    from airfl.core.participation import NoTransmissionError
+
+    table = {1.0: 0.3, 0.5: 0.2, 0.25: 0.4, 0.125: 0.1}   # not unimodal: the 0.125 dip is not run
+    calls = []
+
+    def score(etas):
+        calls.append(etas)
+        return [{"eta": e, "final_gap": table[e], "final_gap_se": 0.0} for e in etas]
+
+    ran, skipped = tuning.eta_search(list(table), "descending", score)
+    assert calls == [[1.0, 0.5], [0.25, 0.125]] and skipped == []
+    table.update({0.5: 0.5})                                 # rises at once: 2 of 4 run
+    ran, skipped = tuning.eta_search(list(table), "descending", score)
+    assert [r["eta"] for r in ran] == [1.0, 0.5] and skipped == [0.25, 0.125]
+    assert tuning.select_eta(ran)["eta"] == 1.0
+    failed = tuning.eta_search([1.0, 0.5, 0.25], "descending",
+                               lambda etas: [NoTransmissionError("x")] * len(etas))[0]
+    assert len(failed) == 2
+    with pytest.raises(ValueError, match="eta_search 'up'.*all, descending"):
+        tuning.eta_search([1.0], "up", score)
+
+
+def _screen_setup(params, gaps_of, finalists=2):
+    params["biased_fl"]["fig3b"]["tuning"]["quick"] = {
+        "mode": "grid", "eta_factors": [1.0], "selection_trials": 3,
+        "param_grid": {"fedtoe": {"K": [3, 5, 7, 10]}},
+        "param_search": "screen", "finalists": finalists}
+    seen = []
+
+    def many(params, experiment, candidates, curve, trials, reference):
+        out, first = [], {}
+        for block, eta in candidates:
+            k = block["curves"][curve]["K"]
+            seen.append((k, list(trials)))
+            gaps = [gaps_of(k, t) for t in trials]
+            entry = {"eta": eta, "final_gaps": gaps, **tuning.gap_score(gaps),
+                     "final_normalized_accuracy": 0.9 + 0.01 * k}
+            alias = first.setdefault(tuple(gaps), len(out))         # equal runs: same_runs_as
+            out.append(entry if alias == len(out) else {**out[alias], "same_runs_as": alias})
+        return out
+    return many, seen
+
+
+def test_screened_param_search_runs_the_finalists_on_every_selection_trial(workspace, monkeypatch):
+    """param_search 'screen': every combination on the first selection trial, the `finalists`
+    best there on all of them; the choice is the best finalist by its mean over the trials."""
+    table = {3: [0.50, 0.90, 0.90], 5: [0.40, 0.60, 0.60], 7: [0.45, 0.30, 0.30],
+             10: [0.60, 0.10, 0.10]}                         # K = 10 is best on the mean ...
+    many, seen = _screen_setup(workspace, lambda k, t: table[k][t])
+    monkeypatch.setattr(tune, "candidate_scores", many)
+    tune.run(workspace, "biased_fl/fig3b", "fedtoe")
+    out = json.loads(paths.tuning("biased_fl/fig3b", "fedtoe").read_text())
+    search = out["param_search"]
+    assert search["search"] == "screen" and search["finalists"] == 2
+    assert seen[:4] == [(3, [0]), (5, [0]), (7, [0]), (10, [0])]
+    assert seen[4:6] == [(5, [1, 2]), (7, [1, 2])]          # ... but not a finalist on trial 0
+    assert out["params"] == {"K": 7}
+    rows = {r["params"]["K"]: r for r in search["grid"]}
+    assert rows[7]["final_gap"] == pytest.approx(0.35) and rows[7]["finalist"]
+    assert rows[7]["final_normalized_accuracy"] == pytest.approx(0.97)
+    assert rows[10]["finalist"] is False and "final_gap" not in rows[10]
+    assert rows[10]["screen_gap"] == pytest.approx(0.60)
+    # with every combination a finalist, the screened search is the full one
+    many, seen = _screen_setup(workspace, lambda k, t: table[k][t], finalists=4)
+    monkeypatch.setattr(tune, "candidate_scores", many)
+    tune.run(workspace, "biased_fl/fig3b", "fedtoe")
+    assert json.loads(paths.tuning("biased_fl/fig3b", "fedtoe").read_text())["params"] == {"K": 10}
+
+
+def test_screened_search_counts_combinations_with_the_same_runs_once(workspace, monkeypatch):
+    # K = 3 and 5 make the same runs (same_runs_as): they take one finalist place, not two
+    table = {3: [0.1, 0.5, 0.5], 5: [0.1, 0.5, 0.5], 7: [0.2, 0.2, 0.2], 10: [0.9, 0.9, 0.9]}
+    many, seen = _screen_setup(workspace, lambda k, t: table[k][t])
+    monkeypatch.setattr(tune, "candidate_scores", many)
+    tune.run(workspace, "biased_fl/fig3b", "fedtoe")
+    out = json.loads(paths.tuning("biased_fl/fig3b", "fedtoe").read_text())
+    assert sorted(k for k, trials in seen if trials == [1, 2]) == [3, 5, 7]
+    assert out["params"] == {"K": 7}
+    rows = {r["params"]["K"]: r for r in out["param_search"]["grid"]}
+    assert rows[5]["same_runs_as"] == {"K": 3} and rows[5]["final_gap"] == rows[3]["final_gap"]

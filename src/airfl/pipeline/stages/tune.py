@@ -10,7 +10,7 @@ from typing import Any
 from airfl.io import read_json, write_json
 from airfl.pipeline import param_search, paths
 from airfl.pipeline.registry import get_experiment
-from airfl.pipeline.tuning import candidate_scores, select_eta, tuned_curves
+from airfl.pipeline.tuning import candidate_scores, eta_search, select_eta, tuned_curves
 
 
 def run(params: dict[str, Any], experiment_id: str, curve: str) -> None:
@@ -23,15 +23,18 @@ def run(params: dict[str, Any], experiment_id: str, curve: str) -> None:
     settings = block["tuning"]
     reference = read_json(paths.reference(experiment.reference.name, "json"))
     trials = range(settings["selection_trials"])
+    eta_mode = settings.get("eta_search", "all")     # (a block composed in code may omit them)
     chosen = param_search.search(                    # spec 6.5 baseline grids, at the panel's eta
         block, curve, block["training"]["server_lr"],
-        lambda blocks, eta: candidate_scores(params, experiment, [(b, eta) for b in blocks],
-                                             curve, trials, reference))
+        lambda blocks, eta, on: candidate_scores(params, experiment, [(b, eta) for b in blocks],
+                                                 curve, on, reference),
+        trials, settings.get("param_search", "all"), settings.get("finalists", 3))
     if chosen is not None:
         block = param_search.with_curve_params(block, curve, chosen["params"])
-    grid = candidate_scores(params, experiment,
-                            [(block, f * reference["eta_max"]) for f in settings["eta_factors"]],
-                            curve, trials, reference)
+    grid, skipped = eta_search(
+        [f * reference["eta_max"] for f in settings["eta_factors"]], eta_mode,
+        lambda etas: candidate_scores(params, experiment, [(block, eta) for eta in etas], curve,
+                                      trials, reference))
     infeasible = [g for g in grid if isinstance(g, Exception)]
     if infeasible:
         raise infeasible[0]
@@ -40,6 +43,7 @@ def run(params: dict[str, Any], experiment_id: str, curve: str) -> None:
     except ValueError as error:
         raise ValueError(f"{experiment_id} {curve}: {error}") from None
     write_json(paths.tuning(experiment_id, curve), {
-        "mode": settings["mode"], **selection, "grid": grid,
+        "mode": settings["mode"], **selection, "grid": grid, "eta_search": eta_mode,
+        **({"etas_not_run": skipped} if skipped else {}),
         "selection_trials": settings["selection_trials"], "eta_max": reference["eta_max"],
         **({} if chosen is None else {"params": chosen["params"], "param_search": chosen})})
