@@ -27,7 +27,7 @@ gap exceeds the previous one's. Why it is the full grid's choice: the final gap 
 horizon of constant-step projected GD on the strongly convex objective is unimodal in eta (too
 small: not converged; too large: noise and bias amplified, then divergence), so once it rises
 every smaller eta is worse still; every eta larger than the best has been run, which is all the
-one-SE rule reads (the largest eta within one SE of the best). Checked on the 48 step-size
+one-SE rule reads (the largest eta within one SE of the best). Checked on the 49 step-size
 searches of a full paper-profile run (every one unimodal on the grid; README). A grid that is
 not unimodal could make it stop early; `all` (the default) runs every step size.
 

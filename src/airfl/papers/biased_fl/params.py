@@ -28,12 +28,6 @@ DEFS = {
                                        "down until the mean final gap rises (the same choice "
                                        "when the gap is unimodal in eta; pipeline/tuning.py)",
                            values=("all", "descending"), default="all"),
-        "param_search": Enum(description="all: every combination on every selection trial; "
-                                         "screen: every one on the first trial, the `finalists` "
-                                         "best on all (pipeline/param_search.py)",
-                             values=("all", "screen"), default="all"),
-        "finalists": Int(description="combinations a screened search runs on every selection "
-                                     "trial", minimum=1, default=3),
         "param_grid": MapOf(description="spec 6.5 baseline grids: curve -> {param: [values]} (all "
                                         "combinations) or a list of {param: value} combinations; "
                                         "searched at the panel's eta before the eta grid, on the "

@@ -23,12 +23,11 @@ def run(params: dict[str, Any], experiment_id: str, curve: str) -> None:
     settings = block["tuning"]
     reference = read_json(paths.reference(experiment.reference.name, "json"))
     trials = range(settings["selection_trials"])
-    eta_mode = settings.get("eta_search", "all")     # (a block composed in code may omit them)
+    eta_mode = settings.get("eta_search", "all")     # (a block composed in code may omit it)
     chosen = param_search.search(                    # spec 6.5 baseline grids, at the panel's eta
         block, curve, block["training"]["server_lr"],
-        lambda blocks, eta, on: candidate_scores(params, experiment, [(b, eta) for b in blocks],
-                                                 curve, on, reference),
-        trials, settings.get("param_search", "all"), settings.get("finalists", 3))
+        lambda blocks, eta: candidate_scores(params, experiment, [(b, eta) for b in blocks],
+                                             curve, trials, reference))
     if chosen is not None:
         block = param_search.with_curve_params(block, curve, chosen["params"])
     grid, skipped = eta_search(
