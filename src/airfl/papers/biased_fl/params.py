@@ -26,8 +26,10 @@ DEFS = {
         "selection_trials": Int(minimum=1, default=3),
         "eta_search": Enum(description="all: every eta of the grid; descending: from the largest "
                                        "down until the mean final gap rises (the same choice "
-                                       "when the gap is unimodal in eta; pipeline/tuning.py)",
-                           values=("all", "descending"), default="all"),
+                                       "when the gap is unimodal in eta; pipeline/tuning.py); "
+                                       "absent: all (no default is filled in, so the run "
+                                       "blocks of profiles without it keep their bytes)",
+                           values=("all", "descending")),
         "param_grid": MapOf(description="spec 6.5 baseline grids: curve -> {param: [values]} (all "
                                         "combinations) or a list of {param: value} combinations; "
                                         "searched at the panel's eta before the eta grid, on the "
