@@ -272,7 +272,9 @@ def test_descending_eta_search_makes_the_full_grids_choice_when_the_gap_is_unimo
 def test_descending_eta_search_stops_at_the_first_rise_and_on_a_failed_design():
     from airfl.core.participation import NoTransmissionError
 
-    table = {1.0: 0.3, 0.5: 0.2, 0.25: 0.4, 0.125: 0.1}   # not unimodal: the 0.125 dip is not run
+    # not unimodal: the 0.125 dip runs only because it shares 0.25's batch; after the rise
+    # at 0.25 nothing more would run
+    table = {1.0: 0.3, 0.5: 0.2, 0.25: 0.4, 0.125: 0.1}
     calls = []
 
     def score(etas):
