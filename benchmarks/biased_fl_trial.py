@@ -31,9 +31,9 @@ MNIST ("cold"); now only the first does ("warm" for the others). Reported: one c
 preparation cold and warm, and a 5-candidate tune job's total, 5 x cold vs cold + 4 x warm.
 
 Quantizer, before/after in this one run: the proposed digital scheme quantizes only the rows of
-the devices that transmit (`stochastic_quantize(..., rows=chi)`; ~1 of 10 at the literal SNR).
-The digital trial runs again with every row quantized (as before) and the two tables are compared
-byte for byte.
+the devices that transmit (`weighted_quantized_sums` on the rows of `Plan.used`; ~1 of 10 at the
+literal SNR). The digital trial runs again with every row quantized (weight 0 on the others) and
+the two tables are compared byte for byte.
 """
 
 from __future__ import annotations
@@ -210,20 +210,20 @@ def quantizer_before_after(params, curve: str, offset_db: float, repeats: int) -
     curve_params = copy.deepcopy(get_experiment(experiment_id).params(params)["curves"][curve])
     curve_params["snr_offset_db"] = offset_db
     designs = prepare(params, experiment_id, curve, curve_params)
-    original = schemes_digital.quantize_runs          # aggregate_many looks it up at call time
+    original = schemes_digital.weighted_quantized_sums   # aggregate_many looks it up at call time
 
-    def every_row(x, plans, states):
-        return original(x, [dataclasses.replace(plan, used=torch.ones_like(plan.used))
-                            for plan in plans], states)
+    def every_row(x, scale, plans, states):         # unused rows computed, then weighted by 0
+        return original(x, scale, [dataclasses.replace(plan, used=torch.ones_like(plan.used))
+                                   for plan in plans], states)
 
     out = {}
     for label, fn in (("before", every_row), ("after", original)):
-        schemes_digital.quantize_runs = fn
+        schemes_digital.weighted_quantized_sums = fn
         try:
             runs = [timed_trial(params, experiment_id, curve, curve_params, designs, True)
                     for _ in range(repeats)]
         finally:
-            schemes_digital.quantize_runs = original
+            schemes_digital.weighted_quantized_sums = original
         best = min((r[0] for r in runs), key=lambda r: r["total_s"])
         out[label] = {"total_s": best["total_s"], "aggregation_s": best["split_s"]["aggregation"],
                       "table": runs[0][1]}

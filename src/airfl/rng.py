@@ -47,7 +47,7 @@ class RoundStreams:
     def __init__(self, seed: int, experiment: str, trial: int, round_index: int):
         self._key = (seed, experiment, trial, round_index)
         self._cache: dict[str, torch.Generator] = {}
-        self._skipped: dict[str, tuple[int, ...]] = {}   # first draws served by first_uniform
+        self._skipped: dict[str, tuple] = {}   # first draws served by _first_draw: (shape, draw)
 
     def trial_numpy(self, *keys: int | str) -> np.random.Generator:
         """A generator of this round's trial, keyed by `keys` instead of the round: draws that
@@ -63,9 +63,9 @@ class RoundStreams:
             seed, experiment, trial, round_index = self._key
             self._cache[stream] = torch_generator(seed, experiment, "trial", trial, "round",
                                                   round_index, stream)
-            if stream in self._skipped:        # past the draw first_uniform served
-                torch.rand(self._skipped.pop(stream), generator=self._cache[stream],
-                           dtype=torch.float64)
+            if stream in self._skipped:        # past the draw first_uniform/normal served
+                shape, draw = self._skipped.pop(stream)
+                draw(shape, generator=self._cache[stream], dtype=torch.float64)
         return self._cache[stream]
 
     def first_uniform(self, stream: str, shape: tuple[int, ...]) -> torch.Tensor:
@@ -81,24 +81,33 @@ class RoundStreams:
         keeps each tensor's in-place version counter (`Tensor._version`, bumped by every write)
         and a later run that finds it changed stops with an error instead of quantizing with
         numbers another run overwrote (a copy per run would cost about what the draw saves)."""
+        return self._first_draw(stream, shape, torch.rand)
+
+    def first_normal(self, stream: str, shape: tuple[int, ...]) -> torch.Tensor:
+        """torch.randn(shape, float64) as the stream's first draw of the round gives it,
+        read-only and shared like `first_uniform` (the round's channel draw, the same for every
+        run of a trial: `airfl.core.loop.draw_channel_power`)."""
+        return self._first_draw(stream, shape, torch.randn)
+
+    def _first_draw(self, stream: str, shape: tuple[int, ...], draw) -> torch.Tensor:
         shape = tuple(int(n) for n in shape)
         if stream in self._cache or stream in self._skipped:   # not the first draw: draw it
-            return torch.rand(shape, generator=self(stream), dtype=torch.float64)
-        key = (*self._key, stream, shape)
+            return draw(shape, generator=self(stream), dtype=torch.float64)
+        key = (*self._key, stream, shape, draw.__name__)
         values, version = _FIRST_DRAWS.pop(key, (None, None))
         if values is None:
-            values = torch.rand(shape, generator=self(stream), dtype=torch.float64)
+            values = draw(shape, generator=self(stream), dtype=torch.float64)
             version = values._version
             del self._cache[stream]                      # re-made and advanced on demand
         elif values._version != version:
-            raise RuntimeError(f"first_uniform({stream!r}, {shape}): a consumer wrote into the "
+            raise RuntimeError(f"first draw of {stream!r} {shape}: a consumer wrote into the "
                                "draw shared by the runs of a trial; treat it as read-only")
         _FIRST_DRAWS[key] = (values, version)            # most recently used last
         while len(_FIRST_DRAWS) > _FIRST_DRAWS_KEPT:
             _FIRST_DRAWS.pop(next(iter(_FIRST_DRAWS)))
-        self._skipped[stream] = shape
+        self._skipped[stream] = (shape, draw)
         return values
 
 
 _FIRST_DRAWS: dict[tuple, tuple[torch.Tensor, int]] = {}    # key -> (draw, its _version)
-_FIRST_DRAWS_KEPT = 16      # > the trials a tune job steps together (its 3 selection trials)
+_FIRST_DRAWS_KEPT = 16      # > 3 streams x the trials a tune job steps together (3 selection trials)

@@ -377,3 +377,24 @@ def test_stochastic_quantize_with_given_uniforms_equals_drawing_them():
         assert torch.equal(stochastic_quantize(x, bits, None, rows=mask, noise=noise), drawn)
     with pytest.raises(ValueError, match="noise must be float64 of shape"):
         stochastic_quantize(x, bits, None, noise=noise[:2])
+
+
+def test_grid_indices_follow_the_stochastic_rounding_rule():
+    """k = floor(pos) + 1{U < pos - floor(pos)}, pos = (x/s + 1)(2^r - 1)/2 (spec 2.6), on the
+    grid 0..2^r - 1 even at x = +-s, for float32 and float64 rows."""
+    from airfl.channel.quantization import grid_indices
+
+    g = gen(60)
+    x = torch.randn(4, 500, generator=g, dtype=torch.float64)
+    x[:, 0], x[:, 1] = x.abs().amax(dim=1), -x.abs().amax(dim=1)  # the ends of each row
+    bits = torch.tensor([1, 3, 8, 16], dtype=torch.float64)
+    levels = (torch.exp2(bits) - 1).unsqueeze(1)
+    noise = torch.rand(4, 500, generator=g, dtype=torch.float64)
+    s = x.abs().amax(dim=1, keepdim=True)
+    for rows in (x, x.float()):
+        k = grid_indices(rows, rows.abs().amax(dim=1, keepdim=True).double(), levels, noise)
+        pos = (rows.double() / s + 1) * levels / 2
+        ref = torch.floor(pos) + (noise < pos - torch.floor(pos)).double()
+        ref = torch.minimum(ref, levels)                          # pos = 2^r - 1 stays there
+        assert torch.equal(k, ref) and k.dtype == torch.float64
+        assert k.min() >= 0 and torch.all(k <= levels)

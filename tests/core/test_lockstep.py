@@ -122,3 +122,30 @@ def test_only_full_batch_gradient_trials_of_one_data_set_are_batched():
     assert not batchable([_jobs()[0], (other, IDEAL, {})])
     with pytest.raises(ValueError, match="run_trial"):
         run_lockstep(delta)
+
+
+def test_softmax_gradients_of_read_rows_on_sparse_inputs_equal_the_per_model_gradients():
+    """`grads_rows` with a rows mask and inputs with zero columns (some all-zero for one client
+    only, one for all): the read rows equal each model's own gradient (l2 term included on the
+    dropped columns), the other rows are exactly 0; with rows None every row is computed."""
+    data = _data(dim=6, seed=3)
+    data.x[:, 0] = 0.0                                            # zero for every client
+    first = data.client_index[data.offsets[0]:data.offsets[1]]
+    data.x[first, 4] = 0.0                                        # zero for client 0 only
+    model = SoftmaxRegression(6, 3, l2=0.05)
+    models = torch.randn(5, model.dim, generator=torch.Generator().manual_seed(4))
+    batch = gather(data, full_batches(data))
+    rows = torch.rand(5, 4, generator=torch.Generator().manual_seed(5)) < 0.5
+    rows[:, 2] = False                                            # a client nobody reads
+    rows[0] = True                                                # a model that reads all
+    got = client_gradients_many(model, models, batch, rows)
+    full = client_gradients_many(model, models, batch)
+    for j in range(5):
+        ref = client_gradients(model, models[j], data, batch)[1]
+        torch.testing.assert_close(full[j], ref, rtol=1e-5, atol=1e-6)
+        for m in range(4):
+            if rows[j, m]:
+                torch.testing.assert_close(got[j, m], ref[m], rtol=1e-5, atol=1e-6)
+            else:
+                assert torch.equal(got[j, m], torch.zeros(model.dim))
+    assert model._client_columns(batch.x)[0][0].tolist() == [1, 2, 3, 5]   # cached per batch

@@ -75,3 +75,23 @@ def test_the_quantizer_leaves_the_shared_draw_unwritten():
     assert torch.equal(noise, before) and noise._version == version
     assert RoundStreams(12, "exp/guard", 0, 0).first_uniform("quantization", tuple(x.shape)) \
         is noise
+
+
+def test_first_normal_is_the_streams_first_randn_and_a_later_draw_follows_it():
+    """`first_normal` (the channel draw shared by a trial's runs): the stream's own first
+    torch.randn, the same tensor for every RoundStreams of the round, and the stream's next
+    draw (of any kind) is the one that follows it."""
+    from airfl.core.loop import draw_channel_power
+    from airfl.channel.fading import rayleigh_power
+
+    a, b, ref = RoundStreams(3, "t/normal", 1, 2), RoundStreams(3, "t/normal", 1, 2), \
+        RoundStreams(3, "t/normal", 1, 2)
+    first = ref("channel")
+    expected = torch.randn((1, 4, 2), generator=first, dtype=torch.float64)
+    after = torch.rand(3, generator=first, dtype=torch.float64)
+    got = a.first_normal("channel", (1, 4, 2))
+    assert torch.equal(got, expected) and b.first_normal("channel", (1, 4, 2)) is got
+    assert torch.equal(torch.rand(3, generator=a("channel"), dtype=torch.float64), after)
+    lam = torch.tensor([1.0, 2e-3, 5.0, 0.1], dtype=torch.float64)
+    drawn = rayleigh_power(lam, 1, RoundStreams(3, "t/normal", 1, 3)("channel"))[0]
+    assert torch.equal(draw_channel_power(lam, RoundStreams(3, "t/normal", 1, 3)), drawn)

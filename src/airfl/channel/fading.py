@@ -23,7 +23,7 @@ import torch
 
 from .pathloss import _validated
 
-__all__ = ["rayleigh_siso", "rayleigh_power", "rayleigh_mimo", "rayleigh_tail"]
+__all__ = ["power_from_pairs", "rayleigh_siso", "rayleigh_power", "rayleigh_mimo", "rayleigh_tail"]
 
 
 def _check_positive_int(value: int, name: str) -> None:
@@ -56,8 +56,13 @@ def rayleigh_power(path_gain, num_rounds: int, generator: torch.Generator) -> to
     """
     lam = _validated(path_gain, "path_gain", low=0.0)
     _check_positive_int(num_rounds, "num_rounds")
-    z = _gaussian_pairs((num_rounds, *lam.shape), generator)
-    return lam * 0.5 * (z[..., 0] ** 2 + z[..., 1] ** 2)  # biased_fl §2.4: |h|^2 = Lambda * Exp(1)
+    return power_from_pairs(lam, _gaussian_pairs((num_rounds, *lam.shape), generator))
+
+
+def power_from_pairs(path_gain: torch.Tensor, z: torch.Tensor) -> torch.Tensor:
+    """``|h|^2 = Lambda (a^2 + b^2)/2`` from the Gaussian pairs z ``[..., N, 2]`` of
+    ``rayleigh_power`` (path_gain float64 >= 0, as it validates it)."""
+    return path_gain * 0.5 * (z[..., 0] ** 2 + z[..., 1] ** 2)  # biased_fl §2.4: Lambda Exp(1)
 
 
 def rayleigh_mimo(path_gain, num_antennas: int, num_rounds: int, generator: torch.Generator,

@@ -13,7 +13,7 @@ import torch
 
 from .pathloss import _validated
 
-__all__ = ["stochastic_quantize", "quantization_variance_bound", "payload_bits"]
+__all__ = ["grid_indices", "stochastic_quantize", "quantization_variance_bound", "payload_bits"]
 
 _MAX_BITS = 52  # the grid must be representable in float64
 
@@ -87,14 +87,25 @@ def _quantize_rows(xt: torch.Tensor, bits: torch.Tensor, noise: torch.Tensor) ->
     scale = xt.abs().amax(dim=-1, keepdim=True)  # s = ||x||_inf (biased_fl §2.6 step 1)
     if not torch.isfinite(scale).all():          # amax propagates NaN and inf
         raise ValueError("x must be finite")
-    safe = torch.where(scale > 0, scale, torch.ones_like(scale))
-    half = levels / 2.0
-    pos = torch.addcmul(half, xt, half / safe)  # (u + 1)/Delta = (x/s + 1)(2^r - 1)/2 in [0, 2^r - 1]
-    low = torch.floor(pos).clamp_(max=levels - 1.0)  # index k of l_k <= u
-    frac = pos.sub_(low)  # (u - l_k)/Delta, in place (fewer passes over [..., d])
-    up = noise < frac  # P = (u - l_k)/Delta
-    q = low.add_(up).mul_(2.0 / levels).sub_(1.0)  # l_k or l_{k+1} = -1 + k Delta, Delta = 2/(2^r - 1)
+    k = grid_indices(xt, scale, levels, noise)
+    q = k.mul_(2.0 / levels).sub_(1.0)           # l_k = -1 + k Delta, Delta = 2/(2^r - 1)
     return q.mul_(scale)  # reconstruction g^q = s q; s = 0 gives 0
+
+
+def grid_indices(x: torch.Tensor, scale: torch.Tensor, levels: torch.Tensor,
+                 noise: torch.Tensor) -> torch.Tensor:
+    """The grid index k in {0, ..., 2^r - 1} each entry of rows x [..., d] rounds to (float64, a
+    new tensor), given s = ||x||_inf [..., 1] (float64), 2^r - 1 [..., 1] and the uniforms
+    noise [..., d]; x may be float32 (converted exactly). Q(x) = s (-1 + 2k/(2^r - 1)).
+
+    With pos = (x/s + 1)(2^r - 1)/2 = k_low + f (f in [0, 1)): k = k_low + 1 exactly when U < f,
+    i.e. k = ceil(pos - U) (spec §2.6 stochastic rounding, P(up) = f). Evaluated in this order
+    pos stays in [0, 2^r - 1] in floats too (|x/s| <= 1 and each step rounds monotonically), so
+    k needs no clamp. Five in-place passes over the rows (issue 11: the digital tune jobs
+    quantize ~1e9 entries)."""
+    safe = torch.where(scale > 0, scale, torch.ones_like(scale))
+    pos = x.to(torch.float64, copy=True).div_(safe).add_(1.0).mul_(levels / 2.0)
+    return pos.sub_(noise).ceil_()
 
 
 def quantization_variance_bound(x, bits) -> torch.Tensor:

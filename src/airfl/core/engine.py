@@ -127,19 +127,29 @@ def client_gradients(model: FlatModel, params: torch.Tensor, data: ClientData,
                                 batch.weights.to(params.device, params.dtype))
 
 
-def client_gradients_many(model: FlatModel, params: torch.Tensor, batch: GatheredBatch
-                          ) -> torch.Tensor:
+def client_gradients_many(model: FlatModel, params: torch.Tensor, batch: GatheredBatch,
+                          rows: torch.Tensor | None = None) -> torch.Tensor:
     """Gradients [J, N, d] of J global models params [J, d] on every client's batch (one batch
     shared by the J models: full-batch gradients). Batched across the models where the model
-    offers it (softmax regression: `grads_many`, one wide GEMM per client); otherwise one
-    `loss_and_grads` per model, as `client_gradients` computes it."""
+    offers it (softmax regression: `grads_rows`, one wide GEMM per client); otherwise one
+    `loss_and_grads` per model, as `client_gradients` computes it.
+
+    `rows` (bool [J, N], optional): only the gradients of client m for the models j with
+    rows[j, m] are needed (`Scheme.read_rows`); the other rows are 0, and `grads_rows` leaves
+    them out of its GEMMs (issue 11: Biased FL's digital baselines read K of N uploads)."""
     n_clients = batch.y.shape[0]
     weights = batch.weights.to(params.device, params.dtype)
+    if rows is not None and bool(rows.all()):
+        rows = None
+    if hasattr(model, "grads_rows"):
+        return model.grads_rows(params, batch.x, batch.y, weights, rows)
     stacked = params.unsqueeze(1).expand(-1, n_clients, -1)
     if hasattr(model, "grads_many"):
-        return model.grads_many(stacked, batch.x, batch.y, weights)
-    return torch.stack([model.loss_and_grads(one, batch.x, batch.y, weights)[1]
-                        for one in stacked])
+        grads = model.grads_many(stacked, batch.x, batch.y, weights)
+    else:
+        grads = torch.stack([model.loss_and_grads(one, batch.x, batch.y, weights)[1]
+                             for one in stacked])
+    return grads if rows is None else grads * rows.unsqueeze(-1)
 
 
 def local_sgd(model: FlatModel, global_params: torch.Tensor, data: ClientData, steps: int,

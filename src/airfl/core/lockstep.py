@@ -13,6 +13,10 @@ batch as they finish. The runs' aggregations go to `Scheme.aggregate_many` by sc
 that a class can share work across the runs as a tensor axis (the digital schemes' quantizer)
 while each run keeps its own draws.
 
+Each round, every run's scheme says which clients' uploads it will read (`Scheme.read_rows`,
+known before the uploads: Biased FL's digital baselines sample K of N devices), and only those
+clients' gradients are computed (`client_gradients_many` with `rows`; the others are 0).
+
 Only full-batch gradient uploads with every device training share a batch (the gradients of a
 run are then a function of its parameters alone); `batchable` says whether a set of runs is
 such, and callers run the others one by one (`airfl.core.loop.run_trial`).
@@ -76,11 +80,23 @@ def _lockstep_group(jobs: Sequence[Job]) -> list[tuple[pd.DataFrame, list[dict[s
             if run.begin() is not None:
                 raise ValueError(f"{run.scheme.name}: partial participation has no batched "
                                  "gradients; run it with run_trial")
-        grads = client_gradients_many(model, torch.stack([run.params for run in active]), batch)
+        grads = client_gradients_many(model, torch.stack([run.params for run in active]), batch,
+                                      _rows_read(active))
         for run, grad, aggregated in zip(active, grads, aggregate_runs(active, grads)):
             run.finish(grad, aggregated)
         active = [run for run in active if not run.done]
     return [run.result() for run in runs]
+
+
+def _rows_read(runs: Sequence[TrialRun]) -> torch.Tensor | None:
+    """[J, N] bool: the clients whose gradient each run's scheme reads this round
+    (`Scheme.read_rows`; None: all of them, for every run)."""
+    reads = [run.scheme.read_rows(run.state, run.design) for run in runs]
+    if all(mask is None for mask in reads):
+        return None
+    n = next(mask for mask in reads if mask is not None).numel()
+    return torch.stack([torch.ones(n, dtype=torch.bool) if mask is None else mask
+                        for mask in reads])
 
 
 def aggregate_runs(runs: Sequence[TrialRun], updates: torch.Tensor

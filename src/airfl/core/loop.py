@@ -13,7 +13,7 @@ import pandas as pd
 import torch
 from tqdm import tqdm
 
-from airfl.channel.fading import rayleigh_power
+from airfl.channel.fading import power_from_pairs, rayleigh_power
 from airfl.core.engine import (client_gradients, evaluate_many, local_sgd, objective_many,
                                sample_batches)
 from airfl.core.scheme import RoundState, Scheme
@@ -26,8 +26,12 @@ __all__ = ["LocalWork", "Schedule", "ServerStep", "TrialRun", "TrialSetup",
 
 
 def draw_channel_power(path_gain: torch.Tensor, streams: RoundStreams) -> torch.Tensor:
-    """|h_{m,t}|^2 = Lambda_m * Exp(1) for all devices (Rayleigh block fading), one draw per round."""
-    return rayleigh_power(path_gain, 1, streams("channel"))[0]
+    """|h_{m,t}|^2 = Lambda_m * Exp(1) for all devices (Rayleigh block fading), one draw per round:
+    `rayleigh_power(path_gain, 1, streams("channel"))[0]`, its Gaussian pairs the stream's first
+    draw, shared by the runs of a trial (`RoundStreams.first_normal`)."""
+    if path_gain.dtype != torch.float64 or not bool((path_gain >= 0).all()):
+        return rayleigh_power(path_gain, 1, streams("channel"))[0]    # it validates the input
+    return power_from_pairs(path_gain, streams.first_normal("channel", (1, *path_gain.shape, 2)))[0]
 
 
 def channel_power_sequence(seed: int, experiment: str, trial: int, path_gain: torch.Tensor,

@@ -108,6 +108,15 @@ class Scheme:
                   ) -> tuple[torch.Tensor, RoundRecord]:
         raise NotImplementedError
 
+    def read_rows(self, state: RoundState, design: dict[str, Any]) -> torch.Tensor | None:
+        """The devices (bool [N]) whose upload `aggregate` reads this round, known before any
+        upload is computed (from the channel, the design and the round's draws), or None: all.
+        With a mask, `airfl.core.lockstep` computes only those clients' full-batch gradients
+        and passes zeros in the other rows, so a scheme that returns one must read nothing else
+        of `updates` in that round (issue 11, "Scale and speed": Biased FL's digital baselines
+        use K of N uploads). The default reads every row."""
+        return None
+
     def inert_params(self, design: dict[str, Any], statistics: ChannelStatistics,
                      dim: int) -> frozenset[str]:
         """Parameters that provably change nothing in any run with this design (e.g. a

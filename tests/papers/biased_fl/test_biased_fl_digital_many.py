@@ -127,3 +127,45 @@ def test_a_lockstep_grid_makes_the_choices_of_the_one_by_one_runs():
         assert table["time_s"].tolist() == ref_table["time_s"].tolist()
         pd.testing.assert_frame_equal(table, ref_table, rtol=1e-5, atol=1e-7)
     assert any(t["objective"].iloc[-1] < t["objective"].iloc[0] for t, _ in batched)  # trains
+
+
+@pytest.mark.parametrize("kind", sorted(GRID))
+def test_a_scheme_reads_only_the_rows_it_declares(kind):
+    """`read_rows` (known before the uploads): zeroing every other row of the uploads leaves
+    the estimate and the record bit-identical (the lockstep then skips those gradients); the
+    rows the estimate uses are among them. Best Channel-Norm schedules by gradient norms, so
+    it reads every row (None)."""
+    for scheme, design in _candidates(kind):
+        for t in range(1, 9):
+            updates = torch.randn(4, D, generator=torch.Generator().manual_seed(100 + t))
+            state = _state(0, t)
+            reads = scheme.read_rows(state, design)
+            if kind == "best_channel_norm":
+                assert reads is None
+                continue
+            est, rec = scheme.aggregate(updates, state, design)
+            ref, ref_rec = scheme.aggregate(updates * reads.unsqueeze(-1), _state(0, t), design)
+            assert torch.equal(est, ref) and rec == ref_rec
+            plan = scheme.plan(updates, updates.abs().amax(-1).double(), state, design)
+            assert not (plan.used & ~reads).any()
+
+
+def test_weighted_quantized_sums_are_the_weighted_sums_of_the_quantizer():
+    """sum_m w_m Q(g_m) without the quantized copy equals weights @ stochastic_quantize with the
+    same uniforms (float64 reassociation only), for rows of several bit widths."""
+    from airfl.channel.quantization import stochastic_quantize
+
+    g = torch.Generator().manual_seed(7)
+    x = torch.randn(2, 4, D, generator=g)
+    x[1, 2] = 0.0                                                 # a zero row
+    plans = [ds.Plan(torch.tensor([1, 3, 8, 16]), torch.tensor([True, False, True, True]),
+                     torch.tensor([0.5, 0.0, 2.0, 1.0], dtype=torch.float64), {}),
+             ds.Plan(torch.tensor([2, 2, 4, 1]), torch.tensor([False, True, True, False]),
+                     torch.tensor([0.0, 1.5, 0.25, 0.0], dtype=torch.float64), {})]
+    states = [_state(0, 1), _state(1, 1)]
+    scale = x.abs().amax(-1).double()
+    got = ds.weighted_quantized_sums(x, scale, plans, states)
+    for j, plan in enumerate(plans):                              # the same first draw
+        noise = _state(j, 1).streams.first_uniform("quantization", (4, D))
+        q = stochastic_quantize(x[j].double(), plan.bits, None, noise=noise)
+        torch.testing.assert_close(got[j], plan.weights @ q, rtol=1e-12, atol=1e-12)

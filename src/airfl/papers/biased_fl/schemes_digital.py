@@ -7,7 +7,7 @@ Paper: Ul Abrar, Michelusi, "Biased Federated Learning under Wireless Heterogene
 Every scheme aggregates per-round GRADIENTS g [N, d] in physical units: Lambda_m =
 statistics.path_gain, |h_{m,t}|^2 = state.channel_power, E_s = energy_per_symbol, N0 = noise_psd,
 B = bandwidth_hz. Every upload is quantized by the dithered r-bit quantizer of spec §2.6
-(``stochastic_quantize``, draws from the round's "quantization" stream: one [N, d] draw whatever is
+(``grid_indices``, draws from the round's "quantization" stream: one [N, d] draw whatever is
 scheduled, so the stream advances identically; only the rows that enter the estimate are computed) and costs L = 64 + d r bits
 (``payload_bits``). Device sampling draws from the round's "sampling" stream.
 
@@ -37,6 +37,7 @@ The baselines are in :mod:`airfl.papers.biased_fl.schemes_digital_baselines`.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -44,15 +45,15 @@ import numpy as np
 import torch
 from jsonschema import Draft202012Validator
 
-from airfl.channel.digital import shannon_rate, tdma_round_latency
-from airfl.channel.quantization import payload_bits, stochastic_quantize
+from airfl.channel.quantization import grid_indices, payload_bits
 from airfl.core.scheme import DesignContext, RoundState, Scheme
 from airfl.papers.biased_fl import design_digital
 from airfl.papers.biased_fl.design_digital_model import HEADER_BITS
 from airfl.papers.biased_fl.scheme_params import DIGITAL_PARAMS as PARAMS_SCHEMA
 from airfl.core.participation import require_participation
 
-__all__ = ["PARAMS_SCHEMA", "BiasedDigital", "Plan", "fixed_rate_charge", "quantize_runs"]
+__all__ = ["PARAMS_SCHEMA", "BiasedDigital", "Plan", "fixed_rate_charge",
+           "weighted_quantized_sums"]
 
 HEADER = HEADER_BITS     # 64 bits for ||g||_inf (paper §II-C)
 
@@ -68,6 +69,21 @@ class _DigitalScheme(Scheme):
         filled = {k: v["default"] for k, v in schema["properties"].items() if "default" in v}
         filled.update(params)
         super().__init__(name, **filled)
+        self._run_constants: dict[int, tuple[dict[str, Any], dict[str, Any]]] = {}
+
+    def run_constants(self, design: dict[str, Any], n: int) -> dict[str, Any]:
+        """What `plan` reads every round that only the run's design fixes (tensors of its
+        lists, payloads); schemes that have such override it."""
+        return {}
+
+    def constants(self, design: dict[str, Any], n: int) -> dict[str, Any]:
+        """`run_constants` of a design, made once per design object (a tune job plans ~1e6
+        rounds; remaking them was a sixth of its plan time)."""
+        cached = self._run_constants.get(id(design))
+        if cached is None or cached[0] is not design:
+            cached = (design, self.run_constants(design, n))
+            self._run_constants[id(design)] = cached
+        return cached[1]
 
     def param(self, name: str):
         return self.params[name]
@@ -83,7 +99,26 @@ class _DigitalScheme(Scheme):
     def capacity(self, state: RoundState) -> torch.Tensor:
         """C_{m,t} = log2(1 + E_s |h_{m,t}|^2 / N0) [N] (errata 1)."""
         es, n0, _ = self.radio(state.statistics)
-        return shannon_rate(es * state.channel_power.to(torch.float64) / n0)  # errata 1: capacity
+        snr = es * state.channel_power.to(torch.float64) / n0        # >= 0: |h|^2 Exp draws
+        return torch.log2(1.0 + snr)          # errata 1: capacity (shannon_rate, unchecked)
+
+    def choose(self, state: RoundState, design: dict[str, Any], n: int) -> dict[str, Any]:
+        """The round's choices that need no upload (sampling, scheduling, decoding), drawn from
+        the run's own streams, with "reads": the devices whose upload `plan` reads (None:
+        every device, e.g. a schedule by gradient norms)."""
+        return {"reads": None}
+
+    def choice(self, state: RoundState, design: dict[str, Any]) -> dict[str, Any]:
+        """`choose` once per round (kept in the round's state): `read_rows`, before the uploads
+        exist, and `plan`, after, see the same draws."""
+        found = state.extras.get("digital_choice")
+        if found is None:
+            found = self.choose(state, design, int(state.channel_power.numel()))
+            state.extras["digital_choice"] = found
+        return found
+
+    def read_rows(self, state: RoundState, design: dict[str, Any]) -> torch.Tensor | None:
+        return self.choice(state, design)["reads"]
 
     def plan(self, x: torch.Tensor, scale: torch.Tensor, state: RoundState,
              design: dict[str, Any]) -> Plan:
@@ -97,21 +132,22 @@ class _DigitalScheme(Scheme):
     @classmethod
     def aggregate_many(cls, schemes, updates, states, designs):
         """Each run plans its round on its own streams; then the used rows of QUANTIZE_CHUNK runs
-        at a time are quantized in one call (`quantize_runs`) and each run's estimate is its own
-        weighted sum: the same numbers as one run at a time
+        at a time are quantized in one call and each run's estimate is its own weighted sum
+        (`weighted_quantized_sums`): the same numbers as one run at a time
         (tests/papers/biased_fl/test_biased_fl_digital_many.py)."""
-        scale = updates.abs().amax(dim=-1).to(torch.float64)   # ||g_m||_inf (spec §2.6; exact)
-        if not torch.isfinite(scale).all():
-            raise ValueError("x must be finite")
+        scale = torch.maximum(updates.amax(dim=-1), updates.amin(dim=-1).neg_())  # ||g_m||_inf
+        if not torch.isfinite(scale).all():            # (spec §2.6; exact; one pass less than
+            raise ValueError("x must be finite")       # abs().amax, no [J, N, d] temporary)
+        scale = scale.to(torch.float64)
         plans = [scheme.plan(updates[j], scale[j], state, design)
                  for j, (scheme, state, design) in enumerate(zip(schemes, states, designs))]
-        quantized: list[torch.Tensor] = []
+        sums: list[torch.Tensor] = []
         for start in range(0, len(plans), QUANTIZE_CHUNK):
             chunk = slice(start, start + QUANTIZE_CHUNK)
-            quantized += quantize_runs(updates[chunk], plans[chunk], states[chunk])
+            sums += weighted_quantized_sums(updates[chunk], scale[chunk], plans[chunk],
+                                            states[chunk])
         out = []
-        for plan, q in zip(plans, quantized):
-            estimate = plan.weights @ q                                    # sum_m w_m Q(g_m)
+        for plan, estimate in zip(plans, sums):                            # sum_m w_m Q(g_m)
             if plan.divide_by is not None:
                 estimate = estimate / plan.divide_by                       # (1/K) sum_S Q(g)
             out.append((estimate.to(updates.dtype), plan.record))
@@ -124,10 +160,11 @@ class _DigitalScheme(Scheme):
 
 
 QUANTIZE_CHUNK = 4
-"""Runs whose used rows are quantized in one call. Measured (benchmarks/digital_aggregation.py,
-paper shapes, 32 runs, CPU ms per run and round at load ~16-20): Best Channel 0.67 (1 run a
-call), 0.55-0.58 (2-4), 0.78 (8), 1.19 (32); FedTOE 0.94, 0.79-0.88, 0.74, 1.38: past a few runs
-the float64 rows leave the cache and the one call costs more than it saves in Python calls."""
+"""Runs whose used rows are quantized in one call. Measured with `weighted_quantized_sums`
+(benchmarks/digital_aggregation.py, paper shapes, 32 runs, literal SNR, CPU ms per run and
+round): chunks of 4, 8, 16, 32 runs: Best Channel 0.243, 0.249, 0.249, 0.493; FedTOE 0.313,
+0.334, 0.296, 0.424; UQOS 0.093, 0.113, 0.088, 0.081: past a few runs the float64 rows leave
+the cache."""
 
 
 @dataclass
@@ -144,30 +181,37 @@ class Plan:
     divide_by: float | None = None
 
 
-def quantize_runs(x: torch.Tensor, plans: list[Plan], states: list[RoundState]
-                  ) -> list[torch.Tensor]:
-    """Q(g) of J runs [N, d] float64 each (rows a run does not use are 0): one quantizer call on
-    the used rows of all runs, gathered from x [J, N, d] and converted to float64 alone (issue
-    11: per-run calls on every row were most of a digital tune job; one [J, N, d] float64 copy
-    would leave the cache, J per-run [N, d] results stay in it). Each run quantizes with its own
-    uniforms, the round's first draw of its "quantization" stream (`RoundStreams.first_uniform`:
-    drawn whatever is scheduled, shared by the runs of one trial); the quantizer works row by
-    row, so a run's rows equal those of its own call."""
-    used = torch.stack([plan.used for plan in plans])
-    bits = torch.stack([plan.bits.to(torch.int64) for plan in plans])
+def weighted_quantized_sums(x: torch.Tensor, scale: torch.Tensor, plans: list[Plan],
+                            states: list[RoundState]) -> list[torch.Tensor]:
+    """sum_m w_m Q(g_m) [d] float64 of each of J runs (x [J, N, d], scale = ||g||_inf [J, N]
+    float64): the grid indices of the used rows of all runs in one call (`grid_indices`), then
+    each run's sum over its own rows, as sum_m c_m k_m - sum_m w_m s_m with c_m = 2 w_m s_m /
+    (2^r_m - 1), since Q(g_m) = s_m (2 k_m/(2^r_m - 1) - 1) (spec §2.6): no [N, d] quantized
+    copy is made (issue 11: the quantizer and its copies were a third of a digital tune job).
+    Each run quantizes with its own uniforms, the round's first draw of its "quantization"
+    stream (`RoundStreams.first_uniform`: drawn whatever is scheduled, shared by the runs of one
+    trial); every step is per row or per run, so a run's sum is the same whichever runs share
+    the call."""
+    used = torch.stack([plan.used for plan in plans])                      # [J, N]
+    counts = used.sum(dim=1).tolist()
     shape = tuple(x.shape[1:])
+    out = [torch.zeros(shape[-1], dtype=torch.float64) for _ in plans]
+    if not any(counts):
+        return out
+    bits = torch.stack([plan.bits for plan in plans])[used].to(torch.float64)
+    levels = (torch.exp2(bits) - 1.0).unsqueeze(-1)                        # 2^r - 1, [R, 1]
+    s = scale[used].unsqueeze(-1)                                           # [R, 1]
     noise = torch.cat([state.streams.first_uniform("quantization", shape)[plan.used]
-                       for plan, state in zip(plans, states)])
-    rows = stochastic_quantize(x[used].to(torch.float64), bits[used], None, noise=noise) \
-        if bool(used.any()) else None
-    out, start = [], 0
-    for plan in plans:
-        q = torch.zeros(shape, dtype=torch.float64)
-        count = int(plan.used.sum())
+                       for plan, state, count in zip(plans, states, counts) if count])
+    k = grid_indices(x[used], s, levels, noise)                             # [R, d]
+    ws = torch.stack([plan.weights for plan in plans])[used].unsqueeze(-1) * s   # w_m s_m
+    coefficient = ws * (2.0 / levels)                                       # c_m
+    start = 0
+    for j, count in enumerate(counts):
         if count:
-            q[plan.used] = rows[start:start + count]
+            rows = slice(start, start + count)
+            out[j] = k[rows].mul_(coefficient[rows]).sum(dim=0).sub_(ws[rows].sum())
             start += count
-        out.append(q)
     return out
 
 
@@ -178,9 +222,17 @@ def _record(participants, scheduled, latency, bits, **extra) -> dict[str, Any]:
 
 def _tdma_latency(bits: torch.Tensor, rates: torch.Tensor, bandwidth: float,
                   mask: torch.Tensor) -> float:
-    """sum over mask of L/(B rate) (spec §2.6 eq. 17 form; errata 1 with capacity rates)."""
-    return float(tdma_round_latency(bits.to(torch.float64), rates.to(torch.float64),
-                                    bandwidth_hz=bandwidth, transmitting=mask.unsqueeze(0))[0])
+    """sum over mask of L/(B rate) (spec §2.6 eq. 17 form; errata 1 with capacity rates): the
+    arithmetic of `airfl.channel.digital.tdma_round_latency` for one round, without its input
+    checks (called every round of every run; the inputs here are the scheme's own tensors)."""
+    slot = bits.to(torch.float64) / (bandwidth * rates.to(torch.float64))
+    latency = float(torch.where(mask, slot, _NO_TIME).sum())
+    if math.isinf(latency):
+        raise ValueError("a transmitting device has rate 0 (infinite slot)")
+    return latency
+
+
+_NO_TIME = torch.zeros((), dtype=torch.float64)
 
 
 def fixed_rate_charge(mode: str, fixed: torch.Tensor, capacity: torch.Tensor,
@@ -244,12 +296,21 @@ class BiasedDigital(_DigitalScheme):
                                "starts": out.get("starts")}})
         return result
 
-    def plan(self, x, scale, state: RoundState, design) -> Plan:
-        rho = torch.as_tensor(design["rho"], dtype=torch.float64)
-        nu = torch.as_tensor(design["nu"], dtype=torch.float64)
+    def run_constants(self, design, n: int) -> dict[str, Any]:
         bits = torch.as_tensor(design["r"], dtype=torch.int64)
-        chi = state.channel_power.to(torch.float64) >= rho ** 2           # paper (12): |h| >= rho
-        weights = chi.to(torch.float64) / nu                               # paper (13): chi / nu
+        rho = torch.as_tensor(design["rho"], dtype=torch.float64)
+        return {"rho2": rho ** 2, "nu": torch.as_tensor(design["nu"], dtype=torch.float64),
+                "bits": bits}
+
+    def choose(self, state: RoundState, design, n: int) -> dict[str, Any]:
+        run = self.constants(design, n)
+        chi = state.channel_power.to(torch.float64) >= run["rho2"]       # paper (12): |h| >= rho
+        return {"chi": chi, "reads": chi}
+
+    def plan(self, x, scale, state: RoundState, design) -> Plan:
+        run = self.constants(design, x.shape[0])
+        bits, chi = run["bits"], self.choice(state, design)["chi"]
+        weights = chi.to(torch.float64) / run["nu"]                        # paper (13): chi / nu
         payload = payload_bits(x.shape[1], bits)                           # L_m = 64 + d r_m
         _, _, bw = self.radio(state.statistics)
         if self.param("latency_mode") == "capacity":

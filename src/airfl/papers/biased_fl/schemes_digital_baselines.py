@@ -54,7 +54,7 @@ from airfl.rng import numpy_generator
 
 __all__ = ["BestChannel", "BestChannelNorm", "FedToe", "ProportionalFairness", "Qml", "Uqos",
            "best_channel_budget", "equal_bit_width", "fedtoe_allocate", "fedtoe_rates",
-           "madow_sample", "pareto_bits", "qml_allocate", "uqos_inclusion"]
+           "madow_bounds", "madow_draw", "madow_sample", "pareto_bits", "qml_allocate", "uqos_inclusion"]
 
 
 # --------------------------------------------------------------------------------------------
@@ -112,12 +112,16 @@ class _EqualSplit(_DigitalScheme):
         mask[torch.topk(score, int(self.param("K"))).indices] = True
         return mask
 
+    def choose(self, state: RoundState, design, n: int) -> dict[str, Any]:
+        mask = self.schedule(state)
+        return {"mask": mask, "reads": mask}
+
     def plan(self, x, scale, state: RoundState, design) -> Plan:
         n, dim = x.shape
         k = int(self.param("K"))
         _, _, bw = self.radio(state.statistics)
         cap = self.capacity(state)
-        mask = self.schedule(state)
+        mask = self.choice(state, design)["mask"]
         r = equal_bit_width(self.budget(design), cap[mask], dim, bw, int(self.param("r_max")))
         bits = torch.full((n,), r, dtype=torch.int64)
         return scheduled_mean(dim, bits, mask, k, cap, bw, mean_bits=float(r))
@@ -242,11 +246,20 @@ def madow_sample(pi: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
     One U ~ U[0, 1); unit m is taken when some U + j (j = 0..K-1) falls in [C_{m-1}, C_m), C the
     cumulative sums of pi (pi_m <= 1 makes that at most one j). Vectorised; returns a bool mask.
     """
+    return madow_draw(madow_bounds(pi), torch.rand(1, generator=generator, dtype=torch.float64))
+
+
+def madow_bounds(pi: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """(C_{m-1}, C_m) of `madow_sample` [N] each, float64: fixed by pi, so a run makes them once."""
     cum = torch.cumsum(pi.to(torch.float64), 0)
     k = round(float(cum[-1]))
     cum[-1] = float(k)                                 # remove float drift: sum pi = K exactly
-    prev = torch.cat([torch.zeros(1, dtype=torch.float64), cum[:-1]])
-    u = torch.rand(1, generator=generator, dtype=torch.float64)
+    return torch.cat([torch.zeros(1, dtype=torch.float64), cum[:-1]]), cum
+
+
+def madow_draw(bounds: tuple[torch.Tensor, torch.Tensor], u: torch.Tensor) -> torch.Tensor:
+    """The units `madow_sample` takes for the uniform u [1] (bool mask [N])."""
+    prev, cum = bounds
     return (torch.ceil(cum - u) - torch.ceil(prev - u)) > 0      # #{j : prev <= u + j < cum} = 1
 
 
@@ -274,21 +287,33 @@ class Uqos(_DigitalScheme):
         return {"success": success.tolist(), "pi": pi.tolist(), "threshold_power": threshold,
                 "rate": rate}
 
-    def plan(self, x, scale, state: RoundState, design) -> Plan:
-        n, dim = x.shape
+    def run_constants(self, design, n: int) -> dict[str, Any]:
         pi = torch.as_tensor(design["pi"], dtype=torch.float64)
         success = torch.as_tensor(design["success"], dtype=torch.float64)
-        sampled = madow_sample(pi, state.streams("sampling"))
+        return {"bounds": madow_bounds(pi), "weight": 1.0 / (n * pi * success),   # 1/(N pi_m s_m)
+                "bits": torch.full((n,), int(self.param("r_U")), dtype=torch.int64),
+                "rate": torch.full((n,), float(design["rate"]), dtype=torch.float64)}
+
+    def choose(self, state: RoundState, design, n: int) -> dict[str, Any]:
+        u = state.streams.first_uniform("sampling", (1,))        # madow_sample's one draw
+        sampled = madow_draw(self.constants(design, n)["bounds"], u)
         decoded = sampled & (state.channel_power.to(torch.float64) >= design["threshold_power"])
-        bits = torch.full((n,), int(self.param("r_U")), dtype=torch.int64)
-        weights = decoded.to(torch.float64) / (n * pi * success)        # 1/(N pi_m s_m)
-        payload = payload_bits(dim, bits)
+        return {"sampled": sampled, "decoded": decoded, "reads": decoded}
+
+    def plan(self, x, scale, state: RoundState, design) -> Plan:
+        n, dim = x.shape
+        run = self.constants(design, n)
+        choice = self.choice(state, design)
+        sampled, decoded = choice["sampled"], choice["decoded"]
+        weights = torch.where(decoded, run["weight"], 0.0)            # 1/(N pi_m s_m) if decoded
+        payload = run.get("payload")
+        if payload is None:
+            payload = run["payload"] = payload_bits(dim, run["bits"])
         _, _, bw = self.radio(state.statistics)
-        rates = fixed_rate_charge(self.param("latency_mode"),
-                                  torch.full((n,), float(design["rate"]), dtype=torch.float64),
-                                  self.capacity(state), decoded)         # §V-D: capacity if decoded
+        rates = fixed_rate_charge(self.param("latency_mode"), run["rate"], self.capacity(state),
+                                  decoded)                              # §V-D: capacity if decoded
         latency = _tdma_latency(payload, rates, bw, sampled)            # outage: slot L/(B R) [A]
-        return Plan(bits, decoded, weights, _record(                   # undecoded rows: weight 0
+        return Plan(run["bits"], decoded, weights, _record(            # undecoded rows: weight 0
             decoded.sum(), sampled.sum(), latency, payload[sampled].sum(),
             outages=int((sampled & ~decoded).sum()), mean_bits=float(self.param("r_U"))))
 
@@ -311,6 +336,10 @@ class Qml(_DigitalScheme):
 
     kind = "qml"
 
+    def choose(self, state: RoundState, design, n: int) -> dict[str, Any]:
+        mask = _uniform_k(n, int(self.param("K")), state)
+        return {"mask": mask, "reads": mask}
+
     def design(self, context: DesignContext) -> dict[str, Any]:
         self.check_k(context.num_devices, "K")
         return {"eps0": float(self.param("eps0_rel")) * float(self.param("G")) ** 2}
@@ -320,7 +349,7 @@ class Qml(_DigitalScheme):
         k = int(self.param("K"))
         _, _, bw = self.radio(state.statistics)
         cap = self.capacity(state)
-        mask = _uniform_k(n, k, state)
+        mask = self.choice(state, design)["mask"]
         sinf2 = (scale ** 2)[mask].numpy()                                 # ||g_k||_inf^2
         r_sel, feasible = qml_allocate(sinf2, (1.0 / (bw * cap[mask])).numpy(), dim,
                                        float(design["eps0"]), int(self.param("r_max")))
@@ -380,19 +409,24 @@ class FedToe(_DigitalScheme):
         return frozenset({"T_TOE_s"}) if worst <= float(self.param("T_TOE_s")) * (1 - 1e-9) \
             else frozenset()
 
+    def choose(self, state: RoundState, design, n: int) -> dict[str, Any]:
+        mask = _uniform_k(n, int(self.param("K")), state)
+        threshold = torch.as_tensor(design["threshold_power"], dtype=torch.float64)
+        decoded = mask & (state.channel_power.to(torch.float64) >= threshold)
+        return {"mask": mask, "decoded": decoded, "reads": mask}   # bits read ||g||_inf of all K
+
     def plan(self, x, scale, state: RoundState, design) -> Plan:
         n, dim = x.shape
         k = int(self.param("K"))
         _, _, bw = self.radio(state.statistics)
         rates = torch.as_tensor(design["rates"], dtype=torch.float64)
-        mask = _uniform_k(n, k, state)
+        choice = self.choice(state, design)
+        mask, decoded = choice["mask"], choice["decoded"]
         sinf2 = (scale ** 2)[mask].numpy()                                 # ||g_k||_inf^2
         r_sel, within = fedtoe_allocate(sinf2, (1.0 / (bw * rates[mask])).numpy(), dim,
                                         float(self.param("T_TOE_s")), int(self.param("r_max")))
         bits = torch.ones(n, dtype=torch.int64)
         bits[mask] = torch.as_tensor(r_sel)
-        threshold = torch.as_tensor(design["threshold_power"], dtype=torch.float64)
-        decoded = mask & (state.channel_power.to(torch.float64) >= threshold)
         weights = decoded.to(torch.float64) / (k * (1.0 - float(design["p_out"])))
         payload = payload_bits(dim, bits)
         charge = fixed_rate_charge(self.param("latency_mode"), rates, self.capacity(state),
