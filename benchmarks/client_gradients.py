@@ -1,14 +1,15 @@
 """Benchmark: the lockstep's full-batch softmax gradients of J models on Biased FL's clients,
-one bmm over the clients on all 784 pixels (`SoftmaxRegression.grads_many`, the path before)
-vs client by client on each client's non-zero pixels (`grads_rows`), every row or a random
-60 % of the rows (a digital baseline reading K of N uploads, `Scheme.read_rows`); issue 11,
-"Scale and speed".
+`client_gradients_many` on every row and on a random 60 % of the rows (a digital baseline that
+reads K of N uploads, `Scheme.read_rows`), against one model at a time (`client_gradients`);
+issue 11, "Scale and speed".
 
 Paper shapes: MNIST, 100 images of each class, device m owns class m (spec 7; pixels / 255, as
 the pipeline's loader gives them), softmax regression with mu = 0.01, d = 7850; J in 4, 12, 32
 (lockstep.MAX_BATCH), 48, 64 models. CPU time (`time.process_time`), best of `--repeats` means
-over `--steps` calls, one thread. Also checks that each path's rows agree with the per-model
-gradients (`client_gradients`) to float32 reassociation.
+over `--steps` calls, one thread. Each path's rows are checked against the per-model gradients.
+To compare with an older tree (before `SoftmaxRegression.grads_rows`: one bmm over the clients
+on all 784 pixels, no `rows` argument), run this file with PYTHONPATH at that tree's src; the
+60 % case is then reported as absent.
 
     OMP_NUM_THREADS=1 AIRFL_DATA_MIRROR=... python benchmarks/client_gradients.py [--json OUT]
 """
@@ -16,6 +17,7 @@ gradients (`client_gradients`) to float32 reassociation.
 from __future__ import annotations
 
 import argparse
+import inspect
 import json
 import os
 import time
@@ -23,7 +25,8 @@ import time
 import numpy as np
 import torch
 
-from airfl.core.engine import ClientData, client_gradients, full_batches, gather
+from airfl.core.engine import (ClientData, client_gradients, client_gradients_many,
+                               full_batches, gather)
 from airfl.data import load_dataset
 from airfl.data.partitioners import make_partition
 from airfl.models import SoftmaxRegression
@@ -64,36 +67,30 @@ def main() -> None:
     data = paper_clients(os.environ.get("AIRFL_DATA_MIRROR", "data"))
     batch = gather(data, full_batches(data))
     model = SoftmaxRegression(784, 10, l2=0.01)
-    columns = [int(c.numel()) for c in model._client_columns(batch.x)[0]]
     generator = torch.Generator().manual_seed(0)
-    out = {"nonzero_pixels_per_client": columns, "ms_cpu_per_model_and_step": {}}
+    out = {"tree_has_rows": "rows" in inspect.signature(client_gradients_many).parameters,
+           "ms_cpu_per_model_and_step": {}}
     for j in args.models:
         params = torch.randn(j, model.dim, generator=generator) * 0.01
         rows = torch.rand(j, 10, generator=generator) < 0.6
-        stacked = params.unsqueeze(1).expand(-1, 10, -1)
-        many = model.grads_many(stacked, batch.x, batch.y, batch.weights)
-        every = model.grads_rows(params, batch.x, batch.y, batch.weights)
-        some = model.grads_rows(params, batch.x, batch.y, batch.weights, rows)
         reference = torch.stack([client_gradients(model, p, data, batch)[1] for p in params])
 
         def relative(got):
             return float(((got - reference).abs() / (reference.abs() + 1e-6)).amax())
 
-        agree = max(relative(many), relative(every),
-                    relative(torch.where(rows.unsqueeze(-1), some, reference)))
-        assert bool((some[~rows] == 0).all())                  # rows not read are 0
-        timing = {
-            "grads_many (all rows, 784 pixels)": cpu_ms(
-                lambda: model.grads_many(stacked, batch.x, batch.y, batch.weights),
-                args.steps, args.repeats) / j,
-            "grads_rows (all rows)": cpu_ms(
-                lambda: model.grads_rows(params, batch.x, batch.y, batch.weights),
-                args.steps, args.repeats) / j,
-            "grads_rows (60 % of rows)": cpu_ms(
-                lambda: model.grads_rows(params, batch.x, batch.y, batch.weights, rows),
-                args.steps, args.repeats) / j,
-        }
-        timing = {k: round(v, 4) for k, v in timing.items()}
+        calls = {"one model at a time": lambda: torch.stack(
+                     [client_gradients(model, p, data, batch)[1] for p in params]),
+                 "client_gradients_many, all rows": lambda: client_gradients_many(
+                     model, params, batch)}
+        agree = relative(calls["client_gradients_many, all rows"]())
+        if out["tree_has_rows"]:
+            some = client_gradients_many(model, params, batch, rows)
+            assert bool((some[~rows] == 0).all())              # rows not read are 0
+            agree = max(agree, relative(torch.where(rows.unsqueeze(-1), some, reference)))
+            calls["client_gradients_many, 60 % of rows"] = lambda: client_gradients_many(
+                model, params, batch, rows)
+        timing = {name: round(cpu_ms(call, args.steps, args.repeats) / j, 4)
+                  for name, call in calls.items()}
         timing["max_relative_difference_to_per_model"] = agree
         out["ms_cpu_per_model_and_step"][j] = timing
         print(j, timing, flush=True)

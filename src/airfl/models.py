@@ -120,46 +120,21 @@ class SoftmaxRegression(FlatModel):
             grad.add_(params, alpha=self.l2)
         return loss, grad
 
-    def grads_many(self, params, x, y, weights):
-        """Gradients [J, N, d] of J models' clients, params [J, N, d], on one batch shared by
-        the J models (x [N, B, ...], y and weights [N, B]): the loss_and_grads math with the J
-        models side by side in the GEMM columns, so each client makes one [B, p] x [p, C J]
-        and one [C J, B] x [B, p] product instead of J with C = 10 columns each (a shape the
-        BLAS handles poorly). Columns are class-major (c J + j): the softmax then reduces over
-        a strided class axis with the J models contiguous, ~20x faster than over a last axis
-        of 10 (benchmarks/README.md, tune_batching.py)."""
-        n_models, n_clients = params.shape[:2]
-        classes, p = self.num_classes, self.input_dim
-        w = params.view(n_models, n_clients, classes, p + 1).permute(1, 2, 0, 3)  # [N, C, J, p+1]
-        flat = self._flatten(x)                                                  # [N, B, p]
-        columns = classes * n_models
-        logits = torch.baddbmm(w[..., -1].reshape(n_clients, 1, columns), flat,
-                               w[..., :-1].reshape(n_clients, columns, p).transpose(1, 2))
-        residual = torch.log_softmax(logits.view(n_clients, -1, classes, n_models), dim=2).exp_()
-        target = y.view(n_clients, -1, 1, 1).expand(-1, -1, 1, n_models)       # softmax - onehot
-        residual.scatter_add_(2, target, -torch.ones(target.shape, dtype=residual.dtype))
-        residual.mul_(weights.view(n_clients, -1, 1, 1))                        # [N, B, C, J]
-        by_column = residual.view(n_clients, -1, columns)
-        grad = torch.empty(n_models, n_clients, classes, p + 1, dtype=params.dtype)
-        layout = grad.permute(1, 2, 0, 3)                                        # [N, C, J, p+1]
-        layout[..., :-1] = torch.bmm(by_column.transpose(1, 2), flat).view(
-            n_clients, classes, n_models, p)
-        layout[..., -1] = by_column.sum(dim=1).view(n_clients, classes, n_models)
-        grad = grad.view(n_models, n_clients, self.dim)
-        if self.l2:
-            grad.add_(params, alpha=self.l2)
-        return grad
-
     def grads_rows(self, params, x, y, weights, rows=None):
         """Gradients [J, N, d] of J global models params [J, d] on every client's batch x
         [N, B, ...] (shared by the models: full-batch gradients), computed client by client
         with only (i) the models j with rows[j, m] (bool [J, N]; None: all; the other rows
         are 0) and (ii) the client's non-zero input columns (`_client_columns`: a pixel that
         is 0 in all of a client's samples adds exactly 0 to its logits and to its gradient
-        but for the l2 term). The loss_and_grads math, the models side by side in the GEMM
-        columns class-major as in `grads_many`. Why (issue 11, "Scale and speed"): Biased FL's
-        one-class MNIST clients use 330-477 of 784 pixels and its digital baselines read K of
-        N uploads, so the GEMMs that were half of a digital tune job shrink to about a third."""
+        but for the l2 term). The loss_and_grads math, the J models side by side in the GEMM
+        columns: one [B, p_m] x [p_m, C J] product per client instead of J with C = 10
+        columns each (a shape the BLAS handles poorly). Columns are class-major (c J + j): the
+        softmax then reduces over a strided class axis with the J models contiguous, ~20x
+        faster than over a last axis of 10 (benchmarks/README.md, tune_batching.py). Why
+        client by client (issue 11, "Scale and speed"): Biased FL's one-class MNIST clients
+        use 330-477 of 784 pixels and its digital baselines read K of N uploads, so the GEMMs
+        that were half of a digital tune job shrink to about a third
+        (benchmarks/client_gradients.py)."""
         n_models = params.shape[0]
         classes, p = self.num_classes, self.input_dim
         columns, inputs = self._client_columns(x)

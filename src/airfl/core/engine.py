@@ -144,11 +144,8 @@ def client_gradients_many(model: FlatModel, params: torch.Tensor, batch: Gathere
     if hasattr(model, "grads_rows"):
         return model.grads_rows(params, batch.x, batch.y, weights, rows)
     stacked = params.unsqueeze(1).expand(-1, n_clients, -1)
-    if hasattr(model, "grads_many"):
-        grads = model.grads_many(stacked, batch.x, batch.y, weights)
-    else:
-        grads = torch.stack([model.loss_and_grads(one, batch.x, batch.y, weights)[1]
-                             for one in stacked])
+    grads = torch.stack([model.loss_and_grads(one, batch.x, batch.y, weights)[1]
+                         for one in stacked])
     return grads if rows is None else grads * rows.unsqueeze(-1)
 
 
