@@ -27,11 +27,13 @@ import math
 from dataclasses import dataclass
 from typing import Callable
 
+import numpy as np
 import torch
 from torch import nn
 from torch.func import functional_call, grad_and_value, vmap
 
 from airfl import cnn_step
+from airfl.softmax_rows import gather_class_columns, write_gradient_rows
 from airfl.networks import (  # noqa: F401 (airfl.models names every network)
     FedAvgCNN,
     MnistCNN,
@@ -126,56 +128,60 @@ class SoftmaxRegression(FlatModel):
         with only (i) the models j with rows[j, m] (bool [J, N]; None: all; the other rows
         are 0) and (ii) the client's non-zero input columns (`_client_columns`: a pixel that
         is 0 in all of a client's samples adds exactly 0 to its logits and to its gradient
-        but for the l2 term). The loss_and_grads math, the J models side by side in the GEMM
-        columns: one [B, p_m] x [p_m, C J] product per client instead of J with C = 10
-        columns each (a shape the BLAS handles poorly). Columns are class-major (c J + j): the
-        softmax then reduces over a strided class axis with the J models contiguous, ~20x
-        faster than over a last axis of 10 (benchmarks/README.md, tune_batching.py). Why
-        client by client (issue 11, "Scale and speed"): Biased FL's one-class MNIST clients
-        use 330-477 of 784 pixels and its digital baselines read K of N uploads, so the GEMMs
-        that were half of a digital tune job shrink to about a third
-        (benchmarks/client_gradients.py)."""
+        but for the l2 term). The loss_and_grads math, the J models side by side in one GEMM
+        per client and direction: logits^T [C J_m, B] = W [C J_m, p_m] x^T, then
+        (softmax - onehot) w, then its product with x [B, p_m], instead of J GEMMs with C = 10
+        rows each (a shape the BLAS handles poorly). Rows are class-major (c J_m + j): the
+        softmax then reduces over the outer axis of a [C, J_m B] block, ~5x faster than over
+        a strided class axis and ~15x faster than over a last axis of 10 (benchmarks/README.md).
+        Around the GEMMs, the weights' gather and the rows' write-back are compiled loops
+        (`airfl.softmax_rows`). Why client by client (issue 11, "Scale and speed"): Biased
+        FL's one-class MNIST clients use 330-477 of 784 pixels and its digital baselines read
+        K of N uploads, so the GEMMs that were half of a digital tune job shrink to about a
+        third (benchmarks/client_gradients.py)."""
         n_models = params.shape[0]
-        classes, p = self.num_classes, self.input_dim
-        columns, inputs = self._client_columns(x)
-        grad = torch.zeros(n_models, x.shape[0], self.dim, dtype=params.dtype)
-        for m, (cols, xm) in enumerate(zip(columns, inputs)):
-            models = None if rows is None else rows[:, m].nonzero()[:, 0]
-            if models is not None and models.numel() == 0:
+        classes = self.num_classes
+        columns, inputs, onehots = self._client_columns(x, y)
+        params = params.contiguous()
+        grad = torch.empty(n_models, x.shape[0], self.dim, dtype=params.dtype)
+        grad_np, params_np = grad.numpy(), params.numpy()
+        l2 = params_np.dtype.type(self.l2)
+        every = torch.arange(n_models).numpy()
+        for m, (cols, xm, onehot) in enumerate(zip(columns, inputs, onehots)):
+            models = every if rows is None else rows[:, m].nonzero()[:, 0].numpy()  # ascending
+            j = models.shape[0]
+            if j == 0:                                              # every row 0
+                write_gradient_rows(grad_np, m, models, params_np, l2,
+                                    np.empty((0, 0), dtype=params_np.dtype),
+                                    np.empty(0, dtype=params_np.dtype), cols, classes)
                 continue
-            chosen = params if models is None else params.index_select(0, models)   # [J_m, d]
-            j = chosen.shape[0]
-            w = chosen.view(j, classes, p + 1).transpose(0, 1)                     # [C, J_m, p+1]
-            weight = w.index_select(2, cols).reshape(classes * j, -1)              # [C J_m, p_m]
-            logits = torch.addmm(w[..., -1].reshape(1, -1), xm, weight.T)          # [B, C J_m]
-            residual = torch.log_softmax(logits.view(-1, classes, j), dim=1).exp_()
-            target = y[m].view(-1, 1, 1).expand(-1, 1, j)                         # softmax - onehot
-            residual.scatter_add_(1, target, -torch.ones(target.shape, dtype=residual.dtype))
-            residual.mul_(weights[m].view(-1, 1, 1))                               # [B, C, J_m]
-            flat = residual.view(-1, classes * j)
-            row = chosen * self.l2 if self.l2 else torch.zeros_like(chosen)        # l2 term
-            layout = row.view(j, classes, p + 1)
-            layout[..., :-1].index_add_(2, cols,
-                                        (flat.T @ xm).view(classes, j, -1).transpose(0, 1))
-            layout[..., -1] += flat.sum(dim=0).view(classes, j).T
-            if models is None:
-                grad[:, m] = row
-            else:
-                grad[models, m] = row
+            weight = torch.empty(classes * j, cols.shape[0], dtype=params.dtype)
+            bias = torch.empty(classes * j, 1, dtype=params.dtype)
+            gather_class_columns(params_np, models, cols, classes, weight.numpy(),
+                                 bias.numpy()[:, 0])
+            logits = torch.addmm(bias, weight, xm.T)                               # [C J_m, B]
+            residual = torch.softmax(logits.view(classes, -1), dim=0).view(classes, j, -1)
+            residual.sub_(onehot).mul_(weights[m])                  # (softmax - onehot) w
+            flat = residual.view(classes * j, -1)
+            write_gradient_rows(grad_np, m, models, params_np, l2, (flat @ xm).numpy(),
+                                flat.sum(dim=1).numpy(), cols, classes)
         return grad
 
-    def _client_columns(self, x):
-        """Per client, the indices of the input columns that are non-zero in some sample and
-        the inputs restricted to them ([B, p_m] contiguous), made once per batch tensor (the
-        full batch is the same object every round)."""
+    def _client_columns(self, x, y):
+        """Per client, the indices of the input columns that are non-zero in some sample
+        (int64 numpy), the inputs restricted to them ([B, p_m] contiguous) and the one-hot
+        labels [C, 1, B], made once per batch (the full batch is the same object every
+        round)."""
         cached = getattr(self, "_columns_of", None)
-        if cached is None or cached[0] is not x:
+        if cached is None or cached[0] is not x or cached[1] is not y:
             flat = self._flatten(x)
             columns = [flat[m].ne(0).any(dim=0).nonzero()[:, 0] for m in range(flat.shape[0])]
             inputs = [flat[m].index_select(1, cols).contiguous()
                       for m, cols in enumerate(columns)]
-            cached = self._columns_of = (x, columns, inputs)
-        return cached[1], cached[2]
+            onehots = [torch.nn.functional.one_hot(y[m], self.num_classes).T.unsqueeze(1)
+                       .to(flat.dtype) for m in range(flat.shape[0])]
+            cached = self._columns_of = (x, y, [c.numpy() for c in columns], inputs, onehots)
+        return cached[2], cached[3], cached[4]
 
     def logits(self, params, x):
         w = params.view(self.num_classes, self.input_dim + 1)

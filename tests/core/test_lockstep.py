@@ -148,4 +148,4 @@ def test_softmax_gradients_of_read_rows_on_sparse_inputs_equal_the_per_model_gra
                 torch.testing.assert_close(got[j, m], ref[m], rtol=1e-5, atol=1e-6)
             else:
                 assert torch.equal(got[j, m], torch.zeros(model.dim))
-    assert model._client_columns(batch.x)[0][0].tolist() == [1, 2, 3, 5]   # cached per batch
+    assert model._client_columns(batch.x, batch.y)[0][0].tolist() == [1, 2, 3, 5]   # per batch

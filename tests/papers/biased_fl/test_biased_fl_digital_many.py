@@ -69,11 +69,9 @@ def _state(trial, t):
 
 
 @pytest.mark.parametrize("kind", sorted(GRID))
-def test_each_run_of_a_group_gets_what_its_own_aggregate_gives(kind, monkeypatch):
+def test_each_run_of_a_group_gets_what_its_own_aggregate_gives(kind):
     """Runs = 2 candidates x 2 trials (the candidates of a trial share the quantizer's draws);
-    several rounds, so that sampling and outages vary; quantized 3 runs a call (a chunk and a
-    remainder)."""
-    monkeypatch.setattr(ds, "QUANTIZE_CHUNK", 3)
+    several rounds, so that sampling and outages vary."""
     runs = [(scheme, design, trial) for trial in (0, 1) for scheme, design in _candidates(kind)]
     cls = type(runs[0][0])
     for t in range(1, 9):

@@ -7,7 +7,7 @@ Paper: Ul Abrar, Michelusi, "Biased Federated Learning under Wireless Heterogene
 Every scheme aggregates per-round GRADIENTS g [N, d] in physical units: Lambda_m =
 statistics.path_gain, |h_{m,t}|^2 = state.channel_power, E_s = energy_per_symbol, N0 = noise_psd,
 B = bandwidth_hz. Every upload is quantized by the dithered r-bit quantizer of spec §2.6
-(``grid_indices``, draws from the round's "quantization" stream: one [N, d] draw whatever is
+(``airfl.channel.quantized_sums``, draws from the round's "quantization" stream: one [N, d] draw whatever is
 scheduled, so the stream advances identically; only the rows that enter the estimate are computed) and costs L = 64 + d r bits
 (``payload_bits``). Device sampling draws from the round's "sampling" stream.
 
@@ -28,9 +28,9 @@ a slot), latency_s, bits (total uploaded, failed uploads included), privacy None
 extras (mean bit width, outages, QML's variance, ...).
 
 Every scheme splits a round into its choices (``plan``: sampling, decoding, bits, latency, the
-record; per run, on its own streams) and the quantized weighted sum, which
-``_DigitalScheme.aggregate_many`` computes for all runs of a lockstep group at once (issue 11,
-"Scale and speed"); ``aggregate`` is the same code with one run.
+record; per run, on its own streams) and the quantized weighted sum of the rows it uses
+(``weighted_quantized_sums``); ``_DigitalScheme.aggregate_many`` runs both for all runs of a
+lockstep group (issue 11, "Scale and speed"), ``aggregate`` is the same code with one run.
 
 The baselines are in :mod:`airfl.papers.biased_fl.schemes_digital_baselines`.
 """
@@ -45,7 +45,8 @@ import numpy as np
 import torch
 from jsonschema import Draft202012Validator
 
-from airfl.channel.quantization import grid_indices, payload_bits
+from airfl.channel.quantization import payload_bits
+from airfl.channel.quantized_sums import quantized_weighted_sum
 from airfl.core.scheme import DesignContext, RoundState, Scheme
 from airfl.papers.biased_fl import design_digital
 from airfl.papers.biased_fl.design_digital_model import HEADER_BITS
@@ -131,24 +132,19 @@ class _DigitalScheme(Scheme):
 
     @classmethod
     def aggregate_many(cls, schemes, updates, states, designs):
-        """Each run plans its round on its own streams; then the used rows of QUANTIZE_CHUNK runs
-        at a time are quantized in one call and each run's estimate is its own weighted sum
-        (`weighted_quantized_sums`): the same numbers as one run at a time
-        (tests/papers/biased_fl/test_biased_fl_digital_many.py)."""
+        """Each run plans its round on its own streams, then its estimate is its own weighted
+        sum of its used rows (`weighted_quantized_sums`): the same numbers as one run at a time
+        (tests/papers/biased_fl/test_biased_fl_digital_many.py); the runs share the uploads'
+        ||g||_inf pass."""
         scale = torch.maximum(updates.amax(dim=-1), updates.amin(dim=-1).neg_())  # ||g_m||_inf
         if not torch.isfinite(scale).all():            # (spec §2.6; exact; one pass less than
             raise ValueError("x must be finite")       # abs().amax, no [J, N, d] temporary)
         scale = scale.to(torch.float64)
         plans = [scheme.plan(updates[j], scale[j], state, design)
                  for j, (scheme, state, design) in enumerate(zip(schemes, states, designs))]
-        sums: list[torch.Tensor] = []
-        for start in range(0, len(plans), QUANTIZE_CHUNK):
-            chunk = slice(start, start + QUANTIZE_CHUNK)
-            sums += weighted_quantized_sums(updates[chunk], scale[chunk], plans[chunk],
-                                            states[chunk])
         out = []
-        for plan, estimate in zip(plans, sums):                            # sum_m w_m Q(g_m)
-            if plan.divide_by is not None:
+        for plan, estimate in zip(plans, weighted_quantized_sums(updates, scale, plans, states)):
+            if plan.divide_by is not None:                                 # sum_m w_m Q(g_m)
                 estimate = estimate / plan.divide_by                       # (1/K) sum_S Q(g)
             out.append((estimate.to(updates.dtype), plan.record))
         return out
@@ -157,14 +153,6 @@ class _DigitalScheme(Scheme):
         for key in names:
             if self.param(key) > n:
                 raise ValueError(f"scheme {self.name!r}: {key} = {self.param(key)} > N = {n}")
-
-
-QUANTIZE_CHUNK = 4
-"""Runs whose used rows are quantized in one call. Measured with `weighted_quantized_sums`
-(benchmarks/digital_aggregation.py, paper shapes, 32 runs, literal SNR, CPU ms per run and
-round): chunks of 4, 8, 16, 32 runs: Best Channel 0.243, 0.249, 0.249, 0.493; FedTOE 0.313,
-0.334, 0.296, 0.424; UQOS 0.093, 0.113, 0.088, 0.081: past a few runs the float64 rows leave
-the cache."""
 
 
 @dataclass
@@ -184,34 +172,22 @@ class Plan:
 def weighted_quantized_sums(x: torch.Tensor, scale: torch.Tensor, plans: list[Plan],
                             states: list[RoundState]) -> list[torch.Tensor]:
     """sum_m w_m Q(g_m) [d] float64 of each of J runs (x [J, N, d], scale = ||g||_inf [J, N]
-    float64): the grid indices of the used rows of all runs in one call (`grid_indices`), then
-    each run's sum over its own rows, as sum_m c_m k_m - sum_m w_m s_m with c_m = 2 w_m s_m /
-    (2^r_m - 1), since Q(g_m) = s_m (2 k_m/(2^r_m - 1) - 1) (spec §2.6): no [N, d] quantized
-    copy is made (issue 11: the quantizer and its copies were a third of a digital tune job).
-    Each run quantizes with its own uniforms, the round's first draw of its "quantization"
-    stream (`RoundStreams.first_uniform`: drawn whatever is scheduled, shared by the runs of one
-    trial); every step is per row or per run, so a run's sum is the same whichever runs share
-    the call."""
-    used = torch.stack([plan.used for plan in plans])                      # [J, N]
-    counts = used.sum(dim=1).tolist()
+    float64), as sum_m c_m k_m - sum_m w_m s_m with c_m = 2 w_m s_m/(2^r_m - 1), since Q(g_m) =
+    s_m (2 k_m/(2^r_m - 1) - 1) (spec §2.6), in one compiled pass over each run's used rows
+    (`airfl.channel.quantized_sums`: no quantized copy of a row, and its grid indices k are
+    `grid_indices`' bits; issue 11: the torch passes over float64 copies of the rows were a
+    third of a digital tune job). Each run quantizes with its own uniforms, the round's first
+    draw of its "quantization" stream (`RoundStreams.first_uniform`: drawn whatever is
+    scheduled, shared by the runs of one trial); a run's sum does not depend on the other runs."""
     shape = tuple(x.shape[1:])
-    out = [torch.zeros(shape[-1], dtype=torch.float64) for _ in plans]
-    if not any(counts):
-        return out
-    bits = torch.stack([plan.bits for plan in plans])[used].to(torch.float64)
-    levels = (torch.exp2(bits) - 1.0).unsqueeze(-1)                        # 2^r - 1, [R, 1]
-    s = scale[used].unsqueeze(-1)                                           # [R, 1]
-    noise = torch.cat([state.streams.first_uniform("quantization", shape)[plan.used]
-                       for plan, state, count in zip(plans, states, counts) if count])
-    k = grid_indices(x[used], s, levels, noise)                             # [R, d]
-    ws = torch.stack([plan.weights for plan in plans])[used].unsqueeze(-1) * s   # w_m s_m
-    coefficient = ws * (2.0 / levels)                                       # c_m
-    start = 0
-    for j, count in enumerate(counts):
-        if count:
-            rows = slice(start, start + count)
-            out[j] = k[rows].mul_(coefficient[rows]).sum(dim=0).sub_(ws[rows].sum())
-            start += count
+    out = []
+    for j, (plan, state) in enumerate(zip(plans, states)):
+        if not bool(plan.used.any()):
+            out.append(torch.zeros(shape[-1], dtype=torch.float64))
+            continue
+        noise = state.streams.first_uniform("quantization", shape)
+        out.append(quantized_weighted_sum(x[j], noise, plan.used, plan.bits, plan.weights,
+                                          scale[j]))
     return out
 
 
