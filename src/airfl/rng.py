@@ -73,9 +73,9 @@ class RoundStreams:
 
         The runs of one trial (a tune job's candidates in lockstep) draw the same numbers here
         (common random numbers), so they are drawn once and shared through a small cache of the
-        process (_FIRST_DRAWS) instead of once per run (Biased FL's quantizer: a [10, 7850]
-        float64 draw per round, ~30 % of a digital tune job). Bit-identical to drawing: a later
-        use of the stream in this round starts after these numbers, as it would have.
+        process (_FIRST_DRAWS) instead of once per run (issue 11; e.g. UQOS's Madow draw).
+        Bit-identical to drawing: a later use of the stream in this round starts after these
+        numbers, as it would have.
 
         Read-only is enforced, not a convention: torch has no read-only tensors, so the cache
         keeps each tensor's in-place version counter (`Tensor._version`, bumped by every write)
@@ -89,24 +89,55 @@ class RoundStreams:
         run of a trial: `airfl.core.loop.draw_channel_power`)."""
         return self._first_draw(stream, shape, torch.randn)
 
+    def uniform_block(self, stream: str, shape: tuple[int, ...]) -> torch.Tensor:
+        """float64 uniforms on [0, 1) [shape] of this round and stream, read-only, drawn once
+        and shared by the runs of a trial like `first_uniform`, from a numpy PCG64 generator of
+        (seed, experiment, trial, round, stream, "block"): independent of the torch stream of
+        the same name, which it does not advance. Why numpy: its generator draws float64
+        uniforms ~1.8x faster than torch's CPU generator (a [10, 7850] block: 131 vs 241 us),
+        and Biased FL's digital schemes draw one such block per round and trial for their
+        quantizer (issue 11: ~35 % of a digital train job; benchmarks/README.md)."""
+        if stream not in STREAMS:
+            raise ValueError(f"unknown random stream {stream!r}; allowed: {', '.join(STREAMS)}")
+        shape = tuple(int(n) for n in shape)
+        seed, experiment, trial, round_index = self._key
+
+        def draw() -> torch.Tensor:
+            generator = numpy_generator(seed, experiment, "trial", trial, "round", round_index,
+                                        stream, "block")
+            return torch.from_numpy(generator.random(shape))
+
+        return _shared((*self._key, stream, shape, "block"), draw, stream, shape)
+
     def _first_draw(self, stream: str, shape: tuple[int, ...], draw) -> torch.Tensor:
         shape = tuple(int(n) for n in shape)
         if stream in self._cache or stream in self._skipped:   # not the first draw: draw it
             return draw(shape, generator=self(stream), dtype=torch.float64)
-        key = (*self._key, stream, shape, draw.__name__)
-        values, version = _FIRST_DRAWS.pop(key, (None, None))
-        if values is None:
+
+        def first() -> torch.Tensor:
             values = draw(shape, generator=self(stream), dtype=torch.float64)
-            version = values._version
             del self._cache[stream]                      # re-made and advanced on demand
-        elif values._version != version:
-            raise RuntimeError(f"first draw of {stream!r} {shape}: a consumer wrote into the "
-                               "draw shared by the runs of a trial; treat it as read-only")
-        _FIRST_DRAWS[key] = (values, version)            # most recently used last
-        while len(_FIRST_DRAWS) > _FIRST_DRAWS_KEPT:
-            _FIRST_DRAWS.pop(next(iter(_FIRST_DRAWS)))
+            return values
+
+        values = _shared((*self._key, stream, shape, draw.__name__), first, stream, shape)
         self._skipped[stream] = (shape, draw)
         return values
+
+
+def _shared(key: tuple, make, stream: str, shape: tuple[int, ...]) -> torch.Tensor:
+    """The tensor cached under key in _FIRST_DRAWS (made by make() on a miss), checked unchanged
+    since it was made (its in-place version counter; see `RoundStreams.first_uniform`)."""
+    values, version = _FIRST_DRAWS.pop(key, (None, None))
+    if values is None:
+        values = make()
+        version = values._version
+    elif values._version != version:
+        raise RuntimeError(f"shared draw of {stream!r} {shape}: a consumer wrote into the "
+                           "draw shared by the runs of a trial; treat it as read-only")
+    _FIRST_DRAWS[key] = (values, version)                # most recently used last
+    while len(_FIRST_DRAWS) > _FIRST_DRAWS_KEPT:
+        _FIRST_DRAWS.pop(next(iter(_FIRST_DRAWS)))
+    return values
 
 
 _FIRST_DRAWS: dict[tuple, tuple[torch.Tensor, int]] = {}    # key -> (draw, its _version)

@@ -77,6 +77,34 @@ def test_the_quantizer_leaves_the_shared_draw_unwritten():
         is noise
 
 
+def test_uniform_block_is_a_numpy_draw_shared_by_the_runs_of_a_trial():
+    """`uniform_block` (the digital quantizer's uniforms): numpy PCG64 uniforms of (seed,
+    experiment, trial, round, stream, "block"), one tensor for every RoundStreams of the same
+    round, other numbers in another trial or round, and the torch stream of the same name
+    untouched; a consumer that writes into it stops the next run."""
+    from airfl.rng import numpy_generator
+
+    shape = (3, 5)
+    a, b = RoundStreams(7, "exp/block", 2, 4), RoundStreams(7, "exp/block", 2, 4)
+    got = a.uniform_block("quantization", shape)
+    expected = numpy_generator(7, "exp/block", "trial", 2, "round", 4, "quantization",
+                               "block").random(shape)
+    assert got.dtype == torch.float64 and torch.equal(got, torch.from_numpy(expected))
+    assert b.uniform_block("quantization", shape) is got                # drawn once, shared
+    fresh = RoundStreams(7, "exp/block", 2, 4)("quantization")
+    assert torch.equal(torch.rand(shape, generator=a("quantization"), dtype=torch.float64),
+                       torch.rand(shape, generator=fresh, dtype=torch.float64))
+    assert not torch.equal(RoundStreams(7, "exp/block", 3, 4).uniform_block("quantization",
+                                                                             shape), got)
+    assert not torch.equal(RoundStreams(7, "exp/block", 2, 5).uniform_block("quantization",
+                                                                             shape), got)
+    got.mul_(2.0)
+    with pytest.raises(RuntimeError, match="wrote into the draw shared"):
+        RoundStreams(7, "exp/block", 2, 4).uniform_block("quantization", shape)
+    with pytest.raises(ValueError, match="unknown random stream"):
+        a.uniform_block("quantisation", shape)
+
+
 def test_first_normal_is_the_streams_first_randn_and_a_later_draw_follows_it():
     """`first_normal` (the channel draw shared by a trial's runs): the stream's own first
     torch.randn, the same tensor for every RoundStreams of the round, and the stream's next

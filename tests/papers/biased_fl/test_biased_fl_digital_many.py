@@ -164,6 +164,6 @@ def test_weighted_quantized_sums_are_the_weighted_sums_of_the_quantizer():
     scale = x.abs().amax(-1).double()
     got = ds.weighted_quantized_sums(x, scale, plans, states)
     for j, plan in enumerate(plans):                              # the same first draw
-        noise = _state(j, 1).streams.first_uniform("quantization", (4, D))
+        noise = _state(j, 1).streams.uniform_block("quantization", (4, D))
         q = stochastic_quantize(x[j].double(), plan.bits, None, noise=noise)
         torch.testing.assert_close(got[j], plan.weights @ q, rtol=1e-12, atol=1e-12)

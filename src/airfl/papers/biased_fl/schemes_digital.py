@@ -7,8 +7,9 @@ Paper: Ul Abrar, Michelusi, "Biased Federated Learning under Wireless Heterogene
 Every scheme aggregates per-round GRADIENTS g [N, d] in physical units: Lambda_m =
 statistics.path_gain, |h_{m,t}|^2 = state.channel_power, E_s = energy_per_symbol, N0 = noise_psd,
 B = bandwidth_hz. Every upload is quantized by the dithered r-bit quantizer of spec §2.6
-(``airfl.channel.quantized_sums``, draws from the round's "quantization" stream: one [N, d] draw whatever is
-scheduled, so the stream advances identically; only the rows that enter the estimate are computed) and costs L = 64 + d r bits
+(``airfl.channel.quantized_sums``, uniforms from the round's "quantization" stream: one [N, d]
+block whatever is scheduled, ``RoundStreams.uniform_block``; only the rows that enter the
+estimate are computed) and costs L = 64 + d r bits
 (``payload_bits``). Device sampling draws from the round's "sampling" stream.
 
 Round latency (errata 1, spec §6.4): TDMA, the sum over uploading devices of L/(B C_{m,t}) with the
@@ -176,8 +177,8 @@ def weighted_quantized_sums(x: torch.Tensor, scale: torch.Tensor, plans: list[Pl
     s_m (2 k_m/(2^r_m - 1) - 1) (spec §2.6), in one compiled pass over each run's used rows
     (`airfl.channel.quantized_sums`: no quantized copy of a row, and its grid indices k are
     `grid_indices`' bits; issue 11: the torch passes over float64 copies of the rows were a
-    third of a digital tune job). Each run quantizes with its own uniforms, the round's first
-    draw of its "quantization" stream (`RoundStreams.first_uniform`: drawn whatever is
+    third of a digital tune job). Each run quantizes with its round's uniforms of the
+    "quantization" stream, one [N, d] block (`RoundStreams.uniform_block`: drawn whatever is
     scheduled, shared by the runs of one trial); a run's sum does not depend on the other runs."""
     shape = tuple(x.shape[1:])
     out = []
@@ -185,7 +186,7 @@ def weighted_quantized_sums(x: torch.Tensor, scale: torch.Tensor, plans: list[Pl
         if not bool(plan.used.any()):
             out.append(torch.zeros(shape[-1], dtype=torch.float64))
             continue
-        noise = state.streams.first_uniform("quantization", shape)
+        noise = state.streams.uniform_block("quantization", shape)
         out.append(quantized_weighted_sum(x[j], noise, plan.used, plan.bits, plan.weights,
                                           scale[j]))
     return out
