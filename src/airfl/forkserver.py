@@ -96,7 +96,6 @@ def _load_compiled_loops() -> None:
     x = torch.ones(2, 5, 4)
     model.grads_rows(torch.zeros(2, model.dim), x, torch.zeros(2, 5, dtype=torch.int64),
                      torch.ones(2, 5), torch.tensor([[True, False], [False, False]]))
-    del model._columns_of                                   # the batch cache of this warm-up
     quantized_weighted_sum(torch.ones(2, 4), torch.zeros(2, 4, dtype=torch.float64),
                            torch.tensor([True, False]), torch.tensor([2, 2]),
                            torch.ones(2, dtype=torch.float64), torch.ones(2, dtype=torch.float64))

@@ -57,8 +57,7 @@ class RoundStreams:
         return numpy_generator(seed, experiment, "trial", trial, *keys)
 
     def __call__(self, stream: str) -> torch.Generator:
-        if stream not in STREAMS:
-            raise ValueError(f"unknown random stream {stream!r}; allowed: {', '.join(STREAMS)}")
+        _check_stream(stream)
         if stream not in self._cache:
             seed, experiment, trial, round_index = self._key
             self._cache[stream] = torch_generator(seed, experiment, "trial", trial, "round",
@@ -97,8 +96,7 @@ class RoundStreams:
         uniforms ~1.8x faster than torch's CPU generator (a [10, 7850] block: 131 vs 241 us),
         and Biased FL's digital schemes draw one such block per round and trial for their
         quantizer (issue 11: ~35 % of a digital train job; benchmarks/README.md)."""
-        if stream not in STREAMS:
-            raise ValueError(f"unknown random stream {stream!r}; allowed: {', '.join(STREAMS)}")
+        _check_stream(stream)
         shape = tuple(int(n) for n in shape)
         seed, experiment, trial, round_index = self._key
 
@@ -122,6 +120,11 @@ class RoundStreams:
         values = _shared((*self._key, stream, shape, draw.__name__), first, stream, shape)
         self._skipped[stream] = (shape, draw)
         return values
+
+
+def _check_stream(stream: str) -> None:
+    if stream not in STREAMS:
+        raise ValueError(f"unknown random stream {stream!r}; allowed: {', '.join(STREAMS)}")
 
 
 def _shared(key: tuple, make, stream: str, shape: tuple[int, ...]) -> torch.Tensor:

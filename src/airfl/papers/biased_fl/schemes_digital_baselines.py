@@ -20,8 +20,9 @@ Choices the spec leaves open (all [A]):
 * Outage uploads of fixed-rate schemes are charged L/(B R) (decoded ones L/(B C), paper §V-D) and
   their bits count as uploaded.
 * The quantizer's uniforms are one [N, d] block a round of the "quantization" stream whatever
-  is scheduled (``RoundStreams.uniform_block``); only the rows that enter the estimate are computed (``Plan.used``: a used row's bits
-  equal the full quantizer call's, the others have weight 0), as for the proposed scheme.
+  is scheduled (``RoundStreams.uniform_block``); only the rows that enter the estimate are
+  computed (``Plan.used``: a used row's bits equal the full quantizer call's, the others have
+  weight 0), as for the proposed scheme.
 """
 
 from __future__ import annotations
