@@ -107,6 +107,13 @@ class RoundStreams:
 
         return _shared((*self._key, stream, shape, "block"), draw, stream, shape)
 
+    def derived(self, name: str, key: tuple, make) -> torch.Tensor:
+        """make() of this round, shared by the runs of a trial like `first_uniform` (read-only):
+        for values computed only from the round's shared draws and from `key`, which must
+        hold everything else they depend on (e.g. the channel power from the channel draw and
+        the path gains: `airfl.core.loop.draw_channel_power`)."""
+        return _shared((*self._key, "derived", name, *key), make, name, ())
+
     def _first_draw(self, stream: str, shape: tuple[int, ...], draw) -> torch.Tensor:
         shape = tuple(int(n) for n in shape)
         if stream in self._cache or stream in self._skipped:   # not the first draw: draw it
@@ -144,4 +151,4 @@ def _shared(key: tuple, make, stream: str, shape: tuple[int, ...]) -> torch.Tens
 
 
 _FIRST_DRAWS: dict[tuple, tuple[torch.Tensor, int]] = {}    # key -> (draw, its _version)
-_FIRST_DRAWS_KEPT = 16      # > 3 streams x the trials a tune job steps together (3 selection trials)
+_FIRST_DRAWS_KEPT = 16      # > 4 shared values x the trials a tune job steps together (3)

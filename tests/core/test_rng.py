@@ -123,3 +123,22 @@ def test_first_normal_is_the_streams_first_randn_and_a_later_draw_follows_it():
     lam = torch.tensor([1.0, 2e-3, 5.0, 0.1], dtype=torch.float64)
     drawn = rayleigh_power(lam, 1, RoundStreams(3, "t/normal", 1, 3)("channel"))[0]
     assert torch.equal(draw_channel_power(lam, RoundStreams(3, "t/normal", 1, 3)), drawn)
+
+
+def test_channel_power_is_shared_by_the_runs_of_a_trial_for_equal_path_gains():
+    """`draw_channel_power`: one read-only tensor for the runs of a trial with equal path gains
+    (RoundStreams.derived), another for other gains or another round; the draw itself is the
+    stream's (rayleigh_power's) either way, and invalid gains are refused."""
+    from airfl.channel.fading import rayleigh_power
+    from airfl.core.loop import draw_channel_power
+
+    lam = torch.tensor([1.0, 2e-3, 5.0], dtype=torch.float64)
+    first = draw_channel_power(lam, RoundStreams(5, "t/power", 0, 1))
+    assert draw_channel_power(lam.clone(), RoundStreams(5, "t/power", 0, 1)) is first
+    other = draw_channel_power(2 * lam, RoundStreams(5, "t/power", 0, 1))
+    assert other is not first and torch.equal(other, 2 * first)
+    assert torch.equal(first, rayleigh_power(lam, 1, RoundStreams(5, "t/power", 0, 1)("channel"))[0])
+    assert not torch.equal(draw_channel_power(lam, RoundStreams(5, "t/power", 0, 2)), first)
+    with pytest.raises(ValueError, match="path_gain"):
+        draw_channel_power(torch.tensor([1.0, -1.0], dtype=torch.float64),
+                           RoundStreams(5, "t/power", 0, 1))

@@ -9,6 +9,7 @@ Rows may have different bit widths; everything is vectorised over rows (no Pytho
 
 from __future__ import annotations
 
+import numpy as np
 import torch
 
 from .pathloss import _validated
@@ -121,12 +122,18 @@ def quantization_variance_bound(x, bits) -> torch.Tensor:
 def payload_bits(d: int, bits, header_bits: int = 64):
     """Upload size ``L = header + d r`` bits (biased_fl §2.6: 64 bits carry the norm s).
 
-    Returns an ``int`` for integer ``bits`` and an int64 tensor for tensor ``bits``.
+    Returns an ``int`` for integer ``bits``, an int64 tensor for tensor ``bits`` and an int64
+    array for a numpy array of integer ``bits`` (the digital schemes' per-round plans).
     """
     if isinstance(d, bool) or not isinstance(d, int) or d < 1:
         raise ValueError(f"d must be a positive int; got {d!r}")
     if header_bits < 0:
         raise ValueError("header_bits must be >= 0")
+    if isinstance(bits, np.ndarray):
+        if bits.dtype.kind not in "iu" or (bits.size and not 1 <= bits.min() <= bits.max()
+                                           <= _MAX_BITS):
+            raise ValueError(f"bits must be integers in 1..{_MAX_BITS}")
+        return header_bits + d * bits.astype(np.int64)  # biased_fl §2.6: L_m = 64 + d r_m
     if isinstance(bits, torch.Tensor):
         b = _bits_tensor(bits, bits.shape).to(torch.int64)
         return header_bits + d * b  # biased_fl §2.6: L_m = 64 + d r_m

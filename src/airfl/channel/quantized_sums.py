@@ -47,17 +47,21 @@ def _quantized_weighted_sum(x, noise, used, bits, weights, scale, out):  # pragm
         out[t] -= offset
 
 
-def quantized_weighted_sum(x: torch.Tensor, noise: torch.Tensor, used: torch.Tensor,
-                           bits: torch.Tensor, weights: torch.Tensor, scale: torch.Tensor
+def quantized_weighted_sum(x: torch.Tensor, noise: torch.Tensor, used, bits, weights, scale
                            ) -> torch.Tensor:
     """sum_{m used} w_m Q(g_m) [d] float64 for the rows x [N, d] (float32 or float64), the
     quantizer's uniforms noise [N, d] (float64), used [N] bool, bits r_m [N] int64, weights w_m
     [N] float64 and scale s_m = ||g_m||_inf [N] float64 (Biased FL spec §2.6: Q(g_m) =
     s_m (2 k_m/(2^r_m - 1) - 1), k_m = ceil((g/s + 1)(2^r - 1)/2 - U), i.e. stochastic rounding
     up with probability equal to the fraction), as sum_m c_m k_m - sum_m w_m s_m with
-    c_m = 2 w_m s_m/(2^r_m - 1): no quantized copy of a row is made. Rows not used are not read."""
+    c_m = 2 w_m s_m/(2^r_m - 1): no quantized copy of a row is made. Rows not used are not read.
+    The [N] inputs may be tensors or numpy arrays (the digital schemes plan in numpy)."""
     out = np.empty(x.shape[-1], dtype=np.float64)
-    _quantized_weighted_sum(x.numpy(), noise.numpy(), used.numpy(), bits.numpy(),
-                            weights.numpy(), scale.numpy(), out)
+    _quantized_weighted_sum(x.numpy(), noise.numpy(), _array(used), _array(bits),
+                            _array(weights), _array(scale), out)
     return torch.from_numpy(out)
+
+
+def _array(values) -> np.ndarray:
+    return values.numpy() if isinstance(values, torch.Tensor) else values
 

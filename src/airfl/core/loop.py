@@ -14,6 +14,7 @@ import torch
 from tqdm import tqdm
 
 from airfl.channel.fading import power_from_pairs, rayleigh_power
+from airfl.channel.pathloss import _validated
 from airfl.core.engine import (client_gradients, evaluate_many, local_sgd, objective_many,
                                sample_batches)
 from airfl.core.scheme import RoundState, Scheme
@@ -28,10 +29,16 @@ __all__ = ["LocalWork", "Schedule", "ServerStep", "TrialRun", "TrialSetup",
 def draw_channel_power(path_gain: torch.Tensor, streams: RoundStreams) -> torch.Tensor:
     """|h_{m,t}|^2 = Lambda_m * Exp(1) for all devices (Rayleigh block fading), one draw per round:
     `rayleigh_power(path_gain, 1, streams("channel"))[0]`, its Gaussian pairs the stream's first
-    draw, shared by the runs of a trial (`RoundStreams.first_normal`)."""
-    if path_gain.dtype != torch.float64 or not bool((path_gain >= 0).all()):
+    draw, shared by the runs of a trial (`RoundStreams.first_normal`), and so is the power itself
+    for equal path gains (`RoundStreams.derived`, keyed by their bytes; read-only)."""
+    if path_gain.dtype != torch.float64:
         return rayleigh_power(path_gain, 1, streams("channel"))[0]    # it validates the input
-    return power_from_pairs(path_gain, streams.first_normal("channel", (1, *path_gain.shape, 2)))[0]
+    pairs = streams.first_normal("channel", (1, *path_gain.shape, 2))
+
+    def power() -> torch.Tensor:
+        return power_from_pairs(_validated(path_gain, "path_gain", low=0.0), pairs)[0]
+
+    return streams.derived("channel_power", (path_gain.numpy().tobytes(),), power)
 
 
 def channel_power_sequence(seed: int, experiment: str, trial: int, path_gain: torch.Tensor,

@@ -32,6 +32,10 @@ Every scheme splits a round into its choices (``plan``: sampling, decoding, bits
 record; per run, on its own streams) and the quantized weighted sum of the rows it uses
 (``weighted_quantized_sums``); ``_DigitalScheme.aggregate_many`` runs both for all runs of a
 lockstep group (issue 11, "Scale and speed"), ``aggregate`` is the same code with one run.
+Choices and plans are numpy arrays of N entries: a tune job plans ~1e6 run-rounds, and each torch
+call on a 10-entry tensor costs a few microseconds, several times numpy's (benchmarks/README.md).
+Two steps stay in torch so that the numbers are torch's, bit for bit: the capacity's log2
+(`_DigitalScheme.capacity`) and every sum of floats (`_torch_sum`: numpy sums in another order).
 
 The baselines are in :mod:`airfl.papers.biased_fl.schemes_digital_baselines`.
 """
@@ -98,11 +102,25 @@ class _DigitalScheme(Scheme):
         return (float(statistics.energy_per_symbol), float(statistics.noise_psd),
                 float(statistics.bandwidth_hz))
 
-    def capacity(self, state: RoundState) -> torch.Tensor:
-        """C_{m,t} = log2(1 + E_s |h_{m,t}|^2 / N0) [N] (errata 1)."""
-        es, n0, _ = self.radio(state.statistics)
-        snr = es * state.channel_power.to(torch.float64) / n0        # >= 0: |h|^2 Exp draws
-        return torch.log2(1.0 + snr)          # errata 1: capacity (shannon_rate, unchecked)
+    def capacity(self, state: RoundState) -> np.ndarray:
+        """C_{m,t} = log2(1 + E_s |h_{m,t}|^2 / N0) [N] float64 (errata 1), once per round."""
+        found = state.extras.get("digital_capacity")
+        if found is None:
+            es, n0, _ = self.radio(state.statistics)
+            snr = es * state.channel_power.to(torch.float64) / n0    # >= 0: |h|^2 Exp draws
+            found = torch.log2(1.0 + snr).numpy()  # errata 1: capacity (shannon_rate, unchecked)
+            found.flags.writeable = False
+            state.extras["digital_capacity"] = found
+        return found
+
+    @staticmethod
+    def channel_power(state: RoundState) -> np.ndarray:
+        """|h_{m,t}|^2 [N] float64 of the round as numpy (the round's shared draw: read only)."""
+        found = state.extras.get("digital_power")
+        if found is None:
+            found = state.extras["digital_power"] = state.channel_power.to(torch.float64).numpy()
+            found.flags.writeable = False
+        return found
 
     def choose(self, state: RoundState, design: dict[str, Any], n: int) -> dict[str, Any]:
         """The round's choices that need no upload (sampling, scheduling, decoding), drawn from
@@ -120,12 +138,13 @@ class _DigitalScheme(Scheme):
         return found
 
     def read_rows(self, state: RoundState, design: dict[str, Any]) -> torch.Tensor | None:
-        return self.choice(state, design)["reads"]
+        reads = self.choice(state, design)["reads"]
+        return None if reads is None else torch.from_numpy(reads)
 
-    def plan(self, x: torch.Tensor, scale: torch.Tensor, state: RoundState,
+    def plan(self, x: torch.Tensor, scale: np.ndarray, state: RoundState,
              design: dict[str, Any]) -> Plan:
         """The round's choices from the uploads x [N, d] (as given: float32 in training) and
-        their ||g_m||_inf [N] in float64."""
+        their ||g_m||_inf [N] float64 (numpy)."""
         raise NotImplementedError
 
     def aggregate(self, updates, state: RoundState, design):
@@ -140,7 +159,7 @@ class _DigitalScheme(Scheme):
         scale = torch.maximum(updates.amax(dim=-1), updates.amin(dim=-1).neg_())  # ||g_m||_inf
         if not torch.isfinite(scale).all():            # (spec §2.6; exact; one pass less than
             raise ValueError("x must be finite")       # abs().amax, no [J, N, d] temporary)
-        scale = scale.to(torch.float64)
+        scale = scale.to(torch.float64).numpy()
         plans = [scheme.plan(updates[j], scale[j], state, design)
                  for j, (scheme, state, design) in enumerate(zip(schemes, states, designs))]
         out = []
@@ -161,11 +180,11 @@ class Plan:
     """What a digital scheme decides in one round before quantizing (its choices: sampling,
     decoding, bit widths, latency): the estimate is g_hat = (weights @ Q(g)) / divide_by, where
     Q quantizes row m with bits[m] (spec §2.6) and only the rows `used` are computed (the others
-    have weight 0)."""
+    have weight 0). Numpy arrays (tensors are accepted too)."""
 
-    bits: torch.Tensor                 # [N] int64
-    used: torch.Tensor                 # [N] bool
-    weights: torch.Tensor              # [N] float64
+    bits: np.ndarray                   # [N] int64
+    used: np.ndarray                   # [N] bool
+    weights: np.ndarray                # [N] float64
     record: dict[str, Any]
     divide_by: float | None = None
 
@@ -173,7 +192,7 @@ class Plan:
 def weighted_quantized_sums(x: torch.Tensor, scale: torch.Tensor, plans: list[Plan],
                             states: list[RoundState]) -> list[torch.Tensor]:
     """sum_m w_m Q(g_m) [d] float64 of each of J runs (x [J, N, d], scale = ||g||_inf [J, N]
-    float64), as sum_m c_m k_m - sum_m w_m s_m with c_m = 2 w_m s_m/(2^r_m - 1), since Q(g_m) =
+    float64, numpy or tensor), as sum_m c_m k_m - sum_m w_m s_m with c_m = 2 w_m s_m/(2^r_m - 1), since Q(g_m) =
     s_m (2 k_m/(2^r_m - 1) - 1) (spec §2.6), in one compiled pass over each run's used rows
     (`airfl.channel.quantized_sums`: no quantized copy of a row, and its grid indices k are
     `grid_indices`' bits; issue 11: the torch passes over float64 copies of the rows were a
@@ -197,36 +216,52 @@ def _record(participants, scheduled, latency, bits, **extra) -> dict[str, Any]:
             "bits": int(bits), "privacy": None, **extra}
 
 
-def _tdma_latency(bits: torch.Tensor, rates: torch.Tensor, bandwidth: float,
-                  mask: torch.Tensor) -> float:
+def _tdma_latency(bits: np.ndarray, rates: np.ndarray, bandwidth: float,
+                  mask: np.ndarray) -> float:
     """sum over mask of L/(B rate) (spec §2.6 eq. 17 form; errata 1 with capacity rates): the
     arithmetic of `airfl.channel.digital.tdma_round_latency` for one round, without its input
-    checks (called every round of every run; the inputs here are the scheme's own tensors)."""
-    slot = bits.to(torch.float64) / (bandwidth * rates.to(torch.float64))
-    latency = float(torch.where(mask, slot, _NO_TIME).sum())
+    checks (called every round of every run; the inputs here are the scheme's own arrays)."""
+    with np.errstate(divide="ignore"):                # rate 0 off the mask: an unused inf slot
+        slot = bits.astype(np.float64) / (bandwidth * rates)
+    latency = _torch_sum(np.where(mask, slot, 0.0))
     if math.isinf(latency):
         raise ValueError("a transmitting device has rate 0 (infinite slot)")
     return latency
 
 
-_NO_TIME = torch.zeros((), dtype=torch.float64)
+def _torch_sum(values: np.ndarray) -> float:
+    """sum(values) of a float64 array as torch sums it (its order of additions: the numbers
+    this module gave before its plans moved to numpy, issue 11)."""
+    return float(torch.from_numpy(values).sum())
 
 
-def fixed_rate_charge(mode: str, fixed: torch.Tensor, capacity: torch.Tensor,
-                      decoded: torch.Tensor) -> torch.Tensor:
+def _mask(n: int, index) -> np.ndarray:
+    """Bool mask [N] of the devices at `index`."""
+    mask = np.zeros(n, dtype=bool)
+    mask[index] = True
+    return mask
+
+
+def _top_k(score: np.ndarray, k: int) -> np.ndarray:
+    """Indices of the k largest scores (ties: the lower index first)."""
+    return np.argsort(-score, kind="stable")[:k]
+
+
+def fixed_rate_charge(mode: str, fixed: np.ndarray, capacity: np.ndarray,
+                      decoded: np.ndarray) -> np.ndarray:
     """Per-device rate a fixed-rate upload is charged at, L/(B rate) (paper §V-D, errata 1).
 
     capacity_on_success: C_{m,t} when decoded ("our per-round latency calculation uses channel
     capacity for all schemes", §V-D), the fixed rate R_m on outage [A]; fixed_rate: R_m always;
     capacity: C_{m,t} always.
     """
-    fixed = fixed.to(torch.float64)
+    fixed = np.asarray(fixed, dtype=np.float64)
     if mode == "fixed_rate":
         return fixed
     if mode == "capacity":
-        return capacity
+        return np.asarray(capacity, dtype=np.float64)
     if mode == "capacity_on_success":
-        return torch.where(decoded, capacity, fixed)
+        return np.where(decoded, capacity, fixed)
     raise ValueError(f"latency_mode {mode!r}: allowed capacity_on_success, fixed_rate, capacity")
 
 
@@ -274,27 +309,28 @@ class BiasedDigital(_DigitalScheme):
         return result
 
     def run_constants(self, design, n: int) -> dict[str, Any]:
-        bits = torch.as_tensor(design["r"], dtype=torch.int64)
-        rho = torch.as_tensor(design["rho"], dtype=torch.float64)
-        return {"rho2": rho ** 2, "nu": torch.as_tensor(design["nu"], dtype=torch.float64),
-                "bits": bits}
+        rho = np.asarray(design["rho"], dtype=np.float64)
+        return {"rho2": rho * rho, "nu": np.asarray(design["nu"], dtype=np.float64),
+                "bits": np.asarray(design["r"], dtype=np.int64),
+                "R": np.asarray(design["R"], dtype=np.float64)}
 
     def choose(self, state: RoundState, design, n: int) -> dict[str, Any]:
         run = self.constants(design, n)
-        chi = state.channel_power.to(torch.float64) >= run["rho2"]       # paper (12): |h| >= rho
+        chi = self.channel_power(state) >= run["rho2"]                   # paper (12): |h| >= rho
         return {"chi": chi, "reads": chi}
 
     def plan(self, x, scale, state: RoundState, design) -> Plan:
         run = self.constants(design, x.shape[0])
         bits, chi = run["bits"], self.choice(state, design)["chi"]
-        weights = chi.to(torch.float64) / run["nu"]                        # paper (13): chi / nu
+        weights = chi / run["nu"]                                          # paper (13): chi / nu
         payload = payload_bits(x.shape[1], bits)                           # L_m = 64 + d r_m
         _, _, bw = self.radio(state.statistics)
         if self.param("latency_mode") == "capacity":
             rates = self.capacity(state)                                   # errata 1: L/(B C_t)
         else:
-            rates = torch.as_tensor(design["R"], dtype=torch.float64)      # spec §2.6: L/(B R_m)
+            rates = run["R"]                                               # spec §2.6: L/(B R_m)
         latency = _tdma_latency(payload, rates, bw, chi)
+        count = int(np.count_nonzero(chi))
         return Plan(bits, chi, weights, _record(                           # rows chi = 0: weight 0
-            chi.sum(), chi.sum(), latency, payload[chi].sum(),
-            mean_bits=float(bits[chi].double().mean()) if chi.any() else 0.0))
+            count, count, latency, payload[chi].sum(),
+            mean_bits=float(bits[chi].mean()) if count else 0.0))

@@ -47,8 +47,11 @@ from airfl.papers.biased_fl.schemes_digital import (
     HEADER,
     _DigitalScheme,
     Plan,
+    _mask,
     _record,
     _tdma_latency,
+    _top_k,
+    _torch_sum,
     fixed_rate_charge,
 )
 from airfl.rng import numpy_generator
@@ -62,13 +65,14 @@ __all__ = ["BestChannel", "BestChannelNorm", "FedToe", "ProportionalFairness", "
 # Best Channel / Best Channel-Norm [7] and Proportional Fairness [9] (spec §6.4 items 1-3)
 # --------------------------------------------------------------------------------------------
 
-def equal_bit_width(budget_s: float, capacities: torch.Tensor, dim: int, bandwidth: float,
+def equal_bit_width(budget_s: float, capacities: np.ndarray, dim: int, bandwidth: float,
                     r_max: int) -> int:
     """Common r of an equal-bit time split of a budget (spec §6.4-1).
 
     L = T B / sum_k 1/C_k bits per device fill the budget exactly; r = clip(floor((L - 64)/d), 1, r_max).
     """
-    total = float(budget_s * bandwidth / torch.sum(1.0 / capacities))      # L_t = T B / sum 1/C_k
+    inverse = 1.0 / np.asarray(capacities, dtype=np.float64)
+    total = budget_s * bandwidth / _torch_sum(inverse)                      # L_t = T B / sum 1/C_k
     return int(min(max(math.floor((total - HEADER) / dim), 1), r_max))     # clip(floor((L-64)/d), 1, r_max)
 
 
@@ -84,13 +88,13 @@ def best_channel_budget(lam: np.ndarray, es: float, n0: float, bandwidth: float,
     return float(torch.median(torch.sum((HEADER + r_max * dim) / (bandwidth * cap), dim=1)))
 
 
-def scheduled_mean(dim: int, bits: torch.Tensor, mask: torch.Tensor, k: int,
-                   cap: torch.Tensor, bw: float, mean_bits: float) -> Plan:
+def scheduled_mean(dim: int, bits: np.ndarray, mask: np.ndarray, k: int,
+                   cap: np.ndarray, bw: float, mean_bits: float) -> Plan:
     """(1/K) sum_{k in S} g^q_k with r_k-bit quantization, TDMA latency sum_S (64 + d r_k)/(B C_k)
     (Best Channel and Best Channel-Norm, spec 6.4 items 1-2); rows outside S get weight 0."""
     payload = payload_bits(dim, bits)
     latency = _tdma_latency(payload, cap, bw, mask)
-    return Plan(bits, mask, mask.to(torch.float64),                        # (1/K) sum_S g^q
+    return Plan(bits, mask, mask.astype(np.float64),                       # (1/K) sum_S g^q
                 _record(k, k, latency, payload[mask].sum(), mean_bits=mean_bits), divide_by=k)
 
 
@@ -100,18 +104,16 @@ class _EqualSplit(_DigitalScheme):
 
     budget_key = ""
 
-    def score(self, state: RoundState) -> torch.Tensor:
+    def score(self, state: RoundState) -> np.ndarray:
         raise NotImplementedError
 
     def budget(self, design) -> float:
         return float(design[self.budget_key])
 
-    def schedule(self, state: RoundState) -> torch.Tensor:
+    def schedule(self, state: RoundState) -> np.ndarray:
         """Bool mask of the K devices with the largest score this round."""
         score = self.score(state)
-        mask = torch.zeros(score.numel(), dtype=torch.bool)
-        mask[torch.topk(score, int(self.param("K"))).indices] = True
-        return mask
+        return _mask(score.size, _top_k(score, int(self.param("K"))))
 
     def choose(self, state: RoundState, design, n: int) -> dict[str, Any]:
         mask = self.schedule(state)
@@ -124,7 +126,7 @@ class _EqualSplit(_DigitalScheme):
         cap = self.capacity(state)
         mask = self.choice(state, design)["mask"]
         r = equal_bit_width(self.budget(design), cap[mask], dim, bw, int(self.param("r_max")))
-        bits = torch.full((n,), r, dtype=torch.int64)
+        bits = np.full(n, r, dtype=np.int64)
         return scheduled_mean(dim, bits, mask, k, cap, bw, mean_bits=float(r))
 
 
@@ -151,7 +153,7 @@ class BestChannel(_BestChannelBudget, _EqualSplit):
     budget_key = "T_BC_s"
 
     def score(self, state):
-        return state.channel_power.to(torch.float64)                   # spec §6.4-1: largest |h|^2
+        return self.channel_power(state)                               # spec §6.4-1: largest |h|^2
 
 
 class ProportionalFairness(_EqualSplit):
@@ -165,8 +167,8 @@ class ProportionalFairness(_EqualSplit):
         return {"T_PF_s": float(self.param("T_PF_s"))}
 
     def score(self, state):
-        lam = state.statistics.path_gain.to(torch.float64)
-        return state.channel_power.to(torch.float64) / lam             # spec §6.4-3: |h|^2 / Lambda
+        lam = state.statistics.path_gain.to(torch.float64).numpy()
+        return self.channel_power(state) / lam                         # spec §6.4-3: |h|^2 / Lambda
 
 
 class BestChannelNorm(_BestChannelBudget, _DigitalScheme):
@@ -184,30 +186,27 @@ class BestChannelNorm(_BestChannelBudget, _DigitalScheme):
         self.check_k(context.num_devices, "K_prime")
         return super().design(context)
 
-    def schedule(self, state: RoundState, norms: torch.Tensor) -> torch.Tensor:
+    def schedule(self, state: RoundState, norms: np.ndarray) -> np.ndarray:
         """Bool mask: among the K' largest |h|^2, the K largest gradient norms (spec §6.4-2)."""
-        pre = torch.topk(state.channel_power.to(torch.float64), int(self.param("K_prime"))).indices
-        mask = torch.zeros(norms.numel(), dtype=torch.bool)
-        mask[pre[torch.topk(norms[pre], int(self.param("K"))).indices]] = True
-        return mask
+        pre = _top_k(self.channel_power(state), int(self.param("K_prime")))
+        return _mask(norms.size, pre[_top_k(norms[pre], int(self.param("K")))])
 
     def plan(self, x, scale, state: RoundState, design) -> Plan:
         n, dim = x.shape
         k = int(self.param("K"))
         _, _, bw = self.radio(state.statistics)
         cap = self.capacity(state)
-        norms = torch.linalg.vector_norm(x.to(torch.float64), dim=1)
+        norms = torch.linalg.vector_norm(x.to(torch.float64), dim=1).numpy()
         mask = self.schedule(state, norms)
-        weight = float(torch.sum(norms[mask] / cap[mask]))
+        weight = _torch_sum(norms[mask] / cap[mask])
         if weight > 0:
             scale = float(design["T_BC_s"]) * bw / weight       # lambda: sum lambda ||g||/(B C) = T_BC
-            raw = torch.floor((scale * norms - HEADER) / dim)             # floor((L_k - 64)/d)
+            raw = np.floor((scale * norms - HEADER) / dim)                # floor((L_k - 64)/d)
         else:
-            raw = torch.ones(n, dtype=torch.float64)
-        bits = torch.clamp(raw, 1, int(self.param("r_max"))).to(torch.int64)
-        bits = torch.where(mask, bits, torch.ones_like(bits))
-        return scheduled_mean(dim, bits, mask, k, cap, bw,
-                              mean_bits=float(bits[mask].double().mean()))
+            raw = np.ones(n, dtype=np.float64)
+        bits = np.clip(raw, 1, int(self.param("r_max"))).astype(np.int64)
+        bits = np.where(mask, bits, 1)
+        return scheduled_mean(dim, bits, mask, k, cap, bw, mean_bits=float(bits[mask].mean()))
 
 
 # --------------------------------------------------------------------------------------------
@@ -247,21 +246,22 @@ def madow_sample(pi: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
     One U ~ U[0, 1); unit m is taken when some U + j (j = 0..K-1) falls in [C_{m-1}, C_m), C the
     cumulative sums of pi (pi_m <= 1 makes that at most one j). Vectorised; returns a bool mask.
     """
-    return madow_draw(madow_bounds(pi), torch.rand(1, generator=generator, dtype=torch.float64))
+    u = float(torch.rand(1, generator=generator, dtype=torch.float64))
+    return torch.from_numpy(madow_draw(madow_bounds(pi), u))
 
 
-def madow_bounds(pi: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+def madow_bounds(pi) -> tuple[np.ndarray, np.ndarray]:
     """(C_{m-1}, C_m) of `madow_sample` [N] each, float64: fixed by pi, so a run makes them once."""
-    cum = torch.cumsum(pi.to(torch.float64), 0)
+    cum = torch.cumsum(torch.as_tensor(pi, dtype=torch.float64), 0)
     k = round(float(cum[-1]))
     cum[-1] = float(k)                                 # remove float drift: sum pi = K exactly
-    return torch.cat([torch.zeros(1, dtype=torch.float64), cum[:-1]]), cum
+    return torch.cat([torch.zeros(1, dtype=torch.float64), cum[:-1]]).numpy(), cum.numpy()
 
 
-def madow_draw(bounds: tuple[torch.Tensor, torch.Tensor], u: torch.Tensor) -> torch.Tensor:
-    """The units `madow_sample` takes for the uniform u [1] (bool mask [N])."""
+def madow_draw(bounds: tuple[np.ndarray, np.ndarray], u: float) -> np.ndarray:
+    """The units `madow_sample` takes for the uniform u (bool mask [N])."""
     prev, cum = bounds
-    return (torch.ceil(cum - u) - torch.ceil(prev - u)) > 0      # #{j : prev <= u + j < cum} = 1
+    return (np.ceil(cum - u) - np.ceil(prev - u)) > 0      # #{j : prev <= u + j < cum} = 1
 
 
 class Uqos(_DigitalScheme):
@@ -289,16 +289,16 @@ class Uqos(_DigitalScheme):
                 "rate": rate}
 
     def run_constants(self, design, n: int) -> dict[str, Any]:
-        pi = torch.as_tensor(design["pi"], dtype=torch.float64)
-        success = torch.as_tensor(design["success"], dtype=torch.float64)
+        pi = np.asarray(design["pi"], dtype=np.float64)
+        success = np.asarray(design["success"], dtype=np.float64)
         return {"bounds": madow_bounds(pi), "weight": 1.0 / (n * pi * success),   # 1/(N pi_m s_m)
-                "bits": torch.full((n,), int(self.param("r_U")), dtype=torch.int64),
-                "rate": torch.full((n,), float(design["rate"]), dtype=torch.float64)}
+                "bits": np.full(n, int(self.param("r_U")), dtype=np.int64),
+                "rate": np.full(n, float(design["rate"]), dtype=np.float64)}
 
     def choose(self, state: RoundState, design, n: int) -> dict[str, Any]:
-        u = state.streams.first_uniform("sampling", (1,))        # madow_sample's one draw
+        u = float(state.streams.first_uniform("sampling", (1,)))   # madow_sample's one draw
         sampled = madow_draw(self.constants(design, n)["bounds"], u)
-        decoded = sampled & (state.channel_power.to(torch.float64) >= design["threshold_power"])
+        decoded = sampled & (self.channel_power(state) >= design["threshold_power"])
         return {"sampled": sampled, "decoded": decoded, "reads": decoded}
 
     def plan(self, x, scale, state: RoundState, design) -> Plan:
@@ -306,7 +306,7 @@ class Uqos(_DigitalScheme):
         run = self.constants(design, n)
         choice = self.choice(state, design)
         sampled, decoded = choice["sampled"], choice["decoded"]
-        weights = torch.where(decoded, run["weight"], 0.0)            # 1/(N pi_m s_m) if decoded
+        weights = np.where(decoded, run["weight"], 0.0)               # 1/(N pi_m s_m) if decoded
         payload = run.get("payload")
         if payload is None:
             payload = run["payload"] = payload_bits(dim, run["bits"])
@@ -314,20 +314,19 @@ class Uqos(_DigitalScheme):
         rates = fixed_rate_charge(self.param("latency_mode"), run["rate"], self.capacity(state),
                                   decoded)                              # §V-D: capacity if decoded
         latency = _tdma_latency(payload, rates, bw, sampled)            # outage: slot L/(B R) [A]
+        n_decoded, n_sampled = int(np.count_nonzero(decoded)), int(np.count_nonzero(sampled))
         return Plan(run["bits"], decoded, weights, _record(            # undecoded rows: weight 0
-            decoded.sum(), sampled.sum(), latency, payload[sampled].sum(),
-            outages=int((sampled & ~decoded).sum()), mean_bits=float(self.param("r_U"))))
+            n_decoded, n_sampled, latency, payload[sampled].sum(),
+            outages=n_sampled - n_decoded, mean_bits=float(self.param("r_U"))))
 
 
 # --------------------------------------------------------------------------------------------
 # QML [11] with uniform K-device sampling (spec §6.4-5)
 # --------------------------------------------------------------------------------------------
 
-def _uniform_k(n: int, k: int, state: RoundState) -> torch.Tensor:
+def _uniform_k(n: int, k: int, state: RoundState) -> np.ndarray:
     """K of N devices uniformly at random without replacement, as a bool mask."""
-    mask = torch.zeros(n, dtype=torch.bool)
-    mask[torch.randperm(n, generator=state.streams("sampling"))[:k]] = True
-    return mask
+    return _mask(n, torch.randperm(n, generator=state.streams("sampling"))[:k].numpy())
 
 
 class Qml(_DigitalScheme):
@@ -351,14 +350,14 @@ class Qml(_DigitalScheme):
         _, _, bw = self.radio(state.statistics)
         cap = self.capacity(state)
         mask = self.choice(state, design)["mask"]
-        sinf2 = (scale ** 2)[mask].numpy()                                 # ||g_k||_inf^2
-        r_sel, feasible = qml_allocate(sinf2, (1.0 / (bw * cap[mask])).numpy(), dim,
+        sinf2 = np.square(np.asarray(scale, dtype=np.float64))[mask]     # ||g_k||_inf^2
+        r_sel, feasible = qml_allocate(sinf2, 1.0 / (bw * cap[mask]), dim,
                                        float(design["eps0"]), int(self.param("r_max")))
-        bits = torch.ones(n, dtype=torch.int64)
-        bits[mask] = torch.as_tensor(r_sel)
+        bits = np.ones(n, dtype=np.int64)
+        bits[mask] = r_sel
         payload = payload_bits(dim, bits)
         latency = _tdma_latency(payload, cap, bw, mask)
-        return Plan(bits, mask, mask.to(torch.float64), _record(           # (1/K) sum_S g^q
+        return Plan(bits, mask, mask.astype(np.float64), _record(          # (1/K) sum_S g^q
             k, k, latency, payload[mask].sum(), mean_bits=float(r_sel.mean()),
             variance_feasible=bool(feasible),
             quantization_variance=float(np.mean(_quant_var(sinf2, r_sel, dim)))), divide_by=k)
@@ -410,29 +409,33 @@ class FedToe(_DigitalScheme):
         return frozenset({"T_TOE_s"}) if worst <= float(self.param("T_TOE_s")) * (1 - 1e-9) \
             else frozenset()
 
+    def run_constants(self, design, n: int) -> dict[str, Any]:
+        return {"rates": np.asarray(design["rates"], dtype=np.float64),
+                "threshold": np.asarray(design["threshold_power"], dtype=np.float64)}
+
     def choose(self, state: RoundState, design, n: int) -> dict[str, Any]:
         mask = _uniform_k(n, int(self.param("K")), state)
-        threshold = torch.as_tensor(design["threshold_power"], dtype=torch.float64)
-        decoded = mask & (state.channel_power.to(torch.float64) >= threshold)
+        decoded = mask & (self.channel_power(state) >= self.constants(design, n)["threshold"])
         return {"mask": mask, "decoded": decoded, "reads": mask}   # bits read ||g||_inf of all K
 
     def plan(self, x, scale, state: RoundState, design) -> Plan:
         n, dim = x.shape
         k = int(self.param("K"))
         _, _, bw = self.radio(state.statistics)
-        rates = torch.as_tensor(design["rates"], dtype=torch.float64)
+        rates = self.constants(design, n)["rates"]
         choice = self.choice(state, design)
         mask, decoded = choice["mask"], choice["decoded"]
-        sinf2 = (scale ** 2)[mask].numpy()                                 # ||g_k||_inf^2
-        r_sel, within = fedtoe_allocate(sinf2, (1.0 / (bw * rates[mask])).numpy(), dim,
+        sinf2 = np.square(np.asarray(scale, dtype=np.float64))[mask]     # ||g_k||_inf^2
+        r_sel, within = fedtoe_allocate(sinf2, 1.0 / (bw * rates[mask]), dim,
                                         float(self.param("T_TOE_s")), int(self.param("r_max")))
-        bits = torch.ones(n, dtype=torch.int64)
-        bits[mask] = torch.as_tensor(r_sel)
-        weights = decoded.to(torch.float64) / (k * (1.0 - float(design["p_out"])))
+        bits = np.ones(n, dtype=np.int64)
+        bits[mask] = r_sel
+        weights = decoded / (k * (1.0 - float(design["p_out"])))
         payload = payload_bits(dim, bits)
         charge = fixed_rate_charge(self.param("latency_mode"), rates, self.capacity(state),
                                    decoded)                                # §V-D: capacity if decoded
         latency = _tdma_latency(payload, charge, bw, mask)                 # outage: slot L/(B R_k) [A]
+        n_decoded = int(np.count_nonzero(decoded))
         return Plan(bits, decoded, weights, _record(                   # undecoded rows: weight 0
-            decoded.sum(), k, latency, payload[mask].sum(), outages=int((mask & ~decoded).sum()),
+            n_decoded, k, latency, payload[mask].sum(), outages=k - n_decoded,
             within_budget=bool(within), mean_bits=float(r_sel.mean())))
