@@ -86,11 +86,12 @@ def _load_compiled_loops() -> None:
     """Load the numba loops (compiled once, cached on disk) in the server with the argument
     types the jobs use: a forked job then starts with them loaded instead of paying numba's
     start-up and the cache loads itself (~0.6 s in every job that computes lockstep softmax
-    gradients or digital quantized sums; issue 11, "Scale and speed")."""
+    gradients, digital quantized sums or their uniforms; issue 11, "Scale and speed")."""
     import torch
 
     from airfl.channel.quantized_sums import quantized_weighted_sum
     from airfl.models import SoftmaxRegression
+    from airfl.splitmix import splitmix64_uniforms
 
     model = SoftmaxRegression(4, 3, l2=0.01)
     x = torch.ones(2, 5, 4)
@@ -99,6 +100,7 @@ def _load_compiled_loops() -> None:
     quantized_weighted_sum(torch.ones(2, 4), torch.zeros(2, 4, dtype=torch.float64),
                            torch.tensor([True, False]), torch.tensor([2, 2]),
                            torch.ones(2, dtype=torch.float64), torch.ones(2, dtype=torch.float64))
+    splitmix64_uniforms(1, (2, 3))
 
 
 def _stop_when_client_goes(conn: socket.socket) -> None:

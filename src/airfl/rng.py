@@ -90,20 +90,22 @@ class RoundStreams:
 
     def uniform_block(self, stream: str, shape: tuple[int, ...]) -> torch.Tensor:
         """float64 uniforms on [0, 1) [shape] of this round and stream, read-only, drawn once
-        and shared by the runs of a trial like `first_uniform`, from a numpy PCG64 generator of
-        (seed, experiment, trial, round, stream, "block"): independent of the torch stream of
-        the same name, which it does not advance. Why numpy: its generator draws float64
-        uniforms ~1.8x faster than torch's CPU generator (a [10, 7850] block: 131 vs 241 us),
-        and Biased FL's digital schemes draw one such block per round and trial for their
-        quantizer (issue 11: ~35 % of a digital train job; benchmarks/README.md)."""
+        and shared by the runs of a trial like `first_uniform`, from a SplitMix64 generator
+        seeded with derive_seed(seed, experiment, "trial", trial, "round", round, stream,
+        "block") (`airfl.splitmix`; row m is client m's): independent of the torch stream of
+        the same name, which it does not advance. Why not torch's or numpy's generator: Biased
+        FL's digital schemes draw one such block per round and trial for their quantizer, and a
+        [10, 7850] block costs ~241 us in torch, ~132 us in numpy (PCG64) and ~12 us in this
+        compiled loop (issue 11: the numpy draw was ~11 % of a +60 dB UQOS tune job;
+        benchmarks/README.md)."""
         _check_stream(stream)
         shape = tuple(int(n) for n in shape)
         seed, experiment, trial, round_index = self._key
 
         def draw() -> torch.Tensor:
-            generator = numpy_generator(seed, experiment, "trial", trial, "round", round_index,
-                                        stream, "block")
-            return torch.from_numpy(generator.random(shape))
+            from airfl.splitmix import splitmix64_uniforms     # numba: loaded on first use
+            return torch.from_numpy(splitmix64_uniforms(derive_seed(
+                seed, experiment, "trial", trial, "round", round_index, stream, "block"), shape))
 
         return _shared((*self._key, stream, shape, "block"), draw, stream, shape)
 
