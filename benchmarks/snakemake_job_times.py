@@ -5,12 +5,17 @@ Usage (from the repository root)::
 
     snakemake --cores 2 figures/biased_fl/fig3b_snr30.png --config profile=paper > RUN.log 2>&1
     python benchmarks/snakemake_job_times.py RUN.log [MORE.log ...] [--top 12] [--json OUT]
+        [--priorities workflow/job_seconds.json [--min-seconds 10]]
 
 Snakemake prints a `[timestamp]` line before each job's `rule <name>:` block and before each
 `Finished jobid: <n>` line; a job's wall time is the difference (1 s resolution). For each log:
 the number of jobs, the log's first-to-last span (the run's wall time), the sum of job walls
 by rule (CPU-bound single-threaded jobs: about their CPU time on an idle machine), and the
 longest jobs with their wildcards. Only the log is read; nothing is rerun.
+
+With --priorities, the jobs of at least --min-seconds (the longest over the logs) are written as
+the table the workflow's job priorities read (`airfl.pipeline.job_priority`: the longest jobs
+start first), keyed as the log names them.
 """
 
 from __future__ import annotations
@@ -68,8 +73,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("logs", nargs="+", type=Path)
     parser.add_argument("--top", type=int, default=12)
     parser.add_argument("--json", type=Path)
+    parser.add_argument("--priorities", type=Path)
+    parser.add_argument("--min-seconds", type=float, default=10.0)
     args = parser.parse_args(argv)
     out = [summary(path, args.top) for path in args.logs]
+    if args.priorities:
+        seconds: dict[str, float] = {}
+        for path in args.logs:
+            for job in job_times(path.read_text().splitlines())[0]:
+                key = f"{job['rule']} {job['wildcards']}"
+                if job["seconds"] >= args.min_seconds:
+                    seconds[key] = max(seconds.get(key, 0.0), job["seconds"])
+        table = {"measured": ", ".join(p.name for p in args.logs),
+                 "jobs": dict(sorted(seconds.items(), key=lambda kv: (-kv[1], kv[0])))}
+        args.priorities.write_text(json.dumps(table, indent=1) + "\n")
     for s in out:
         rules = ", ".join(f"{k} {v:.0f}" for k, v in sorted(s["by_rule_s"].items(),
                                                            key=lambda kv: -kv[1]))

@@ -145,6 +145,28 @@ def test_threads_are_a_rerun_trigger(built, env):
 
 
 @pytest.mark.xdist_group("built_workspace")   # one build, shared (make test: -n)
+def test_measured_job_seconds_become_snakemake_priorities(built, env):
+    """Issue 11: a job listed in workflow/job_seconds.json (benchmarks/snakemake_job_times.py
+    --priorities) gets its measured seconds as its Snakemake priority, so the longest jobs
+    start first; the other jobs keep priority 0 (Snakemake then prints none)."""
+    table = built / "workflow" / "job_seconds.json"
+    before = table.read_text()
+    listed = "train paper=baselines, figure=accuracy_vs_rounds, curve=ideal"
+    table.write_text(json.dumps({"measured": "test", "jobs": {listed: 42.4}}))
+    try:
+        out = _run(["snakemake", "-n", "--cores", "1", *TARGETS, "--forcerun", "train"], built,
+                   env).stdout
+    finally:
+        table.write_text(before)
+    jobs = re.findall(r"rule train:\n(.*?)(?=\n\[|\n\n|\Z)", out, flags=re.S)
+    assert len(jobs) == 5, out[-3000:]
+    for block in jobs:
+        curve = re.search(r"wildcards: (.*)", block).group(1)
+        found = re.search(r"priority: (\d+)", block)
+        assert (found and found.group(1)) == ("42" if f"train {curve}" == listed else None), block
+
+
+@pytest.mark.xdist_group("built_workspace")   # one build, shared (make test: -n)
 def test_nested_config_override_reaches_the_jobs_as_a_number(built, env):
     """Issue 18 item 5: a nested `--config` value arrived as a string and failed validation."""
     done = _run(["snakemake", "-n", "-p", "--cores", "1", *TARGETS, "--config",

@@ -8,6 +8,7 @@ from snakemake.utils import update_config, validate
 
 from airfl.config import ConfigError, get_dotted, typed_config_overrides
 from airfl.pipeline import dag, paths
+from airfl.pipeline.job_priority import load_job_seconds, priority
 from airfl.pipeline.params import override_args, schema_file, validate_params
 from airfl.pipeline.registry import (active_experiments, all_analytic, all_experiments,
                                      get_experiment, get_reference, papers, wings)
@@ -39,6 +40,14 @@ wildcard_constraints:
     curve="[a-z][a-z0-9_]*",
     dataset="[a-z0-9_]+",
     name="[a-z0-9_]+",
+
+
+# the longest jobs start first (airfl.pipeline.job_priority: seconds measured in a run's log)
+JOB_SECONDS = load_job_seconds(Path(workflow.basedir) / "workflow" / "job_seconds.json")
+
+
+def job_priority(rule):
+    return lambda wildcards: priority(JOB_SECONDS, rule, dict(wildcards.items()))
 
 
 def experiment_of(wildcards):

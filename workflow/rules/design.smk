@@ -38,6 +38,7 @@ rule tune:
     params:
         setting=job_params("tune"),
         code=lambda w: code_version("tune", f"{w.paper}/{w.figure}", w.curve),
+    priority: job_priority("tune")
     log:
         "logs/tune/{paper}/{figure}/{curve}.log",
     shell:

@@ -37,6 +37,7 @@ rule train:
         setting=job_params("train"),     # device and threads too: rerun triggers (issue 18)
         code=lambda w: code_version("train", f"{w.paper}/{w.figure}", w.curve),
     threads: 1
+    priority: job_priority("train")
     log:
         "logs/train/{paper}/{figure}/{curve}.log",
     shell:

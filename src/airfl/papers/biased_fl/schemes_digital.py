@@ -189,14 +189,14 @@ class Plan:
     divide_by: float | None = None
 
 
-def weighted_quantized_sums(x: torch.Tensor, scale: torch.Tensor, plans: list[Plan],
+def weighted_quantized_sums(x: torch.Tensor, scale, plans: list[Plan],
                             states: list[RoundState]) -> list[torch.Tensor]:
     """sum_m w_m Q(g_m) [d] float64 of each of J runs (x [J, N, d], scale = ||g||_inf [J, N]
-    float64, numpy or tensor), as sum_m c_m k_m - sum_m w_m s_m with c_m = 2 w_m s_m/(2^r_m - 1), since Q(g_m) =
-    s_m (2 k_m/(2^r_m - 1) - 1) (spec §2.6), in one compiled pass over each run's used rows
-    (`airfl.channel.quantized_sums`: no quantized copy of a row, and its grid indices k are
-    `grid_indices`' bits; issue 11: the torch passes over float64 copies of the rows were a
-    third of a digital tune job). Each run quantizes with its round's uniforms of the
+    float64, numpy or tensor), as sum_m c_m k_m - sum_m w_m s_m with c_m = 2 w_m s_m/(2^r_m - 1),
+    since Q(g_m) = s_m (2 k_m/(2^r_m - 1) - 1) (spec §2.6), in one compiled pass over each run's
+    used rows (`airfl.channel.quantized_sums`: no quantized copy of a row, and its grid indices
+    k are `grid_indices`' bits; issue 11: the torch passes over float64 copies of the rows were
+    a third of a digital tune job). Each run quantizes with its round's uniforms of the
     "quantization" stream, one [N, d] block (`RoundStreams.uniform_block`: drawn whatever is
     scheduled, shared by the runs of one trial); a run's sum does not depend on the other runs."""
     shape = tuple(x.shape[1:])
