@@ -133,7 +133,7 @@ class SoftmaxRegression(FlatModel):
         (softmax - onehot) w, then its product with x [B, p_m], instead of J GEMMs with C = 10
         rows each (a shape the BLAS handles poorly). Rows are class-major (c J_m + j): the
         softmax then reduces over the outer axis of a [C, J_m B] block, ~5x faster than over
-        a strided class axis and ~15x faster than over a last axis of 10 (benchmarks/README.md).
+        a strided class axis and 17-21x faster than over a last axis of 10 (benchmarks/README.md).
         Around the GEMMs, the weights' gather and the rows' write-back are compiled loops
         (`airfl.softmax_rows`). Why client by client (issue 11, "Scale and speed"): Biased
         FL's one-class MNIST clients use 330-477 of 784 pixels and its digital baselines read
