@@ -58,14 +58,28 @@ def job_times(lines: list[str]) -> tuple[list[dict], float]:
     return jobs, span
 
 
-def summary(path: Path, top: int) -> dict:
-    jobs, span = job_times(path.read_text().splitlines())
+def summary(path: Path, jobs: list[dict], span: float, top: int) -> dict:
     by_rule: dict[str, float] = {}
     for job in jobs:
         by_rule[job["rule"]] = by_rule.get(job["rule"], 0.0) + job["seconds"]
     return {"log": path.name, "jobs": len(jobs), "span_s": span,
             "sum_of_job_walls_s": sum(j["seconds"] for j in jobs), "by_rule_s": by_rule,
             "longest": sorted(jobs, key=lambda j: -j["seconds"])[:top]}
+
+
+def priority_table(parsed: dict[Path, tuple[list[dict], float]], min_seconds: float) -> dict:
+    """The job-priority table: each job of at least min_seconds, its longest time over the
+    logs, keyed as `airfl.pipeline.job_priority` reads it."""
+    from airfl.pipeline.job_priority import log_job_key
+
+    seconds: dict[str, float] = {}
+    for jobs, _ in parsed.values():
+        for job in jobs:
+            key = log_job_key(job["rule"], job["wildcards"])
+            if job["seconds"] >= min_seconds:
+                seconds[key] = max(seconds.get(key, 0.0), job["seconds"])
+    return {"measured": ", ".join(path.name for path in parsed),
+            "jobs": dict(sorted(seconds.items(), key=lambda kv: (-kv[1], kv[0])))}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -76,16 +90,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--priorities", type=Path)
     parser.add_argument("--min-seconds", type=float, default=10.0)
     args = parser.parse_args(argv)
-    out = [summary(path, args.top) for path in args.logs]
+    parsed = {path: job_times(path.read_text().splitlines()) for path in args.logs}
+    out = [summary(path, jobs, span, args.top) for path, (jobs, span) in parsed.items()]
     if args.priorities:
-        seconds: dict[str, float] = {}
-        for path in args.logs:
-            for job in job_times(path.read_text().splitlines())[0]:
-                key = f"{job['rule']} {job['wildcards']}"
-                if job["seconds"] >= args.min_seconds:
-                    seconds[key] = max(seconds.get(key, 0.0), job["seconds"])
-        table = {"measured": ", ".join(p.name for p in args.logs),
-                 "jobs": dict(sorted(seconds.items(), key=lambda kv: (-kv[1], kv[0])))}
+        table = priority_table(parsed, args.min_seconds)
         args.priorities.write_text(json.dumps(table, indent=1) + "\n")
     for s in out:
         rules = ", ".join(f"{k} {v:.0f}" for k, v in sorted(s["by_rule_s"].items(),

@@ -7,12 +7,14 @@ import re
 
 import pytest
 
-from airfl.pipeline.job_priority import job_key, load_job_seconds, priority
+from airfl.pipeline.job_priority import job_key, load_job_seconds, log_job_key, priority
 
 
 def test_a_job_is_keyed_as_the_snakemake_log_names_it():
     wildcards = {"paper": "biased_fl", "figure": "fig3b_snr60", "curve": "uqos"}
     assert job_key("tune", wildcards) == "tune paper=biased_fl, figure=fig3b_snr60, curve=uqos"
+    assert log_job_key("tune", "paper=biased_fl, figure=fig3b_snr60, curve=uqos") == \
+        job_key("tune", wildcards)
 
 
 def test_priority_is_the_measured_seconds_and_zero_when_unmeasured(tmp_path):

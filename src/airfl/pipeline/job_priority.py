@@ -16,13 +16,19 @@ import json
 from pathlib import Path
 from typing import Any, Mapping
 
-__all__ = ["job_key", "load_job_seconds", "priority"]
+__all__ = ["job_key", "load_job_seconds", "log_job_key", "priority"]
+
+
+def log_job_key(rule: str, wildcards_line: str) -> str:
+    """'<rule> <name>=<value>, ...': how a Snakemake log names a job, from its `rule` line and
+    the text of its `wildcards:` line (the table's keys)."""
+    return f"{rule} {wildcards_line}"
 
 
 def job_key(rule: str, wildcards: Mapping[str, Any]) -> str:
-    """'<rule> <name>=<value>, ...': how a Snakemake log names a job (its `rule` line and
-    `wildcards:` line, wildcards in the order of the rule's output pattern)."""
-    return f"{rule} " + ", ".join(f"{name}={value}" for name, value in wildcards.items())
+    """`log_job_key` of a job's wildcards (in the order of the rule's output pattern, as the
+    log prints them)."""
+    return log_job_key(rule, ", ".join(f"{name}={value}" for name, value in wildcards.items()))
 
 
 def load_job_seconds(path: Path | str) -> dict[str, float]:
