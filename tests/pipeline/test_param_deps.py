@@ -28,8 +28,9 @@ def params_file(repo_root):
 
 
 @cache
-def _before(path: str, paper: str) -> tuple[dict[str, Any], dict[str, Any], list]:
-    params, raw = load_params(path, {}), read_params(path, {})
+def _before(path: str, paper: str, base: str = "{}") -> tuple[dict[str, Any], dict[str, Any], list]:
+    """The params, raw params and the paper's jobs under the `base` overrides (JSON)."""
+    params, raw = load_params(path, json.loads(base)), read_params(path, json.loads(base))
     jobs = [(e, job) for e in active_experiments(params) if e.paper == paper
             for job in dag.experiment_jobs(e, params)]
     return params, raw, jobs
@@ -39,9 +40,13 @@ def _json(value: Any) -> str:
     return json.dumps(value, sort_keys=True, default=str)
 
 
-def stale(path: str, paper: str, changes: dict[str, Any]) -> tuple[set[str], set[str]]:
-    """(DVC's stale jobs, Snakemake's) of the paper's existing jobs after `changes`."""
-    params, raw, jobs = _before(path, paper)
+def stale(path: str, paper: str, changes: dict[str, Any], base: dict[str, Any] | None = None
+          ) -> tuple[set[str], set[str]]:
+    """(DVC's stale jobs, Snakemake's) of the paper's existing jobs after `changes` (both
+    before and after on params.yaml with the `base` overrides)."""
+    base = base or {}
+    params, raw, jobs = _before(path, paper, _json(base))
+    changes = {**base, **changes}
     new, new_raw = load_params(path, changes), read_params(path, changes)
     after = {job.name: job for e in active_experiments(new) if e.paper == paper
              for job in dag.experiment_jobs(e, new)}          # the DAG `airfl dvc-yaml` writes
@@ -65,8 +70,9 @@ def stale(path: str, paper: str, changes: dict[str, Any]) -> tuple[set[str], set
     return dvc, snakemake
 
 
-def assert_reruns(path: str, paper: str, changes: dict[str, Any], expected: set[str]) -> None:
-    dvc, snakemake = stale(path, paper, changes)
+def assert_reruns(path: str, paper: str, changes: dict[str, Any], expected: set[str],
+                  base: dict[str, Any] | None = None) -> None:
+    dvc, snakemake = stale(path, paper, changes, base)
     assert dvc == snakemake, {"dvc only": dvc - snakemake, "snakemake only": snakemake - dvc}
     assert dvc == expected, {"unexpected": dvc - expected, "missing": expected - dvc}
 
@@ -207,6 +213,24 @@ def test_ota_fd_an_analysis_knob_reruns_no_training_job(params_file):
 def test_ota_fd_an_added_budget_reruns_only_the_figure(params_file):
     assert_reruns(params_file, "ota_fd", {"ota_fd.x1.eps_full.quick": [0.1, 1.0, 2.0]},
                   {"figure-ota_fd-x1"})
+
+
+# -- the top-level knobs ------------------------------------------------------------------------
+
+# the quick profile searches no step size: one panel searches its own for this test
+SEARCHING = {"biased_fl.fig2a.tuning.quick": {"mode": "grid", "eta_factors": [1.0, 0.5],
+                                              "selection_trials": 1}}
+
+
+@pytest.mark.parametrize("paper, stage, base", [("biased_fl", "tune", SEARCHING),
+                                                ("cdpb", "calibrate", None)])
+def test_the_device_reruns_every_job_that_trains(params_file, paper, stage, base):
+    """Tune and calibrate jobs train on `device` as train jobs do (trial.curve_inputs): a new
+    device reruns all three in both tools, and nothing else."""
+    _, _, jobs = _before(params_file, paper, _json(base or {}))
+    expected = {job.name for _, job in jobs if job.stage in ("tune", "calibrate", "train")}
+    assert any(name.startswith(f"{stage}-") for name in expected)
+    assert_reruns(params_file, paper, {"device": "auto"}, expected, base)
 
 
 # -- the derivation -----------------------------------------------------------------------------

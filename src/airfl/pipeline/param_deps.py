@@ -34,11 +34,13 @@ from airfl.config import flatten, get_dotted, set_dotted
 from airfl.experiments import Experiment
 
 # The top-level knobs each stage of an experiment reads besides its block (the trial's seed,
-# the profile's scale, torch's device and thread count, the dataset folder).
+# the profile's scale, torch's device and thread count, the dataset folder). Every stage that
+# builds a trial's model and data (`trial.curve_inputs`) reads `device`: calibrate and tune train
+# as train does, so a new device reruns them too.
 GLOBALS: dict[str, tuple[str, ...]] = {
     "partition": ("seed", "data.root"),
-    "calibrate": ("seed", "profile", "threads", "data.root"),
-    "tune": ("seed", "profile", "threads", "data.root"),
+    "calibrate": ("seed", "profile", "device", "threads", "data.root"),
+    "tune": ("seed", "profile", "device", "threads", "data.root"),
     "design": ("seed", "profile"),
     "train": ("seed", "profile", "device", "threads", "data.root"),
     "derive": ("seed", "profile", "threads"),

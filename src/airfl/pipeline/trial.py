@@ -210,7 +210,8 @@ def image_shape(dataset: str) -> tuple[int, int, int]:
 
 
 def torch_device(params: dict[str, Any]) -> torch.device:
-    wanted = params.get("device", "cpu")
+    """params.yaml's `device` (the schema's default: cpu); `auto` takes CUDA when present."""
+    wanted = params["device"]
     if wanted == "auto":
         wanted = "cuda" if torch.cuda.is_available() else "cpu"
     if wanted == "cuda" and not torch.cuda.is_available():

@@ -4,12 +4,12 @@ writes results/audit/<wing>/<mechanism>.json (every audited point: claimed, as-s
 audited epsilons, the test, the parameters), figures/<wing>/audit_<mechanism>.csv (what is drawn)
 and its figure. Timings go to the untracked provenance record (the artifacts are byte-identical
 for one seed). The claims stage turns each point into the claim "audited lower bound <= claimed
-epsilon" (:func:`claim_rows`): a "no" is a privacy bug of the code or of its accountant.
+epsilon" (stages/claims.py, `audit_claim_rows`): a "no" is a privacy bug of the code or of its
+accountant.
 """
 
 from __future__ import annotations
 
-import math
 import time
 from pathlib import Path
 from typing import Any
@@ -17,7 +17,7 @@ from typing import Any
 import pandas as pd
 
 from airfl.declare import resolve
-from airfl.io import provenance, read_json, record_run, write_csv, write_json
+from airfl.io import provenance, record_run, write_csv, write_json
 from airfl.pipeline import paths
 from airfl.pipeline.registry import get_wing
 from airfl.pipeline.stages import StageError
@@ -88,26 +88,3 @@ def draw(csv: Path, title: str) -> None:
     ax.legend(fontsize=7, loc="best")
     fig.tight_layout()
     save_figure(fig, csv.with_suffix(""))
-
-
-def _number(value: Any) -> str:
-    value = float(value)
-    return "inf" if math.isinf(value) else f"{value:.3g}"
-
-
-def claim_rows(wing: str) -> list[dict[str, Any]]:
-    """The claims of a wing's audits: "audited lower bound <= claimed epsilon" per point, with
-    the tightness (lower bound / claimed) in the numbers. Read from the stored audit JSONs."""
-    rows = []
-    for name in sorted(get_wing(wing).audits):
-        for p in read_json(paths.audit(wing, name))["points"]:
-            numbers = (f"claimed {_number(p['eps_claimed'])}, as simulated "
-                       f"{_number(p['eps_simulated'])}, audited >= {_number(p['eps_audited_lower'])}"
-                       f" (point {_number(p['eps_audited_point'])}, upper "
-                       f"{_number(p['eps_audited_upper'])}), tightness {_number(p['tightness'])}")
-            rows.append({"figure": f"{wing}/audit_{name}", "claim": f"audit_{p['mechanism']}",
-                         "statement": f"privacy audit (delta {p['delta']:g}, Clopper-Pearson "
-                         f"{1 - p['alpha']:.0%}): audited lower bound <= claimed epsilon; a "
-                         "no is a privacy bug", "numbers": numbers, "holds": bool(p["holds"]),
-                         "verdict": "yes" if p["holds"] else "no"})
-    return rows

@@ -4,12 +4,14 @@ results/claims.json (the whole project's tally)."""
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import pandas as pd
 
 from airfl.pipeline import paths
-from airfl.pipeline.registry import active_experiments, all_analytic, all_experiments, papers
+from airfl.pipeline.registry import (active_experiments, all_analytic, all_experiments, get_wing,
+                                     papers)
 from airfl.io import read_json, write_json, write_text
 
 
@@ -52,11 +54,31 @@ def evaluate_paper(paper: str, params: dict[str, Any] | None = None) -> list[dic
 
 
 def audit_claims(wing_names) -> list[dict[str, Any]]:
-    """The privacy-audit claims of these wings (issue 16; stages.audit.claim_rows)."""
-    from airfl.pipeline.registry import get_wing
-    from airfl.pipeline.stages.audit import claim_rows
+    """The privacy-audit claims of these wings (issue 16; `audit_claim_rows`)."""
+    return [row for name in wing_names if get_wing(name).audits for row in audit_claim_rows(name)]
 
-    return [row for name in wing_names if get_wing(name).audits for row in claim_rows(name)]
+
+def _number(value: Any) -> str:
+    value = float(value)
+    return "inf" if math.isinf(value) else f"{value:.3g}"
+
+
+def audit_claim_rows(wing: str) -> list[dict[str, Any]]:
+    """The claims of a wing's audits: "audited lower bound <= claimed epsilon" per point, with
+    the tightness (lower bound / claimed) in the numbers. Read from the stored audit JSONs."""
+    rows = []
+    for name in sorted(get_wing(wing).audits):
+        for p in read_json(paths.audit(wing, name))["points"]:
+            numbers = (f"claimed {_number(p['eps_claimed'])}, as simulated "
+                       f"{_number(p['eps_simulated'])}, audited >= {_number(p['eps_audited_lower'])}"
+                       f" (point {_number(p['eps_audited_point'])}, upper "
+                       f"{_number(p['eps_audited_upper'])}), tightness {_number(p['tightness'])}")
+            rows.append({"figure": f"{wing}/audit_{name}", "claim": f"audit_{p['mechanism']}",
+                         "statement": f"privacy audit (delta {p['delta']:g}, Clopper-Pearson "
+                         f"{1 - p['alpha']:.0%}): audited lower bound <= claimed epsilon; a "
+                         "no is a privacy bug", "numbers": numbers, "holds": bool(p["holds"]),
+                         "verdict": "yes" if p["holds"] else "no"})
+    return rows
 
 
 def markdown(results: list[dict[str, Any]], params: dict[str, Any]) -> str:
