@@ -9,11 +9,7 @@ for _job in dag.audit_jobs():
              for o in dag.audit_outputs(*_job.args)[1:]],
             str(paths.audit(*_job.args)),
         params:  # the values behind the keys dvc.yaml lists for the stage (issue 13)
-            shared={k: config["audit"][k] for k in dag.AUDIT_SHARED},
-            block=config["audit"][_job.args[0]],
-            own=config.get(_job.args[0]),
-            profile=config["profile"],
-            seed=config["seed"],
+            declared=dag.declared_values("audit", config, *_job.args),
             wing=_job.args[0],
             mechanism=_job.args[1],
             code=code_version("audit", *_job.args),

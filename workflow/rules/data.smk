@@ -2,7 +2,7 @@ rule data:
     output:
         "results/data/{dataset}.json",
     params:
-        data=lambda w: config["data"],
+        declared=lambda w: dag.declared_values("data", config, w.dataset),
         code=lambda w: code_version("data", w.dataset),
     log:
         "logs/data/{dataset}.log",

@@ -10,9 +10,7 @@ rule reference:
         "results/reference/{name}.npz",
         "results/reference/{name}.json",
     params:
-        seed=config["seed"],
-        profile=config["profile"],
-        used=lambda w: {k: get_dotted(config, k) for k in get_reference(w.name).config_keys},
+        declared=lambda w: dag.declared_values("reference", config, w.name),
         code=lambda w: code_version("reference", w.name),
     log:
         "logs/reference/{name}.log",

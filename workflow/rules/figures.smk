@@ -50,8 +50,7 @@ for _figure in all_analytic():
             [as_report_item(o, _figure.paper) if o.endswith(".png") else o
              for o in dag.analytic_outputs(_figure)],
         params:
-            block=_figure.params(config),
-            profile=config["profile"],
+            declared=dag.declared_values("analytic", config, _figure.id),
             figure=_figure.id,
             caption=analytic_figure_caption(_figure),
             code=code_version("analytic", _figure.id),
@@ -72,7 +71,7 @@ for _paper in papers():
                    category="claims", subcategory=_paper),
             str(paths.claims_metrics(_paper)),
         params:
-            profile=config["profile"],
+            declared=dag.declared_values("claims", config, _paper),
             paper=_paper,
             code=code_version("claims", _paper),
         log:
@@ -89,7 +88,7 @@ rule claims:
         report(str(paths.claims_markdown()), caption="../report/claims.rst", category="claims"),
         str(paths.claims_metrics()),
     params:
-        profile=config["profile"],
+        declared=dag.declared_values("claims", config),
         code=code_version("claims"),
     log:
         "logs/claims.log",

@@ -14,6 +14,7 @@ from airfl.pipeline import param_deps, paths
 from airfl.config import get_dotted
 from airfl.experiments import AnalyticFigure, Experiment
 from airfl.pipeline.code_deps import digest, stage_code
+from airfl.pipeline.stage_params import GLOBALS, stage_keys
 from airfl.pipeline.registry import (active_experiments, all_analytic, all_experiments,
                                      get_analytic, get_experiment, get_wing, papers,
                                      scheme_wings, wings)
@@ -107,7 +108,7 @@ def experiment_jobs(experiment: Experiment, params: dict[str, Any]) -> list[Job]
     def reads(stage: str, curve: str | None = None) -> list[str]:
         """The exact params.yaml keys the job reads (issue 13, item 3): its stage's top-level
         knobs and the leaves behind its view of the block (param_deps)."""
-        return [*param_deps.GLOBALS[stage], *keys[(stage, curve)]]
+        return [*GLOBALS[stage], *keys[(stage, curve)]]
 
     manifest = str(paths.dataset_manifest(block["dataset"]))
     jobs = [Job("partition", _slug("partition", eid), [eid], [manifest], partition_outputs(eid),
@@ -167,10 +168,17 @@ def rule_params(stage: str, experiment: Experiment, params: dict[str, Any],
     a `derive` job. `block`: the resolved block, when cached."""
     block = experiment.params(params) if block is None else block
     derivation = experiment.derivation(curve) if stage == "derive" else None
-    return {"knobs": {k: get_dotted(params, k) for k in param_deps.GLOBALS[stage]},
+    return {"knobs": {k: get_dotted(params, k) for k in GLOBALS[stage]},
             "view": param_deps.block_view(
                 stage, block, curve, experiment.panel_keys, derivation,
                 param_deps.shared_sections(experiment, params) if derivation else None)}
+
+
+def declared_values(stage: str, params: dict[str, Any], *args: str) -> dict[str, Any]:
+    """A Snakemake rule's `params:` for a job that is no stage of one experiment: the values of
+    the keys its stage declares for these arguments, the keys its DVC manifest lists
+    (stage_params.stage_keys), so a change reruns it in both tools."""
+    return {key: get_dotted(params, key) for key in stage_keys(stage, *args)}
 
 
 def analytic_outputs(figure: AnalyticFigure) -> list[str]:
@@ -182,7 +190,7 @@ def analytic_outputs(figure: AnalyticFigure) -> list[str]:
 def analytic_job(figure: AnalyticFigure) -> Job:
     outs = analytic_outputs(figure)
     return Job("analytic", _slug("analytic", figure.id), [figure.id], [],
-               outs[1:], ["profile", figure.config_key], plots=[(outs[0], "x", "value")])
+               outs[1:], list(stage_keys("analytic", figure.id)), plots=[(outs[0], "x", "value")])
 
 
 def audit_outputs(wing: str, mechanism: str) -> list[str]:
@@ -191,24 +199,17 @@ def audit_outputs(wing: str, mechanism: str) -> list[str]:
         [str(paths.audit_figure(wing, mechanism, s)) for s in ("csv", "png", "pdf")]
 
 
-#: the audit block's keys every mechanism reads (draw counts, the test's level); the rest of
-#: the block is one sub-block per wing
-AUDIT_SHARED = ("draws", "loop_draws", "alpha")
-
-
 def audit_jobs() -> list[Job]:
     """One `airfl audit <wing> <mechanism>` job per mechanism a wing registers for auditing
-    (issue 16); its params: the audit block, the seed, the profile and the wing's own block
-    (the mechanisms read their settings from it)."""
+    (issue 16); its params: the audit block's shared settings, the seed, the profile, the
+    wing's audit settings and its own block (stage_params.stage_keys)."""
     out = []
     for wing in wings():
         for name in sorted(wing.audits):
             outs = audit_outputs(wing.name, name)
-            own = [wing.name] if wing.catalogue else []     # its mechanisms' settings
-            shared = [f"audit.{k}" for k in AUDIT_SHARED]
             out.append(Job("audit", _slug("audit", wing.name, name), [wing.name, name], [],
                            [o for o in outs[1:] if not o.endswith(".csv")],   # the CSV: a plot
-                           ["seed", "profile", *shared, f"audit.{wing.name}", *own],
+                           list(stage_keys("audit", wing.name, name)),
                            plots=[(outs[1], "label", "eps_audited_lower")],
                            metrics=[outs[0]]))
     return out
@@ -253,25 +254,25 @@ def datasets(params: dict[str, Any]) -> list[str]:
 def jobs(params: dict[str, Any]) -> list[Job]:
     """Every job of the pipeline, in data-flow order."""
     out = [Job("data", _slug("data", d), [d], [], [str(paths.dataset_manifest(d))],
-               ["data.root"]) for d in datasets(params)]
+               list(stage_keys("data", d))) for d in datasets(params)]
     references = {e.reference.name: e.reference for e in active_experiments(params) if e.reference}
     owners = {e.reference.name: e.paper for e in active_experiments(params) if e.reference}
     for name, ref in sorted(references.items()):
         out.append(Job("reference", _slug("reference", name), [name],
                        [str(paths.dataset_manifest(ref.dataset))],
                        reference_outputs(name),
-                       ["seed", "profile", "data.root", *ref.config_keys]))
+                       list(stage_keys("reference", name))))
     for experiment in active_experiments(params):
         out += experiment_jobs(experiment, params)
     out += [analytic_job(figure) for figure in all_analytic()]
     out += audit_jobs()
     for paper in papers():
         out.append(Job("claims", _slug("claims", paper), [paper], claim_inputs(paper, params),
-                       [str(paths.claims_markdown(paper))], ["seed", "profile"],
+                       [str(paths.claims_markdown(paper))], list(stage_keys("claims", paper)),
                        metrics=[str(paths.claims_metrics(paper))]))
     out.append(Job("claims", "claims", [], [str(paths.claims_metrics(p)) for p in papers()]
                    + audit_json({w.name for w in wings() if not w.catalogue}),
-                   [str(paths.claims_markdown())], ["seed", "profile"],
+                   [str(paths.claims_markdown())], list(stage_keys("claims")),
                    metrics=[str(paths.claims_metrics())]))
     for job in out:
         job.code = job_code(job.stage, job.args, params)

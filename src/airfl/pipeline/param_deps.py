@@ -1,8 +1,8 @@
 """Which params.yaml values each job reads (issue 13, item 3): derived, never listed by hand.
 
 A job of an experiment reads a *view* of params.yaml: a few top-level knobs of its stage
-(`GLOBALS`) and a part of the experiment's resolved block (`block_view`), e.g. a train job
-reads the block's settings and its own curve, never the other curves. Snakemake takes the view
+(`stage_params.GLOBALS`) and a part of the experiment's resolved block (`block_view`), e.g. a
+train job reads the block's settings and its own curve, never the other curves. Snakemake takes the view
 itself as the rule's `params:` (a change of any value in it reruns the job); DVC needs the
 dotted keys behind it, which `derive` finds by perturbation: a leaf key of the wing's
 params.yaml block is a dependency of a job when changing its value changes that job's view
@@ -33,20 +33,6 @@ from typing import Any
 from airfl.config import flatten, get_dotted, set_dotted
 from airfl.experiments import Experiment
 
-# The top-level knobs each stage of an experiment reads besides its block (the trial's seed,
-# the profile's scale, torch's device and thread count, the dataset folder). Every stage that
-# builds a trial's model and data (`trial.curve_inputs`) reads `device`: calibrate and tune train
-# as train does, so a new device reruns them too.
-GLOBALS: dict[str, tuple[str, ...]] = {
-    "partition": ("seed", "data.root"),
-    "calibrate": ("seed", "profile", "device", "threads", "data.root"),
-    "tune": ("seed", "profile", "device", "threads", "data.root"),
-    "design": ("seed", "profile"),
-    "train": ("seed", "profile", "device", "threads", "data.root"),
-    "derive": ("seed", "profile", "threads"),
-    "privacy": (),              # the run's records carry what it needs (its delta)
-    "figure": ("seed", "profile"),
-}
 CURVE_STAGES = ("tune", "design", "train", "privacy")
 
 

@@ -13,8 +13,10 @@ from airfl.pipeline import paths
 from airfl.experiments import AnalyticFigure
 from airfl.pipeline.registry import get_analytic
 from airfl.io import provenance, read_json, record_run, write_csv, write_json
+from airfl.pipeline.stage_params import declared
 
 
+@declared("analytic")
 def run(params: dict[str, Any], figure_id: str) -> None:
     from airfl.plotting import panel_plot, save_figure
 

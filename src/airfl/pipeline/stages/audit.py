@@ -21,6 +21,7 @@ from airfl.io import provenance, record_run, write_csv, write_json
 from airfl.pipeline import paths
 from airfl.pipeline.registry import get_wing
 from airfl.pipeline.stages import StageError
+from airfl.pipeline.stage_params import declared
 
 COLUMNS = ("label", "eps_claimed", "eps_simulated", "eps_audited_lower", "eps_audited_point",
            "eps_audited_upper", "gdp_eps", "tightness", "holds")
@@ -31,6 +32,7 @@ def _draws(params: dict[str, Any], batched: bool) -> int:
     return int(resolve(block, params["profile"]))
 
 
+@declared("audit")
 def run(params: dict[str, Any], wing: str, mechanism: str) -> None:
     started = time.perf_counter()
     from airfl.privacy.auditing import run_audit

@@ -18,6 +18,7 @@ from airfl.io import provenance, write_json
 from airfl.pipeline import paths
 from airfl.pipeline.registry import get_experiment
 from airfl.pipeline.trial import channel_statistics, curve_inputs, trial_setup
+from airfl.pipeline.stage_params import declared
 
 CALIBRATION_TRIAL = 0
 
@@ -37,6 +38,7 @@ def update_norms(params: dict[str, Any], experiment_id: str) -> np.ndarray:
     return initial_update_norms(setup).cpu().numpy()
 
 
+@declared("calibrate")
 def run(params: dict[str, Any], experiment_id: str) -> None:
     experiment = get_experiment(experiment_id)
     if experiment.calibration is None:

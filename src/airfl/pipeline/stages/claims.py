@@ -13,6 +13,7 @@ from airfl.pipeline import paths
 from airfl.pipeline.registry import (active_experiments, all_analytic, all_experiments, get_wing,
                                      papers)
 from airfl.io import read_json, write_json, write_text
+from airfl.pipeline.stage_params import declared
 
 
 def evaluate_paper(paper: str, params: dict[str, Any] | None = None) -> list[dict[str, Any]]:
@@ -131,6 +132,7 @@ def metrics(results: list[dict[str, Any]]) -> dict[str, Any]:
             "total": len(results), "verdicts": scores}
 
 
+@declared("claims")
 def run(params: dict[str, Any], paper: str | None = None) -> None:
     if paper is None:                 # every paper's, in the registry's order
         from airfl.pipeline.registry import wings

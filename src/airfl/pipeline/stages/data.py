@@ -7,8 +7,10 @@ from typing import Any
 from airfl.pipeline import paths
 from airfl.data import ensure_dataset
 from airfl.io import write_json
+from airfl.pipeline.stage_params import declared
 
 
+@declared("data")
 def run(params: dict[str, Any], dataset: str) -> None:
     data = params["data"]
     manifest = ensure_dataset(dataset, data["root"], mirror=data["mirror"], download=data["download"])

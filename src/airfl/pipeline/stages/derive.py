@@ -18,8 +18,10 @@ from airfl.io import provenance, read_json, write_csv, write_json, write_npz
 from airfl.pipeline import paths
 from airfl.pipeline.registry import get_experiment
 from airfl.pipeline.stages import StageError
+from airfl.pipeline.stage_params import declared
 
 
+@declared("derive")
 def run(params: dict[str, Any], experiment_id: str, name: str) -> None:
     torch.set_num_threads(params["threads"])
     experiment = get_experiment(experiment_id)

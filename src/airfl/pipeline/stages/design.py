@@ -10,8 +10,10 @@ from airfl.pipeline.registry import get_experiment
 from airfl.pipeline.runs import derived, design_made_with, design_trials
 from airfl.pipeline.trial import check_channel_model
 from airfl.pipeline.tuning import tuned_curve
+from airfl.pipeline.stage_params import declared
 
 
+@declared("design")
 def run(params: dict[str, Any], experiment_id: str, curve: str) -> None:
     experiment = get_experiment(experiment_id)
     block = experiment.params(params)

@@ -20,6 +20,7 @@ from airfl.pipeline.artifacts import caption, figure_id, figure_names
 from airfl.pipeline.registry import get_experiment
 from airfl.plotting import line_plot, save_figure
 from airfl.pipeline.stages import StageError
+from airfl.pipeline.stage_params import declared
 
 
 # The privacy stage's columns a figure carries: the paper's bound and the mechanism as
@@ -117,6 +118,7 @@ def drawn_frame(frame: pd.DataFrame, spec: FigureSpec, curves: dict[str, dict[st
     return frame
 
 
+@declared("figure")
 def run(params: dict[str, Any], experiment_id: str) -> None:
     experiment = get_experiment(experiment_id)
     curves = experiment.curves(params)

@@ -19,11 +19,13 @@ from airfl.data.partitioners import make_partition, per_class_subset
 from airfl.pipeline.registry import get_experiment
 from airfl.io import provenance, write_json
 from airfl.pipeline.trial import partition_generator
+from airfl.pipeline.stage_params import declared
 
 _OPTION_KEYS = ("classes_per_device", "alpha", "min_size", "samples_per_device", "per_class",
                 "num_iid", "size_range", "balanced", "class_pure", "dominant", "others")
 
 
+@declared("partition")
 def run(params: dict[str, Any], experiment_id: str) -> None:
     experiment = get_experiment(experiment_id)
     block = experiment.params(params)

@@ -32,6 +32,7 @@ import pandas as pd
 from airfl.pipeline import paths
 from airfl.io import read_json, write_csv
 from airfl.privacy import epsilon_curve
+from airfl.pipeline.stage_params import declared
 
 DEFAULT_DELTA = 1e-5
 
@@ -58,6 +59,7 @@ def simulated_epsilons(rounds: list[dict[str, Any]], delta: float) -> dict[str, 
                            for r in rounds], delta)
 
 
+@declared("privacy")
 def run(params: dict[str, Any], experiment_id: str, curve: str) -> None:
     """The curve's delta comes with its records (the parameters that made them), so this stage
     needs neither torch nor the experiment registry (a job starts in ~0.5 s instead of ~2 s)."""

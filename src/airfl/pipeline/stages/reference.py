@@ -8,8 +8,10 @@ from typing import Any
 from airfl.pipeline import paths
 from airfl.pipeline.registry import get_reference
 from airfl.io import provenance, write_json, write_npz
+from airfl.pipeline.stage_params import declared
 
 
+@declared("reference")
 def run(params: dict[str, Any], name: str) -> None:
     reference = get_reference(name)
     arrays, scalars = reference.compute(params)

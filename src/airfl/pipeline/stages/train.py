@@ -19,6 +19,7 @@ from airfl.pipeline.runs import calibrated, derived, design_made_with, run_trial
 from airfl.pipeline.stages import StageError
 from airfl.pipeline.trial import torch_device
 from airfl.pipeline.tuning import tuned_curve
+from airfl.pipeline.stage_params import declared
 
 
 def stored_designs(path: Path, trials: int, made_with: dict[str, Any] | None = None,
@@ -88,6 +89,7 @@ def check_finite_losses(frame: pd.DataFrame, experiment_id: str, curve: str) -> 
                 "run table written. Lower the step size or check the curve's parameters.")
 
 
+@declared("train")
 def run(params: dict[str, Any], experiment_id: str, curve: str, progress: bool = True) -> None:
     started = time.perf_counter()
     experiment = get_experiment(experiment_id)

@@ -11,8 +11,10 @@ from airfl.io import read_json, write_json
 from airfl.pipeline import param_search, paths
 from airfl.pipeline.registry import get_experiment
 from airfl.pipeline.tuning import candidate_scores, eta_search, select_eta, tuned_curves
+from airfl.pipeline.stage_params import declared
 
 
+@declared("tune")
 def run(params: dict[str, Any], experiment_id: str, curve: str) -> None:
     experiment = get_experiment(experiment_id)
     block = experiment.params(params)
