@@ -30,6 +30,12 @@ PROPERTIES = {
                       nullable=True, default=None),
         "download": Bool(description="try to download missing datasets from their public URLs.",
                          default=True)}),
+    "privacy": Obj(description="the privacy stage's accounting (stage `privacy`).", default={},
+                   fields={
+        "delta": Ref(description="delta of a curve's (epsilon, delta) when the curve declares "
+                                 "none of its own (schemes whose paper states RDP only, as CDPB, "
+                                 "or that add no DP noise of their own).",
+                     name="probability", default=1.0e-5)}),
     "audit": Obj(description="privacy audit of every registered DP mechanism (issue 16, stage "
                              "`audit`); each wing that registers audits adds its settings as "
                              "audit.<wing> (its declaration's AUDIT).", fields={

@@ -56,6 +56,28 @@ def test_the_stage_takes_delta_from_the_records_without_torch(tmp_path, monkeypa
     assert table["epsilon_simulated"].tolist() == pytest.approx(expected, rel=1e-9)  # same events
 
 
+def test_a_curve_without_its_own_delta_takes_the_declared_one(tmp_path, monkeypatch, repo_root):
+    """No silent default: a curve whose scheme has no delta (CDPB states RDP only) is stated at
+    params.yaml `privacy.delta`, declared in the schema with its default (1e-5) and read only
+    through the stage's declared params."""
+    from airfl.pipeline.params import load_params
+    from airfl.pipeline.stages import privacy
+
+    params = load_params(repo_root / "params.yaml", {"privacy.delta": 1e-7})
+    assert load_params(repo_root / "params.yaml", {})["privacy"]["delta"] == 1e-5
+    monkeypatch.chdir(tmp_path)
+    rounds = [{"round": t, "privacy": [GaussianEvent(3.0).to_dict()]} for t in (1, 2)]
+    write_json(paths.run_records("x/y", "c"), {"curve": "c", "params": {"scheme": "cdpb"},
+                                               "trials": [{"trial": 0, "rounds": rounds}]})
+    privacy.run(params, "x/y", "c")
+    table = pd.read_csv(paths.privacy("x/y", "c"))
+    assert (table["delta"] == 1e-7).all()
+    assert table["epsilon_paper"].tolist() == pytest.approx(
+        trial_epsilons(rounds, 1e-7)["improved"].tolist(), rel=1e-9)
+    with pytest.raises(KeyError, match="privacy"):         # params without it: no fallback
+        privacy.run({}, "x/y", "c")
+
+
 # -- issue 16, item 4: each wing's round records -> the privacy CSV's two epsilons -----------------
 
 def _lapa_records(privacy: str, rounds: int = 4) -> tuple[list[dict], float]:

@@ -50,7 +50,7 @@ rule privacy:
     output:
         "results/privacy/{paper}/{figure}/{curve}.csv",
     params:
-        setting=job_params("privacy"),   # none: the records carry the curve's delta
+        setting=job_params("privacy"),   # privacy.delta; the records carry the rest
         code=lambda w: code_version("privacy", f"{w.paper}/{w.figure}", w.curve),
     log:
         "logs/privacy/{paper}/{figure}/{curve}.log",

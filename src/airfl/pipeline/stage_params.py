@@ -34,7 +34,7 @@ GLOBALS: dict[str, tuple[str, ...]] = {
     "design": ("seed", "profile"),
     "train": ("seed", "profile", "device", "threads", "data.root"),
     "derive": ("seed", "profile", "threads"),
-    "privacy": (),              # the run's records carry what it needs (its delta)
+    "privacy": ("privacy.delta",),   # the run's records carry the rest (a curve's own delta)
     "figure": ("seed", "profile"),
 }
 
@@ -66,8 +66,8 @@ class UndeclaredParam(KeyError):
 
 def stage_keys(stage: str, *args: str) -> tuple[str, ...]:
     """The dotted params.yaml keys the job `airfl <stage> <args>` runs on (module docstring)."""
-    if stage == "privacy":                 # the run's records carry what it needs (light:
-        return GLOBALS[stage]              # no registry, no torch)
+    if stage == "privacy":                 # the run's records carry the rest (light: no
+        return GLOBALS[stage]              # registry, no torch)
     from airfl.pipeline.registry import get_analytic, get_experiment, get_reference, get_wing
 
     if stage in GLOBALS:
