@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from airfl.pipeline import dag, paths
+from airfl.pipeline import dag
 from airfl.pipeline.params import load_params
 from airfl.pipeline.registry import get_wing, wings
-from airfl.privacy import GaussianEvent, event_rdp
+from airfl.privacy import event_rdp
 from airfl.privacy.auditing import run_audit
 
 REPO = Path(__file__).resolve().parents[2]

@@ -10,7 +10,6 @@ import yaml
 from airfl.config import ConfigError, experiment_params
 from airfl.pipeline.params import (load_params, override_args, params_schema,
                                    schema_yaml, validate_params)
-from airfl.pipeline.registry import scheme_kinds
 
 
 @pytest.fixture()

@@ -56,3 +56,14 @@ def test_every_stage_is_in_the_independence_contract(repo_root):
                if p.stem != "__init__"}
     assert len(modules) >= 13
     assert set(contract["modules"]) == modules
+
+
+def test_ruff_finds_nothing_in_src_and_tests(repo_root):
+    """The linter with the rule set pyproject.toml chooses and justifies ([tool.ruff.lint]):
+    undefined names, unused imports and variables, mutable or computed default arguments,
+    statements without effect."""
+    ruff = Path(sys.executable).parent / "ruff"
+    done = subprocess.run([str(ruff), "check", "--no-cache", "--config",
+                           str(repo_root / "pyproject.toml"), "src", "tests", "benchmarks"],
+                          cwd=repo_root, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]

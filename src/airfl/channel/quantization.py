@@ -12,7 +12,6 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from .pathloss import _validated
 
 __all__ = ["grid_indices", "stochastic_quantize", "quantization_variance_bound", "payload_bits"]
 

@@ -256,7 +256,6 @@ def jobs(params: dict[str, Any]) -> list[Job]:
     out = [Job("data", _slug("data", d), [d], [], [str(paths.dataset_manifest(d))],
                list(stage_keys("data", d))) for d in datasets(params)]
     references = {e.reference.name: e.reference for e in active_experiments(params) if e.reference}
-    owners = {e.reference.name: e.paper for e in active_experiments(params) if e.reference}
     for name, ref in sorted(references.items()):
         out.append(Job("reference", _slug("reference", name), [name],
                        [str(paths.dataset_manifest(ref.dataset))],

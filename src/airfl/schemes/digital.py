@@ -9,7 +9,6 @@ estimator when outage correlates with data, as in non-iid partitions).
 
 from __future__ import annotations
 
-import torch
 
 from airfl.channel.digital import outage, outage_probability_rayleigh
 from airfl.channel.quantization import payload_bits, stochastic_quantize

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import torch
 
 from airfl.core.scheme import RoundState, Scheme
 

@@ -288,11 +288,10 @@ def _front_point(cost, var, var_cap, cost_cap, lowest_var, node_limit) -> np.nda
         return np.array(corner, dtype=np.int64) + 1                 # the closed-form shortcut
     cap = cost_cap if lowest_var else var_cap
     device, tries, mult = _greedy(cost, var, cap, lowest_var)
-    incumbent = least
-    for taken in tries:                                             # the greedy vector, if in S
+    for taken in tries:                         # the greedy vector's sums bound the search, if in S
         idx = np.bincount(device[:taken], minlength=k_count).tolist()
         if (found := inst.sums(idx)) is not None:
-            incumbent, sums = idx, found
+            sums = found
             break
     objective = var + mult * cost if lowest_var else cost + mult * var     # f_k(r)
     floor = objective.min(axis=1)

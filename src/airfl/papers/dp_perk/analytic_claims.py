@@ -146,7 +146,7 @@ def _threshold_claims(frame: pd.DataFrame, edge: pd.DataFrame | None,
          f"{by_eps.index[-1]:g}", bool(np.all(np.diff(by_eps.to_numpy()) > 0))),
     ]
     if edge is not None:
-        e_zf, e_opt = _at(edge, "zf", eps0), _at(edge, "zf_opt", eps0)
+        e_zf = _at(edge, "zf", eps0)
         out += [
             ("perk.authors_labelling", "spec §5.4: ~ -62.6 dB with all devices at r_max and n = 50 "
              "ZF columns", f"{e_zf.snr_threshold_db.mean():.2f} dB",

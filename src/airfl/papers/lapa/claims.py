@@ -244,7 +244,7 @@ def fig6_robust(frame: pd.DataFrame) -> ClaimResult:
     largest = mean[ordered].idxmax()
     trend = paired_trend(margin, ordered, scale=100, unit=" pp")
     holds = trend.holds is not False and largest in ("iid0", "iid3")
-    return ClaimResult(holds, f"LAPA − best of B3/B4 (pp, mean): "
+    return ClaimResult(holds, "LAPA − best of B3/B4 (pp, mean): "
                        + ", ".join(f"{c} {100 * mean[c]:.2f}" for c in margin.columns)
                        + f"; largest at {largest}; {trend.numbers}")
 

@@ -7,12 +7,9 @@ import json
 import time
 from typing import Any
 
-import pandas as pd
-
 from airfl.pipeline import paths
-from airfl.experiments import AnalyticFigure
 from airfl.pipeline.registry import get_analytic
-from airfl.io import provenance, read_json, record_run, write_csv, write_json
+from airfl.io import provenance, record_run, write_csv, write_json
 from airfl.pipeline.stage_params import declared
 
 

@@ -16,7 +16,7 @@ import pandas as pd
 from airfl.experiments import Experiment, FigureSpec
 from airfl.io import json_form, read_json, write_csv, write_json
 from airfl.pipeline import paths
-from airfl.pipeline.artifacts import caption, figure_id, figure_names
+from airfl.pipeline.artifacts import caption, figure_id
 from airfl.pipeline.registry import get_experiment
 from airfl.plotting import line_plot, save_figure
 from airfl.pipeline.stages import StageError
