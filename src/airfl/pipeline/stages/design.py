@@ -7,9 +7,9 @@ from typing import Any
 from airfl.io import provenance, write_json
 from airfl.pipeline import paths
 from airfl.pipeline.registry import get_experiment
-from airfl.pipeline.runs import derived, design_made_with, design_trials
+from airfl.pipeline.effective import effective_curve
+from airfl.pipeline.runs import design_made_with, design_trials
 from airfl.pipeline.trial import check_channel_model
-from airfl.pipeline.tuning import tuned_curve
 from airfl.pipeline.stage_params import declared
 
 
@@ -17,8 +17,7 @@ from airfl.pipeline.stage_params import declared
 def run(params: dict[str, Any], experiment_id: str, curve: str) -> None:
     experiment = get_experiment(experiment_id)
     block = experiment.params(params)
-    curve_params, _ = tuned_curve(experiment, block, curve)
-    curve_params = derived(experiment, curve, curve_params, block["curves"])
+    curve_params, _ = effective_curve(experiment, block, curve, with_calibration=False)
     check_channel_model(block, f"{experiment.config_key}.channel")
     designs = design_trials(params, experiment_id, block, curve, curve_params,
                             range(block["scale"]["trials"]))

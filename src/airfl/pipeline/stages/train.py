@@ -15,10 +15,10 @@ import pandas as pd
 from airfl.io import json_form, provenance, record_run, write_csv, write_json
 from airfl.pipeline import paths
 from airfl.pipeline.registry import get_experiment
-from airfl.pipeline.runs import calibrated, derived, design_made_with, run_trials
+from airfl.pipeline.effective import effective_curve
+from airfl.pipeline.runs import design_made_with, run_trials
 from airfl.pipeline.stages import StageError
 from airfl.pipeline.trial import torch_device
-from airfl.pipeline.tuning import tuned_curve
 from airfl.pipeline.stage_params import declared
 
 
@@ -94,12 +94,10 @@ def run(params: dict[str, Any], experiment_id: str, curve: str, progress: bool =
     started = time.perf_counter()
     experiment = get_experiment(experiment_id)
     block = experiment.params(params)
-    tuned, server_lr = tuned_curve(experiment, block, curve)
-    curve_params = derived(experiment, curve, calibrated(experiment, tuned), block["curves"])
+    curve_params, server_lr = effective_curve(experiment, block, curve, with_calibration=True)
+    designed, _ = effective_curve(experiment, block, curve, with_calibration=False)
     designs = stored_designs(paths.design(experiment_id, curve), block["scale"]["trials"],
-                             design_made_with(params, block,
-                                              derived(experiment, curve, tuned, block["curves"])),
-                             experiment.panel_keys)
+                             design_made_with(params, block, designed), experiment.panel_keys)
     # the trials in lockstep where they allow it (full-batch gradient uploads: Biased FL),
     # equal to one-by-one runs up to float reassociation (issue 11; benchmarks/README.md)
     frame, records = run_trials(params, experiment, block, curve, curve_params, server_lr, designs,
