@@ -268,7 +268,49 @@ class _Slot:
     stop: int
 
 
-PRECISIONS = ("fp32", "bf16")
+PRECISIONS = ("fp32", "tf32", "bf16")
+
+
+def cuda_arithmetic(precision: str) -> dict[str, bool]:
+    """The CUDA flags a precision sets: fp32 is exact fp32, so TF32 tensor-core matmuls and
+    convolutions are off (cuDNN's default is on: "fp32" would silently be TF32 otherwise);
+    tf32 turns both on; bf16 runs its matmuls and convolutions in bfloat16 under autocast and
+    keeps any fp32 matmul exact (TF32 off)."""
+    if precision not in PRECISIONS:
+        raise ValueError(f"precision must be one of {', '.join(PRECISIONS)}; got {precision!r}")
+    tf32 = precision == "tf32"
+    return {"cuda_matmul_allow_tf32": tf32, "cudnn_allow_tf32": tf32}
+
+
+def apply_precision(precision: str, device: torch.device | str) -> dict[str, object]:
+    """Set the process's arithmetic for training on `device` with `precision` and return what
+    was set (recorded with the run). On CUDA: `cuda_arithmetic`'s flags and the matching fp32
+    matmul precision ("highest", or "high" for tf32). On CPU nothing is set: fp32 is exact there
+    already, and tf32 (a CUDA tensor-core format) is refused rather than run as fp32 under
+    another name."""
+    flags = cuda_arithmetic(precision)
+    device = torch.device(device)
+    if device.type != "cuda":
+        if precision == "tf32":
+            raise ValueError("precision 'tf32' is a CUDA arithmetic (tensor-core TF32); on "
+                             f"{device.type} use fp32 (exact) or bf16")
+        return arithmetic_record(precision, device)
+    torch.backends.cuda.matmul.allow_tf32 = flags["cuda_matmul_allow_tf32"]
+    torch.backends.cudnn.allow_tf32 = flags["cudnn_allow_tf32"]
+    torch.set_float32_matmul_precision("high" if precision == "tf32" else "highest")
+    return arithmetic_record(precision, device)
+
+
+def arithmetic_record(precision: str, device: torch.device | str) -> dict[str, object]:
+    """What a run records of its arithmetic: the precision, the device type and, on CUDA, the
+    TF32 flags as torch holds them (read back, not assumed)."""
+    device = torch.device(device)
+    record: dict[str, object] = {"precision": precision, "device": device.type}
+    if device.type == "cuda":
+        record.update(cuda_matmul_allow_tf32=bool(torch.backends.cuda.matmul.allow_tf32),
+                      cudnn_allow_tf32=bool(torch.backends.cudnn.allow_tf32),
+                      float32_matmul_precision=torch.get_float32_matmul_precision())
+    return record
 
 
 def _widened(logits: torch.Tensor) -> torch.Tensor:
@@ -282,9 +324,10 @@ MEMORY_FORMATS = ("auto", "contiguous", "channels_last")
 class FunctionalNetwork(FlatModel):
     """Any `nn.Module` driven through torch.func on flat parameter vectors.
 
-    `precision`: fp32 (exact, default) or bf16 (forward and backward in bfloat16: cnn_step's
-    bf16 step for the small CNNs on CPU, autocast otherwise; the parameters, the loss and the
-    SGD update stay fp32). `memory_format` of
+    `precision`: fp32 (exact, default), tf32 (fp32 here; TF32 tensor-core matmuls on CUDA,
+    `apply_precision`) or bf16 (forward and backward in bfloat16: cnn_step's bf16 step for the
+    small CNNs on CPU, autocast otherwise; the parameters, the loss and the SGD update stay
+    fp32). `memory_format` of
     the loop engine's conv inputs: auto = channels-last on CPU for the networks measured faster
     in it (their `channels_last_on_cpu`; benchmarks/README.md), contiguous otherwise."""
 
@@ -446,11 +489,12 @@ MODEL_NAMES = ("softmax", "mlp32", "cnn_mnist", "cnn_mnist_k3", "fedavg_cnn", "r
 def build_model(name: str, image_shape: tuple[int, int, int], num_classes: int, l2: float = 0.0,
                 engine: str = "auto", precision: str = "fp32") -> FlatModel:
     """The model named in params.yaml; image_shape is (channels, height, width). `precision`
-    bf16 exists for the CNNs only (softmax and the MLP have hand-written fp32 gradients)."""
+    bf16 exists for the CNNs only (softmax and the MLP have hand-written fp32 gradients); tf32
+    is fp32 in the model and TF32 in CUDA's matmuls (`apply_precision`)."""
     channels, height, _ = image_shape
     if precision not in PRECISIONS:
         raise ValueError(f"precision must be one of {', '.join(PRECISIONS)}; got {precision!r}")
-    if precision != "fp32" and name in ("softmax", "mlp32"):
+    if precision == "bf16" and name in ("softmax", "mlp32"):
         raise ValueError(f"precision {precision!r} is implemented for the CNN models "
                          f"(cnn_mnist, cnn_mnist_k3, fedavg_cnn, resnet18_gn), not for {name!r}; use fp32")
     if name == "softmax":
