@@ -37,8 +37,8 @@ search stops early, lockstep batching shares work). A calibrate job costs one ro
 
 A batch size not measured is costed per sample from the nearest measured one. GPU-hours come
 from a GPU unit cost per client step (`gpu.models`, written by benchmarks/device_check.py from a
-measured step), for the train jobs of the models it has; without one the plan says "not
-measured".
+measured step): the training jobs' client steps times it (evaluation and job start-up are not
+in them); a paper with a training job whose model has no GPU unit cost says "not measured".
 """
 
 from __future__ import annotations
@@ -99,14 +99,8 @@ class UnitCosts:
         return cls(table["machine"], table["stage_s"], table["models"], table.get("gpu", {}))
 
     def client_step(self, model: str, batch: int) -> float:
-        """Seconds of one client's SGD step at `batch`; per sample from the nearest measured
-        batch when this one was not measured."""
-        steps = self._model(model)["client_step_s"]
-        measured = {int(b): float(s) for b, s in steps.items()}
-        if batch in measured:
-            return measured[batch]
-        nearest = min(measured, key=lambda b: (abs(math.log(b / batch)), b))
-        return measured[nearest] / nearest * batch
+        """Seconds of one client's SGD step at `batch` on CPU (`nearest_batch`)."""
+        return nearest_batch(self._model(model)["client_step_s"], batch)
 
     def lockstep_sample(self, model: str) -> float:
         entry = self._model(model)
@@ -118,9 +112,10 @@ class UnitCosts:
     def eval_sample(self, model: str) -> float:
         return float(self._model(model)["eval_sample_s"])
 
-    def gpu_client_step(self, model: str) -> float | None:
+    def gpu_client_step(self, model: str, batch: int) -> float | None:
+        """Seconds of one client's step on the GPU measured (None: not measured there)."""
         entry = self.gpu.get("models", {}).get(model)
-        return None if entry is None else float(entry["client_step_s"])
+        return None if entry is None else nearest_batch(entry["client_step_s"], batch)
 
     def stage(self, stage: str) -> float:
         return float(self.stage_s.get(stage, self.stage_s.get("default", 0.0)))
@@ -131,6 +126,16 @@ class UnitCosts:
                               + ", ".join(sorted(self.models))
                               + " (rerun benchmarks/unit_costs.py)")
         return self.models[model]
+
+
+def nearest_batch(steps: dict[str, float], batch: int) -> float:
+    """The measured seconds of a client step at `batch`, or per sample from the nearest
+    measured batch (in ratio) when this one was not measured."""
+    measured = {int(b): float(s) for b, s in steps.items()}
+    if batch in measured:
+        return measured[batch]
+    nearest = min(measured, key=lambda b: (abs(math.log(b / batch)), b))
+    return measured[nearest] / nearest * batch
 
 
 def samples_per_device(block: dict[str, Any]) -> float:
@@ -261,9 +266,9 @@ def job_cost(job, params: dict[str, Any], units: UnitCosts) -> JobCost:
     if work.lockstep_samples:
         seconds += work.lockstep_samples * units.lockstep_sample(work.model)
     cost.core_s += repeats * seconds
-    gpu_step = units.gpu_client_step(work.model)
-    if gpu_step is not None:
-        cost.gpu_s = repeats * work.client_steps * gpu_step
+    gpu_step = units.gpu_client_step(work.model, work.batch)
+    if gpu_step is not None:                   # training only: evaluation is not measured there
+        cost.gpu_s = repeats * (work.client_steps + work.lockstep_samples / work.batch) * gpu_step
     return cost
 
 
