@@ -33,6 +33,7 @@ from torch import nn
 from torch.func import functional_call, grad_and_value, vmap
 
 from airfl import cnn_step
+from airfl.precision import PRECISIONS
 from airfl.softmax_rows import gather_class_columns, write_gradient_rows
 from airfl.networks import (  # noqa: F401 (airfl.models names every network)
     FedAvgCNN,
@@ -266,51 +267,6 @@ class _Slot:
     shape: tuple[int, ...]
     start: int
     stop: int
-
-
-PRECISIONS = ("fp32", "tf32", "bf16")
-
-
-def cuda_arithmetic(precision: str) -> dict[str, bool]:
-    """The CUDA flags a precision sets: fp32 is exact fp32, so TF32 tensor-core matmuls and
-    convolutions are off (cuDNN's default is on: "fp32" would silently be TF32 otherwise);
-    tf32 turns both on; bf16 runs its matmuls and convolutions in bfloat16 under autocast and
-    keeps any fp32 matmul exact (TF32 off)."""
-    if precision not in PRECISIONS:
-        raise ValueError(f"precision must be one of {', '.join(PRECISIONS)}; got {precision!r}")
-    tf32 = precision == "tf32"
-    return {"cuda_matmul_allow_tf32": tf32, "cudnn_allow_tf32": tf32}
-
-
-def apply_precision(precision: str, device: torch.device | str) -> dict[str, object]:
-    """Set the process's arithmetic for training on `device` with `precision` and return what
-    was set (recorded with the run). On CUDA: `cuda_arithmetic`'s flags and the matching fp32
-    matmul precision ("highest", or "high" for tf32). On CPU nothing is set: fp32 is exact there
-    already, and tf32 (a CUDA tensor-core format) is refused rather than run as fp32 under
-    another name."""
-    flags = cuda_arithmetic(precision)
-    device = torch.device(device)
-    if device.type != "cuda":
-        if precision == "tf32":
-            raise ValueError("precision 'tf32' is a CUDA arithmetic (tensor-core TF32); on "
-                             f"{device.type} use fp32 (exact) or bf16")
-        return arithmetic_record(precision, device)
-    torch.backends.cuda.matmul.allow_tf32 = flags["cuda_matmul_allow_tf32"]
-    torch.backends.cudnn.allow_tf32 = flags["cudnn_allow_tf32"]
-    torch.set_float32_matmul_precision("high" if precision == "tf32" else "highest")
-    return arithmetic_record(precision, device)
-
-
-def arithmetic_record(precision: str, device: torch.device | str) -> dict[str, object]:
-    """What a run records of its arithmetic: the precision, the device type and, on CUDA, the
-    TF32 flags as torch holds them (read back, not assumed)."""
-    device = torch.device(device)
-    record: dict[str, object] = {"precision": precision, "device": device.type}
-    if device.type == "cuda":
-        record.update(cuda_matmul_allow_tf32=bool(torch.backends.cuda.matmul.allow_tf32),
-                      cudnn_allow_tf32=bool(torch.backends.cudnn.allow_tf32),
-                      float32_matmul_precision=torch.get_float32_matmul_precision())
-    return record
 
 
 def _widened(logits: torch.Tensor) -> torch.Tensor:

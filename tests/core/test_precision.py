@@ -293,7 +293,7 @@ def test_a_cuda_device_gets_the_precisions_tf32_flags(cuda_flags, precision, tf3
     """On CUDA, fp32 is exact (TF32 off, against cuDNN's default on) and tf32 turns it on; the
     flags are set on the torch globals and read back into the run's record (the CUDA path,
     tested by structure on CPU: setting the flags needs no device)."""
-    from airfl.models import apply_precision
+    from airfl.precision import apply_precision
 
     torch.backends.cuda.matmul.allow_tf32 = not tf32      # the opposite, to see them change
     torch.backends.cudnn.allow_tf32 = not tf32
@@ -307,7 +307,7 @@ def test_a_cuda_device_gets_the_precisions_tf32_flags(cuda_flags, precision, tf3
 
 
 def test_on_cpu_fp32_and_bf16_leave_the_flags_and_tf32_is_refused(cuda_flags):
-    from airfl.models import apply_precision
+    from airfl.precision import apply_precision
 
     torch.backends.cudnn.allow_tf32 = True
     assert apply_precision("fp32", "cpu") == {"precision": "fp32", "device": "cpu"}

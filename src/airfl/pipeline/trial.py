@@ -33,7 +33,8 @@ from airfl.data import dataset_info, load_dataset, to_float_tensor
 from airfl.data.partition import Partition
 from airfl.experiments import Experiment
 from airfl.io import read_json
-from airfl.models import FlatModel, apply_precision, build_model, check_engine
+from airfl.models import FlatModel, build_model, check_engine
+from airfl.precision import apply_precision
 from airfl.rng import numpy_generator, torch_generator
 
 

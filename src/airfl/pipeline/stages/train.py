@@ -13,7 +13,7 @@ from typing import Any
 import pandas as pd
 
 from airfl.io import json_form, provenance, record_run, write_csv, write_json
-from airfl.models import arithmetic_record
+from airfl.precision import arithmetic_record
 from airfl.pipeline import paths
 from airfl.pipeline.registry import get_experiment
 from airfl.pipeline.runs import calibrated, derived, design_made_with, run_trials
