@@ -80,6 +80,11 @@ def test_a_quick_train_job_costs_what_the_plan_says_within_the_stated_factor(
     name = f"train-{experiment.replace('/', '-')}-{curve}"
     planned = next(c.core_s for c in costs if c.name == name)
     assert 1 / FACTOR_QUICK <= planned / measured <= FACTOR_QUICK, (planned, measured)
+    from airfl.pipeline import paths         # the run's provenance records its arithmetic
+    table = paths.run_table(experiment, curve)
+    record = json.loads((tmp_path / "results" / "provenance"
+                         / table.with_suffix(table.suffix + ".json")).read_text())
+    assert record["arithmetic"] == {"precision": "fp32", "device": "cpu"}
 
 
 def test_the_biased_fl_paper_plan_is_within_the_stated_factor_of_its_measured_jobs(
