@@ -34,8 +34,8 @@ def quick(repo_root):
     try:
         params = load_params("params.yaml", {"profile": "quick"})
         units = plan.UnitCosts.load(repo_root / plan.UNIT_COSTS)
-        costs = plan.plan(params, None, units)
         dag = jobs(params)
+        costs = plan.plan(params, None, units, dag)
     finally:
         os.chdir(cwd)
     return params, units, costs, dag
@@ -94,9 +94,10 @@ def test_the_biased_fl_paper_plan_is_within_the_stated_factor_of_its_measured_jo
     monkeypatch.chdir(repo_root)
     params = load_params("params.yaml", {"profile": "paper"})
     measured = load_job_seconds(repo_root / "workflow/job_seconds.json")
-    costs = {c.name: c for c in plan.plan(params, "biased_fl")}
+    dag = jobs(params)
+    costs = {c.name: c for c in plan.plan(params, "biased_fl", None, dag)}
     planned_s = measured_s = 0.0
-    for job in jobs(params):
+    for job in dag:
         if job.name in costs and job.stage in ("train", "tune"):
             paper, figure = job.args[0].split("/")
             key = job_key(job.stage, {"paper": paper, "figure": figure, "curve": job.args[1]})
@@ -124,27 +125,28 @@ def test_missing_unit_costs_stop_with_one_line(tmp_path):
 
 
 def test_a_paper_target_plans_its_jobs_and_their_inputs_only(quick, repo_root, monkeypatch):
-    params, units, costs, _ = quick
+    params, units, costs, dag = quick
     monkeypatch.chdir(repo_root)
-    lapa = plan.plan(params, "lapa", units)
+    lapa = plan.plan(params, "lapa", units, dag)
     assert {c.paper for c in lapa} <= {"lapa", "shared"}
     assert {c.name for c in lapa} == {c.name for c in costs if c.paper == "lapa"} | \
         {c.name for c in lapa if c.paper == "shared"}
     with pytest.raises(ConfigError, match="neither 'all', a paper"):
-        plan.plan(params, "figures/nowhere.png", units)
+        plan.plan(params, "figures/nowhere.png", units, dag)
 
 
 def test_gpu_hours_come_from_a_measured_gpu_step_else_not_measured(quick, repo_root,
                                                                    monkeypatch):
-    params, units, _, _ = quick
+    params, units, _, dag = quick
     monkeypatch.chdir(repo_root)
     if not units.gpu.get("models"):
-        text = plan.render(plan.summary(plan.plan(params, "lapa", units)), units, "quick", "lapa")
+        text = plan.render(plan.summary(plan.plan(params, "lapa", units, dag)), units, "quick",
+                           "lapa")
         assert "not measured" in text
     gpu = plan.UnitCosts(units.machine, units.stage_s, units.models,
                          {"machine": {"device": "test GPU"},
                           "models": {m: {"client_step_s": {"10": 1e-4}} for m in units.models}})
-    costs = plan.plan(params, "lapa", gpu)
+    costs = plan.plan(params, "lapa", gpu, dag)
     from airfl.pipeline.registry import get_experiment
     for cost in costs:
         if cost.stage == "train":
@@ -182,10 +184,10 @@ def test_the_device_check_runs_dry_on_cpu_and_writes_what_the_plan_reads(
     assert table["models"] == json.loads((repo_root / plan.UNIT_COSTS).read_text())["models"]
     assert table["gpu"]["machine"]["device"] == "cpu (dry run)"
     assert set(table["gpu"]["models"]) == {"cnn_mnist", "cnn_mnist_k3", "fedavg_cnn"}
-    params, _, _, _ = quick
+    params, _, _, dag = quick
     monkeypatch.chdir(repo_root)
     gpu_units = plan.UnitCosts.load(units_copy)
-    rows = plan.summary(plan.plan(params, "lapa", gpu_units))
+    rows = plan.summary(plan.plan(params, "lapa", gpu_units, dag))
     assert rows["lapa"]["gpu_complete"] and rows["lapa"]["gpu_s"] > 0
 
 

@@ -306,11 +306,13 @@ def target_outputs(target: str | None, params: dict[str, Any], all_jobs: list) -
 
 
 def plan(params: dict[str, Any], target: str | None = None,
-         units: UnitCosts | None = None) -> list[JobCost]:
+         units: UnitCosts | None = None, all_jobs: list | None = None) -> list[JobCost]:
+    """Every job `target` needs (all: None), costed; `all_jobs`: the DAG's jobs of these params
+    when already built (`dag.jobs(params)`, the slow part)."""
     from airfl.pipeline.dag import jobs
 
     units = units or UnitCosts.load()
-    all_jobs = jobs(params)
+    all_jobs = jobs(params) if all_jobs is None else all_jobs
     chosen = needed_jobs(all_jobs, target_outputs(target, params, all_jobs))
     return [job_cost(job, params, units) for job in chosen]
 
