@@ -76,7 +76,8 @@ def metadata_job_times(directory: Path) -> dict[str, float]:
         parts = Path(logs[0]).with_suffix("").parts     # logs, stage, rest...
         if len(parts) < 3 or parts[0] != "logs":
             continue
-        jobs[f"{parts[1]} {'/'.join(parts[2:])}"] = round(record["endtime"] - record["starttime"], 2)
+        seconds = record["endtime"] - record["starttime"]
+        jobs[f"{parts[1]} {'/'.join(parts[2:])}"] = round(seconds, 2)
     return dict(sorted(jobs.items()))
 
 
@@ -119,7 +120,8 @@ def main(argv: list[str] | None = None) -> int:
         for key, seconds in jobs.items():
             by_stage[key.split()[0]] = by_stage.get(key.split()[0], 0.0) + seconds
         print(f"{len(jobs)} jobs, job walls {sum(jobs.values()):.0f} s ("
-              + ", ".join(f"{k} {v:.0f}" for k, v in sorted(by_stage.items(), key=lambda kv: -kv[1]))
+              + ", ".join(f"{k} {v:.0f}"
+                          for k, v in sorted(by_stage.items(), key=lambda kv: -kv[1]))
               + ")")
         if args.json:
             args.json.write_text(json.dumps({"jobs": jobs}, indent=1) + "\n")

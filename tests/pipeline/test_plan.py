@@ -200,3 +200,29 @@ def test_airfl_plan_prints_the_table(repo_root, monkeypatch, capsys):
     assert "profile quick, target lapa" in out
     assert out.splitlines()[-1].startswith("total")
     assert main(["plan", "--profile", "quick", "nowhere"]) == 2
+
+
+def test_job_times_are_read_from_a_runs_snakemake_metadata(tmp_path, repo_root):
+    """snakemake_job_times.py --metadata: one record per output file; a job's outputs share
+    its times and log, so it is counted once, named '<stage> <log path's rest>'; incomplete
+    records are left out."""
+    import base64
+    import runpy
+
+    module = runpy.run_path(str(repo_root / "benchmarks/snakemake_job_times.py"))
+    meta = tmp_path / "metadata"
+    meta.mkdir()
+    train_log = "logs/train/lapa/fig4/fedavg.log"
+    records = {
+        "results/runs/lapa/fig4/fedavg.csv": (train_log, 100.0, 112.5, False),
+        "results/runs/lapa/fig4/fedavg.json": (train_log, 100.0, 112.5, False),
+        "figures/lapa/fig4.png": ("logs/figure/lapa/fig4.log", 120.0, 121.25, False),
+        "results/designs/lapa/fig4/nodp.json": ("logs/design/lapa/fig4/nodp.log", 1.0, 9.0, True),
+    }
+    for output, (log, start, end, incomplete) in records.items():
+        name = base64.b64encode(output.encode()).decode()
+        (meta / name).write_text(json.dumps({"rule": log.split("/")[1], "log": [log],
+                                             "starttime": start, "endtime": end,
+                                             "incomplete": incomplete}))
+    assert module["metadata_job_times"](meta) == {"figure lapa/fig4": 1.25,
+                                                  "train lapa/fig4/fedavg": 12.5}

@@ -22,17 +22,18 @@ A train job (one curve) then costs, per trial (the reading of the round loop,
   + evaluations x models x (test + train-loss samples) x eval_sample(model)
 
 (for full-batch gradient uploads the first line is rounds x devices x samples x
-lockstep_sample(model); the per-run-round work of the scheme itself, e.g. a digital scheme's bit
-allocation, is not in the model) with `clients` the devices that train in a round (the curve's `sample_ratio` x devices, else
-all), `steps` the local steps (or epochs x ceil(samples / batch) in epochs mode; one step over
-all local samples for full-batch gradients), `evaluations` round 0, every `eval_every` rounds and
-the last (or horizon / `eval_every_s` + 1 on a time schedule), `models` 1, or one per device for
-an experiment with its own trainer (federated distillation keeps a model per device and also
-forwards every local sample once a round for its soft labels). A horizon-bounded run
-(`horizon_s`) is costed at horizon / T_max rounds, T_max the curve's round-time cap `T_max_s`,
-or the panel's smallest cap for a curve without one (a baseline's round time follows the drawn
-channel and is known only after the run: an assumption). A tune job costs the grid it searches (step sizes x scheme-parameter
-combinations x selection trials) as full runs without evaluation: an upper bound (a descending
+lockstep_sample(model); the per-run-round work of the scheme itself, e.g. a digital scheme's
+bit allocation, is not in the model) with `clients` the devices that train in a round (the
+curve's `sample_ratio` x devices, else all), `steps` the local steps (or epochs x
+ceil(samples / batch) in epochs mode; one step over all local samples for full-batch
+gradients), `evaluations` round 0, every `eval_every` rounds and the last (or horizon /
+`eval_every_s` + 1 on a time schedule), `models` 1, or one per device for an experiment with
+its own trainer (federated distillation keeps a model per device and also forwards every local
+sample once a round for its soft labels). A horizon-bounded run (`horizon_s`) is costed at
+horizon / T_max rounds, T_max the curve's round-time cap `T_max_s`, or the panel's smallest cap
+for a curve without one (a baseline's round time follows the drawn channel and is known only
+after the run: an assumption). A tune job costs its search, (scheme-parameter combinations +
+step sizes) x selection trials, as full runs without evaluation: an upper bound (a descending
 search stops early, lockstep batching shares work). A calibrate job costs one round.
 
 A batch size not measured is costed per sample from the nearest measured one. GPU-hours come
