@@ -85,18 +85,21 @@ def synchronize(device: torch.device) -> None:
 
 
 def one_round(model, params, x, y, test, clients, steps, batch, own_models, device):
-    """The round's updates [N, d] (on CPU), evaluation losses and accuracies, and seconds."""
+    """The round's updates [N, d] (on CPU), evaluation losses and accuracies, the round's
+    seconds and those of its local training alone."""
     per_client = max(batch, 64)
     data = client_data(x, y, clients, per_client, device)
     p = params.to(device)
     synchronize(device)
     start = time.perf_counter()
     updates = local_sgd(model, p, data, steps, batch, 0.01, torch.Generator().manual_seed(2))
+    synchronize(device)
+    training = time.perf_counter() - start
     models = p + updates if own_models else (p + updates.mean(0)).unsqueeze(0)
     loss, accuracy = evaluate_many(model, models, test[0].to(device), test[1].to(device))
     synchronize(device)
     seconds = time.perf_counter() - start
-    return updates.cpu(), loss.cpu(), accuracy.cpu(), seconds
+    return updates.cpu(), loss.cpu(), accuracy.cpu(), seconds, training
 
 
 def check_round(spec, device: torch.device, dry: bool) -> dict:
@@ -120,7 +123,7 @@ def check_round(spec, device: torch.device, dry: bool) -> dict:
     return {"paper": paper, "model": name, "clients": clients, "steps": steps, "batch": batch,
             "update_rel_l2": update_rel, "loss_rel": loss_rel, "accuracy_abs": accuracy_diff,
             "within": ok, "cpu_s": ref[3], "device_s": dev[3],
-            "device_client_step_s": dev[3] / (clients * steps)}
+            "device_client_step_s": dev[4] / (clients * steps)}
 
 
 def time_step(clients: int, device: torch.device, repeats: int = 5) -> float:
