@@ -59,6 +59,9 @@ CORES = 2                              # the wall-clock column: days on this man
 
 @dataclass
 class JobCost:
+    """One job's planned cost: core-seconds on the measured CPU (one thread), GPU-seconds of
+    its training where the GPU was measured."""
+
     stage: str
     name: str
     paper: str
@@ -81,6 +84,10 @@ class TrainWork:
 
 @dataclass
 class UnitCosts:
+    """The measured unit costs (workflow/unit_costs.json): the machine, each stage's fixed job
+    cost, per model its client step by batch size, evaluated sample and lockstep gradient
+    sample, and an optional `gpu` section of the same per-model shape."""
+
     machine: dict[str, Any]
     stage_s: dict[str, float]
     models: dict[str, dict[str, Any]]
