@@ -13,6 +13,11 @@ the number of jobs, the log's first-to-last span (the run's wall time), the sum 
 by rule (CPU-bound single-threaded jobs: about their CPU time on an idle machine), and the
 longest jobs with their wildcards. Only the log is read; nothing is rerun.
 
+With --metadata DIR (a run's `.snakemake/metadata`, which holds each output's job, rule, log and
+start and end times: what a run with `-q` leaves when its log names no jobs) the jobs' times are
+read from there instead, and --json writes them as {"jobs": {"<stage> <log path's job>": seconds}}
+(the table `benchmarks/unit_costs.py --job-times` reads; 0.01 s resolution).
+
 With --priorities, the jobs of at least --min-seconds (the longest over the logs) are written as
 the table the workflow's job priorities read (`airfl.pipeline.job_priority`: the longest jobs
 start first), keyed as the log names them.
@@ -58,6 +63,24 @@ def job_times(lines: list[str]) -> tuple[list[dict], float]:
     return jobs, span
 
 
+def metadata_job_times(directory: Path) -> dict[str, float]:
+    """{'<stage> <experiment/curve...>': seconds} of every job recorded in a Snakemake metadata
+    folder (one record per output file; a job's outputs share its job_hash), named by its log
+    path `logs/<stage>/<rest>.log`."""
+    jobs: dict[str, float] = {}
+    for record_path in sorted(directory.iterdir()):
+        record = json.loads(record_path.read_text())
+        logs = record.get("log") or []
+        if record.get("incomplete") or not logs or record.get("endtime") is None:
+            continue
+        parts = Path(logs[0]).with_suffix("").parts     # logs, stage, rest...
+        if len(parts) < 3 or parts[0] != "logs":
+            continue
+        seconds = record["endtime"] - record["starttime"]
+        jobs[f"{parts[1]} {'/'.join(parts[2:])}"] = round(seconds, 2)
+    return dict(sorted(jobs.items()))
+
+
 def summary(path: Path, jobs: list[dict], span: float, top: int) -> dict:
     by_rule: dict[str, float] = {}
     for job in jobs:
@@ -84,12 +107,25 @@ def priority_table(parsed: dict[Path, tuple[list[dict], float]], min_seconds: fl
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("logs", nargs="+", type=Path)
+    parser.add_argument("logs", nargs="*", type=Path)
+    parser.add_argument("--metadata", type=Path, help="a run's .snakemake/metadata folder")
     parser.add_argument("--top", type=int, default=12)
     parser.add_argument("--json", type=Path)
     parser.add_argument("--priorities", type=Path)
     parser.add_argument("--min-seconds", type=float, default=10.0)
     args = parser.parse_args(argv)
+    if args.metadata:
+        jobs = metadata_job_times(args.metadata)
+        by_stage: dict[str, float] = {}
+        for key, seconds in jobs.items():
+            by_stage[key.split()[0]] = by_stage.get(key.split()[0], 0.0) + seconds
+        print(f"{len(jobs)} jobs, job walls {sum(jobs.values()):.0f} s ("
+              + ", ".join(f"{k} {v:.0f}"
+                          for k, v in sorted(by_stage.items(), key=lambda kv: -kv[1]))
+              + ")")
+        if args.json:
+            args.json.write_text(json.dumps({"jobs": jobs}, indent=1) + "\n")
+        return 0
     parsed = {path: job_times(path.read_text().splitlines()) for path in args.logs}
     out = [summary(path, jobs, span, args.top) for path, (jobs, span) in parsed.items()]
     if args.priorities:

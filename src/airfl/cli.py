@@ -61,6 +61,13 @@ def _parser() -> argparse.ArgumentParser:
     gen.add_argument("--check", action="store_true", help="fail if the committed dvc.yaml differs")
     gen.add_argument("--stamp", metavar="PATH", help="the `dvc-dag` stage: check as --check does, "
                      "name what differs in a few lines, and write PATH when nothing does")
+    plan = sub.add_parser("plan", help="jobs, core-hours and GPU-hours of a run before it starts, "
+                          "per paper and in total (unit costs: workflow/unit_costs.json)")
+    plan.add_argument("target", nargs="?", help="all (default), a paper, or an output path")
+    plan.add_argument("--profile", choices=("quick", "paper"), help="the profile to plan "
+                      "(default: params.yaml's)")
+    plan.add_argument("--units", default="workflow/unit_costs.json", help="unit-cost table")
+    plan.add_argument("--json", action="store_true", help="print the per-paper table as JSON")
     sub.add_parser("list", help="list the installed wings, their experiments and curves")
     schema = sub.add_parser("schema", help="write workflow/schemas/params.schema.yaml, the "
                                            "schema assembled from the installed wings")
@@ -76,8 +83,11 @@ def main(argv: list[str] | None = None) -> int:
     from airfl.config import ConfigError
     from airfl.pipeline.params import load_params
 
+    overrides = _overrides(args.set)
+    if args.stage == "plan" and args.profile:
+        overrides["profile"] = args.profile
     try:
-        params = load_params(args.params, _overrides(args.set))
+        params = load_params(args.params, overrides)
     except ConfigError as error:
         print(f"airfl: {error}", file=sys.stderr)
         return 2
@@ -98,6 +108,13 @@ def main(argv: list[str] | None = None) -> int:
         if args.stamp:
             return dvcgen.guard(params, raw, args.stamp)
         return dvcgen.main(params, check=args.check, raw=raw)
+    elif args.stage == "plan":
+        from airfl.pipeline import plan
+        try:
+            return plan.main(params, args.target, args.units, args.json)
+        except ConfigError as error:
+            print(f"airfl plan: {error}", file=sys.stderr)
+            return 2
     elif args.stage == "list":
         from airfl.pipeline.registry import wings
         for wing in wings():

@@ -32,6 +32,7 @@ from torch import nn
 from torch.func import functional_call, grad_and_value, vmap
 
 from airfl import cnn_step
+from airfl.precision import PRECISIONS
 from airfl.softmax_rows import gather_class_columns, write_gradient_rows
 from airfl.networks import (  # noqa: F401 (airfl.models names every network)
     FedAvgCNN,
@@ -267,9 +268,6 @@ class _Slot:
     stop: int
 
 
-PRECISIONS = ("fp32", "bf16")
-
-
 def _widened(logits: torch.Tensor) -> torch.Tensor:
     """bf16 logits (autocast) as fp32 for the loss; fp32 and fp64 logits as they are."""
     return logits.float() if logits.dtype in (torch.bfloat16, torch.float16) else logits
@@ -281,9 +279,10 @@ MEMORY_FORMATS = ("auto", "contiguous", "channels_last")
 class FunctionalNetwork(FlatModel):
     """Any `nn.Module` driven through torch.func on flat parameter vectors.
 
-    `precision`: fp32 (exact, default) or bf16 (forward and backward in bfloat16: cnn_step's
-    bf16 step for the small CNNs on CPU, autocast otherwise; the parameters, the loss and the
-    SGD update stay fp32). `memory_format` of
+    `precision`: fp32 (exact, default), tf32 (fp32 here; TF32 tensor-core matmuls on CUDA,
+    `apply_precision`) or bf16 (forward and backward in bfloat16: cnn_step's bf16 step for the
+    small CNNs on CPU, autocast otherwise; the parameters, the loss and the SGD update stay
+    fp32). `memory_format` of
     the loop engine's conv inputs: auto = channels-last on CPU for the networks measured faster
     in it (their `channels_last_on_cpu`; benchmarks/README.md), contiguous otherwise."""
 
@@ -445,11 +444,12 @@ MODEL_NAMES = ("softmax", "mlp32", "cnn_mnist", "cnn_mnist_k3", "fedavg_cnn", "r
 def build_model(name: str, image_shape: tuple[int, int, int], num_classes: int, l2: float = 0.0,
                 engine: str = "auto", precision: str = "fp32") -> FlatModel:
     """The model named in params.yaml; image_shape is (channels, height, width). `precision`
-    bf16 exists for the CNNs only (softmax and the MLP have hand-written fp32 gradients)."""
+    bf16 exists for the CNNs only (softmax and the MLP have hand-written fp32 gradients); tf32
+    is fp32 in the model and TF32 in CUDA's matmuls (`apply_precision`)."""
     channels, height, _ = image_shape
     if precision not in PRECISIONS:
         raise ValueError(f"precision must be one of {', '.join(PRECISIONS)}; got {precision!r}")
-    if precision != "fp32" and name in ("softmax", "mlp32"):
+    if precision == "bf16" and name in ("softmax", "mlp32"):
         raise ValueError(f"precision {precision!r} is implemented for the CNN models "
                          f"(cnn_mnist, cnn_mnist_k3, fedavg_cnn, resnet18_gn), not for {name!r}; use fp32")
     if name == "softmax":

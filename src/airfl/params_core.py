@@ -101,11 +101,13 @@ DEFS = {
             "carrier_hz": _POSITIVE}),
         "bandwidth_hz": Ref(name="positive", default=1.0e6)}),
     # issue 17: arithmetic of local training, one value per training experiment block
-    "precision": Enum(description="arithmetic of local training: fp32 (exact, default) or bf16 "
+    "precision": Enum(description="arithmetic of local training: fp32 (exact, default; on CUDA "
+                                  "TF32 off), tf32 (CUDA only: TF32 tensor-core matmuls and "
+                                  "convolutions; refused on CPU) or bf16 "
                                   "(bfloat16 autocast forward and backward of the CNN models; "
                                   "fp32 master weights, loss, gradients, SGD update and "
                                   "evaluation; deterministic)",
-                      values=("fp32", "bf16"), default="fp32"),
+                      values=("fp32", "tf32", "bf16"), default="fp32"),
     "input_normalization": Obj(description="model inputs (x/255 - mean)/std, one mean and one std "
                                            "per image channel; null or absent: x/255",
                                nullable=True, fields={

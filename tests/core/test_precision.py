@@ -274,3 +274,75 @@ def test_fused_bf16_step_is_autocasts_step_up_to_bf16_rounding(name):
     assert float((fused - autocast).abs().max()) <= 1e-2 * float(autocast.abs().max())
     assert _relative_error(fused, autocast) <= 0.1 * _relative_error(autocast, fp32)
     assert _relative_error(fused, fp32) > 1e-5                 # really bf16, not fp32
+
+
+# --- the precision policy: fp32 | tf32 | bf16 (models.apply_precision) ---------------------
+
+@pytest.fixture()
+def cuda_flags():
+    """Restore torch's global TF32 flags after a test sets them."""
+    saved = (torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32,
+             torch.get_float32_matmul_precision())
+    yield
+    torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32 = saved[:2]
+    torch.set_float32_matmul_precision(saved[2])
+
+
+@pytest.mark.parametrize("precision, tf32", [("fp32", False), ("tf32", True), ("bf16", False)])
+def test_a_cuda_device_gets_the_precisions_tf32_flags(cuda_flags, precision, tf32):
+    """On CUDA, fp32 is exact (TF32 off, against cuDNN's default on) and tf32 turns it on; the
+    flags are set on the torch globals and read back into the run's record (the CUDA path,
+    tested by structure on CPU: setting the flags needs no device)."""
+    from airfl.precision import apply_precision
+
+    torch.backends.cuda.matmul.allow_tf32 = not tf32      # the opposite, to see them change
+    torch.backends.cudnn.allow_tf32 = not tf32
+    record = apply_precision(precision, torch.device("cuda"))
+    assert torch.backends.cuda.matmul.allow_tf32 is tf32
+    assert torch.backends.cudnn.allow_tf32 is tf32
+    assert torch.get_float32_matmul_precision() == ("high" if tf32 else "highest")
+    assert record == {"precision": precision, "device": "cuda", "cuda_matmul_allow_tf32": tf32,
+                      "cudnn_allow_tf32": tf32,
+                      "float32_matmul_precision": "high" if tf32 else "highest"}
+
+
+def test_on_cpu_fp32_and_bf16_leave_the_flags_and_tf32_is_refused(cuda_flags):
+    from airfl.precision import apply_precision
+
+    torch.backends.cudnn.allow_tf32 = True
+    assert apply_precision("fp32", "cpu") == {"precision": "fp32", "device": "cpu"}
+    assert apply_precision("bf16", "cpu") == {"precision": "bf16", "device": "cpu"}
+    assert torch.backends.cudnn.allow_tf32 is True
+    with pytest.raises(ValueError, match="tf32' is a CUDA arithmetic"):
+        apply_precision("tf32", "cpu")
+    with pytest.raises(ValueError, match="fp32, tf32, bf16"):
+        apply_precision("fp16", "cpu")
+
+
+def test_a_block_with_tf32_stops_on_cpu_naming_the_key(cuda_flags):
+    from airfl.config import ConfigError
+    from airfl.pipeline.trial import block_model
+
+    block = {"dataset": "mnist", "model": {"name": "cnn_mnist", "l2": 0.0, "engine": "auto",
+                                           "precision": "tf32"}}
+    with pytest.raises(ConfigError, match=r"^lapa.training.model.precision: precision 'tf32'"):
+        block_model(block, torch.device("cpu"), "lapa.training.model")
+    block["model"]["precision"] = "fp32"
+    assert block_model(block, torch.device("cpu")).precision == "fp32"
+
+
+def test_tf32_is_fp32_in_the_model(cuda_flags):
+    """tf32 changes only CUDA's matmul units: the model's own arithmetic is fp32, so on the
+    same device the same step gives the same bits (here on CPU, where no TF32 exists)."""
+    fp32 = build_model("cnn_mnist", (1, 28, 28), 10, precision="fp32")
+    tf32 = build_model("cnn_mnist", (1, 28, 28), 10, precision="tf32")
+    softmax = build_model("softmax", (1, 28, 28), 10, precision="tf32")     # allowed: fp32 math
+    assert softmax.dim == 7850
+    gen = torch.Generator().manual_seed(0)
+    x = torch.randn(2 * 8, 1, 28, 28, generator=gen)
+    y = torch.randint(0, 10, (16,), generator=gen)
+    data = ClientData(x, y, torch.arange(16), torch.tensor([0, 8, 16]), torch.tensor([8, 8]))
+    params = fp32.init(torch.Generator().manual_seed(1))
+    a = local_sgd(fp32, params, data, 2, 4, 0.1, torch.Generator().manual_seed(2))
+    b = local_sgd(tf32, params, data, 2, 4, 0.1, torch.Generator().manual_seed(2))
+    assert torch.equal(a, b)

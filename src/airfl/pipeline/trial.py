@@ -34,6 +34,7 @@ from airfl.data.partition import Partition
 from airfl.experiments import Experiment
 from airfl.io import read_json
 from airfl.models import FlatModel, build_model, check_engine
+from airfl.precision import apply_precision
 from airfl.rng import numpy_generator, torch_generator
 
 
@@ -189,7 +190,9 @@ def block_model(block: dict[str, Any], device: torch.device | None = None,
                 where: str = "model") -> FlatModel:
     """The experiment's model with its engine and `precision` (fp32 when the block has none).
     With `device`, an engine not offered there stops too (models.check_engine: vmap for the
-    CNNs on CPU); `where` is the dotted key of the block's model in the messages."""
+    CNNs on CPU), and the process's arithmetic is set for the precision there
+    (models.apply_precision: exact fp32 on CUDA means TF32 off; tf32 is refused on CPU);
+    `where` is the dotted key of the block's model in the messages."""
     info = dataset_info(block["dataset"])
     spec = block["model"]
     try:
@@ -202,6 +205,10 @@ def block_model(block: dict[str, Any], device: torch.device | None = None,
             check_engine(model, device)
         except ValueError as error:
             raise ConfigError(f"{where}.engine: {error}") from error
+        try:
+            apply_precision(spec.get("precision", "fp32"), device)
+        except ValueError as error:
+            raise ConfigError(f"{where}.precision: {error}") from error
     return model
 
 

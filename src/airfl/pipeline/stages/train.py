@@ -13,6 +13,7 @@ from typing import Any
 import pandas as pd
 
 from airfl.io import json_form, provenance, record_run, write_csv, write_json
+from airfl.precision import arithmetic_record
 from airfl.pipeline import paths
 from airfl.pipeline.registry import get_experiment
 from airfl.pipeline.effective import effective_curve
@@ -116,4 +117,6 @@ def run(params: dict[str, Any], experiment_id: str, curve: str, progress: bool =
                                   "declared_curve": experiment.run_curve(
                                       block["curves"][curve])})})
     record_run(paths.run_table(experiment_id, curve), device=str(torch_device(params)),
+               arithmetic=arithmetic_record(block["model"].get("precision", "fp32"),
+                                            torch_device(params)),
                wall_time_s=round(time.perf_counter() - started, 3))

@@ -1,0 +1,206 @@
+"""Benchmark: the unit costs `airfl plan` reads (workflow/unit_costs.json), measured on this
+machine, one thread, CPU time of this process.
+
+Usage (from the repository root)::
+
+    OMP_NUM_THREADS=1 nice -n 10 python benchmarks/unit_costs.py \
+        --job-times benchmarks/results/quick_job_times.json [--out workflow/unit_costs.json]
+
+What it measures (the plan's cost model is in `airfl.pipeline.plan`):
+
+* per model and batch size the plan's train jobs use in the quick and paper profiles: one SGD
+  step of one client (`airfl.core.engine.local_sgd`, the engine `auto` runs, fp32), timed as
+  `--clients` clients x `--steps` steps on random inputs of the dataset's shape, median of
+  `--repeats` after a warm-up, divided by clients x steps;
+* per model: one evaluation forward of one sample (`evaluate_many` on 2,048 samples);
+* per model trained by full-batch gradient uploads: one sample's gradient when `--lockstep` runs
+  go together (`client_gradients_many`, 10 clients x 100 samples, Biased FL's size);
+* per stage: a job's fixed cost, the median job of that stage in a measured Snakemake run
+  (`--job-times`, written by `snakemake_job_times.py --metadata .snakemake/metadata --json`);
+  train, tune and calibrate jobs get the design stage's median as their start-up (the same
+  process start, imports and data loading, without the training the plan adds).
+
+The machine (CPU model, logical cores, load average, date, torch version) is stored with the
+numbers. A GPU unit cost, when one was measured (benchmarks/device_check.py), is kept.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import os
+import platform
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import torch
+
+from airfl.core.engine import ClientData, client_gradients_many, evaluate_many, local_sgd
+from airfl.data import dataset_info
+from airfl.models import build_model
+from airfl.pipeline.params import load_params
+from airfl.pipeline.plan import UNIT_COSTS, train_work
+
+EVAL_SAMPLES = 2048
+
+
+def cpu_model() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def machine() -> dict:
+    return {"cpu": cpu_model(), "logical_cores": os.cpu_count(), "threads": torch.get_num_threads(),
+            "date": dt.date.today().isoformat(), "torch": torch.__version__,
+            "python": platform.python_version(), "load_average": list(os.getloadavg())}
+
+
+def required(params_paths: str = "params.yaml") -> dict[str, dict]:
+    """{model: {"shape": image shape, "batches": set of batch sizes}} over both profiles' train,
+    tune and calibrate jobs."""
+    from airfl.pipeline.registry import active_experiments
+    out: dict[str, dict] = {}
+    for profile in ("quick", "paper"):
+        params = load_params(params_paths, {"profile": profile})
+        for experiment in active_experiments(params):
+            block = experiment.params(params)
+            for curve in block["curves"].values():
+                work = train_work(experiment, block, curve)
+                entry = out.setdefault(work.model, {"dataset": block["dataset"], "batches": set(),
+                                                    "lockstep": False})
+                if work.lockstep_samples:
+                    entry["lockstep"] = True
+                else:
+                    entry["batches"].add(work.batch)
+    return out
+
+
+def client_step(model_name: str, dataset: str, batch: int, clients: int, steps: int,
+                repeats: int) -> float:
+    info = dataset_info(dataset)
+    model = build_model(model_name, info.image_shape, info.num_classes)
+    gen = torch.Generator().manual_seed(0)
+    per_client = max(batch, 64)
+    n = clients * per_client
+    x = torch.randn(n, *info.image_shape, generator=gen)
+    y = torch.randint(0, info.num_classes, (n,), generator=gen)
+    data = ClientData(x, y, torch.arange(n), torch.arange(0, n + 1, per_client),
+                      torch.full((clients,), per_client))
+    params = model.init(torch.Generator().manual_seed(1))
+    local_sgd(model, params, data, 1, batch, 0.01, torch.Generator().manual_seed(2))   # warm-up
+    times = []
+    for _ in range(repeats):
+        start = time.process_time()
+        local_sgd(model, params, data, steps, batch, 0.01, torch.Generator().manual_seed(2))
+        times.append((time.process_time() - start) / (clients * steps))
+    return statistics.median(times)
+
+
+def eval_sample(model_name: str, dataset: str, repeats: int) -> float:
+    info = dataset_info(dataset)
+    model = build_model(model_name, info.image_shape, info.num_classes)
+    gen = torch.Generator().manual_seed(0)
+    x = torch.randn(EVAL_SAMPLES, *info.image_shape, generator=gen)
+    y = torch.randint(0, info.num_classes, (EVAL_SAMPLES,), generator=gen)
+    params = model.init(torch.Generator().manual_seed(1)).unsqueeze(0)
+    evaluate_many(model, params, x[:64], y[:64])
+    times = []
+    for _ in range(repeats):
+        start = time.process_time()
+        evaluate_many(model, params, x, y)
+        times.append((time.process_time() - start) / EVAL_SAMPLES)
+    return statistics.median(times)
+
+
+def lockstep_sample(model_name: str, dataset: str, runs: int, repeats: int,
+                    clients: int = 10, per_client: int = 100) -> float:
+    info = dataset_info(dataset)
+    model = build_model(model_name, info.image_shape, info.num_classes)
+    gen = torch.Generator().manual_seed(0)
+    n = clients * per_client
+    x = torch.randn(n, *info.image_shape, generator=gen)
+    y = torch.randint(0, info.num_classes, (n,), generator=gen)
+    data = ClientData(x, y, torch.arange(n), torch.arange(0, n + 1, per_client),
+                      torch.full((clients,), per_client))
+    batch = data.full_batch()
+    params = model.init(torch.Generator().manual_seed(1)).unsqueeze(0).repeat(runs, 1)
+    client_gradients_many(model, params, batch)
+    times = []
+    for _ in range(repeats):
+        start = time.process_time()
+        client_gradients_many(model, params, batch)
+        times.append((time.process_time() - start) / (runs * n))
+    return statistics.median(times)
+
+
+def stage_costs(job_times: Path) -> dict[str, float]:
+    jobs = json.loads(job_times.read_text())["jobs"]
+    by_stage: dict[str, list[float]] = {}
+    for key, seconds in jobs.items():
+        by_stage.setdefault(key.split()[0], []).append(float(seconds))
+    out = {stage: round(statistics.median(v), 3) for stage, v in sorted(by_stage.items())
+           if stage not in ("train", "tune", "calibrate")}
+    for stage in ("train", "tune", "calibrate"):
+        out[stage] = out["design"]
+    out["default"] = round(statistics.median(
+        [s for k, v in by_stage.items() if k not in ("train", "tune") for s in v]), 3)
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--job-times", type=Path, required=True)
+    parser.add_argument("--out", type=Path, default=UNIT_COSTS)
+    parser.add_argument("--clients", type=int, default=8)
+    parser.add_argument("--steps", type=int, default=3)
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--lockstep", type=int, default=15, help="runs in one lockstep")
+    parser.add_argument("--models", default=None, help="comma-separated subset (default: all "
+                        "the plan needs)")
+    args = parser.parse_args(argv)
+    torch.set_num_threads(1)
+    wanted = required()
+    if args.models:
+        wanted = {m: v for m, v in wanted.items() if m in args.models.split(",")}
+    previous = json.loads(args.out.read_text()) if args.out.exists() else {}
+    models = previous.get("models", {}) if args.models else {}
+    for name, entry in sorted(wanted.items()):
+        steps = {}
+        for batch in sorted(entry["batches"]):
+            big = name == "resnet18_gn" or batch > 500
+            seconds = client_step(name, entry["dataset"], batch, 1 if big else args.clients,
+                                  1 if big else args.steps, args.repeats)
+            steps[str(batch)] = seconds
+            print(f"{name:12s} batch {batch:5d}: {seconds * 1e3:9.3f} ms per client step",
+                  flush=True)
+        models[name] = {"dataset": entry["dataset"], "client_step_s": steps,
+                        "eval_sample_s": eval_sample(name, entry["dataset"], args.repeats)}
+        if entry["lockstep"]:
+            models[name]["lockstep_sample_s"] = lockstep_sample(name, entry["dataset"],
+                                                                args.lockstep, args.repeats)
+            print(f"{name:12s} lockstep gradient: "
+                  f"{models[name]['lockstep_sample_s'] * 1e6:9.3f} us per sample and run",
+                  flush=True)
+        print(f"{name:12s} eval: {models[name]['eval_sample_s'] * 1e6:9.2f} us per sample",
+              flush=True)
+    table = {"machine": machine(), "clock": "cpu (time.process_time, one thread)",
+             "method": "benchmarks/unit_costs.py", "job_times": str(args.job_times),
+             "stage_s": stage_costs(args.job_times), "models": models,
+             "gpu": previous.get("gpu", {})}
+    tmp = args.out.with_suffix(".tmp")
+    tmp.write_text(json.dumps(table, indent=1) + "\n")
+    tmp.replace(args.out)
+    print(f"wrote {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
