@@ -1,19 +1,35 @@
-"""The figure theme (seaborn) and deterministic saving; colours and markers come from styles.py."""
+"""The figure theme and deterministic saving; every figure says what it is.
+
+Colours, markers and prominence come from styles.py (one figure's curves styled together, no two
+alike). A figure carries a footer (`footer`) naming how it was made (profile, trials, dataset and
+model, a substitution), written by the stage from stored data; titles and footers are wrapped
+and saved with a tight bounding box, so nothing is cut off. Curves that coincide are drawn with
+different line styles and staggered markers and named in the footer (`coinciding`).
+"""
 
 from __future__ import annotations
 
+import textwrap
 from pathlib import Path
 
 import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 import seaborn as sns  # noqa: E402
 
 from airfl.io import atomic_path  # noqa: E402
 
-from airfl.styles import style_for  # noqa: E402
+from airfl.styles import Style, figure_styles  # noqa: E402
+
+# Line styles of curves that coincide with an earlier one (the first keeps a solid line).
+OVERLAP_DASHES = ("--", ":", "-.", (0, (5, 1, 1, 1)), (0, (1, 3)))
+# Two mean curves coincide when they differ nowhere by more than this share of the y axis.
+COINCIDE_SHARE = 0.005
+TITLE_WIDTH = 68                      # characters per title line at 6.4 in
+FOOTER_WIDTH = 118                    # characters per footer line at 6.4 in
 
 
 def set_theme() -> None:
@@ -22,62 +38,162 @@ def set_theme() -> None:
                          "pdf.compression": 6})
 
 
+def wrap(text: str, width: int) -> str:
+    return "\n".join(textwrap.wrap(text, width)) if text else ""
+
+
+def mean_curves(frame: pd.DataFrame, x: str, y: str, hue: str) -> dict[str, pd.DataFrame]:
+    """Per `hue` value: mean and standard deviation (ddof 1; 0 for one trial) of y at each x."""
+    curves = {}
+    for label, rows in frame.groupby(hue, sort=False):
+        stats = rows.groupby(x, sort=True)[y].agg(["mean", "std"]).fillna({"std": 0.0})
+        curves[label] = stats
+    return curves
+
+
+def coinciding(curves: dict[str, pd.DataFrame], logy: bool = False,
+               share: float = COINCIDE_SHARE) -> list[tuple[str, str, float]]:
+    """Pairs of curves (earlier, later, max |difference|) whose means differ by at most `share`
+    of the y axis's span at every common x (log y: of the span of log10 y), so that one hides
+    the other; curves without a common x never coincide."""
+    def values(stats):
+        v = stats["mean"].astype(float)
+        return np.log10(v.where(v > 0)) if logy else v
+
+    series = {k: values(s).dropna() for k, s in curves.items()}
+    every = pd.concat(series.values()) if series else pd.Series(dtype=float)
+    span = float(every.max() - every.min()) if len(every) else 0.0
+    pairs = []
+    names = list(series)
+    for i, a in enumerate(names):
+        for b in names[i + 1:]:
+            common = series[a].index.intersection(series[b].index)
+            if len(common) == 0:
+                continue
+            gap = float((series[a][common] - series[b][common]).abs().max())
+            if gap <= share * span or span == 0.0:
+                pairs.append((a, b, gap))
+    return pairs
+
+
+def overlap_note(pairs: list[tuple[str, str, float]], logy: bool = False) -> str:
+    if not pairs:
+        return ""
+    unit = " (log10)" if logy else ""
+    listed = "; ".join(f"{a} = {b} (max |Δ| {gap:.2g}{unit})" for a, b, gap in pairs)
+    return (f"Coinciding curves (within {100 * COINCIDE_SHARE:g} % of the y axis everywhere), "
+            f"drawn dashed/dotted over each other: {listed}.")
+
+
+def _dashes(order: list[str], pairs: list[tuple[str, str, float]]) -> dict[str, object]:
+    """Solid for every curve; a later curve that coincides with an earlier one is dashed,
+    dotted, ... (one style per member of its group), so both stay visible."""
+    dashes: dict[str, object] = {label: "-" for label in order}
+    hidden = {b for _, b, _ in pairs}
+    for number, label in enumerate(l for l in order if l in hidden):
+        dashes[label] = OVERLAP_DASHES[number % len(OVERLAP_DASHES)]
+    return dashes
+
+
+def _draw_curve(ax, stats: pd.DataFrame, label: str, style: Style, dash, offset: int,
+                band: bool) -> None:
+    xs, mean = stats.index.to_numpy(dtype=float), stats["mean"].to_numpy(dtype=float)
+    step = max(1, len(xs) // 10)
+    ax.plot(xs, mean, color=style.colour, marker=style.marker, linestyle=dash,
+            linewidth=style.linewidth, markersize=style.markersize, zorder=style.zorder,
+            markevery=(offset % step, step), label=label,
+            markeredgecolor="white" if style.proposed else style.colour, markeredgewidth=0.6)
+    if band and (stats["std"] > 0).any():
+        sd = stats["std"].to_numpy(dtype=float)
+        ax.fill_between(xs, mean - sd, mean + sd, color=style.colour, alpha=0.15, linewidth=0,
+                        zorder=style.zorder - 1)
+
+
+def _finish(fig, ax_or_axes, title: str, footer: str, legend_entries: int) -> None:
+    axes = ax_or_axes if isinstance(ax_or_axes, (list, tuple, np.ndarray)) else [ax_or_axes]
+    for ax in axes:
+        if legend_entries > 6:          # many curves: legend below the axes, not over them
+            ax.legend(title=None, fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.16),
+                      ncol=2, frameon=False)
+        else:
+            ax.legend(title=None, fontsize=8, loc="best")
+    width = TITLE_WIDTH * max(1, len(axes) * 0.8)
+    if len(axes) == 1:
+        axes[0].set_title(wrap(title, int(width)))
+    else:
+        fig.suptitle(wrap(title, int(width)))
+    fig.tight_layout()
+    if footer:
+        fig.text(0.01, 0.0, wrap(footer, int(FOOTER_WIDTH * max(1, len(axes) * 0.8))),
+                 ha="left", va="top", fontsize=7, color="#333333")
+
+
 def line_plot(frame: pd.DataFrame, x: str, y: str, xlabel: str, ylabel: str, title: str,
               logy: bool = False, hue: str = "label", style_key: str = "style_key",
-              markers: tuple[tuple[str, str], ...] = (), logx: bool = False):
-    """Mean over trials with a +-1 standard-deviation band, one line per `hue` value. Rows
-    without an x value (a curve that does not depend on x) are drawn as dashed horizontal lines
-    at their mean; each `markers` (column, legend) as a dotted vertical line at its mean."""
+              markers: tuple[tuple[str, str], ...] = (), logx: bool = False, footer: str = ""):
+    """Mean over trials with a +-1 standard-deviation band, one line per `hue` value, styled by
+    its `style_key` (styles.figure_styles). Rows without an x value (a curve that does not depend
+    on x) are drawn as dashed horizontal lines at their mean; each `markers` (column, legend) as
+    a dotted vertical line at its mean. `footer`: how the figure was made (below the axes),
+    followed by a note naming curves that coincide."""
     set_theme()
     fig, ax = plt.subplots(figsize=(6.4, 4.2))
     keys = frame.drop_duplicates(hue).set_index(hue)[style_key]
+    styles_by_key = figure_styles(keys.tolist())
+    styles = {label: styles_by_key[keys[label]] for label in keys.index}
     flat = frame[frame[x].isna()] if x in frame else frame.iloc[:0]
     frame = frame.drop(flat.index)
-    order = list(dict.fromkeys(frame[hue]))
-    palette = {label: style_for(keys[label])[0] for label in order}
-    symbols = {label: style_for(keys[label])[1] for label in order}
-    sns.lineplot(data=frame, x=x, y=y, hue=hue, style=hue, hue_order=order, style_order=order,
-                 palette=palette, markers=symbols, dashes=False, errorbar="sd", ax=ax,
-                 markevery=max(1, frame[x].nunique() // 10), markersize=6, linewidth=1.6)
+    curves = mean_curves(frame, x, y, hue)
+    pairs = coinciding(curves, logy)
+    order = list(curves)
+    dashes = _dashes(order, pairs)
+    for number, label in enumerate(order):
+        _draw_curve(ax, curves[label], label, styles[label], dashes[label], number, band=True)
     for label, rows in flat.groupby(hue, sort=False):
-        ax.axhline(rows[y].mean(), color=style_for(keys[label])[0], linestyle="--",
-                   linewidth=1.2, label=label)
+        ax.axhline(rows[y].mean(), color=styles[label].colour, linestyle="--",
+                   linewidth=styles[label].linewidth, label=label)
     for (column, legend), color in zip(markers, ("#444444", "#999999")):
         if column in frame and frame[column].notna().any():
             ax.axvline(frame[column].mean(), color=color, linestyle=":", linewidth=1.4,
                        label=f"{legend} ({frame[column].mean():.3g})")
-    ax.set(xlabel=xlabel, ylabel=ylabel, title=title)
+    ax.set(xlabel=xlabel, ylabel=ylabel)
     if logy:
         ax.set_yscale("log")
     if logx:
         ax.set_xscale("log")
-    ax.legend(title=None, fontsize=8, loc="best")
-    fig.tight_layout()
+    note = overlap_note(pairs, logy)
+    _finish(fig, ax, title, " ".join(t for t in (footer, note) if t),
+            len(order) + flat[hue].nunique() + len(markers))
     return fig
 
 
 def panel_plot(frame: pd.DataFrame, panels, xlabel: str, title: str, logx: bool = False,
-               hue: str = "label"):
+               hue: str = "label", footer: str = ""):
     """One subplot per panel (a metric of a tidy x/metric/value frame), one line per `hue` value,
-    styled by scheme name; exact values, so no band."""
+    styled by its name (styles.figure_styles over every panel's names, so a name has one style
+    across panels); exact values, so no band."""
     set_theme()
     fig, axes = plt.subplots(1, len(panels), figsize=(5.2 * len(panels), 4.0), squeeze=False)
+    styles = figure_styles(frame[hue].tolist())
+    notes, entries = [], 0
     for ax, panel in zip(axes[0], panels):
         rows = frame[frame["metric"] == panel.metric]
-        order = list(dict.fromkeys(rows[hue]))
-        sns.lineplot(data=rows, x="x", y="value", hue=hue, style=hue, hue_order=order,
-                     style_order=order, palette={k: style_for(k)[0] for k in order},
-                     markers={k: style_for(k)[1] for k in order}, dashes=False, errorbar=None,
-                     ax=ax, markevery=max(1, rows["x"].nunique() // 10), markersize=6,
-                     linewidth=1.6)
+        curves = mean_curves(rows, "x", "value", hue)
+        pairs = coinciding(curves, panel.logy)
+        dashes = _dashes(list(curves), pairs)
+        for number, label in enumerate(curves):
+            _draw_curve(ax, curves[label], label, styles[label], dashes[label], number,
+                        band=False)
         ax.set(xlabel=xlabel, ylabel=panel.ylabel)
         if panel.logy:
             ax.set_yscale("log")
         if logx:
             ax.set_xscale("log")
-        ax.legend(title=None, fontsize=8, loc="best")
-    fig.suptitle(title)
-    fig.tight_layout()
+        note = overlap_note(pairs, panel.logy)
+        if note:
+            notes.append(f"{panel.ylabel}: {note}" if len(panels) > 1 else note)
+        entries = max(entries, len(curves))
+    _finish(fig, list(axes[0]), title, " ".join([footer, *notes]).strip(), entries)
     return fig
 
 
@@ -86,13 +202,16 @@ _METADATA = {"png": {"Software": None},
 
 
 def save_figure(fig, stem: Path, formats: tuple[str, ...] = ("png", "pdf")) -> list[Path]:
-    """The figure in each format with metadata stripped, so equal data give equal bytes."""
+    """The figure in each format with metadata stripped, so equal data give equal bytes; the
+    bounding box is the drawn content's (a long title, a legend below the axes or the footer
+    are never cut off)."""
     written = []
     for suffix in formats:
         metadata = _METADATA[suffix]
         path = Path(f"{stem}.{suffix}")
         with atomic_path(path) as tmp:
-            fig.savefig(tmp, format=suffix, metadata=metadata)
+            fig.savefig(tmp, format=suffix, metadata=metadata, bbox_inches="tight",
+                        pad_inches=0.08)
         written.append(path)
     plt.close(fig)
     return written

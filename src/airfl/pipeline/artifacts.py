@@ -28,6 +28,51 @@ def caption(params: dict[str, Any], experiment: Experiment) -> str:
             f"{scale['trials']} trials (seed {params['seed']}).")
 
 
+DATASET_NAMES = {"mnist": "MNIST", "fashion_mnist": "Fashion-MNIST", "cifar10": "CIFAR-10",
+                 "cifar100": "CIFAR-100"}
+
+
+def _listed(values) -> str:
+    return " + ".join(str(v) for v in dict.fromkeys(values))
+
+
+def made_with(runs: list[dict[str, Any]], trials: list[int]) -> str:
+    """A figure's footer: the profile, trials, seed, dataset and model its runs were made with
+    and what they substitute for, from the runs' stored provenance (`runs`: each drawn curve's
+    params as its train stage recorded them) and the trials drawn per curve."""
+    blocks = [r["experiment"] for r in runs]
+    counts = sorted(set(trials))
+    trial_text = (f"{counts[0]} trial" + ("s" if counts[0] != 1 else "")) if len(counts) == 1 \
+        else f"{counts[0]}-{counts[-1]} trials"
+    band = "mean ± 1 s.d. over " if counts and counts[-1] > 1 else ""
+    datasets = _listed(DATASET_NAMES.get(b["dataset"], b["dataset"]) for b in blocks)
+    models = _listed(b["model"]["name"] for b in blocks)
+    text = (f"Profile '{_listed(r['profile'] for r in runs)}', {band}{trial_text} "
+            f"(seed {_listed(r['seed'] for r in runs)}); trained on {datasets} with model "
+            f"{models}")
+    substituted = [b["substituted_for"] for b in blocks if b.get("substituted_for")]
+    if substituted:
+        text += (f"; offline substitute for the paper's {_listed(substituted)} "
+                 "(not available here)")
+    return text + "."
+
+
+def substitution(runs: list[dict[str, Any]]) -> str:
+    """The title's second line when the runs trained an offline substitute (stored provenance):
+    what ran in place of what, so the title never names data the figure does not show."""
+    blocks = [r["experiment"] for r in runs if r["experiment"].get("substituted_for")]
+    if not blocks:
+        return ""
+    ran = _listed(f"{DATASET_NAMES.get(b['dataset'], b['dataset'])} / {b['model']['name']}"
+                  for b in blocks)
+    return f"[offline substitute: {ran} in place of {_listed(b['substituted_for'] for b in blocks)}]"
+
+
+def analytic_made_with(profile: str) -> str:
+    """An analytic figure's footer: formulas only, no training, no trials."""
+    return f"Profile '{profile}'; computed from the paper's formulas (no training, no trials)."
+
+
 def analytic_caption(params: dict[str, Any], figure: AnalyticFigure) -> str:
     """An analytic figure's report caption: what it shows and the profile it was made with."""
     return f"{figure.title}. {figure.description} Profile '{params['profile']}' (formulas only)."

@@ -13,6 +13,7 @@ from airfl.pipeline import paths
 from airfl.experiments import AnalyticFigure
 from airfl.pipeline.registry import get_analytic
 from airfl.io import provenance, read_json, record_run, write_csv, write_json
+from airfl.pipeline.artifacts import analytic_made_with
 
 
 def run(params: dict[str, Any], figure_id: str) -> None:
@@ -28,6 +29,8 @@ def run(params: dict[str, Any], figure_id: str) -> None:
     write_json(paths.analytic(figure.id), {
         "attrs": attrs, "description": figure.description,
         "provenance": provenance({"profile": params["profile"], figure.config_key: block})})
-    fig = panel_plot(frame, figure.panels, figure.xlabel, figure.title, figure.logx)
+    stored = read_json(paths.analytic(figure.id))["provenance"]["params"]   # as stored
+    fig = panel_plot(frame, figure.panels, figure.xlabel, figure.title, figure.logx,
+                     footer=analytic_made_with(stored["profile"]))
     save_figure(fig, paths.figure(figure.id, "png").with_suffix(""))
     record_run(paths.figure(figure.id, "csv"), wall_time_s=round(time.perf_counter() - started, 3))
