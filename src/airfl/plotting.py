@@ -76,13 +76,33 @@ def coinciding(curves: dict[str, pd.DataFrame], logy: bool = False,
     return pairs
 
 
-def overlap_note(pairs: list[tuple[str, str, float]], logy: bool = False) -> str:
-    if not pairs:
+def coinciding_groups(pairs: list[tuple[str, str, float]]) -> list[tuple[list[str], float]]:
+    """The coinciding pairs joined into groups (curves linked by a chain of pairs), each with
+    its largest pairwise difference, in the order the curves are first named."""
+    groups: list[tuple[list[str], float]] = []
+    for a, b, gap in pairs:
+        hits = [g for g in groups if a in g[0] or b in g[0]]
+        names = list(dict.fromkeys([n for g in hits for n in g[0]] + [a, b]))
+        largest = max([gap, *(g[1] for g in hits)])
+        groups = [g for g in groups if g not in hits] + [(names, largest)]
+    return groups
+
+
+def overlap_text(pairs: list[tuple[str, str, float]], logy: bool = False) -> str:
+    """The coinciding groups, e.g. "A = B = C (max |Δ| 0)"; empty when none."""
+    unit = " in log10" if logy else ""
+    return "; ".join(f"{' = '.join(names)} (max |Δ| {gap:.2g}{unit})"
+                     for names, gap in coinciding_groups(pairs))
+
+
+def overlap_note(texts: list[str]) -> str:
+    """The footer's sentence naming coinciding curves (`texts`: one `overlap_text` per panel,
+    prefixed with the panel where there are several)."""
+    texts = [t for t in texts if t]
+    if not texts:
         return ""
-    unit = " (log10)" if logy else ""
-    listed = "; ".join(f"{a} = {b} (max |Δ| {gap:.2g}{unit})" for a, b, gap in pairs)
-    return (f"Coinciding curves (within {100 * COINCIDE_SHARE:g} % of the y axis everywhere), "
-            f"drawn dashed/dotted over each other: {listed}.")
+    return (f"Coinciding curves (within {100 * COINCIDE_SHARE:g} % of the y axis everywhere; "
+            f"drawn dashed/dotted and with staggered markers): {'; '.join(texts)}.")
 
 
 def _dashes(order: list[str], pairs: list[tuple[str, str, float]]) -> dict[str, object]:
@@ -99,8 +119,10 @@ def _draw_curve(ax, stats: pd.DataFrame, label: str, style: Style, dash, offset:
                 band: bool) -> None:
     xs, mean = stats.index.to_numpy(dtype=float), stats["mean"].to_numpy(dtype=float)
     step = max(1, len(xs) // 10)
+    # a curve drawn dashed coincides with an earlier one: on top of it, even of a proposed one
+    zorder = style.zorder if dash == "-" else 5.0 + offset / 100
     ax.plot(xs, mean, color=style.colour, marker=style.marker, linestyle=dash,
-            linewidth=style.linewidth, markersize=style.markersize, zorder=style.zorder,
+            linewidth=style.linewidth, markersize=style.markersize, zorder=zorder,
             markevery=(offset % step, step), label=label,
             markeredgecolor="white" if style.proposed else style.colour, markeredgewidth=0.6)
     if band and (stats["std"] > 0).any():
@@ -161,7 +183,7 @@ def line_plot(frame: pd.DataFrame, x: str, y: str, xlabel: str, ylabel: str, tit
         ax.set_yscale("log")
     if logx:
         ax.set_xscale("log")
-    note = overlap_note(pairs, logy)
+    note = overlap_note([overlap_text(pairs, logy)])
     _finish(fig, ax, title, " ".join(t for t in (footer, note) if t),
             len(order) + flat[hue].nunique() + len(markers))
     return fig
@@ -175,7 +197,7 @@ def panel_plot(frame: pd.DataFrame, panels, xlabel: str, title: str, logx: bool 
     set_theme()
     fig, axes = plt.subplots(1, len(panels), figsize=(5.2 * len(panels), 4.0), squeeze=False)
     styles = figure_styles(frame[hue].tolist())
-    notes, entries = [], 0
+    texts, entries = [], 0
     for ax, panel in zip(axes[0], panels):
         rows = frame[frame["metric"] == panel.metric]
         curves = mean_curves(rows, "x", "value", hue)
@@ -189,11 +211,13 @@ def panel_plot(frame: pd.DataFrame, panels, xlabel: str, title: str, logx: bool 
             ax.set_yscale("log")
         if logx:
             ax.set_xscale("log")
-        note = overlap_note(pairs, panel.logy)
-        if note:
-            notes.append(f"{panel.ylabel}: {note}" if len(panels) > 1 else note)
+        texts.append((panel.ylabel, overlap_text(pairs, panel.logy)))
         entries = max(entries, len(curves))
-    _finish(fig, list(axes[0]), title, " ".join([footer, *notes]).strip(), entries)
+    if len({text for _, text in texts}) == 1:          # the same in every panel: said once
+        note = overlap_note([texts[0][1]])
+    else:
+        note = overlap_note([f"{ylabel}: {text}" for ylabel, text in texts if text])
+    _finish(fig, list(axes[0]), title, " ".join(t for t in (footer, note) if t), entries)
     return fig
 
 

@@ -50,7 +50,7 @@ class Style:
 
     @property
     def markersize(self) -> float:
-        return 10.0 if self.proposed else 6.0
+        return 8.5 if self.proposed else 6.0
 
     @property
     def zorder(self) -> float:

@@ -5,7 +5,8 @@ import pandas as pd
 import pytest
 
 from airfl import styles
-from airfl.plotting import coinciding, mean_curves, overlap_note
+from airfl.plotting import (coinciding, coinciding_groups, mean_curves, overlap_note,
+                            overlap_text)
 from airfl.styles import PALETTE, Style, collisions, declared_base, figure_styles
 
 
@@ -80,8 +81,14 @@ def test_coinciding_curves_are_found_and_named():
     pairs = coinciding(mean_curves(frame, "x", "y", "label"))
     assert [(a, b) for a, b, _ in pairs] == [("a", "b")]
     assert pairs[0][2] == pytest.approx(1e-4)
-    assert "a = b" in overlap_note(pairs)
-    assert overlap_note([]) == ""
+    assert overlap_text(pairs) == "a = b (max |Δ| 0.0001)"
+    assert "a = b (max" in overlap_note([overlap_text(pairs)])
+    assert overlap_note(["", ""]) == ""
+
+
+def test_coinciding_pairs_join_into_groups():
+    pairs = [("a", "c", 0.0), ("a", "d", 0.2), ("b", "e", 0.1), ("c", "d", 0.1)]
+    assert coinciding_groups(pairs) == [(["b", "e"], 0.1), (["a", "c", "d"], 0.2)]
 
 
 def test_curves_apart_by_more_than_the_share_do_not_coincide():

@@ -11,6 +11,7 @@ import pandas as pd
 from airfl.experiments import AnalyticFigure, Experiment, FigureSpec
 from airfl.io import read_json
 from airfl.pipeline import paths
+from airfl.styles import figure_styles
 
 
 def caption(params: dict[str, Any], experiment: Experiment) -> str:
@@ -28,6 +29,13 @@ def caption(params: dict[str, Any], experiment: Experiment) -> str:
             f"{scale['trials']} trials (seed {params['seed']}).")
 
 
+def with_colours(frame: pd.DataFrame, key: str = "style_key") -> pd.DataFrame:
+    """Each row with the colour its curve is drawn in (airfl.styles.figure_styles over the
+    figure's curves), so `dvc plots` draws each scheme in the figure's colour from the CSV."""
+    styles = figure_styles(frame[key].drop_duplicates().tolist())
+    return frame.assign(color=frame[key].map(lambda k: styles[k].colour))
+
+
 DATASET_NAMES = {"mnist": "MNIST", "fashion_mnist": "Fashion-MNIST", "cifar10": "CIFAR-10",
                  "cifar100": "CIFAR-100"}
 
@@ -36,10 +44,12 @@ def _listed(values) -> str:
     return " + ".join(str(v) for v in dict.fromkeys(values))
 
 
-def made_with(runs: list[dict[str, Any]], trials: list[int]) -> str:
+def made_with(runs: list[dict[str, Any]], trials: list[int],
+              paper_scale: tuple[str, str] | None = None) -> str:
     """A figure's footer: the profile, trials, seed, dataset and model its runs were made with
     and what they substitute for, from the runs' stored provenance (`runs`: each drawn curve's
-    params as its train stage recorded them) and the trials drawn per curve."""
+    params as its train stage recorded them) and the trials drawn per curve. `paper_scale`:
+    the (dataset, model) params.yaml's paper profile trains, named where the runs used others."""
     blocks = [r["experiment"] for r in runs]
     counts = sorted(set(trials))
     trial_text = (f"{counts[0]} trial" + ("s" if counts[0] != 1 else "")) if len(counts) == 1 \
@@ -54,7 +64,22 @@ def made_with(runs: list[dict[str, Any]], trials: list[int]) -> str:
     if substituted:
         text += (f"; offline substitute for the paper's {_listed(substituted)} "
                  "(not available here)")
+    elif paper_scale and all((b["dataset"], b["model"]["name"]) != paper_scale for b in blocks):
+        text += (f"; the paper profile trains {DATASET_NAMES.get(paper_scale[0], paper_scale[0])}"
+                 f" with {paper_scale[1]}")
     return text + "."
+
+
+def paper_scale(params: dict[str, Any], experiment: Experiment) -> tuple[str, str] | None:
+    """The (dataset, model) the experiment's block names under the paper profile (before any
+    offline substitution); None when the block cannot be composed for it."""
+    try:
+        block = experiment.params({**params, "profile": "paper"})
+    except (KeyError, ValueError, TypeError):
+        return None
+    model = block.get("model")
+    return (block["dataset"], model["name"]) if isinstance(model, dict) and "dataset" in block \
+        else None
 
 
 def substitution(runs: list[dict[str, Any]]) -> str:

@@ -13,7 +13,7 @@ from airfl.pipeline import paths
 from airfl.experiments import AnalyticFigure
 from airfl.pipeline.registry import get_analytic
 from airfl.io import provenance, read_json, record_run, write_csv, write_json
-from airfl.pipeline.artifacts import analytic_made_with
+from airfl.pipeline.artifacts import analytic_made_with, with_colours
 
 
 def run(params: dict[str, Any], figure_id: str) -> None:
@@ -24,7 +24,7 @@ def run(params: dict[str, Any], figure_id: str) -> None:
     block = figure.params(params)
     frame = figure.compute(block)
     attrs = json.loads(json.dumps(frame.attrs, default=float))
-    frame = frame.assign(label=frame["scheme"].map(figure.scheme_label))
+    frame = with_colours(frame.assign(label=frame["scheme"].map(figure.scheme_label)), "label")
     write_csv(paths.figure(figure.id, "csv"), frame, float_format="%.17g")   # exact round trip
     write_json(paths.analytic(figure.id), {
         "attrs": attrs, "description": figure.description,

@@ -16,7 +16,8 @@ import pandas as pd
 from airfl.experiments import Experiment, FigureSpec
 from airfl.io import json_form, read_json, write_csv, write_json
 from airfl.pipeline import paths
-from airfl.pipeline.artifacts import caption, figure_id, made_with, substitution
+from airfl.pipeline.artifacts import (caption, figure_id, made_with, paper_scale,
+                                      substitution, with_colours)
 from airfl.pipeline.registry import curve_legend, get_experiment
 from airfl.plotting import line_plot, save_figure
 from airfl.pipeline.stages import StageError
@@ -137,12 +138,13 @@ def run(params: dict[str, Any], experiment_id: str) -> None:
     made = {c: read_json(paths.run_info(experiment.id, c))["provenance"]["params"]
             for c in curves}
     frame = with_setting(frame, made)
+    paper = paper_scale(params, experiment)
     for spec in specs:
         fid = figure_id(experiment, spec)
-        drawn = drawn_frame(frame, spec, curves)
+        drawn = with_colours(drawn_frame(frame, spec, curves))
         write_csv(paths.figure(fid, "csv"), drawn)
         runs = [made[c] for c in dict.fromkeys(drawn["curve"])]
-        footer = made_with(runs, drawn.groupby("curve")["trial"].nunique().tolist())
+        footer = made_with(runs, drawn.groupby("curve")["trial"].nunique().tolist(), paper)
         title = " ".join(t for t in (spec.title or experiment.title, substitution(runs)) if t)
         fig = line_plot(drawn, spec.x, spec.y, spec.xlabel, spec.ylabel, title, spec.logy,
                         markers=spec.markers, logx=spec.logx, footer=footer)
