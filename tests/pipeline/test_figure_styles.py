@@ -54,3 +54,24 @@ def test_every_paper_draws_its_proposed_scheme_prominently(figures):
     with_proposed = {fid.split("/")[0] for fid, names in figures.items()
                      if any(s.proposed for s in figure_styles(names).values())}
     assert papers <= with_proposed, sorted(papers - with_proposed)
+
+
+def test_a_plug_in_scheme_gets_its_declared_label_and_a_free_colour(extra_wings, repo_root):
+    """A scheme from another installed package, added as one more curve of the baselines
+    figure: its wing's `labels` name it (not its curve key), and it is drawn in a colour and
+    with a marker no other curve of the figure has (the hash once gave it those of "OTA-FL,
+    SNR 10 dB")."""
+    from airfl.core.wing import Wing
+    from airfl.papers.baselines.experiments import EXPERIMENT
+
+    extra_wings(Wing(name="plug", package="plug", schemes={"trimmed_mean": "plug:Trimmed"},
+                     labels={"trimmed_mean": "Trimmed mean"}))
+    params = load_params(repo_root / "params.yaml", {"profile": "quick"})
+    curves = {**EXPERIMENT.curves(params), "trimmed": {"scheme": "trimmed_mean", "trim": 0.1}}
+    names = [curve_legend(EXPERIMENT, c, p) for c, p in curves.items()]
+    assert names[-1] == "Trimmed mean" and "OTA-FL, SNR 10 dB" in names
+    styles = figure_styles(names)
+    assert collisions(styles) == []
+    assert styles["Trimmed mean"].marker not in {styles[n].marker for n in names[:-1]}
+    # a scheme no wing labels keeps its curve key
+    assert curve_legend(EXPERIMENT, "mine", {"scheme": "unlabelled"}) == "mine"
