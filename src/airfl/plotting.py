@@ -22,7 +22,7 @@ import seaborn as sns  # noqa: E402
 
 from airfl.io import atomic_path  # noqa: E402
 
-from airfl.styles import Style, figure_styles  # noqa: E402
+from airfl.styles import Style, figure_styles, label_styles  # noqa: E402
 
 # Line styles of curves that coincide with an earlier one (the first keeps a solid line).
 OVERLAP_DASHES = ("--", ":", "-.", (0, (5, 1, 1, 1)), (0, (1, 3)))
@@ -160,9 +160,7 @@ def line_plot(frame: pd.DataFrame, x: str, y: str, xlabel: str, ylabel: str, tit
     followed by a note naming curves that coincide."""
     set_theme()
     fig, ax = plt.subplots(figsize=(6.4, 4.2))
-    keys = frame.drop_duplicates(hue).set_index(hue)[style_key]
-    styles_by_key = figure_styles(keys.tolist())
-    styles = {label: styles_by_key[keys[label]] for label in keys.index}
+    styles = label_styles(zip(frame[hue], frame[style_key]))
     flat = frame[frame[x].isna()] if x in frame else frame.iloc[:0]
     frame = frame.drop(flat.index)
     curves = mean_curves(frame, x, y, hue)

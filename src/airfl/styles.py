@@ -119,6 +119,19 @@ def figure_styles(names: Iterable[str]) -> dict[str, Style]:
     return {name: styles[name] for name in order}
 
 
+def label_styles(pairs: Iterable[tuple[str, str]]) -> dict[str, Style]:
+    """The style of each legend label of one figure from (label, style key) pairs (the key: the
+    label without a per-run suffix such as the final DP guarantee). Two labels with one key are
+    two curves: the first keeps the key's style, a later one is styled by its own label (a
+    variant of the key's declared name), so they never share a colour."""
+    keys: dict[str, str] = {}
+    for label, key in pairs:
+        if label not in keys:
+            keys[label] = key if key not in keys.values() else label
+    styles = figure_styles(keys.values())
+    return {label: styles[key] for label, key in keys.items()}
+
+
 def _first_free(options: tuple[str, ...], used: set[str]) -> str:
     for option in options:
         if option not in used:

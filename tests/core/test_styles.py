@@ -7,7 +7,8 @@ import pytest
 from airfl import styles
 from airfl.plotting import (coinciding, coinciding_groups, mean_curves, overlap_note,
                             overlap_text)
-from airfl.styles import PALETTE, Style, collisions, declared_base, figure_styles
+from airfl.styles import (PALETTE, Style, collisions, declared_base, figure_styles,
+                          label_styles)
 
 
 @pytest.fixture()
@@ -94,3 +95,11 @@ def test_coinciding_pairs_join_into_groups():
 def test_curves_apart_by_more_than_the_share_do_not_coincide():
     frame = _frame({"a": [0.0, 1.0], "b": [0.0, 0.99]})             # 1 % of the axis apart
     assert coinciding(mean_curves(frame, "x", "y", "label")) == []
+
+
+def test_two_labels_with_one_style_key_get_two_colours(declared):
+    """Two DP runs of one scheme whose legends differ only by their final guarantee."""
+    got = label_styles([("Mine (ε = 1)", "Mine"), ("Mine (ε = 2)", "Mine"), ("Mine (ε = 1)", "Mine")])
+    assert list(got) == ["Mine (ε = 1)", "Mine (ε = 2)"]
+    assert got["Mine (ε = 1)"] == declared["Mine"]
+    assert got["Mine (ε = 2)"].colour != declared["Mine"].colour and got["Mine (ε = 2)"].proposed

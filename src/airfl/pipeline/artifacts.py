@@ -11,7 +11,7 @@ import pandas as pd
 from airfl.experiments import AnalyticFigure, Experiment, FigureSpec
 from airfl.io import read_json
 from airfl.pipeline import paths
-from airfl.styles import figure_styles
+from airfl.styles import label_styles
 
 
 def caption(params: dict[str, Any], experiment: Experiment) -> str:
@@ -30,10 +30,10 @@ def caption(params: dict[str, Any], experiment: Experiment) -> str:
 
 
 def with_colours(frame: pd.DataFrame, key: str = "style_key") -> pd.DataFrame:
-    """Each row with the colour its curve is drawn in (airfl.styles.figure_styles over the
-    figure's curves), so `dvc plots` draws each scheme in the figure's colour from the CSV."""
-    styles = figure_styles(frame[key].drop_duplicates().tolist())
-    return frame.assign(color=frame[key].map(lambda k: styles[k].colour))
+    """Each row with the colour its curve is drawn in (airfl.styles.label_styles over the
+    figure's curves, as the PNG), so `dvc plots` draws each scheme in the figure's colour."""
+    styles = label_styles(zip(frame["label"], frame[key]))
+    return frame.assign(color=frame["label"].map(lambda k: styles[k].colour))
 
 
 DATASET_NAMES = {"mnist": "MNIST", "fashion_mnist": "Fashion-MNIST", "cifar10": "CIFAR-10",
