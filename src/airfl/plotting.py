@@ -132,19 +132,22 @@ def _draw_curve(ax, stats: pd.DataFrame, label: str, style: Style, dash, offset:
 
 
 def _finish(fig, ax_or_axes, title: str, footer: str, legend_entries: int) -> None:
+    """Title (wrapped), layout, legends and footer. Up to 6 curves: a legend inside each axes
+    where it covers least; more: one legend beside the last axes (added after the layout, so
+    the saved bounding box grows to hold it instead of squeezing the axes)."""
     axes = ax_or_axes if isinstance(ax_or_axes, (list, tuple, np.ndarray)) else [ax_or_axes]
-    for ax in axes:
-        if legend_entries > 6:          # many curves: legend below the axes, not over them
-            ax.legend(title=None, fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.16),
-                      ncol=2, frameon=False)
-        else:
-            ax.legend(title=None, fontsize=8, loc="best")
     width = TITLE_WIDTH * max(1, len(axes) * 0.8)
     if len(axes) == 1:
         axes[0].set_title(wrap(title, int(width)))
     else:
         fig.suptitle(wrap(title, int(width)))
     fig.tight_layout()
+    if legend_entries > 6:
+        axes[-1].legend(title=None, fontsize=7, loc="upper left", bbox_to_anchor=(1.02, 1.0),
+                        ncol=1 if legend_entries <= 14 else 2, frameon=False)
+    else:
+        for ax in axes:
+            ax.legend(title=None, fontsize=8, loc="best")
     if footer:
         fig.text(0.01, 0.0, wrap(footer, int(FOOTER_WIDTH * max(1, len(axes) * 0.8))),
                  ha="left", va="top", fontsize=7, color="#333333")

@@ -29,7 +29,7 @@ from typing import Iterable
 # (matplotlib's tab10 without red, which marks proposed schemes), then darker and lighter ones.
 PALETTE = ("#1f77b4", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#17becf", "#e377c2",
            "#bcbd22", "#7f7f7f", "#000000", "#393b79", "#637939", "#8c6d31", "#843c39",
-           "#7b4173", "#3182bd", "#31a354", "#756bb1", "#636363", "#e6550d")
+           "#7b4173", "#66c2a5", "#fc8d62", "#b3de69", "#a6cee3", "#cab2d6")
 # Variants of a proposed scheme (e.g. several privacy budgets) stay in the warm, saturated family.
 PROPOSED_PALETTE = ("#d62728", "#8b0000", "#ff7f0e", "#e7298a", "#a6761d", "#fb6a4a")
 MARKERS = ("o", "s", "^", "D", "v", "P", "X", "<", ">", "h", "p", "d", "H", "8")
@@ -133,10 +133,12 @@ def label_styles(pairs: Iterable[tuple[str, str]]) -> dict[str, Style]:
 
 
 def _first_free(options: tuple[str, ...], used: set[str]) -> str:
+    """The first option no curve of the figure has; when every one is taken (more curves than
+    the palette holds), the options again in turn (`collisions` then names the shared ones)."""
     for option in options:
         if option not in used:
             return option
-    raise ValueError(f"more curves in one figure than the palette's {len(options)} entries")
+    return options[len(used) % len(options)]
 
 
 def collisions(styles: dict[str, Style]) -> list[str]:

@@ -103,3 +103,9 @@ def test_two_labels_with_one_style_key_get_two_colours(declared):
     assert list(got) == ["Mine (ε = 1)", "Mine (ε = 2)"]
     assert got["Mine (ε = 1)"] == declared["Mine"]
     assert got["Mine (ε = 2)"].colour != declared["Mine"].colour and got["Mine (ε = 2)"].proposed
+
+
+def test_more_curves_than_markers_reuse_markers_and_colours_stay_distinct(declared):
+    names = [f"device {i}" for i in range(16)]
+    got = figure_styles(names)
+    assert collisions(got) == [] and len({s.marker for s in got.values()}) < 16
