@@ -27,7 +27,7 @@ from airfl.styles import Style, figure_styles, label_styles  # noqa: E402
 # Line styles of curves that coincide with an earlier one (the first keeps a solid line).
 OVERLAP_DASHES = ("--", ":", "-.", (0, (5, 1, 1, 1)), (0, (1, 3)))
 # Two mean curves coincide when they differ nowhere by more than this share of the y axis.
-COINCIDE_SHARE = 0.005
+COINCIDE_SHARE = 0.02
 TITLE_WIDTH = 68                      # characters per title line at 6.4 in
 FOOTER_WIDTH = 118                    # characters per footer line at 6.4 in
 
@@ -102,29 +102,36 @@ def overlap_note(texts: list[str]) -> str:
     if not texts:
         return ""
     return (f"Coinciding curves (within {100 * COINCIDE_SHARE:g} % of the y axis everywhere; "
-            f"drawn dashed/dotted and with staggered markers): {'; '.join(texts)}.")
+            f"drawn dashed on top, with hollow markers): {'; '.join(texts)}.")
 
 
-def _dashes(order: list[str], pairs: list[tuple[str, str, float]]) -> dict[str, object]:
-    """Solid for every curve; a later curve that coincides with an earlier one is dashed,
-    dotted, ... (one style per member of its group), so both stay visible."""
-    dashes: dict[str, object] = {label: "-" for label in order}
+def _overlap_ranks(order: list[str], pairs: list[tuple[str, str, float]]) -> dict[str, int]:
+    """0 for every curve, except a later curve that coincides with an earlier one: 1, 2, ...
+    in drawing order (its dash pattern and the size of its hollow markers)."""
+    ranks = {label: 0 for label in order}
     hidden = {b for _, b, _ in pairs}
-    for number, label in enumerate(l for l in order if l in hidden):
-        dashes[label] = OVERLAP_DASHES[number % len(OVERLAP_DASHES)]
-    return dashes
+    for number, label in enumerate((l for l in order if l in hidden), start=1):
+        ranks[label] = number
+    return ranks
 
 
-def _draw_curve(ax, stats: pd.DataFrame, label: str, style: Style, dash, offset: int,
+def _draw_curve(ax, stats: pd.DataFrame, label: str, style: Style, rank: int, offset: int,
                 band: bool) -> None:
+    """One mean curve (and its +-1 s.d. band). `rank` > 0: the curve coincides with an earlier
+    one, so it is drawn on top of it, dashed, with hollow markers that grow with the rank
+    (rings around the earlier curve's markers, up to the fourth, seen even where the markers
+    cannot be staggered); markers are staggered along x by `offset` where there are enough points."""
     xs, mean = stats.index.to_numpy(dtype=float), stats["mean"].to_numpy(dtype=float)
     step = max(1, len(xs) // 10)
-    # a curve drawn dashed coincides with an earlier one: on top of it, even of a proposed one
-    zorder = style.zorder if dash == "-" else 5.0 + offset / 100
-    ax.plot(xs, mean, color=style.colour, marker=style.marker, linestyle=dash,
-            linewidth=style.linewidth, markersize=style.markersize, zorder=zorder,
-            markevery=(offset % step, step), label=label,
-            markeredgecolor="white" if style.proposed else style.colour, markeredgewidth=0.6)
+    hollow = rank > 0
+    ax.plot(xs, mean, color=style.colour, marker=style.marker,
+            linestyle=OVERLAP_DASHES[(rank - 1) % len(OVERLAP_DASHES)] if hollow else "-",
+            linewidth=min(style.linewidth, 1.6) if hollow else style.linewidth,
+            markersize=style.markersize + 2.0 * min(rank, 4), markevery=(offset % step, step),
+            zorder=5.0 + rank / 100 if hollow else style.zorder, label=label,
+            markerfacecolor="none" if hollow else style.colour,
+            markeredgecolor=style.colour if hollow or not style.proposed else "white",
+            markeredgewidth=1.5 if hollow else 0.6)
     if band and (stats["std"] > 0).any():
         sd = stats["std"].to_numpy(dtype=float)
         ax.fill_between(xs, mean - sd, mean + sd, color=style.colour, alpha=0.15, linewidth=0,
@@ -169,9 +176,9 @@ def line_plot(frame: pd.DataFrame, x: str, y: str, xlabel: str, ylabel: str, tit
     curves = mean_curves(frame, x, y, hue)
     pairs = coinciding(curves, logy)
     order = list(curves)
-    dashes = _dashes(order, pairs)
+    ranks = _overlap_ranks(order, pairs)
     for number, label in enumerate(order):
-        _draw_curve(ax, curves[label], label, styles[label], dashes[label], number, band=True)
+        _draw_curve(ax, curves[label], label, styles[label], ranks[label], number, band=True)
     for label, rows in flat.groupby(hue, sort=False):
         ax.axhline(rows[y].mean(), color=styles[label].colour, linestyle="--",
                    linewidth=styles[label].linewidth, label=label)
@@ -203,9 +210,9 @@ def panel_plot(frame: pd.DataFrame, panels, xlabel: str, title: str, logx: bool 
         rows = frame[frame["metric"] == panel.metric]
         curves = mean_curves(rows, "x", "value", hue)
         pairs = coinciding(curves, panel.logy)
-        dashes = _dashes(list(curves), pairs)
+        ranks = _overlap_ranks(list(curves), pairs)
         for number, label in enumerate(curves):
-            _draw_curve(ax, curves[label], label, styles[label], dashes[label], number,
+            _draw_curve(ax, curves[label], label, styles[label], ranks[label], number,
                         band=False)
         ax.set(xlabel=xlabel, ylabel=panel.ylabel)
         if panel.logy:

@@ -93,7 +93,7 @@ def test_coinciding_pairs_join_into_groups():
 
 
 def test_curves_apart_by_more_than_the_share_do_not_coincide():
-    frame = _frame({"a": [0.0, 1.0], "b": [0.0, 0.99]})             # 1 % of the axis apart
+    frame = _frame({"a": [0.0, 1.0], "b": [0.0, 0.97]})             # 3 % of the axis apart
     assert coinciding(mean_curves(frame, "x", "y", "label")) == []
 
 

@@ -45,11 +45,11 @@ def _listed(values) -> str:
 
 
 def made_with(runs: list[dict[str, Any]], trials: list[int],
-              paper_scale: tuple[str, str] | None = None) -> str:
+              paper_scale: str | None = None) -> str:
     """A figure's footer: the profile, trials, seed, dataset and model its runs were made with
     and what they substitute for, from the runs' stored provenance (`runs`: each drawn curve's
     params as its train stage recorded them) and the trials drawn per curve. `paper_scale`:
-    the (dataset, model) params.yaml's paper profile trains, named where the runs used others."""
+    "dataset / model" of params.yaml's paper profile, named where the runs used others."""
     blocks = [r["experiment"] for r in runs]
     counts = sorted(set(trials))
     trial_text = (f"{counts[0]} trial" + ("s" if counts[0] != 1 else "")) if len(counts) == 1 \
@@ -64,22 +64,25 @@ def made_with(runs: list[dict[str, Any]], trials: list[int],
     if substituted:
         text += (f"; offline substitute for the paper's {_listed(substituted)} "
                  "(not available here)")
-    elif paper_scale and all((b["dataset"], b["model"]["name"]) != paper_scale for b in blocks):
-        text += (f"; the paper profile trains {DATASET_NAMES.get(paper_scale[0], paper_scale[0])}"
-                 f" with {paper_scale[1]}")
+    elif paper_scale and all(f"{b['dataset']} / {b['model']['name']}" != paper_scale
+                             for b in blocks):
+        text += f"; the paper profile trains {paper_scale}"
     return text + "."
 
 
-def paper_scale(params: dict[str, Any], experiment: Experiment) -> tuple[str, str] | None:
-    """The (dataset, model) the experiment's block names under the paper profile (before any
-    offline substitution); None when the block cannot be composed for it."""
+def paper_scale(params: dict[str, Any], experiment: Experiment) -> str | None:
+    """"dataset / model" of the experiment's block under the paper profile as params.yaml
+    declares it (what an offline substitution stands in for, where one applies here); None
+    when the block cannot be composed for that profile."""
     try:
         block = experiment.params({**params, "profile": "paper"})
     except (KeyError, ValueError, TypeError):
         return None
+    if block.get("substituted_for"):
+        return str(block["substituted_for"])
     model = block.get("model")
-    return (block["dataset"], model["name"]) if isinstance(model, dict) and "dataset" in block \
-        else None
+    return f"{block['dataset']} / {model['name']}" \
+        if isinstance(model, dict) and "dataset" in block else None
 
 
 def substitution(runs: list[dict[str, Any]]) -> str:
