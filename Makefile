@@ -13,7 +13,7 @@ export DVC_NO_ANALYTICS := 1
 export OMP_NUM_THREADS := 1
 export PATH := $(abspath $(BIN)):$(PATH)
 
-.PHONY: install reproduce dvc-record test lock clean-results
+.PHONY: install reproduce dvc-record test lock clean-results vendor-vega
 
 $(BIN)/airfl: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -51,3 +51,15 @@ lock: install clean-results
 
 clean-results:
 	rm -rf results figures .snakemake/metadata
+
+# Rebuild .dvc/plots/offline.html, the page `dvc plots show` writes (.dvc/config:
+# plots.html_template), with vega, vega-lite and vega-embed inline so it renders offline; the
+# versions are pinned in src/airfl/pipeline/dvc_plots.py (VEGA_PACKAGES). Needs npm.
+vendor-vega: install
+	rm -rf .vega-packages && mkdir .vega-packages
+	cd .vega-packages && for spec in $$(../$(BIN)/python -c "from airfl.pipeline.dvc_plots \
+	    import VEGA_PACKAGES as V; print(' '.join(f'{n}@{v}' for n, v in V.items()))"); do \
+	  name=$${spec%@*}; mkdir $$name && file=$$(npm pack -q $$spec | tail -n 1) && \
+	  tar xzf $$file -C $$name; done
+	$(BIN)/python -m airfl.pipeline.dvc_plots .vega-packages
+	rm -rf .vega-packages

@@ -195,8 +195,11 @@ class Experiment:
         """A curve's parameters as its runs read them: without the panel keys."""
         return {k: v for k, v in curve_params.items() if k not in self.panel_keys}
 
-    def curve_label(self, curve: str, curve_params: dict[str, Any]) -> str:
-        return self.label(curve, curve_params) if self.label else curve
+    def curve_label(self, curve: str, curve_params: dict[str, Any]) -> str | None:
+        """The experiment's legend for a curve; None where it names none (no `label`, or the
+        label function returns None: e.g. a scheme of another wing), so that the pipeline
+        uses the label the scheme's wing declares (`registry.curve_legend`)."""
+        return self.label(curve, curve_params) if self.label else None
 
 
 @dataclass(frozen=True)

@@ -67,7 +67,9 @@ def test_dag_has_one_job_per_analytic_figure_and_claims_depend_on_it(workspace):
     jobs = dag.jobs(workspace)
     (job,) = [j for j in jobs if j.stage == "analytic" and j.args == ["toy/fig1"]]
     assert job.args == ["toy/fig1"] and "cdpb.analytic" in job.params
-    assert job.plots == [(str(paths.figure("toy/fig1", "csv")), "x", "value")]
+    (plot,) = job.plots
+    assert (plot.path, plot.x, plot.y) == (str(paths.figure("toy/fig1", "csv")), "x", "value")
+    assert plot.template.startswith("airfl_panels")
     (claims,) = [j for j in jobs if j.stage == "claims" and j.args == ["toy"]]
     assert str(paths.figure("toy/fig1", "csv")) in claims.deps
     assert get_analytic("toy/fig1") is TOY

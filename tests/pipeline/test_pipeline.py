@@ -69,8 +69,11 @@ def test_dvc_plots_have_each_figures_own_axes(repo_root):
     stages = yaml.safe_load((repo_root / "dvc.yaml").read_text())["stages"]
     plots = {path: axes for stage in stages.values() for entry in stage.get("plots", [])
              for path, axes in entry.items()}
-    assert plots["figures/biased_fl/fig3a.csv"] == {"x": "time_s", "y": "suboptimality_gap"}
-    assert plots["figures/dp_perk/fig5.csv"] == {"x": "param_eps_tilde", "y": "test_accuracy"}
+    axes = {path: {k: p[k] for k in ("x", "y")} for path, p in plots.items()}
+    assert axes["figures/biased_fl/fig3a.csv"] == {"x": "time_s", "y": "suboptimality_gap"}
+    assert axes["figures/dp_perk/fig5.csv"] == {"x": "param_eps_tilde", "y": "test_accuracy"}
+    assert plots["figures/biased_fl/fig3a.csv"]["template"] == "airfl_lines_logy"   # as drawn
+    assert plots["figures/dp_perk/fig5.csv"]["x_label"] == "Privacy budget ε̃ = ε/√d"
     for path, axes in plots.items():          # the figure CSVs CI's quick run made, if present
         if (repo_root / path).exists():
             header = (repo_root / path).read_text().split("\n", 1)[0].split(",")

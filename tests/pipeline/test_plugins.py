@@ -91,7 +91,12 @@ def test_an_installed_package_adds_a_scheme_and_a_paper(repo_root, tmp_path, plu
     drawn = pd.read_csv(work / "figures/mini/trimmed_vs_fedavg.csv")
     assert set(drawn["curve"]) == {"fedavg", "trimmed"}
     assert (work / "figures/mini/trimmed_vs_fedavg.png").stat().st_size > 0
-    assert "trimmed" in set(pd.read_csv(work / "figures/baselines/accuracy_vs_rounds.csv")["curve"])
+    baseline = pd.read_csv(work / "figures/baselines/accuracy_vs_rounds.csv")
+    assert "trimmed" in set(baseline["curve"])
+    # its wing's declared label, and a colour of its own in the figure (the CSV records it)
+    per_curve = baseline.drop_duplicates("curve").set_index("curve")
+    assert per_curve.loc["trimmed", "label"] == "Trimmed mean"
+    assert per_curve["color"].is_unique, per_curve[["label", "color"]]
     claims = (work / "figures/mini/CLAIMS.md").read_text()
     assert "| mini/trimmed_vs_fedavg | trimmed_not_worse |" in claims
 

@@ -30,7 +30,10 @@ class Wing:
     its schemes' parameter declarations), added to those of its declaration. `audits`: auditable
     DP mechanism name -> "module:function", imported lazily by the audit stage (issue 16); the
     function takes (params, profile settings) and returns an airfl.privacy.audit_mechanism
-    `AuditableMechanism`.
+    `AuditableMechanism`. `labels`: scheme kind -> its legend name, for a curve of that kind
+    that the experiment drawing it does not name (e.g. a plug-in scheme added to another
+    wing's figure); its colour and marker are then the figure's first free ones
+    (airfl.styles), unless the wing registers a style for the name.
     """
 
     name: str
@@ -40,6 +43,7 @@ class Wing:
     schema_defs: Callable[[], dict[str, Any]] | None = None
     params: str | None = None
     audits: Mapping[str, str] = field(default_factory=dict)
+    labels: Mapping[str, str] = field(default_factory=dict)
 
     def schema(self) -> dict[str, Any]:
         """The wing's schema parts from its declaration (airfl.declare.Declaration.parts):

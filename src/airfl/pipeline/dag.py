@@ -10,9 +10,9 @@ from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
 
-from airfl.pipeline import param_deps, paths
+from airfl.pipeline import dvc_plots, param_deps, paths
 from airfl.config import get_dotted
-from airfl.experiments import AnalyticFigure, Experiment
+from airfl.experiments import AnalyticFigure, Experiment, FigureSpec
 from airfl.pipeline.code_deps import digest, stage_code
 from airfl.pipeline.stage_params import GLOBALS, stage_keys
 from airfl.pipeline.registry import (active_experiments, all_analytic, all_experiments,
@@ -41,6 +41,25 @@ def experiment_code(stage: str, experiment: Experiment, params: dict[str, Any],
     return code(stage, *names)
 
 
+@dataclass(frozen=True)
+class Plot:
+    """One figure CSV as `dvc plots` draws it: its axes as the PNG has them (columns, labels,
+    log scales) and the template (airfl.pipeline.dvc_plots) that draws one line per scheme."""
+
+    path: str
+    x: str
+    y: str
+    title: str
+    x_label: str
+    y_label: str
+    template: str
+
+    def props(self) -> dict[str, str]:
+        """dvc.yaml's plot properties."""
+        return {"template": self.template, "x": self.x, "y": self.y, "title": self.title,
+                "x_label": self.x_label, "y_label": self.y_label}
+
+
 @dataclass
 class Job:
     stage: str
@@ -49,7 +68,7 @@ class Job:
     deps: list[str]
     outs: list[str]
     params: list[str]
-    plots: list[tuple[str, str, str]] = field(default_factory=list)   # (CSV, x, y) as drawn
+    plots: list[Plot] = field(default_factory=list)   # the CSVs `dvc plots` draws, as drawn
     metrics: list[str] = field(default_factory=list)
     code: list[str] = field(default_factory=list)   # source files it runs (job_code)
 
@@ -155,9 +174,15 @@ def experiment_jobs(experiment: Experiment, params: dict[str, Any]) -> list[Job]
     specs = (experiment.figure_spec, *experiment.extra_figures)     # the order of figure_names
     jobs.append(Job("figure", _slug("figure", eid), [eid], figure_deps,
                     [o for o in outs[:-1] if not o.endswith(".csv")], reads("figure"),
-                    plots=[(csv, spec.x, spec.y) for csv, spec in zip(csvs, specs, strict=True)],
+                    plots=[figure_plot(csv, spec, experiment)
+                           for csv, spec in zip(csvs, specs, strict=True)],
                     metrics=[outs[-1]]))
     return jobs
+
+
+def figure_plot(csv: str, spec: FigureSpec, experiment: Experiment) -> Plot:
+    return Plot(csv, spec.x, spec.y, spec.title or experiment.title, spec.xlabel, spec.ylabel,
+                dvc_plots.template_name("lines", spec.logx, spec.logy))
 
 
 def rule_params(stage: str, experiment: Experiment, params: dict[str, Any],
@@ -189,8 +214,12 @@ def analytic_outputs(figure: AnalyticFigure) -> list[str]:
 
 def analytic_job(figure: AnalyticFigure) -> Job:
     outs = analytic_outputs(figure)
+    logy = all(panel.logy for panel in figure.panels)    # one scale for every panel
+    plot = Plot(outs[0], "x", "value", figure.title, figure.xlabel,
+                " | ".join(panel.ylabel for panel in figure.panels),
+                dvc_plots.template_name("panels", figure.logx, logy))
     return Job("analytic", _slug("analytic", figure.id), [figure.id], [],
-               outs[1:], list(stage_keys("analytic", figure.id)), plots=[(outs[0], "x", "value")])
+               outs[1:], list(stage_keys("analytic", figure.id)), plots=[plot])
 
 
 def audit_outputs(wing: str, mechanism: str) -> list[str]:
@@ -210,7 +239,9 @@ def audit_jobs() -> list[Job]:
             out.append(Job("audit", _slug("audit", wing.name, name), [wing.name, name], [],
                            [o for o in outs[1:] if not o.endswith(".csv")],   # the CSV: a plot
                            list(stage_keys("audit", wing.name, name)),
-                           plots=[(outs[1], "label", "eps_audited_lower")],
+                           plots=[Plot(outs[1], "eps_audited_lower", "label",
+                                       f"{wing.name}: {name} (audit)", "epsilon", "mechanism",
+                                       dvc_plots.template_name("audit"))],
                            metrics=[outs[0]]))
     return out
 

@@ -10,7 +10,7 @@ import yaml
 
 from airfl.config import get_dotted
 from airfl.io import write_generated, write_text
-from airfl.pipeline import paths
+from airfl.pipeline import dvc_plots, paths
 from airfl.pipeline.code_deps import dep_digest
 from airfl.pipeline.dag import Job, jobs
 from airfl.pipeline.param_deps import lift
@@ -94,7 +94,7 @@ def render(params: dict[str, Any], raw: dict[str, Any] | None = None,
         if job.outs:
             stage["outs"] = job.outs
         if job.plots:                 # each figure's own axes (`dvc plots diff` shows them)
-            stage["plots"] = [{path: {"x": x, "y": y}} for path, x, y in job.plots]
+            stage["plots"] = [{plot.path: plot.props()} for plot in job.plots]
         if job.metrics:
             stage["metrics"] = [{m: {"cache": False}} for m in job.metrics]
         stages[job.name] = stage
@@ -147,4 +147,10 @@ def write_manifests(jobs_: list[Job], raw: dict[str, Any]) -> None:
 
 def main(params: dict[str, Any], check: bool = False, path: str = "dvc.yaml",
          raw: dict[str, Any] | None = None) -> int:
-    return write_generated(path, render(params, raw), check, "airfl dvc-yaml")
+    """Write (or with `check`, compare) dvc.yaml and the `dvc plots` templates it names
+    (airfl.pipeline.dvc_plots), beside it in .dvc/plots/."""
+    codes = [write_generated(path, render(params, raw), check, "airfl dvc-yaml")]
+    root = Path(path).parent
+    for template, text in dvc_plots.template_texts().items():
+        codes.append(write_generated(root / template, text, check, "airfl dvc-yaml"))
+    return max(codes)

@@ -122,6 +122,17 @@ def scheme_wings() -> dict[str, Wing]:
     return out
 
 
+def curve_legend(experiment: Experiment, curve: str, curve_params: dict[str, Any]) -> str:
+    """A curve's legend: the experiment's own label for it, else the label its scheme's wing
+    declares (`Wing.labels`: a plug-in scheme added to another wing's figure), else its key."""
+    label = experiment.curve_label(curve, curve_params)
+    if label is None:
+        kind = curve_params.get("scheme")
+        wing = scheme_wings().get(kind) if isinstance(kind, str) else None
+        label = wing.labels.get(kind) if wing is not None else None
+    return label or curve
+
+
 def scheme_kinds() -> list[str]:
     return sorted(scheme_wings())
 

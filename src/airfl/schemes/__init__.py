@@ -13,4 +13,6 @@ WING = Wing(name="generic", package=__name__, params=f"{__name__}.params", schem
     "digital_quantized": f"{__name__}.digital:DigitalQuantized",
     "gaussian_dp": f"{__name__}.dp:GaussianDpFedAvg",
 }, audits={"gaussian_dp": f"{__name__}.audit:gaussian_dp",
-           "ota_truncated_inversion": f"{__name__}.audit:ota_truncated_inversion"})
+           "ota_truncated_inversion": f"{__name__}.audit:ota_truncated_inversion"},
+   labels={"ideal_fedavg": "Ideal FedAvg", "ota_truncated_inversion": "OTA-FL",
+           "digital_quantized": "Digital FL", "gaussian_dp": "FedAvg + DP"})

@@ -11,7 +11,8 @@ from airfl.claims import final_by_trial, paired_order
 from airfl.experiments import Claim, ClaimResult, Experiment, FigureSpec
 
 
-def _label(curve: str, params: dict[str, Any]) -> str:
+def _label(curve: str, params: dict[str, Any]) -> str | None:
+    """Legends of the core's schemes; None for another wing's (its declared label is used)."""
     kind = params["scheme"]
     if kind == "ideal_fedavg":
         return "Ideal FedAvg"
@@ -21,7 +22,7 @@ def _label(curve: str, params: dict[str, Any]) -> str:
         return f"Digital FL, {params['bits']}-bit, SNR {params['snr_db']:g} dB"
     if kind == "gaussian_dp":
         return f"FedAvg + DP, z = {params['noise_multiplier']:g}"
-    return curve
+    return None
 
 
 def _ideal_best(frame: pd.DataFrame) -> ClaimResult:

@@ -33,7 +33,7 @@ LEGENDS = {   # spec 6: names as they should appear in legends
 }
 
 
-register_styles({   # distinct within every panel; the proposed schemes are red stars
+register_styles({   # distinct within every panel; the proposed schemes: red stars, on top
     "Optimized OTA-FL (proposed)": ("#d62728", "*"),
     "Optimized digital FL (proposed)": ("#d62728", "*"),
     "Minimum noise variance (biased)": ("#1f77b4", "s"),
@@ -46,7 +46,7 @@ register_styles({   # distinct within every panel; the proposed schemes are red 
     "Best Channel": ("#1f77b4", "s"), "Best Channel-Norm": ("#17becf", "D"),
     "Proportional Fairness": ("#2ca02c", "^"), "UQOS": ("#9467bd", "v"), "QML": ("#8c564b", "X"),
     "FedTOE": ("#ff7f0e", "o"),
-})
+}, proposed=("Optimized OTA-FL (proposed)", "Optimized digital FL (proposed)"))
 
 
 def label(curve: str, params: dict[str, Any]) -> str:

@@ -26,7 +26,7 @@ register_styles({
     "CDPB-i": ("#d62728", "*"), "CDPB-n": ("#1f77b4", "o"), "CDPB-mixed": ("#9467bd", "P"),
     "γ̄-based": ("#2ca02c", "^"), "IS-based": ("#ff7f0e", "s"), "h_min-based": ("#8c564b", "D"),
     "Noise-Free": ("#7f7f7f", "X"), "CDPB-i vs CDPB-n": ("#000000", "v"),
-})
+}, proposed=("CDPB-i", "CDPB-n", "CDPB-mixed"))
 
 
 def label(scheme: str) -> str:

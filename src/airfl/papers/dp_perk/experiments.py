@@ -44,7 +44,9 @@ NAMES = {"vanilla": "Vanilla FL", "fl_clip": "FL w/ clipping", "airfl_mimo": "Ai
 register_styles({"Vanilla FL": ("#000000", "o"), "FL w/ clipping": ("#7f7f7f", "s"),
                  "AirFL-MIMO": ("#1f77b4", "^"), "AirFL-DP": ("#d62728", "*"),
                  "AirFL-MIMO, optimised phases": ("#17becf", "v"),
-                 "AirFL-DP, optimised phases": ("#ff7f0e", "P")})
+                 "AirFL-DP, optimised phases": ("#ff7f0e", "P"),
+                 "Ours": ("#d62728", "*")},    # Fig. 2: the paper's converging bound
+                proposed=("AirFL-DP", "AirFL-DP, optimised phases", "Ours"))
 
 
 # -- labels and curve selections --------------------------------------------------------------

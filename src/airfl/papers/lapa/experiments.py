@@ -35,7 +35,10 @@ register_styles({"FedAvg (B1)": ("#7f7f7f", "s"), "BEDA / FedAdp (B2)": ("#9467b
                  "ARB (B4, reconstructed)": ("#17becf", "D"), "No DP (Config 4)": ("#000000", "o"),
                  "Config 5: LAPA + switching at DDPG's p*": ("#d62728", "*"),
                  "LAPA + switching at average power": ("#1f77b4", "o"),
-                 "ARB at average power (B4, reconstructed)": ("#17becf", "D")})
+                 "ARB at average power (B4, reconstructed)": ("#17becf", "D")},
+                proposed=("Wasserstein (Config 1)", "Config 2, SER 0.1", "Config 2, SER 0.01",
+                          "Config 2, SER 0.001", "LAPA (Config 3)",
+                          "Config 5: LAPA + switching at DDPG's p*"))
 FIG7 = {"config5": "Config 5: LAPA + switching at DDPG's p*",
         "lapa_avgp": "LAPA + switching at average power",
         "arb_avgp": "ARB at average power (B4, reconstructed)"}

@@ -24,8 +24,9 @@ from airfl.styles import register_styles
 
 NAMES = {"otafd_prop": "OTA-FD (DP, proposed)", "fd_ota_nodp": "OTA FD without DP",
          "fd_noiseless": "Noiseless FD", "local_only": "Local only"}
-register_styles({"OTA FD without DP": ("#1f77b4", "^"), "Noiseless FD": ("#000000", "o"),
-                 "Local only": ("#7f7f7f", "s")})
+register_styles({"OTA-FD (DP, proposed)": ("#d62728", "*"), "OTA-FD": ("#d62728", "*"),
+                 "OTA FD without DP": ("#1f77b4", "^"), "Noiseless FD": ("#000000", "o"),
+                 "Local only": ("#7f7f7f", "s")}, proposed=("OTA-FD (DP, proposed)", "OTA-FD"))
 
 
 register_styles({"Digital FD, local DP": ("#ff7f0e", "v"),

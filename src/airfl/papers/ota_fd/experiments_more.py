@@ -24,7 +24,7 @@ NAMES = {"otafd_prop": "OTA-FD (DP, proposed)", "fd_ota_nodp": "OTA FD without D
          "otafl_dp": "OTA-FL with DP (ε_i ≥ 1e6)", "fl_noiseless": "Noiseless FL",
          "fd_digital_ldp": "Digital FD, local DP", "otafd_uniformw": "OTA-FD, uniform weights",
          "otafd_an": "OTA-FD, artificial noise", "otafd_per_class": "OTA-FD, per-class sensitivity"}
-register_styles({"OTA-FL with DP (ε_i ≥ 1e6)": ("#d62728", "D"), "Noiseless FL": ("#8c564b", "*"),
+register_styles({"OTA-FL with DP (ε_i ≥ 1e6)": ("#393b79", "D"), "Noiseless FL": ("#8c564b", "p"),
                  "OTA-FD, per-class sensitivity": ("#bcbd22", "h")})
 
 ROUNDS = dict(x="round", xlabel="FD round t")
@@ -86,7 +86,7 @@ def _privacy(name: str) -> FigureSpec:
 
 
 X2 = _experiment(
-    "x2", "X2: ResNet18-CIFAR10, test accuracy vs round",
+    "x2", "X2 (paper: ResNet18 on CIFAR-10): test accuracy vs round",
     "Federated distillation vs federated learning on ResNet-18 (11,173,962 parameters, "
     "BatchNorm on batch statistics [R]) and CIFAR-10, 10 WDs with 4440 images of one class and "
     "40 of each other [R]; per-WD budgets ε_i ~ U(0.01, 1), δ_i ~ U(1e-9, 1e-7) (stated); "

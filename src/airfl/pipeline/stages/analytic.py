@@ -9,7 +9,8 @@ from typing import Any
 
 from airfl.pipeline import paths
 from airfl.pipeline.registry import get_analytic
-from airfl.io import provenance, record_run, write_csv, write_json
+from airfl.io import provenance, read_json, record_run, write_csv, write_json
+from airfl.pipeline.artifacts import analytic_made_with, with_colours
 from airfl.pipeline.stage_params import declared
 
 
@@ -22,11 +23,13 @@ def run(params: dict[str, Any], figure_id: str) -> None:
     block = figure.params(params)
     frame = figure.compute(block)
     attrs = json.loads(json.dumps(frame.attrs, default=float))
-    frame = frame.assign(label=frame["scheme"].map(figure.scheme_label))
+    frame = with_colours(frame.assign(label=frame["scheme"].map(figure.scheme_label)), "label")
     write_csv(paths.figure(figure.id, "csv"), frame, float_format="%.17g")   # exact round trip
     write_json(paths.analytic(figure.id), {
         "attrs": attrs, "description": figure.description,
         "provenance": provenance({"profile": params["profile"], figure.config_key: block})})
-    fig = panel_plot(frame, figure.panels, figure.xlabel, figure.title, figure.logx)
+    stored = read_json(paths.analytic(figure.id))["provenance"]["params"]   # as stored
+    fig = panel_plot(frame, figure.panels, figure.xlabel, figure.title, figure.logx,
+                     footer=analytic_made_with(stored["profile"]))
     save_figure(fig, paths.figure(figure.id, "png").with_suffix(""))
     record_run(paths.figure(figure.id, "csv"), wall_time_s=round(time.perf_counter() - started, 3))

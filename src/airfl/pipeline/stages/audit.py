@@ -17,7 +17,7 @@ from typing import Any
 import pandas as pd
 
 from airfl.declare import resolve
-from airfl.io import provenance, record_run, write_csv, write_json
+from airfl.io import provenance, read_json, record_run, write_csv, write_json
 from airfl.pipeline import paths
 from airfl.pipeline.registry import get_wing
 from airfl.pipeline.stages import StageError
@@ -56,14 +56,16 @@ def run(params: dict[str, Any], wing: str, mechanism: str) -> None:
     frame = pd.DataFrame([{"label": p["mechanism"], **{k: p[k] for k in COLUMNS[1:]}}
                           for p in points], columns=list(COLUMNS))
     write_csv(paths.audit_figure(wing, mechanism, "csv"), frame, float_format="%.17g")
-    draw(paths.audit_figure(wing, mechanism, "csv"), f"{wing}: {mechanism}")
+    draw(paths.audit_figure(wing, mechanism, "csv"), paths.audit(wing, mechanism),
+         f"{wing}: {mechanism}")
     record_run(paths.audit(wing, mechanism), timings=timings,
                wall_time_s=round(time.perf_counter() - started, 3))
 
 
-def draw(csv: Path, title: str) -> None:
+def draw(csv: Path, audit_json: Path, title: str) -> None:
     """Claimed and as-simulated epsilon (markers) and the audited interval (bar from the valid
-    lower bound to the upper end, dot at the point estimate) per audited point, from the CSV."""
+    lower bound to the upper end, dot at the point estimate) per audited point, from the CSV;
+    the footer (profile, draws, seed) from the stored audit JSON."""
     import matplotlib.pyplot as plt
     import numpy as np
 
@@ -89,4 +91,11 @@ def draw(csv: Path, title: str) -> None:
     ax.set_title(title)
     ax.legend(fontsize=7, loc="best")
     fig.tight_layout()
+    stored = read_json(audit_json)
+    made = stored["provenance"]["params"]
+    draws = sorted({int(p["draws"]) for p in stored["points"]})
+    fig.text(0.01, 0.0, f"Profile '{made['profile']}'; "
+             f"{' / '.join(f'{d:,}' for d in draws)} draws per audited point, "
+             f"{100 * (1 - made['audit']['alpha']):g} % intervals (seed {made['seed']}).",
+             ha="left", va="top", fontsize=7, color="#333333")
     save_figure(fig, csv.with_suffix(""))

@@ -16,8 +16,9 @@ import pandas as pd
 from airfl.experiments import Experiment, FigureSpec
 from airfl.io import json_form, read_json, write_csv, write_json
 from airfl.pipeline import paths
-from airfl.pipeline.artifacts import caption, figure_id
-from airfl.pipeline.registry import get_experiment
+from airfl.pipeline.artifacts import (caption, figure_id, made_with, paper_scale,
+                                      substitution, with_colours)
+from airfl.pipeline.registry import curve_legend, get_experiment
 from airfl.plotting import line_plot, save_figure
 from airfl.pipeline.stages import StageError
 from airfl.pipeline.stage_params import declared
@@ -55,7 +56,7 @@ def _curve_frame(experiment: Experiment, curve: str, curve_params: dict[str, Any
         eps = pd.read_csv(paths.privacy(experiment.id, curve))
         runs = runs.merge(eps[["trial", "round", *EPSILONS]], on=["trial", "round"], how="left")
     runs = runs.dropna(subset=["test_accuracy"])
-    base = experiment.curve_label(curve, curve_params)
+    base = curve_legend(experiment, curve, curve_params)
     label = base
     if experiment.privacy and "delta" in curve_params:   # DP curves show their final guarantee
         final_eps = eps.groupby("trial")["epsilon_paper"].last().max()
@@ -136,20 +137,34 @@ def run(params: dict[str, Any], experiment_id: str) -> None:
                                  *(c for spec in specs for c in spec.columns)]))
     frame = derive(pd.concat([_curve_frame(experiment, c, p, extra) for c, p in curves.items()],
                              ignore_index=True), reference)
-    block = experiment.params(params)      # what was trained: a substitute dataset shows here
-    frame = frame.assign(dataset=block["dataset"], model=block["model"]["name"])
-    if "substituted_for" in block:                 # an offline run of a paper-scale figure
-        frame = frame.assign(substituted_for=block["substituted_for"])
+    made = {c: read_json(paths.run_info(experiment.id, c))["provenance"]["params"]
+            for c in curves}
+    frame = with_setting(frame, made)
+    paper = paper_scale(params, experiment)
     for spec in specs:
         fid = figure_id(experiment, spec)
-        drawn = drawn_frame(frame, spec, curves)
+        drawn = with_colours(drawn_frame(frame, spec, curves))
         write_csv(paths.figure(fid, "csv"), drawn)
-        fig = line_plot(drawn, spec.x, spec.y, spec.xlabel, spec.ylabel,
-                        spec.title or experiment.title, spec.logy, markers=spec.markers,
-                        logx=spec.logx)
+        runs = [made[c] for c in dict.fromkeys(drawn["curve"])]
+        footer = made_with(runs, drawn.groupby("curve")["trial"].nunique().tolist(), paper)
+        title = " ".join(t for t in (spec.title or experiment.title, substitution(runs)) if t)
+        fig = line_plot(drawn, spec.x, spec.y, spec.xlabel, spec.ylabel, title, spec.logy,
+                        markers=spec.markers, logx=spec.logx, footer=footer)
         save_figure(fig, paths.figure(fid, "png").with_suffix(""))
     write_json(paths.summary(experiment_id), {"caption": caption(params, experiment),
                                               "final": _final_summary(frame)})
+
+
+def with_setting(frame: pd.DataFrame, made: dict[str, dict[str, Any]]) -> pd.DataFrame:
+    """Each row with the dataset and model its run trained, and what they substitute for (an
+    offline run of a paper-scale figure), as the run's stored provenance records them."""
+    block = {c: p["experiment"] for c, p in made.items()}
+    frame = frame.assign(dataset=frame["curve"].map(lambda c: block[c]["dataset"]),
+                         model=frame["curve"].map(lambda c: block[c]["model"]["name"]))
+    if any("substituted_for" in b for b in block.values()):
+        frame = frame.assign(substituted_for=frame["curve"].map(
+            lambda c: block[c].get("substituted_for")))
+    return frame
 
 
 def _final_summary(frame: pd.DataFrame) -> dict[str, dict[str, float]]:

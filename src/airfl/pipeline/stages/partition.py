@@ -47,11 +47,13 @@ def run(params: dict[str, Any], experiment_id: str) -> None:
         "sizes": sizes, "label_histograms": histograms, "wasserstein": distances,
         "wasserstein_softmax_weights": wasserstein_softmax_weights(distances, sizes),
         "data_size_weights": data_size_weights(sizes)})
-    _heatmap(histograms, distances, experiment_id, block)
+    _heatmap(histograms, distances, experiment_id, block,
+             f"Profile '{params['profile']}', seed {params['seed']}: the partition of "
+             f"{experiment_id}'s devices (the same in every trial).")
 
 
 def _heatmap(histograms: np.ndarray, distances: np.ndarray, experiment_id: str,
-             block: dict[str, Any]) -> None:
+             block: dict[str, Any], footer: str) -> None:
     from airfl.plotting import plt, save_figure, set_theme, sns
 
     set_theme()
@@ -64,5 +66,6 @@ def _heatmap(histograms: np.ndarray, distances: np.ndarray, experiment_id: str,
                                  f"{n} devices")
     ax.tick_params(axis="x", labelsize=6)
     fig.tight_layout()
+    fig.text(0.01, 0.0, footer, ha="left", va="top", fontsize=7, color="#333333")
     stem = paths.partition_heatmap(experiment_id).with_suffix("")
     save_figure(fig, stem, formats=("png",))         # a diagnostic: PNG only
