@@ -1,9 +1,9 @@
 # Two set-up commands for a fresh machine with Python 3.11:
-#   make reproduce   create .venv, install, regenerate every result and figure (snakemake --cores 8)
+#   make reproduce   create .venv, install, regenerate every result and figure (snakemake on every core)
 #   make test        create .venv, install with dev extras, run the test suite
 PYTHON ?= python3.11
 VENV ?= .venv
-CORES ?= 8
+CORES ?= $(shell nproc 2>/dev/null || echo 2)
 BIN := $(VENV)/bin
 # Offline: a torchvision-layout folder to take datasets from (shared/data beside the checkout
 # when it exists); otherwise datasets are downloaded into data/.
