@@ -13,13 +13,24 @@ export DVC_NO_ANALYTICS := 1
 export OMP_NUM_THREADS := 1
 export PATH := $(abspath $(BIN)):$(PATH)
 
-.PHONY: install reproduce dvc-record test lock clean-results
+.PHONY: install pin reproduce dvc-record test lock clean-results
 
-$(BIN)/airfl: pyproject.toml
+# The exact versions of requirements.lock (constraints), so a fresh clone gets the versions the
+# results were made with; pyproject.toml holds the ranges airfl works with.
+$(BIN)/airfl: pyproject.toml requirements.lock
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -qq --upgrade pip
-	$(BIN)/pip install -qq -e '.[dev]'
+	$(BIN)/pip install -qq -c requirements.lock -e '.[dev]'
 	touch $@
+
+# After changing a dependency in pyproject.toml: install within the new ranges and pin what was
+# installed (every package but airfl itself and editable plug-ins) into requirements.lock. Where
+# the package index offers CUDA builds of torch, install the CPU build into .venv first.
+pin:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install -qq -e '.[dev]'
+	{ sed -n '/^#/p' requirements.lock; $(BIN)/pip freeze --exclude-editable; } > requirements.lock.tmp
+	mv requirements.lock.tmp requirements.lock
 
 install: $(BIN)/airfl
 
