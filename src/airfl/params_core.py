@@ -30,7 +30,7 @@ PROPERTIES = {
                       nullable=True, default=None),
         "download": Bool(description="try to download missing datasets from their public URLs.",
                          default=True)}),
-    "audit": Obj(description="privacy audit of every registered DP mechanism (issue 16, stage "
+    "audit": Obj(description="privacy audit of every registered DP mechanism (stage "
                              "`audit`); each wing that registers audits adds its settings as "
                              "audit.<wing> (its declaration's AUDIT).", fields={
         "draws": ByProfile(description="draws per neighbour of a batched mechanism (linear "
@@ -94,7 +94,7 @@ DEFS = {
             "exponent": _POSITIVE,
             "carrier_hz": _POSITIVE}),
         "bandwidth_hz": Ref(name="positive", default=1.0e6)}),
-    # issue 17: arithmetic of local training, one value per training experiment block
+    # arithmetic of local training, one value per training experiment block
     "precision": Enum(description="arithmetic of local training: fp32 (exact, default) or bf16 "
                                   "(bfloat16 autocast forward and backward of the CNN models; "
                                   "fp32 master weights, loss, gradients, SGD update and "

@@ -380,7 +380,7 @@ def test_stochastic_quantize_with_given_uniforms_equals_drawing_them():
 
 
 def test_grid_indices_follow_the_stochastic_rounding_rule():
-    """k = floor(pos) + 1{U < pos - floor(pos)}, pos = (x/s + 1)(2^r - 1)/2 (spec 2.6), on the
+    """k = floor(pos) + 1{U < pos - floor(pos)}, pos = (x/s + 1)(2^r - 1)/2, on the
     grid 0..2^r - 1 even at x = +-s, for float32 and float64 rows."""
     from airfl.channel.quantization import grid_indices
 

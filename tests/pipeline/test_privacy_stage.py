@@ -56,7 +56,7 @@ def test_the_stage_takes_delta_from_the_records_without_torch(tmp_path, monkeypa
     assert table["epsilon_simulated"].tolist() == pytest.approx(expected, rel=1e-9)  # same events
 
 
-# -- issue 16, item 4: each wing's round records -> the privacy CSV's two epsilons -----------------
+# -- each wing's round records -> the privacy CSV's two epsilons -----------------
 
 def _lapa_records(privacy: str, rounds: int = 4) -> tuple[list[dict], float]:
     import yaml
@@ -113,7 +113,7 @@ def _ota_fd_records(method: str, rounds: int = 4) -> tuple[list[dict], float]:
     ("ota_fd", "local_only", False)])
 def test_wing_records_fill_both_epsilon_columns(tmp_path, monkeypatch, repo_root, wing, curve,
                                                 private):
-    """The privacy stage on a wing's own round records (LAPA and OTA-FD, issue 16 item 4):
+    """The privacy stage on a wing's own round records (LAPA and OTA-FD):
     a private curve gets a finite epsilon_paper AND epsilon_simulated in every round (the
     composition of its `privacy` and `privacy_simulated` events), a curve without DP inf."""
     from airfl.pipeline.stages import privacy

@@ -11,10 +11,10 @@ Conventions (shared by every paper wing):
 
 Which paper uses which model:
 
-* biased_fl: log-distance, 50 dB at 1 m, exponent 2.2 (spec §2.3): ``log_distance_db(r, 50, 2.2)``.
-* dp_perk_airfl: free space at 2.4 GHz with c = 3e8 m/s, ``Lambda = (c/(4 pi f r))^2`` (spec §2.2):
+* biased_fl: log-distance, 50 dB at 1 m, exponent 2.2: ``log_distance_db(r, 50, 2.2)``.
+* dp_perk_airfl: free space at 2.4 GHz with c = 3e8 m/s, ``Lambda = (c/(4 pi f r))^2``:
   ``free_space_db(r, 2.4e9)``.
-* lapa: ``PL = G_BS G_D (c/(4 pi f d))^3.76`` at 915 MHz, G_BS = 5 dBi (spec §2.3, paper eq. 39):
+* lapa: ``PL = G_BS G_D (c/(4 pi f d))^3.76`` at 915 MHz, G_BS = 5 dBi (paper eq. 39):
   ``free_space_db(d, 915e6, exponent=3.76, antenna_gain_db=5.0)``.
 * cdpb and ota_fd: no path loss (unit mean gain).
 """

@@ -105,7 +105,7 @@ def experiment_jobs(experiment: Experiment, params: dict[str, Any]) -> list[Job]
     keys = param_deps.derive(experiment, params)
 
     def reads(stage: str, curve: str | None = None) -> list[str]:
-        """The exact params.yaml keys the job reads (issue 13, item 3): its stage's top-level
+        """The exact params.yaml keys the job reads: its stage's top-level
         knobs and the leaves behind its view of the block (param_deps)."""
         return [*param_deps.GLOBALS[stage], *keys[(stage, curve)]]
 
@@ -197,8 +197,8 @@ AUDIT_SHARED = ("draws", "loop_draws", "alpha")
 
 
 def audit_jobs() -> list[Job]:
-    """One `airfl audit <wing> <mechanism>` job per mechanism a wing registers for auditing
-    (issue 16); its params: the audit block, the seed, the profile and the wing's own block
+    """One `airfl audit <wing> <mechanism>` job per mechanism a wing registers for auditing;
+    its params: the audit block, the seed, the profile and the wing's own block
     (the mechanisms read their settings from it)."""
     out = []
     for wing in wings():
