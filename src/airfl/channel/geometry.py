@@ -101,7 +101,7 @@ def quantile_radii(num_devices: int, *, radius, min_radius=0.0) -> torch.Tensor:
     big, small = _radii_pair(radius, min_radius)
     q = (torch.arange(1, num_devices + 1, dtype=torch.float64) - 0.5) / num_devices
     big2, small2 = (big ** 2).unsqueeze(-1), (small ** 2).unsqueeze(-1)
-    return torch.sqrt(q * (big2 - small2) + small2)  # biased_fl spec §2.3: r_m = R sqrt((m-0.5)/N)
+    return torch.sqrt(q * (big2 - small2) + small2)  # r_m = R sqrt((m-0.5)/N)
 
 
 def fixed_coordinates(coords) -> torch.Tensor:

@@ -69,7 +69,7 @@ def log_distance_db(distance, *, pl0_db, exponent, d0: float = 1.0) -> torch.Ten
         raise ValueError(f"reference distance d0 must be > 0; got {d0}")
     pl0 = torch.as_tensor(pl0_db, dtype=torch.float64)
     n = _validated(exponent, "exponent", low=0.0)
-    return pl0 + 10.0 * n * torch.log10(d / d0)  # biased_fl spec §2.3: PL = 50 + 10*2.2*log10(r/1 m)
+    return pl0 + 10.0 * n * torch.log10(d / d0)  # PL = 50 + 10*2.2*log10(r/1 m)
 
 
 def free_space_db(distance, *, carrier_hz, exponent: float = 2.0, antenna_gain_db: float = 0.0,
@@ -110,4 +110,4 @@ def watt_to_dbm(watt) -> torch.Tensor:
 
 def gain_from_db(pl_db) -> torch.Tensor:
     """Mean channel power gain from a path loss in dB: ``Lambda = 10^(-PL/10)`` (biased_fl §2.3)."""
-    return torch.pow(10.0, -_validated(pl_db, "pl_db") / 10.0)  # biased_fl spec §2.3
+    return torch.pow(10.0, -_validated(pl_db, "pl_db") / 10.0)

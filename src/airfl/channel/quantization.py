@@ -1,4 +1,4 @@
-"""Dithered stochastic uniform quantizer and its payload (biased_fl spec §2.6, paper eq. 14).
+"""Dithered stochastic uniform quantizer and its payload (paper eq. 14).
 
 Per row x (one device's update): ``s = ||x||_inf``, ``u = x/s`` in [-1, 1]; the r-bit grid is
 ``l_k = -1 + k Delta``, k = 0..2^r - 1, ``Delta = 2/(2^r - 1)``; each entry rounds up to ``l_{k+1}`` with

@@ -1,5 +1,4 @@
-"""DP as a perk: channel plan, (P1) combiners, transmit scaling and the effective noise
-(spec §2.2-2.3, §5.3)."""
+"""DP as a perk: channel plan, (P1) combiners, transmit scaling and the effective noise."""
 
 from __future__ import annotations
 

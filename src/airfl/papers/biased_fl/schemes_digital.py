@@ -266,7 +266,7 @@ def fixed_rate_charge(mode: str, fixed: np.ndarray, capacity: np.ndarray,
 
 
 # --------------------------------------------------------------------------------------------
-# Proposed: Biased digital FL (paper §II-C, §IV-B; spec §3.2, §5.4-5.6, §6.2)
+# Proposed: Biased digital FL (paper §II-C, §IV-B)
 # --------------------------------------------------------------------------------------------
 
 class BiasedDigital(_DigitalScheme):

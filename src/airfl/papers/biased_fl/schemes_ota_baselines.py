@@ -54,7 +54,7 @@ def opc_denoising_factor(q: torch.Tensor, s2: float) -> tuple[float, float]:
     minimum is the stationary point of one interval, i.e. one of these N candidates.
     """
     qs, _ = torch.sort(q.to(torch.float64))
-    cand = ((s2 + torch.cumsum(qs, 0)) / torch.cumsum(torch.sqrt(qs), 0)) ** 2   # spec §6.3-1
+    cand = ((s2 + torch.cumsum(qs, 0)) / torch.cumsum(torch.sqrt(qs), 0)) ** 2
     mse = opc_mse(cand, q.to(torch.float64), s2)
     best = int(torch.argmin(mse))
     return float(cand[best]), float(mse[best])
@@ -307,7 +307,7 @@ class VanillaOtaFl(_OtaScheme):
     def aggregate(self, updates, state: RoundState, design):
         n, dim = updates.shape
         q = self.quality(state.channel_power, dim, state.statistics)
-        eta = float(q.min())                                             # spec §6.3-4
+        eta = float(q.min())
         return denoised_mean(updates, torch.ones(n, dtype=torch.float64), eta, state)
 
 

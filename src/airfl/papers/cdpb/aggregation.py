@@ -158,7 +158,7 @@ def _roles(updates: torch.Tensor, gains: torch.Tensor, design: RoundDesign,
     if design.kind == "hmin":
         rho = design.rho if design.hmin_mode == "expected" else P * float(gains.min()) / W2
         sends, noisy = ~none, none
-        noise_rx = torch.clamp(P * gains - rho * W2, min=0.0)  # spec §6.3
+        noise_rx = torch.clamp(P * gains - rho * W2, min=0.0)
     else:
         rho = design.rho
         reliable = gains >= rho * W2 / P  # (6), (7): h >= h_th

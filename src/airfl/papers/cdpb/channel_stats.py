@@ -103,7 +103,7 @@ def expected_round(s: CdpbSetting, strategy: str, rho: Any,
         return s.K * p, expected_noise_power(s, rho, beta)
     if kind == "hmin":
         ones = np.ones_like(rho)
-        return s.K * ones, ((s.K - 1) * s.P * s.h_bar + s.sigma_z2) * ones  # spec §6.3
+        return s.K * ones, ((s.K - 1) * s.P * s.h_bar + s.sigma_z2) * ones
     if kind == "is":
-        return s.K * s.q_IS * p, s.q_IS * s.K * s.P * s.h_bar * p + s.sigma_z2  # spec §6.4
+        return s.K * s.q_IS * p, s.q_IS * s.K * s.P * s.h_bar * p + s.sigma_z2
     return s.K * p, np.full_like(rho, s.sigma_z2)  # noise_free, spec §6.5

@@ -3,7 +3,7 @@ T = {tau_gamma_min, ..., tau_eps_max} (Lemmas 1 and 2), Stage II picks rho for e
 (numeric 1-D minimisation by default; Theorem 3 for CDPB-i or Algorithm 2 bisection for CDPB-n
 as the paper's option) and the best (rho, tau) wins.
 
-Paper: §IV (25)-(33), Algorithms 2-3, App. C-D. Spec §5.4-5.7, §9 A1, A2, A4, B3-B5.
+Paper: §IV (25)-(33), Algorithms 2-3, App. C-D.
 
 Decisions (paper -> resolution, why):
 * Lemma 2 (31) prints the eps formula again (tau on both sides, no eps_bar). Resolution:
@@ -40,7 +40,7 @@ from airfl.papers.cdpb.setting import CdpbSetting, check_tau, mechanism
 
 optimize = lazy_import("scipy.optimize")   # ~0.35 s; only design and figure jobs solve
 
-GRID_POINTS = 2001          # spec §5.6
+GRID_POINTS = 2001
 RHO_LO_FRACTION = 1e-6      # rho_lo = 1e-6 P/W^2
 MODES = ("constrained", "literal")
 SOLVERS = ("numeric", "paper")
@@ -458,7 +458,7 @@ def design_from_params(params: Mapping[str, Any], strategy: str = "cdpb_i",
     stage2_solver, stage1_rho_gamma, gamma_form)."""
     if params.get("gamma_form", "approx") != "approx":
         raise ValueError(f"gamma_form={params['gamma_form']!r} is not supported by the design: "
-                         "Lemma 1 and Stage II use the App.-C approximation (spec §5.1-5.2)")
+                         "Lemma 1 and Stage II use the App.-C approximation")
     obj = Objective(CdpbSetting.from_dict(params), strategy, beta)
     return two_stage(obj, mode=params.get("stage2_mode", "constrained"),
                      solver=params.get("stage2_solver", "numeric"),

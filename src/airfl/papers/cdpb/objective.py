@@ -1,7 +1,7 @@
 """Convergence bound gamma (Theorem 2 and its App.-C approximation) and the utility
 G(rho, tau) = lam1 gamma + lam2 eps of (24), for any strategy.
 
-Paper: Theorem 2 (23), Lemma 5 (49), App. C (51a); utility (24). Spec §5.1-5.3, §9 A5, B6.
+Paper: Theorem 2 (23), Lemma 5 (49), App. C (51a); utility (24).
 
 Decisions:
 * 4 M^2 G everywhere: (27) prints 4 M G^2, but Theorem 2, (51a), (61) and a_i of (29) use

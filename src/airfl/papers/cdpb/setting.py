@@ -39,7 +39,7 @@ _FREE_BETA = ("cdpb_mixed", "gamma_bar")
 
 
 def mechanism(strategy: str, beta: float | None = None) -> tuple[str, float]:
-    """(mechanism, beta) of a strategy name (spec §3.2-3.4 and §6).
+    """(mechanism, beta) of a strategy name.
 
     cdpb_i is beta = 0 and cdpb_n is beta = 1 by definition; cdpb_mixed needs beta;
     gamma_bar defaults to the idle mechanism but accepts beta ("n is an option").

@@ -100,7 +100,7 @@ def _mimo_no_privacy(zf: pd.DataFrame, params: Mapping[str, Any]) -> Claim:
     by_paper = np.array([eps_paper(slope * s, params["delta"]) / math.sqrt(k["d"])
                          for s in zf.sum_inv_pi2])          # (23); eps~ = eps / sqrt(d) (V-A)
     by_optimal = np.array([eps_optimal(slope * s, params["delta"])[0] / math.sqrt(k["d"])
-                           for s in zf.sum_inv_pi2])                            # spec §4.4
+                           for s in zf.sum_inv_pi2])
     low = leading_digit_interval(SPEC_REFERENCE["mimo_eps_tilde_optimal"])
     high = leading_digit_interval(SPEC_REFERENCE["mimo_eps_tilde_paper"])
     holds = (abs(ratio - 7.0) <= 0.5 and low[0] <= by_optimal.mean() < low[1]

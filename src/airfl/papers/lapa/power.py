@@ -1,4 +1,4 @@
-"""Fig. 7's power control as a pipeline derivation (stage `derive`, spec §6.3-6.4, §8): from the
+"""Fig. 7's power control as a pipeline derivation (stage `derive`): from the
 stored Pilot A run (LAPA, ideal channel, artificial noise in every round, nu = 4) to
 the Fig. 7 privacy level and to DDPG's power allocation p* for Configuration 5.
 
@@ -155,7 +155,7 @@ def fig7_nu(params: dict[str, Any], pilot: dict[str, Any]) -> list[tuple[float, 
         average = control.average_power(p_min=settings["p_min_w"], p_max=settings["p_max_w"],
                                         devices=sizes.size)
         s_ch = float(np.sum(control.channel_std(average, norm2, radio["noise_w"])))   # eq. 23
-        out.append((PILOT_NU * s_ch / s_req, s_req, s_ch))                     # spec §8
+        out.append((PILOT_NU * s_ch / s_req, s_req, s_ch))
     return out
 
 
