@@ -1,9 +1,9 @@
 # Two set-up commands for a fresh machine with Python 3.11:
-#   make reproduce   create .venv, install, regenerate every result and figure (snakemake --cores 8)
+#   make reproduce   create .venv, install, regenerate every result and figure (snakemake on every core)
 #   make test        create .venv, install with dev extras, run the test suite
 PYTHON ?= python3.11
 VENV ?= .venv
-CORES ?= 8
+CORES ?= $(shell nproc 2>/dev/null || echo 2)
 BIN := $(VENV)/bin
 # Offline: a torchvision-layout folder to take datasets from (shared/data beside the checkout
 # when it exists); otherwise datasets are downloaded into data/.
@@ -13,13 +13,24 @@ export DVC_NO_ANALYTICS := 1
 export OMP_NUM_THREADS := 1
 export PATH := $(abspath $(BIN)):$(PATH)
 
-.PHONY: install reproduce dvc-record test lock clean-results vendor-vega
+.PHONY: install pin reproduce dvc-record test lock clean-results vendor-vega
 
-$(BIN)/airfl: pyproject.toml
+# The exact versions of requirements.lock (constraints), so a fresh clone gets the versions the
+# results were made with; pyproject.toml holds the ranges airfl works with.
+$(BIN)/airfl: pyproject.toml requirements.lock
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -qq --upgrade pip
-	$(BIN)/pip install -qq -e '.[dev]'
+	$(BIN)/pip install -qq -c requirements.lock -e '.[dev]'
 	touch $@
+
+# After changing a dependency in pyproject.toml: install within the new ranges and pin what was
+# installed (every package but airfl itself and editable plug-ins) into requirements.lock. Where
+# the package index offers CUDA builds of torch, install the CPU build into .venv first.
+pin:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install -qq -e '.[dev]'
+	{ sed -n '/^#/p' requirements.lock; $(BIN)/pip freeze --exclude-editable; } > requirements.lock.tmp
+	mv requirements.lock.tmp requirements.lock
 
 install: $(BIN)/airfl
 

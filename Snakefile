@@ -6,7 +6,7 @@ from snakemake.utils import min_version
 min_version("9.0")
 
 
-# airfl's strict reader first: a YAML error names its line, a repeated key stops (issue 18).
+# airfl's strict reader first: a YAML error names its line, a repeated key stops.
 include: "workflow/rules/params_file.smk"
 
 

@@ -33,7 +33,7 @@ def final_by_trial(frame: pd.DataFrame, metric: str) -> pd.DataFrame:
 
 NUMERICAL_DTYPE = np.float32
 RELATIVE_RESOLUTION = math.sqrt(float(np.finfo(NUMERICAL_DTYPE).eps))     # 2^-11.5 = 3.45e-4
-"""The numerical resolution of a compared value, relative to its size (issue 11 item 11
+"""The numerical resolution of a compared value, relative to its size (
 follow-up; the rule and r were fixed from the arithmetic before any claim was re-run).
 
 Every metric a claim compares comes out of float32 arithmetic: the models' parameters,
@@ -220,7 +220,7 @@ def first_time(curve: pd.Series, target: float, lower_is_better: bool) -> float:
 
 def speedups(frame: pd.DataFrame, proposed: str, others: list[str], metric: str,
              lower_is_better: bool) -> dict[str, float]:
-    """Biased FL spec 8: speedup_S = t_end / t_prop(value_S(t_end)), t_prop(v) = first time the
+    """Biased FL's speed-up: speedup_S = t_end / t_prop(value_S(t_end)), t_prop(v) = first time the
     proposed mean curve reaches v. A value > 1 means the proposed scheme got there faster."""
     ours = mean_curve(frame, proposed, metric)
     out = {}

@@ -29,50 +29,119 @@ def _overrides(pairs: list[str]) -> dict:
     return out
 
 
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("airfl")
+    except PackageNotFoundError:                # a source tree on PYTHONPATH, not installed
+        return "unknown (not installed)"
+
+
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="airfl", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        prog="airfl", description=__doc__.splitlines()[0],
+        epilog="Snakemake and DVC call these stages; `airfl <stage> --help` describes one. "
+               "`airfl list` names the experiments and curves.")
+    parser.add_argument("--version", action="version", version=f"airfl {_version()}")
     parser.add_argument("--params", default="params.yaml", help="parameter file (default params.yaml)")
     parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                         help="override a dotted key of params.yaml (repeatable)")
-    sub = parser.add_subparsers(dest="stage", required=True)
-    sub.add_parser("validate", help="validate params.yaml and print the resolved profile")
-    sub.add_parser("data", help="fetch and md5-check a dataset").add_argument("dataset")
-    sub.add_parser("partition", help="partition an experiment's data").add_argument("experiment")
-    sub.add_parser("reference", help="a paper's reference optimum and constants").add_argument("name")
-    sub.add_parser("calibrate", help="an experiment's calibration at theta_0").add_argument(
-        "experiment")
-    derive = sub.add_parser("derive", help="a step between trainings: parameters of some curves "
-                            "from other curves' stored runs (e.g. LAPA's DDPG power control)")
-    derive.add_argument("experiment")
-    derive.add_argument("derivation")
-    for stage in ("tune", "design", "train", "privacy"):
-        p = sub.add_parser(stage, help=f"{stage} stage of one curve of an experiment")
-        p.add_argument("experiment")
-        p.add_argument("curve")
-    audit = sub.add_parser("audit", help="audit a registered DP mechanism (results/audit/)")
+    sub = parser.add_subparsers(dest="stage", required=True, metavar="STAGE")
+
+    def stage(name: str, text: str) -> argparse.ArgumentParser:
+        return sub.add_parser(name, help=text, description=text)
+
+    experiment_help = "experiment id, e.g. biased_fl/fig2a (`airfl list` names them)"
+    curve_help = "curve of the experiment (`airfl list` names them)"
+    stage("validate", "validate params.yaml and print the resolved profile")
+    stage("data", "fetch and md5-check a dataset into data/ (or copy it from the mirror)"
+          ).add_argument("dataset", help="mnist, fashion_mnist, cifar10 or cifar100")
+    stage("partition", "partition an experiment's training data over its devices"
+          ).add_argument("experiment", help=experiment_help)
+    stage("reference", "a paper's reference optimum and data constants (e.g. biased_fl)"
+          ).add_argument("name", help="the reference's name, e.g. biased_fl")
+    stage("calibrate", "an experiment's calibration at theta_0 (e.g. CDPB's clipping norm)"
+          ).add_argument("experiment", help=experiment_help)
+    derive = stage("derive", "a step between trainings: parameters of some curves from other "
+                   "curves' stored runs (e.g. LAPA's DDPG power control)")
+    derive.add_argument("experiment", help=experiment_help)
+    derive.add_argument("derivation", help="the experiment's derivation, e.g. ddpg")
+    texts = {"tune": "search a curve's step size (and baseline parameters) on selection trials",
+             "design": "solve the designs of a curve's trials before training",
+             "train": "train every trial of one curve (results/runs/)",
+             "privacy": "account a trained curve's privacy per round (results/privacy/)"}
+    for name, text in texts.items():
+        p = stage(name, text)
+        p.add_argument("experiment", help=experiment_help)
+        p.add_argument("curve", help=curve_help)
+    audit = stage("audit", "audit a registered DP mechanism: a lower bound on its epsilon "
+                  "(results/audit/)")
     audit.add_argument("paper", help="the wing that registers it (e.g. cdpb, generic)")
-    audit.add_argument("mechanism")
-    sub.add_parser("figure", help="draw an experiment's figure").add_argument("experiment")
-    sub.add_parser("analytic", help="compute and draw an analytic figure").add_argument("experiment")
-    sub.add_parser("claims", help="evaluate one paper's claims (figures/<paper>/CLAIMS.md), or "
-                   "with no paper collect every paper's into figures/CLAIMS.md").add_argument(
-        "paper", nargs="?")
-    gen = sub.add_parser("dvc-yaml", help="write dvc.yaml generated from the experiment registry")
+    audit.add_argument("mechanism", help="the mechanism's name (params.yaml audit.<wing>)")
+    stage("figure", "draw an experiment's figures from its stored runs"
+          ).add_argument("experiment", help=experiment_help)
+    stage("analytic", "compute and draw an analytic figure (formulas only)").add_argument(
+        "experiment", help="analytic figure id, e.g. cdpb/fig3")
+    stage("claims", "evaluate one paper's claims (figures/<paper>/CLAIMS.md), or with no paper "
+          "collect every paper's into figures/CLAIMS.md").add_argument(
+        "paper", nargs="?", help="a paper with figures, e.g. cdpb")
+    gen = stage("dvc-yaml", "write dvc.yaml generated from the experiment registry")
     gen.add_argument("--check", action="store_true", help="fail if the committed dvc.yaml differs")
     gen.add_argument("--stamp", metavar="PATH", help="the `dvc-dag` stage: check as --check does, "
                      "name what differs in a few lines, and write PATH when nothing does")
-    plan = sub.add_parser("plan", help="jobs, core-hours and GPU-hours of a run before it starts, "
-                          "per paper and in total (unit costs: workflow/unit_costs.json)")
+    plan = stage("plan", "jobs, core-hours and GPU-hours of a run before it starts, per paper "
+                 "and in total (unit costs: workflow/unit_costs.json)")
     plan.add_argument("target", nargs="?", help="all (default), a paper, or an output path")
     plan.add_argument("--profile", choices=("quick", "paper"), help="the profile to plan "
                       "(default: params.yaml's)")
     plan.add_argument("--units", default="workflow/unit_costs.json", help="unit-cost table")
     plan.add_argument("--json", action="store_true", help="print the per-paper table as JSON")
-    sub.add_parser("list", help="list the installed wings, their experiments and curves")
-    schema = sub.add_parser("schema", help="write workflow/schemas/params.schema.yaml, the "
-                                           "schema assembled from the installed wings")
+    stage("list", "list the installed wings, their experiments and curves")
+    schema = stage("schema", "write workflow/schemas/params.schema.yaml, the schema assembled "
+                   "from the installed wings")
     schema.add_argument("--check", action="store_true", help="fail if the committed copy differs")
     return parser
+
+
+def _allowed(what: str, name: str, allowed, where: str = "") -> str:
+    return f"unknown {what} {name!r}{where}; allowed: {', '.join(sorted(allowed))}"
+
+
+def check_names(args: argparse.Namespace, params: dict) -> str | None:
+    """The one-line message naming an experiment, curve, analytic figure, paper, reference or
+    dataset that is not there, with the allowed values; None when every name is known. Checked
+    before a stage starts, so a typo writes nothing."""
+    from airfl.pipeline import registry
+
+    experiment_id = getattr(args, "experiment", None)
+    if args.stage == "analytic":
+        ids = [f.id for f in registry.all_analytic()]
+        return None if experiment_id in ids else _allowed("analytic figure", experiment_id, ids)
+    if experiment_id is not None:
+        ids = {e.id: e for e in registry.active_experiments(params)}
+        if experiment_id not in ids:
+            if experiment_id in {e.id for e in registry.all_experiments()}:
+                return (f"experiment {experiment_id!r} does not run in profile "
+                        f"{params['profile']}; it runs: {', '.join(sorted(ids))}")
+            return _allowed("experiment", experiment_id, ids)
+        curve = getattr(args, "curve", None)
+        curves = ids[experiment_id].curves(params)
+        if curve is not None and curve not in curves:
+            return _allowed("curve", curve, curves, f" of {experiment_id}")
+    if args.stage == "claims" and args.paper is not None and args.paper not in registry.papers():
+        return _allowed("paper", args.paper, registry.papers())
+    if args.stage == "reference":
+        names = {e.reference.name for e in registry.all_experiments() if e.reference is not None}
+        if args.name not in names:
+            return _allowed("reference", args.name, names)
+    if args.stage == "data":
+        from airfl.data.catalogue import canonical_name
+        try:
+            canonical_name(args.dataset)
+        except ValueError as error:
+            return str(error)
+    return None
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -126,6 +195,11 @@ def main(argv: list[str] | None = None) -> int:
     else:
         from airfl.pipeline.stages import StageError
 
+        if args.stage not in LIGHT_STAGES:
+            unknown = check_names(args, params)
+            if unknown:
+                print(f"airfl {args.stage}: {unknown}", file=sys.stderr)
+                return 2
         stage = importlib.import_module(f"airfl.pipeline.stages.{args.stage}")
         positional = [getattr(args, k) for k in ("dataset", "name", "experiment", "curve",
                                                  "derivation", "paper", "mechanism")
@@ -134,6 +208,17 @@ def main(argv: list[str] | None = None) -> int:
             stage.run(params, *positional)
         except StageError as error:             # a known failure: its message, no traceback
             print(f"airfl {args.stage}: {error}", file=sys.stderr)
+            return 1
+        except FileNotFoundError as error:      # an input an earlier stage makes is not there
+            if args.stage in LIGHT_STAGES:      # names unchecked so far (no registry import)
+                unknown = check_names(args, params)
+                if unknown:
+                    print(f"airfl {args.stage}: {unknown}", file=sys.stderr)
+                    return 2
+            missing = error.filename or str(error)
+            print(f"airfl {args.stage}: missing input {missing} (an earlier stage writes it: "
+                  f"run `snakemake` for this target, `snakemake -n` shows the jobs)",
+                  file=sys.stderr)
             return 1
     return 0
 

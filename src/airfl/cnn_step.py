@@ -1,4 +1,4 @@
-"""One client's SGD step of the two small CNNs by a hand-written backward pass (issue 17).
+"""One client's SGD step of the two small CNNs by a hand-written backward pass.
 
 MnistCNN and FedAvgCNN are conv - (pool, ReLU) - conv - (pool, ReLU) - FC - ReLU - FC. For them
 the loop engine's step on CPU runs the forward pass with saved activations, then the backward

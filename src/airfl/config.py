@@ -26,7 +26,7 @@ class ConfigError(ValueError):
 class _StrictLoader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[misc]
     """`yaml.safe_load`'s reading with libyaml's parser where PyYAML has it (every job parses
     params.yaml and the schema: the pure-Python parser is ~8x slower), except that a mapping
-    with a repeated key is an error (PyYAML keeps the last silently; issue 18, item 5)."""
+    with a repeated key is an error (PyYAML keeps the last silently)."""
 
 
 def _mapping_without_duplicates(loader, node):
@@ -50,7 +50,7 @@ _StrictLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG,
 
 def read_yaml(text: str, source: str = "<yaml>") -> Any:
     """Parse YAML strictly (duplicate keys rejected); a syntax error becomes a ConfigError naming
-    `source`, line and column in one line instead of a parser traceback (issue 18, item 5)."""
+    `source`, line and column in one line instead of a parser traceback."""
     try:
         return yaml.load(text, Loader=_StrictLoader)
     except yaml.MarkedYAMLError as error:
@@ -179,7 +179,7 @@ def _infinity_allowed(schema: dict[str, Any], path: tuple) -> bool:
 
 def _non_finite_errors(params: dict[str, Any], schema: dict[str, Any]) -> list[str]:
     """NaN is never a parameter, nor is infinity outside `allowInfinity` keys: the schema's
-    `type: number` and its bounds let both through (issue 18, item 3)."""
+    `type: number` and its bounds let both through."""
     lines = []
     for path, value in _non_finite(params):
         if math.isnan(value) or not _infinity_allowed(schema, path):
@@ -262,8 +262,8 @@ def typed_config_overrides(overrides: dict[str, Any]) -> dict[str, Any]:
 
     Snakemake parses a top-level value with int/float/bool, but a nested one
     (`--config 'baselines={accuracy_vs_rounds: {training: {lr: 0.04}}}'`) with YAML's
-    BaseLoader, which leaves every scalar a string, so a nested number failed validation
-    (issue 18, item 5). Top-level values come back as Snakemake gave them."""
+    BaseLoader, which leaves every scalar a string, so a nested number failed validation.
+    Top-level values come back as Snakemake gave them."""
     def typed(node: Any) -> Any:
         if isinstance(node, dict):
             return {k: typed(v) for k, v in node.items()}

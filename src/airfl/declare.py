@@ -1,6 +1,6 @@
 """Typed declarations of params.yaml: each part of the code declares its parameters once, and the
 declaration generates its part of the JSON schema (draft 2020-12) that `airfl validate` and
-Snakemake's `validate` use (issue 12 item 4).
+Snakemake's `validate` use.
 
 A declaration is a tree of small frozen dataclasses, one per kind of value: `Int`, `Num`, `Str`,
 `Bool`, `Enum`, `Const`, `ListOf`, `Ref` (a named `$defs` type), `OneOf`, `Obj` (a closed block

@@ -154,7 +154,7 @@ class Experiment:
     derivations: tuple[Derivation, ...] = ()
     # curve parameters that only choose the panels drawing a curve and where (tags such as
     # `in_fig3`, a figure-only x value): no stage before the figure reads them, so a grid that
-    # re-tags curves reruns the figure alone, in DVC as in Snakemake (issue 13, item 3)
+    # re-tags curves reruns the figure alone, in DVC as in Snakemake
     panel_keys: tuple[str, ...] = ()
     # whether the experiment runs under these params (e.g. a panel list per profile: LAPA's
     # Fig. 6 mixes); None: always. `registry.active_experiments` filters by it

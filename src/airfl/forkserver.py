@@ -86,7 +86,7 @@ def _load_compiled_loops() -> None:
     """Load the numba loops (compiled once, cached on disk) in the server with the argument
     types the jobs use: a forked job then starts with them loaded instead of paying numba's
     start-up and the cache loads itself (~0.6 s in every job that computes lockstep softmax
-    gradients, digital quantized sums or their uniforms; issue 11, "Scale and speed")."""
+    gradients, digital quantized sums or their uniforms)."""
     import torch
 
     from airfl.channel.quantized_sums import quantized_weighted_sum

@@ -83,7 +83,7 @@ class FlatModel:
 class SoftmaxRegression(FlatModel):
     """Multinomial logistic regression with bias and an optional L2 term (mu/2)||w||^2.
 
-    Parameter layout follows Biased FL (spec 2.1): class-major blocks w = [w^(0); ...; w^(C-1)],
+    Parameter layout follows Biased FL: class-major blocks w = [w^(0); ...; w^(C-1)],
     each block = [pixel weights, bias], so d = C (p + 1) (7850 for MNIST).
     The gradient of the weighted cross-entropy is (softmax - onehot)^T x, batched by einsum.
     """
@@ -135,7 +135,7 @@ class SoftmaxRegression(FlatModel):
         softmax then reduces over the outer axis of a [C, J_m B] block, ~5x faster than over
         a strided class axis and 17-21x faster than over a last axis of 10 (benchmarks/README.md).
         Around the GEMMs, the weights' gather and the rows' write-back are compiled loops
-        (`airfl.softmax_rows`). Why client by client (issue 11, "Scale and speed"): Biased
+        (`airfl.softmax_rows`). Why client by client: Biased
         FL's one-class MNIST clients use 330-477 of 784 pixels and its digital baselines read
         K of N uploads, so the GEMMs that were half of a digital tune job shrink to about a
         third (benchmarks/client_gradients.py)."""
@@ -197,7 +197,7 @@ class SoftmaxRegression(FlatModel):
 
 
 class TwoLayerMLP(FlatModel):
-    """MLP input -> hidden -> ReLU -> classes (DP as a perk's quick model, spec 10.3: 784-32-10,
+    """MLP input -> hidden -> ReLU -> classes (DP as a perk's quick model: 784-32-10,
     d = 25,450), batched over clients with hand-written gradients (one bmm per layer and
     direction for all clients, like SoftmaxRegression). Parameter layout and initialisation are
     those of nn.Sequential(Linear, ReLU, Linear): fc1.weight [h, p], fc1.bias, fc2.weight [C, h],
@@ -420,7 +420,7 @@ class FunctionalNetwork(FlatModel):
         return functional_call(self.module, self.unflatten(params), (self._layout(x),))
 
 
-# engine vmap on CPU (benchmarks/README.md, issue 17): one grouped convolution over the clients
+# engine vmap on CPU (benchmarks/README.md): one grouped convolution over the clients
 # per layer, measured 0.61x (cnn_mnist, N = 100, B = 50) and 0.31x (fedavg_cnn, N = 45, B = 10)
 # of the naive per-client nn.Module loop; no engine slower than that loop is offered.
 VMAP_ON_CPU = "0.61x (cnn_mnist) and 0.31x (fedavg_cnn) of a per-client nn.Module loop"

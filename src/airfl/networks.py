@@ -37,7 +37,7 @@ class MnistCNN(nn.Module):
 
 
 class FedAvgCNN(nn.Module):
-    """PFLlib's FedAvgCNN used by DP-as-a-perk (spec A2): d = 582,026 on 28x28 inputs."""
+    """PFLlib's FedAvgCNN used by DP-as-a-perk: d = 582,026 on 28x28 inputs."""
 
     channels_last_on_cpu = True     # measured faster in NHWC at batch 10-50 (benchmarks/README.md)
     block_order = "relu_pool"       # conv - ReLU - pool: the fp32 CPU step of cnn_step.py
@@ -98,7 +98,7 @@ class ResNet18(nn.Module):
 
 
 class ResNet18GN(ResNet18):
-    """ResNet-18 with GroupNorm (2 groups per layer): CDPB spec 7 trains it on CIFAR-10/100.
+    """ResNet-18 with GroupNorm (2 groups per layer): CDPB trains it on CIFAR-10/100.
     GroupNorm, not BatchNorm, because running statistics are not parameters that over-the-air
     aggregation can sum."""
 

@@ -36,7 +36,7 @@ PROPERTIES = {
                                  "none of its own (schemes whose paper states RDP only, as CDPB, "
                                  "or that add no DP noise of their own).",
                      name="probability", default=1.0e-5)}),
-    "audit": Obj(description="privacy audit of every registered DP mechanism (issue 16, stage "
+    "audit": Obj(description="privacy audit of every registered DP mechanism (stage "
                              "`audit`); each wing that registers audits adds its settings as "
                              "audit.<wing> (its declaration's AUDIT).", fields={
         "draws": ByProfile(description="draws per neighbour of a batched mechanism (linear "
@@ -100,7 +100,7 @@ DEFS = {
             "exponent": _POSITIVE,
             "carrier_hz": _POSITIVE}),
         "bandwidth_hz": Ref(name="positive", default=1.0e6)}),
-    # issue 17: arithmetic of local training, one value per training experiment block
+    # arithmetic of local training, one value per training experiment block
     "precision": Enum(description="arithmetic of local training: fp32 (exact, default; on CUDA "
                                   "TF32 off), tf32 (CUDA only: TF32 tensor-core matmuls and "
                                   "convolutions; refused on CPU) or bf16 "

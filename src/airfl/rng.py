@@ -72,7 +72,7 @@ class RoundStreams:
 
         The runs of one trial (a tune job's candidates in lockstep) draw the same numbers here
         (common random numbers), so they are drawn once and shared through a small cache of the
-        process (_FIRST_DRAWS) instead of once per run (issue 11; e.g. UQOS's Madow draw).
+        process (_FIRST_DRAWS) instead of once per run (e.g. UQOS's Madow draw).
         Bit-identical to drawing: a later use of the stream in this round starts after these
         numbers, as it would have.
 
@@ -96,7 +96,7 @@ class RoundStreams:
         the same name, which it does not advance. Why not torch's or numpy's generator: Biased
         FL's digital schemes draw one such block per round and trial for their quantizer, and a
         [10, 7850] block costs ~241 us in torch, ~132 us in numpy (PCG64) and ~12 us in this
-        compiled loop (issue 11: the numpy draw was ~11 % of a +60 dB UQOS tune job;
+        compiled loop (the numpy draw was ~11 % of a +60 dB UQOS tune job;
         benchmarks/README.md)."""
         _check_stream(stream)
         shape = tuple(int(n) for n in shape)

@@ -2,7 +2,7 @@
 models' weights on the client's input columns, and writing each model's gradient row (l2 term,
 the client's columns, the bias) straight into the [J, N, d] output (numba).
 
-Why (issue 11, "Scale and speed"): per client, the torch version spent more time in the ops
+Why: per client, the torch version spent more time in the ops
 around the GEMMs than in the GEMMs (two index_selects, a multiply, an index_add_, an index_put_
 and a zero fill, each its own pass and call); these loops do each in one pass
 (benchmarks/client_gradients.py). They add and multiply in float32 in the same order as those

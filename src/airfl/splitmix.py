@@ -9,7 +9,7 @@ bits times 2^-53 (in [0, 1), the float64 grid numpy and torch use), row-major: r
 [N, d] block is outputs m d + 1 .. m d + d, so a client's uniforms are fixed by the seed and
 its position.
 
-Why (issue 11, "Scale and speed"): every round of every Biased FL digital run quantizes with
+Why: every round of every Biased FL digital run quantizes with
 such a block; numpy's PCG64 drew a [10, 7850] block in ~132 us, this loop in ~12 us
 (benchmarks/README.md), since each output is a few integer operations with no carried state
 besides the counter, which the compiler vectorises. Unsigned 64-bit arithmetic wraps, as the

@@ -89,7 +89,7 @@ def test_bad_inputs_raise_value_error(call):
 
 # ----------------------------------------------------------------------------- geometry
 def test_quantile_radii_and_mean_snr_match_biased_fl_spec():
-    # biased_fl spec §2.3: OTA (R = 3000 m) and digital (R = 1200 m) radii and mean SNRs
+    # OTA (R = 3000 m) and digital (R = 1200 m) radii and mean SNRs
     cases = {
         3000.0: ([671, 1162, 1500, 1775, 2012, 2225, 2419, 2598, 2766, 2924],
                  [-11.2, -16.4, -18.9, -20.5, -21.7, -22.6, -23.4, -24.1, -24.7, -25.3]),
@@ -380,7 +380,7 @@ def test_stochastic_quantize_with_given_uniforms_equals_drawing_them():
 
 
 def test_grid_indices_follow_the_stochastic_rounding_rule():
-    """k = floor(pos) + 1{U < pos - floor(pos)}, pos = (x/s + 1)(2^r - 1)/2 (spec 2.6), on the
+    """k = floor(pos) + 1{U < pos - floor(pos)}, pos = (x/s + 1)(2^r - 1)/2, on the
     grid 0..2^r - 1 even at x = +-s, for float32 and float64 rows."""
     from airfl.channel.quantization import grid_indices
 

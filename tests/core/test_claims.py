@@ -180,7 +180,7 @@ def test_pure_rounding_noise_is_a_tie_below_numerical_resolution():
 
 
 def test_the_lockstep_flip_of_biased_fl_fig3a_is_a_tie_and_says_what_the_interval_said():
-    """Biased FL Fig. 3(a) at 60 dB (issue 11 item 11): a difference of +2.95e-08 on gaps of
+    """Biased FL Fig. 3(a) at 60 dB: a difference of +2.95e-08 on gaps of
     0.002654 with a tiny spread; the t interval alone calls it a reversal, the floor a tie."""
     offsets = np.array([2.6e-8, 3.3e-8, 2.9e-8, 3.0e-8])
     values = pd.DataFrame({"opt": 0.002654 + offsets, "zb": np.full(4, 0.002654)})

@@ -1,4 +1,4 @@
-"""The typed declaration layer (airfl.declare, issue 12 item 4): what each node generates, the one
+"""The typed declaration layer (airfl.declare): what each node generates, the one
 way to say "differs by profile" and its resolver, and that a declaration's schema validates (a
 wrong key names its dotted path and what is allowed; a declared default is what the code gets)."""
 

@@ -1,4 +1,4 @@
-"""Trials in lockstep with batched gradients (airfl.core.lockstep, issue 11 "Scale and speed"):
+"""Trials in lockstep with batched gradients (airfl.core.lockstep):
 each trial gives what it gives when run alone (same streams: identical channels, participants
 and latencies; parameters equal up to float reassociation of the wider GEMMs), whatever trials
 step beside it; reruns are bit-identical; runs with different horizons stop on their own."""

@@ -1,4 +1,4 @@
-"""The round's client-parameter buffer in huge pages (airfl.core.memory, issue 17)."""
+"""The round's client-parameter buffer in huge pages (airfl.core.memory)."""
 
 from __future__ import annotations
 

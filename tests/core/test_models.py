@@ -107,7 +107,7 @@ def test_parameter_counts():
     fedavg = build_model("fedavg_cnn", IMAGE_SHAPE, 10)
     assert fedavg.dim == 582_026 == sum(p.numel() for p in FedAvgCNN().parameters())
     # ResNet-18 (CIFAR form) has 11,173,962 parameters with BatchNorm; GroupNorm has the same
-    # affine parameters, so the count is the same (CDPB spec 7)
+    # affine parameters, so the count is the same
     assert build_model("resnet18_gn", (3, 32, 32), 10).dim == 11_173_962
 
 

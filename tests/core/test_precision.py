@@ -1,4 +1,4 @@
-"""Tests of the CNN engines' memory format and arithmetic precision (issue 17).
+"""Tests of the CNN engines' memory format and arithmetic precision.
 
 The loop engine runs CNNs on CPU in channels-last (NHWC) layout and, with `precision: bf16`,
 under bfloat16 autocast with fp32 master weights. These tests pin what must hold whatever the
@@ -45,7 +45,7 @@ def _round(model, seed=5, steps=3):
 @pytest.mark.parametrize("precision", ["fp32", "bf16"])
 def test_in_place_step_is_the_gradient_buffer_step_bit_for_bit(memory_format, precision):
     """The loop engine's per-client in-place update must not change a bit: it replaces
-    `params.sub_(lr * grads)` on an [N, d] buffer (what the engine did before issue 17). The
+    `params.sub_(lr * grads)` on an [N, d] buffer (what the earlier engine did). The
     autograd step; the hand-written fp32 one is bounded against it below."""
     model = _model(memory_format=memory_format, precision=precision, l2=0.01, manual=False)
     g = torch.Generator().manual_seed(3)
@@ -183,7 +183,7 @@ def test_memory_format_follows_the_measurement_per_network():
 
 
 def test_vmap_is_not_offered_for_cnns_on_cpu(params):
-    """No offered engine is slower than the naive per-client loop (issue 17): a CNN with
+    """No offered engine is slower than the naive per-client loop: a CNN with
     `engine: vmap` on CPU (measured 0.31-0.61x of that loop) stops at set-up with a ConfigError
     naming the dotted key and the measurement; auto and loop pass, and vmap passes on CUDA."""
     from airfl.config import ConfigError

@@ -37,7 +37,7 @@ def test_unknown_stream_is_rejected():
 
 
 def test_first_uniform_is_the_streams_first_draw_shared_by_the_runs_of_a_trial():
-    """RoundStreams.first_uniform (issue 11): the same numbers as drawing from the stream, one
+    """RoundStreams.first_uniform: the same numbers as drawing from the stream, one
     tensor for every RoundStreams of the same (seed, experiment, trial, round), and a later use
     of the stream continues after them as if they had been drawn from it."""
     shape = (3, 5)
@@ -55,7 +55,7 @@ def test_first_uniform_is_the_streams_first_draw_shared_by_the_runs_of_a_trial()
 
 
 def test_a_run_that_writes_into_the_shared_first_draw_stops_the_next_run():
-    """first_uniform's tensor is shared by the runs of a trial (review of issue 11): a consumer
+    """first_uniform's tensor is shared by the runs of a trial: a consumer
     that wrote into it would change the other runs' draws silently; the next run stops instead."""
     shape = (2, 3)
     a, b = RoundStreams(11, "exp/guard", 0, 0), RoundStreams(11, "exp/guard", 0, 0)

@@ -78,7 +78,7 @@ def test_dag_has_one_job_per_analytic_figure_and_claims_depend_on_it(workspace):
 
 
 def test_report_captions_are_literal_restructuredtext(repo_root):
-    """Issue 13: captions such as "|T| = tau_eps,max - ..." printed docutils errors in the
+    """captions such as "|T| = tau_eps,max - ..." printed docutils errors in the
     Snakemake report (substitution references); every caption must render without a warning
     and keep its text."""
     from docutils.core import publish_doctree

@@ -1,4 +1,4 @@
-"""The registered audits (issue 16): each runs its scheme's own aggregation, the properties the
+"""The registered audits: each runs its scheme's own aggregation, the properties the
 papers state hold where they should (DP-FedAvg's Gaussian is exactly the accountant's), the
 simulated epsilons are those of the code (DP as a perk's GDP mu is that of sigma^2/2 with no
 amplification), the known finding stays visible (CDPB's Theorem 1 under the total reading), and
@@ -46,7 +46,7 @@ def test_dp_fedavg_is_audited_below_its_claim_with_the_mu_of_its_noise(params):
 
 
 def test_dp_fedavg_multi_round_audit_sums_fresh_noise_over_its_rounds(params):
-    """The T-round audit (issue 16 item 4): the canary's projection summed over T = 30 rounds of
+    """The T-round audit: the canary's projection summed over T = 30 rounds of
     the scheme's own aggregate is sqrt(T)/z-GDP (each round's noise fresh and independent, as
     the composition the accountant does assumes); the exact epsilon is below the RDP-composed
     claim and the audited lower bound below both."""
@@ -91,7 +91,7 @@ def test_dp_perk_simulated_epsilon_is_the_codes_and_exceeds_the_claim(params):
 
 
 def test_cdpb_theorem_1_under_the_total_reading_is_flagged(params):
-    """Finding (issue 18 item 6, now measured): Theorem 1 divides by sigma_q^2 as if it were the
+    """Finding (now measured): Theorem 1 divides by sigma_q^2 as if it were the
     per-coordinate variance; the code's total reading adds sigma_q^2 / d per coordinate, and the
     audit's lower bound exceeds the claimed one-round epsilon for CDPB-i."""
     mechanisms = get_wing("cdpb").audit_factory("cdpb")(params)

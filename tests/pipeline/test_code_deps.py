@@ -1,4 +1,4 @@
-"""What a stage's code is (issue 13, items 2 and 5): the imports read from the source, and the
+"""What a stage's code is: the imports read from the source, and the
 on-disk cache of them that a no-op `snakemake -n` reads instead of parsing every file."""
 
 from __future__ import annotations

@@ -51,7 +51,7 @@ def test_paper_profile_has_ten_trials(params):
      "Allowed values: digital_quantized, gaussian_dp, ideal_fedavg"),
     (lambda p: p["baselines"]["accuracy_vs_rounds"]["partition"].update(kind="random"),
      "partition.kind: 'random' is not one of"),
-    # issue 12: the channel model is stated (and checked), not guessed from the block's keys
+    # the channel model is stated (and checked), not guessed from the block's keys
     (lambda p: p["baselines"]["accuracy_vs_rounds"]["channel"].update(model="rician"),
      "baselines.accuracy_vs_rounds.channel.model: 'rician' is not one of ['geometry', "
      "'rayleigh_mean_gain']"),
@@ -67,7 +67,7 @@ def test_bad_values_are_named(params, mutate, expected):
     assert expected in str(info.value)
 
 
-# Issue 18 item 4: per-profile values of CDPB and DP as a perk were `string | number | null`
+# per-profile values of CDPB and DP as a perk were `string | number | null`
 # (`lr: fast` crashed train, `lr: -1` trained to chance, `num_devices: 0` failed late).
 @pytest.mark.parametrize("block, key, value, expected", [
     ("cdpb.fig4", "lr", "fast", "cdpb.fig4.lr: 'fast' is not of type 'number'"),
@@ -175,7 +175,7 @@ def test_every_stage_param_key_exists_in_params_yaml(repo_root):
 
 
 def test_shared_keys_are_declared_only_where_a_derivation_reads_them(repo_root):
-    """Issue 12, item 4: DVC's params come from perturbing the composed blocks (param_deps), so
+    """DVC's params come from perturbing the composed blocks (param_deps), so
     an experiment's `shared_keys` serve only its derive jobs' views; every key names a section
     params.yaml writes (an experiment without derivations declares none)."""
     from airfl.config import get_dotted

@@ -1,4 +1,4 @@
-"""Experiments and derivations a profile may leave out (issue 14): `Experiment.enabled` (an
+"""Experiments and derivations a profile may leave out: `Experiment.enabled` (an
 experiment the params do not run has no jobs, no targets and no claim inputs) and
 `Derivation.optional` (a source read only where the composed block holds it; a derivation with
 no target in the block has no job)."""

@@ -1,4 +1,4 @@
-"""Job priorities from measured seconds (airfl.pipeline.job_priority; issue 11)."""
+"""Job priorities from measured seconds (airfl.pipeline.job_priority)."""
 
 from __future__ import annotations
 

@@ -22,7 +22,7 @@ MAX_MODULE_LINES = 500
 
 
 def test_no_module_is_longer_than_500_lines(repo_root):
-    """One job per module (issue 12): a module past ~500 lines holds several and is split by role
+    """One job per module: a module past ~500 lines holds several and is split by role
     (e.g. a wing's proposed schemes apart from its baselines, dataset readers apart from fetching)."""
     long = {str(path.relative_to(repo_root)): n
             for path in sorted((repo_root / "src" / "airfl").rglob("*.py"))

@@ -1,4 +1,4 @@
-"""One knob reruns the jobs it changes, in both tools (issue 13, item 3).
+"""One knob reruns the jobs it changes, in both tools.
 
 For each wing, a one-knob change of params.yaml is applied; the jobs DVC marks stale (a key of
 the stage's manifest, as the `dvc-dag` stage writes it, changed value) and the jobs
@@ -264,7 +264,7 @@ def test_lift_names_the_nearest_written_parent():
 
 
 def test_a_manifest_holds_the_values_dvc_compares_and_each_code_files_digest(tmp_path):
-    """The `dvc-dag` stage's manifest of a stage (what DVC compares, issue 13 item 5): the
+    """The `dvc-dag` stage's manifest of a stage (what DVC compares): the
     value of each key as written, and a digest per code file that changes with its bytes."""
     from airfl.pipeline.code_deps import dep_digest
 

@@ -56,7 +56,7 @@ def test_committed_dvc_yaml_is_generated_from_the_registry(repo_root, env):
 
 
 def test_dvc_lock_holds_only_stages_dvc_yaml_has(repo_root):
-    """Issue 13 item 4: `dvc commit` never prunes, so the lock kept 78 stages of an older
+    """`dvc commit` never prunes, so the lock kept 78 stages of an older
     registry; `make lock` now starts from an empty lock."""
     locked = set(yaml.safe_load((repo_root / "dvc.lock").read_text())["stages"])
     declared = set(yaml.safe_load((repo_root / "dvc.yaml").read_text())["stages"])
@@ -64,7 +64,7 @@ def test_dvc_lock_holds_only_stages_dvc_yaml_has(repo_root):
 
 
 def test_dvc_plots_have_each_figures_own_axes(repo_root):
-    """Issue 13 item 6: every figure used to be declared `round` vs `test_accuracy`, also the
+    """every figure used to be declared `round` vs `test_accuracy`, also the
     ones drawn as sub-optimality gap vs uplink time; the CSV must hold both columns."""
     stages = yaml.safe_load((repo_root / "dvc.yaml").read_text())["stages"]
     plots = {path: axes for stage in stages.values() for entry in stage.get("plots", [])
@@ -81,7 +81,7 @@ def test_dvc_plots_have_each_figures_own_axes(repo_root):
 
 
 def test_dvc_yaml_declares_each_papers_claims_as_metrics(repo_root):
-    """`dvc metrics diff` after a change shows which claims flipped (issue 13, item 6)."""
+    """`dvc metrics diff` after a change shows which claims flipped."""
     from airfl.pipeline import paths
     from airfl.pipeline.registry import papers
 
@@ -139,7 +139,7 @@ LR = "baselines.accuracy_vs_rounds.training.lr"
 
 @pytest.mark.xdist_group("built_workspace")   # one build, shared (make test: -n)
 def test_threads_are_a_rerun_trigger(built, env):
-    """Issue 18 item 5: torch's thread count changes sums in the last digits, so a change must
+    """torch's thread count changes sums in the last digits, so a change must
     rerun what it touches (dvc.yaml lists `threads` too); it used to say nothing to be done."""
     out = _run(["snakemake", "-n", "--cores", "1", *TARGETS, "--config", "threads=2"], built,
                env).stdout
@@ -149,7 +149,7 @@ def test_threads_are_a_rerun_trigger(built, env):
 
 @pytest.mark.xdist_group("built_workspace")   # one build, shared (make test: -n)
 def test_measured_job_seconds_become_snakemake_priorities(built, env):
-    """Issue 11: a job listed in workflow/job_seconds.json (benchmarks/snakemake_job_times.py
+    """a job listed in workflow/job_seconds.json (benchmarks/snakemake_job_times.py
     --priorities) gets its measured seconds as its Snakemake priority, so the longest jobs
     start first; the other jobs keep priority 0 (Snakemake then prints none)."""
     table = built / "workflow" / "job_seconds.json"
@@ -171,7 +171,7 @@ def test_measured_job_seconds_become_snakemake_priorities(built, env):
 
 @pytest.mark.xdist_group("built_workspace")   # one build, shared (make test: -n)
 def test_nested_config_override_reaches_the_jobs_as_a_number(built, env):
-    """Issue 18 item 5: a nested `--config` value arrived as a string and failed validation."""
+    """a nested `--config` value arrived as a string and failed validation."""
     done = _run(["snakemake", "-n", "-p", "--cores", "1", *TARGETS, "--config",
                  "baselines={accuracy_vs_rounds: {training: {lr: 0.04}}}"], built, env)
     assert f"--set {LR}=0.04 train" in done.stdout.replace("'", "")
@@ -179,7 +179,7 @@ def test_nested_config_override_reaches_the_jobs_as_a_number(built, env):
 
 @pytest.mark.xdist_group("built_workspace")   # one build, shared (make test: -n)
 def test_a_diverging_run_stops_naming_the_curve(built, env):
-    """Issue 18 item 3: `lr: .inf` (now refused by validation) trained to NaN losses with exit 0;
+    """`lr: .inf` (now refused by validation) trained to NaN losses with exit 0;
     a finite lr that overflows must stop the run, name the curve and write nothing."""
     table = built / "results/runs/baselines/accuracy_vs_rounds/ideal.csv"
     before = table.read_bytes()
@@ -192,7 +192,7 @@ def test_a_diverging_run_stops_naming_the_curve(built, env):
 
 @pytest.mark.xdist_group("built_workspace")   # one build, shared (make test: -n)
 def test_the_figure_stage_refuses_runs_made_with_other_params(built, env):
-    """Issue 18 item 2: a figure must never be older than the parameters it claims; drawn from
+    """a figure must never be older than the parameters it claims; drawn from
     runs of another lr it claimed the current params.yaml."""
     csv = built / f"{FIGURE}.csv"
     before = csv.read_bytes()
@@ -276,7 +276,7 @@ def test_slurm_profile_runs_real_jobs_through_the_cluster_generic_executor(repo_
 
 
 def test_default_profile_loads_and_a_killed_run_reruns_without_flags(repo_root, tmp_path, env):
-    """Issue 18 item 1: the default profile (rerun-incomplete, content triggers) must load for a
+    """the default profile (rerun-incomplete, content triggers) must load for a
     plain `snakemake`. A SIGKILL while a job has written one of its outputs leaves that output
     marked incomplete; without the profile every rerun (after the `--unlock` Snakemake asks
     for) stopped with IncompleteFilesException until `--rerun-incomplete` was typed by hand."""
@@ -302,7 +302,7 @@ def test_default_profile_loads_and_a_killed_run_reruns_without_flags(repo_root, 
 
 
 def test_yaml_errors_stop_snakemake_with_their_line(repo_root, tmp_path, env):
-    """Issue 18 item 5: Snakemake's own loader said only "not valid JSON or YAML", and kept the
+    """Snakemake's own loader said only "not valid JSON or YAML", and kept the
     last of two repeated keys; params.yaml is now read strictly before it."""
     work = _workspace(repo_root, tmp_path / "ws", env)
     text = (work / "params.yaml").read_text()
@@ -315,12 +315,12 @@ def test_yaml_errors_stop_snakemake_with_their_line(repo_root, tmp_path, env):
 
 
 def test_a_failed_rerun_never_leaves_a_stale_figure(repo_root, tmp_path, env):
-    """Issue 18 item 2, the probe's sequence: change lr (0.05 -> 0.04), run with --keep-going
+    """The probe's sequence: change lr (0.05 -> 0.04), run with --keep-going
     while every train job of the figure fails (here: a dataset file gone), then run again: the
     figure must be redrawn from lr = 0.04 runs, never "Nothing to be done" with the old one.
     Then item 5: a parameter change reruns train, which finds a garbage design: it removes it
     and fails, and the next run rebuilds it. The change is `device: auto` (cpu here): a knob of
-    train's view and not of design's (issue 13: lr is part of the settings design reads), and
+    train's view and not of design's (lr is part of the settings design reads), and
     one that leaves the numbers as they were."""
     work = _workspace(repo_root, tmp_path / "ws", env)
     _run(["snakemake", "--cores", "2", *TARGETS, "-q"], work, env)
@@ -359,7 +359,7 @@ def test_a_failed_rerun_never_leaves_a_stale_figure(repo_root, tmp_path, env):
 
 
 # One file per core package and one wing file: the baselines figure's jobs must go stale in both
-# tools alike (issue 13 item 2); a file of a wing the figure never loads touches nothing.
+# tools alike; a file of a wing the figure never loads touches nothing.
 CODE_EDITS = ["src/airfl/core/loop.py", "src/airfl/channel/fading.py", "src/airfl/privacy/rdp.py",
               "src/airfl/data/partitioners.py", "src/airfl/pipeline/stages/figure.py",
               "src/airfl/papers/baselines/experiments.py", "src/airfl/papers/cdpb/design.py"]
@@ -404,7 +404,7 @@ def _stale_under_dvc(work, env) -> set[str]:
     --dry` lists) and everything downstream of them within the figure's subgraph (Snakemake
     reruns a job whose input is remade; DVC compares the new output's hash first). The
     `dvc-dag` stage runs first: a code edit reaches a stage through the code digests in its
-    manifest, which that stage writes (issue 13, item 5); `repro --dry` runs nothing."""
+    manifest, which that stage writes; `repro --dry` runs nothing."""
     _run(["dvc", "repro", "--single-item", GUARD], work, env)
     out = _run(["dvc", "repro", "--dry", DVC_TARGET], work, env).stdout
     assert GUARD not in re.findall(r"Running stage '([^']+)'", out), out

@@ -78,7 +78,7 @@ def test_a_curve_without_its_own_delta_takes_the_declared_one(tmp_path, monkeypa
         privacy.run({}, "x/y", "c")
 
 
-# -- issue 16, item 4: each wing's round records -> the privacy CSV's two epsilons -----------------
+# -- each wing's round records -> the privacy CSV's two epsilons -----------------
 
 def _lapa_records(privacy: str, rounds: int = 4) -> tuple[list[dict], float]:
     import yaml
@@ -135,7 +135,7 @@ def _ota_fd_records(method: str, rounds: int = 4) -> tuple[list[dict], float]:
     ("ota_fd", "local_only", False)])
 def test_wing_records_fill_both_epsilon_columns(tmp_path, monkeypatch, repo_root, wing, curve,
                                                 private):
-    """The privacy stage on a wing's own round records (LAPA and OTA-FD, issue 16 item 4):
+    """The privacy stage on a wing's own round records (LAPA and OTA-FD):
     a private curve gets a finite epsilon_paper AND epsilon_simulated in every round (the
     composition of its `privacy` and `privacy_simulated` events), a curve without DP inf."""
     from airfl.pipeline.stages import privacy

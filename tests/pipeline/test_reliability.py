@@ -1,4 +1,4 @@
-"""Issue 18 (reliability): the failures a hostile user found, each reproduced here. The probes
+"""Reliability: the failures a hostile user found, each reproduced here. The probes
 that need Snakemake itself (profile, stale figure, --config, threads, YAML errors in the
 Snakefile) are in test_pipeline.py."""
 
@@ -190,7 +190,7 @@ def test_garbage_design_is_removed_with_a_message(tmp_path):
 
 
 def test_a_design_made_with_other_parameters_is_removed_not_trained_on(tmp_path):
-    """Issue 12: train reads what the design stage stored, so a stored design whose provenance
+    """train reads what the design stage stored, so a stored design whose provenance
     is not the current curve, channel, scale and seed is removed (the design stage rebuilds it);
     figure-only panel keys do not count."""
     from airfl.io import provenance, write_json

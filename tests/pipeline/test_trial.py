@@ -40,7 +40,7 @@ def test_a_split_is_read_once_per_process_and_cannot_be_changed_through_the_cach
 
 def test_stored_channel_statistics_rebuild_bit_for_bit(repo_root):
     """The design stage stores each trial's statistics and the train stage rebuilds them from
-    the JSON (issue 12: train reads what design stored): every experiment's trial-0 statistics
+    the JSON (train reads what design stored): every experiment's trial-0 statistics
     survive the round trip exactly, dtype included."""
     import json
 

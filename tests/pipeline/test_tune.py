@@ -1,4 +1,4 @@
-"""The step-size protocol (Biased FL spec 6.5): the one-standard-error selection rule, common eta
+"""The step-size protocol: the one-standard-error selection rule, common eta
 via a lead curve, per-offset searches of the SOTA panels, fixed mode. The candidate runs are replaced by a table of scores so that only the protocol is tested."""
 
 from __future__ import annotations
@@ -124,8 +124,8 @@ def test_sota_panels_at_snr_offsets_search_their_own_step_sizes(workspace):
 
 
 def test_paper_profile_dag_has_the_snr30_sota_tune_jobs(repo_root):
-    """The +30 dB SOTA experiments' tune jobs exist in the paper profile's DAG (issue 11 item
-    10: re-tune every scheme per SNR offset instead of reusing the literal-SNR choice)."""
+    """The +30 dB SOTA experiments' tune jobs exist in the paper profile's DAG (re-tune every
+    scheme per SNR offset instead of reusing the literal-SNR choice)."""
     from airfl.pipeline import dag
 
     params = validate_params({**yaml.safe_load((repo_root / "params.yaml").read_text()),
@@ -171,7 +171,7 @@ def test_fixed_mode_keeps_the_panel_step_size_without_a_tune_job(workspace):
             if j.stage == "tune"]
 
 
-# ---- scheme-parameter grids (spec 6.5 baselines; stages/param_search.py) ----------------------
+# ---- scheme-parameter grids (stages/param_search.py) ----------------------
 
 def test_param_grid_combinations_in_a_fixed_order():
     from airfl.pipeline import param_search
@@ -184,7 +184,7 @@ def test_param_grid_combinations_in_a_fixed_order():
 
 
 def test_param_search_selects_then_tunes_eta_and_the_stages_apply_it(workspace, monkeypatch):
-    """Spec 6.5: lowest final gap at the panel's eta, ties by accuracy; a combination that leaves
+    """Lowest final gap at the panel's eta, ties by accuracy; a combination that leaves
     nobody transmitting is recorded as infeasible; eta is then searched with the chosen values."""
     from airfl.core.participation import NoTransmissionError
 

@@ -1,5 +1,5 @@
-"""The tune stage's candidates in lockstep (airfl.pipeline.tuning.candidate_scores, issue 11
-"Scale and speed") on the real Biased FL inputs (MNIST, partition, reference w*), shortened to
+"""The tune stage's candidates in lockstep (airfl.pipeline.tuning.candidate_scores) on the real
+Biased FL inputs (MNIST, partition, reference w*), shortened to
 30 rounds: the candidates share one copy of data and model so that they do run in lockstep,
 each candidate's scores equal its one-by-one run through the train stage's `run_trials` up to
 float reassociation, an infeasible design is returned in its place, reruns are bit-identical."""
@@ -103,7 +103,7 @@ def test_an_infeasible_candidate_is_returned_in_its_place(workspace):
 
 
 def test_a_candidate_with_the_runs_of_an_earlier_one_is_not_run_again(workspace, monkeypatch):
-    """Issue 11: candidates with equal run keys (same eta, designs and non-inert parameters)
+    """candidates with equal run keys (same eta, designs and non-inert parameters)
     run once; the later one gets the earlier one's scores and `same_runs_as`. Here the third
     candidate repeats the first: only two candidates' trials reach the lockstep."""
     import airfl.pipeline.runs as runs

@@ -1,4 +1,4 @@
-"""The privacy audit (issue 16): its statistics against independent oracles, and its teeth: a
+"""The privacy audit: its statistics against independent oracles, and its teeth: a
 correct Gaussian mechanism is audited close to its true epsilon and never above it, and broken
 mechanisms (half the noise variance the accountant assumes; clipping after the noise) are flagged."""
 

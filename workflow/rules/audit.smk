@@ -1,4 +1,4 @@
-# Privacy audits (issue 16): one rule per mechanism a wing registers (`Wing(audits=...)`); the
+# Privacy audits: one rule per mechanism a wing registers (`Wing(audits=...)`); the
 # jobs, their outputs and params come from dag.audit_jobs(), as dvc.yaml's audit stages do.
 for _job in dag.audit_jobs():
 
@@ -8,7 +8,7 @@ for _job in dag.audit_jobs():
             [as_report_item(o, _job.args[0]) if o.endswith(".png") else o
              for o in dag.audit_outputs(*_job.args)[1:]],
             str(paths.audit(*_job.args)),
-        params:  # the values behind the keys dvc.yaml lists for the stage (issue 13)
+        params:  # the values behind the keys dvc.yaml lists for the stage
             declared=dag.declared_values("audit", config, *_job.args),
             wing=_job.args[0],
             mechanism=_job.args[1],

@@ -16,7 +16,7 @@ from airfl.pipeline.registry import (active_experiments, all_analytic, all_exper
 os.environ.setdefault("OMP_NUM_THREADS", "1")      # one thread per job (ENVIRONMENT.md)
 os.environ.setdefault("MKL_NUM_THREADS", "1")
 
-# nested --config values arrive as strings; type them as params.yaml would (issue 18, item 5)
+# nested --config values arrive as strings; type them as params.yaml would
 update_config(config, typed_config_overrides(dict(workflow.config_settings.config)))
 try:
     validate_params(config)                        # clear message naming the key, before any job
@@ -67,7 +67,7 @@ def experiment_block(wildcards):
 
 def job_params(stage):
     """A rule's params for `stage`: its top-level knobs and its view of the block, the values
-    behind the keys dvc.yaml lists, so a one-knob change reruns the same jobs (issue 13)."""
+    behind the keys dvc.yaml lists, so a one-knob change reruns the same jobs."""
     return lambda w: dag.rule_params(stage, experiment_of(w), config,
                                      getattr(w, "curve", None), experiment_block(w))
 
@@ -81,8 +81,8 @@ _CODE = {}        # (stage, args) -> code digest; config and code are fixed for 
 
 def code_version(stage, *args):
     """A digest of the source files the job `airfl <stage> <args>` runs, the same files dvc.yaml
-    lists as its code deps: a code edit reruns the same jobs in both tools (issue 13).
-    Memoised: Snakemake evaluates a job's params more than once (issue 13, item 5)."""
+    lists as its code deps: a code edit reruns the same jobs in both tools.
+    Memoised: Snakemake evaluates a job's params more than once."""
     if (stage, args) not in _CODE:
         _CODE[(stage, args)] = dag.code_digest(stage, list(args), config)
     return _CODE[(stage, args)]

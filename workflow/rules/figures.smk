@@ -31,7 +31,7 @@ for _experiment in active_experiments(config):
             caption=figure_caption(_experiment),
             experiment=_experiment.id,
             # what the figure claims: a change reruns it even when no run is rebuilt, and the
-            # figure stage refuses runs made with other parameters (issue 18, item 2)
+            # figure stage refuses runs made with other parameters
             setting=dag.rule_params("figure", _experiment, config),
             code=code_version("figure", _experiment.id),
         log:

@@ -34,7 +34,7 @@ rule train:
         "results/runs/{paper}/{figure}/{curve}.records.json",
         "results/runs/{paper}/{figure}/{curve}.json",
     params:
-        setting=job_params("train"),     # device and threads too: rerun triggers (issue 18)
+        setting=job_params("train"),     # device and threads too: rerun triggers
         code=lambda w: code_version("train", f"{w.paper}/{w.figure}", w.curve),
     threads: 1
     priority: job_priority("train")

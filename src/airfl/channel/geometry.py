@@ -6,11 +6,11 @@ Randomness comes only from the ``torch.Generator`` passed in, so a seed fixes th
 
 Which paper uses which placement:
 
-* biased_fl (spec §2.3): deterministic equal-area quantile radii by default (``quantile_radii``),
+* biased_fl: deterministic equal-area quantile radii by default (``quantile_radii``),
   ``placement: random`` = ``uniform_disc``; R = 3000 m (OTA) or 1200 m (digital); BS at the centre.
-* dp_perk_airfl (spec §2.2, A5): ``r = 1000 sqrt(U)`` per device, drawn once per trial, clamped
+* dp_perk_airfl: ``r = 1000 sqrt(U)`` per device, drawn once per trial, clamped
   ``r >= 1 m`` (``uniform_disc(...).clamp_min(1.0)``; note ``min_radius`` is a different law).
-* lapa (spec §2.3): devices uniform in two rectangles at z = 0, BS at (-50, 0, 10) m, 3-D distance
+* lapa: devices uniform in two rectangles at z = 0, BS at (-50, 0, 10) m, 3-D distance
   (``uniform_box`` + ``distance_to_bs``).
 """
 
@@ -77,7 +77,7 @@ def uniform_box(num_devices: int, low: Sequence[float], high: Sequence[float],
     """Devices uniform in the axis-aligned box ``low <= p <= high`` (``low[i] == high[i]`` pins an axis).
 
     Returns points ``[*batch, N, D]``, D = ``len(low)``; one ``torch.rand(*batch, N, D)`` draw.
-    Used for lapa's rectangular regions (spec §2.3).
+    Used for lapa's rectangular regions.
     """
     _check_count(num_devices)
     lo = _validated(low, "low")
@@ -101,7 +101,7 @@ def quantile_radii(num_devices: int, *, radius, min_radius=0.0) -> torch.Tensor:
     big, small = _radii_pair(radius, min_radius)
     q = (torch.arange(1, num_devices + 1, dtype=torch.float64) - 0.5) / num_devices
     big2, small2 = (big ** 2).unsqueeze(-1), (small ** 2).unsqueeze(-1)
-    return torch.sqrt(q * (big2 - small2) + small2)  # biased_fl spec §2.3: r_m = R sqrt((m-0.5)/N)
+    return torch.sqrt(q * (big2 - small2) + small2)  # r_m = R sqrt((m-0.5)/N)
 
 
 def fixed_coordinates(coords) -> torch.Tensor:

@@ -4,7 +4,7 @@ A device with update g, pre-scaler (scale) gamma and channel h sends ``x = gamma
 signals add up aligned at the receiver, but only if its channel is strong enough: inverting a deep
 fade would need unbounded energy (``E[1/|h|^2] = inf`` under Rayleigh). Zhu, Wang, Huang,
 "Broadband analog aggregation for low-latency federated edge learning", IEEE TWC 2020, introduced
-this truncation; biased_fl uses it as (paper eqs. 7-8, spec §2.5)
+this truncation; biased_fl uses it as (paper eqs. 7-8)
 
     x_{m,t} = chi_{m,t} gamma_m g_{m,t} / h_{m,t},   chi_{m,t} = 1{ |h_{m,t}| >= G gamma_m / sqrt(d E_s) },
 

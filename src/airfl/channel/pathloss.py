@@ -11,10 +11,10 @@ Conventions (shared by every paper wing):
 
 Which paper uses which model:
 
-* biased_fl: log-distance, 50 dB at 1 m, exponent 2.2 (spec §2.3): ``log_distance_db(r, 50, 2.2)``.
-* dp_perk_airfl: free space at 2.4 GHz with c = 3e8 m/s, ``Lambda = (c/(4 pi f r))^2`` (spec §2.2):
+* biased_fl: log-distance, 50 dB at 1 m, exponent 2.2: ``log_distance_db(r, 50, 2.2)``.
+* dp_perk_airfl: free space at 2.4 GHz with c = 3e8 m/s, ``Lambda = (c/(4 pi f r))^2``:
   ``free_space_db(r, 2.4e9)``.
-* lapa: ``PL = G_BS G_D (c/(4 pi f d))^3.76`` at 915 MHz, G_BS = 5 dBi (spec §2.3, paper eq. 39):
+* lapa: ``PL = G_BS G_D (c/(4 pi f d))^3.76`` at 915 MHz, G_BS = 5 dBi (paper eq. 39):
   ``free_space_db(d, 915e6, exponent=3.76, antenna_gain_db=5.0)``.
 * cdpb and ota_fd: no path loss (unit mean gain).
 """
@@ -69,7 +69,7 @@ def log_distance_db(distance, *, pl0_db, exponent, d0: float = 1.0) -> torch.Ten
         raise ValueError(f"reference distance d0 must be > 0; got {d0}")
     pl0 = torch.as_tensor(pl0_db, dtype=torch.float64)
     n = _validated(exponent, "exponent", low=0.0)
-    return pl0 + 10.0 * n * torch.log10(d / d0)  # biased_fl spec §2.3: PL = 50 + 10*2.2*log10(r/1 m)
+    return pl0 + 10.0 * n * torch.log10(d / d0)  # PL = 50 + 10*2.2*log10(r/1 m)
 
 
 def free_space_db(distance, *, carrier_hz, exponent: float = 2.0, antenna_gain_db: float = 0.0,
@@ -110,4 +110,4 @@ def watt_to_dbm(watt) -> torch.Tensor:
 
 def gain_from_db(pl_db) -> torch.Tensor:
     """Mean channel power gain from a path loss in dB: ``Lambda = 10^(-PL/10)`` (biased_fl §2.3)."""
-    return torch.pow(10.0, -_validated(pl_db, "pl_db") / 10.0)  # biased_fl spec §2.3
+    return torch.pow(10.0, -_validated(pl_db, "pl_db") / 10.0)

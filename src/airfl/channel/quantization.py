@@ -1,4 +1,4 @@
-"""Dithered stochastic uniform quantizer and its payload (biased_fl spec §2.6, paper eq. 14).
+"""Dithered stochastic uniform quantizer and its payload (paper eq. 14).
 
 Per row x (one device's update): ``s = ||x||_inf``, ``u = x/s`` in [-1, 1]; the r-bit grid is
 ``l_k = -1 + k Delta``, k = 0..2^r - 1, ``Delta = 2/(2^r - 1)``; each entry rounds up to ``l_{k+1}`` with
@@ -101,7 +101,7 @@ def grid_indices(x: torch.Tensor, scale: torch.Tensor, levels: torch.Tensor,
     With pos = (x/s + 1)(2^r - 1)/2 = k_low + f (f in [0, 1)): k = k_low + 1 exactly when U < f,
     i.e. k = ceil(pos - U) (spec §2.6 stochastic rounding, P(up) = f). Evaluated in this order
     pos stays in [0, 2^r - 1] in floats too (|x/s| <= 1 and each step rounds monotonically), so
-    k needs no clamp. Five in-place passes over the rows (issue 11: the digital tune jobs
+    k needs no clamp. Five in-place passes over the rows (the digital tune jobs
     quantize ~1e9 entries)."""
     safe = torch.where(scale > 0, scale, torch.ones_like(scale))
     pos = x.to(torch.float64, copy=True).div_(safe).add_(1.0).mul_(levels / 2.0)

@@ -1,7 +1,7 @@
 """A fused loop for the digital schemes' aggregation: each run's sum_m w_m Q(g_m) in one pass over
 its rows instead of one torch pass per arithmetic step (numba).
 
-Why (issue 11, "Scale and speed"): in a Biased FL digital tune job each round of each run
+Why: in a Biased FL digital tune job each round of each run
 quantizes a few [d] rows (d = 7850) and sums them; in torch that is about ten elementwise passes
 over float64 copies of the rows (grid indices, weights, sum), each its own kernel call, and it
 was ~30 % of the job (benchmarks/digital_aggregation.py). A compiled loop reads each row and its
@@ -51,7 +51,7 @@ def quantized_weighted_sum(x: torch.Tensor, noise: torch.Tensor, used, bits, wei
                            ) -> torch.Tensor:
     """sum_{m used} w_m Q(g_m) [d] float64 for the rows x [N, d] (float32 or float64), the
     quantizer's uniforms noise [N, d] (float64), used [N] bool, bits r_m [N] int64, weights w_m
-    [N] float64 and scale s_m = ||g_m||_inf [N] float64 (Biased FL spec §2.6: Q(g_m) =
+    [N] float64 and scale s_m = ||g_m||_inf [N] float64 (Q(g_m) =
     s_m (2 k_m/(2^r_m - 1) - 1), k_m = ceil((g/s + 1)(2^r - 1)/2 - U), i.e. stochastic rounding
     up with probability equal to the fraction), as sum_m c_m k_m - sum_m w_m s_m with
     c_m = 2 w_m s_m/(2^r_m - 1): no quantized copy of a row is made. Rows not used are not read.

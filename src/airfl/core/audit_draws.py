@@ -1,4 +1,4 @@
-"""Draws of an audit statistic from a scheme's own aggregation code (issue 16), batched.
+"""Draws of an audit statistic from a scheme's own aggregation code, batched.
 
 The canary client's update is ``value * e_0`` (the worst case at the clip norm, in the first
 coordinate) and every other client's update is 0, so the released update's first coordinate is

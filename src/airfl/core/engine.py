@@ -136,7 +136,7 @@ def client_gradients_many(model: FlatModel, params: torch.Tensor, batch: Gathere
 
     `rows` (bool [J, N], optional): only the gradients of client m for the models j with
     rows[j, m] are needed (`Scheme.read_rows`); the other rows are 0, and `grads_rows` leaves
-    them out of its GEMMs (issue 11: Biased FL's digital baselines read K of N uploads)."""
+    them out of its GEMMs (Biased FL's digital baselines read K of N uploads)."""
     n_clients = batch.y.shape[0]
     weights = batch.weights.to(params.device, params.dtype)
     if rows is not None and bool(rows.all()):

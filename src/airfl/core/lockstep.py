@@ -1,6 +1,6 @@
 """Several trials of the round loop run in lockstep, their clients' gradients computed together.
 
-Why (issue 11, "Scale and speed"; benchmarks/README.md, biased_fl_trial.py and tune_batching.py):
+Why (benchmarks/README.md, biased_fl_trial.py and tune_batching.py):
 a Biased FL tune job runs every candidate (scheme-parameter combinations, then step sizes) on the
 selection trials, 15 to 36 runs of the same softmax model on the same full-batch client data.
 Each run's local gradients are 10 GEMMs with 10 output columns, a shape the BLAS handles poorly;

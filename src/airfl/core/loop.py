@@ -125,7 +125,7 @@ def initial_params(setup: TrialSetup) -> torch.Tensor:
 def initial_update_norms(setup: TrialSetup) -> torch.Tensor:
     """||u_k|| of every client's upload at theta_0 in round 1 of the trial (its data draws),
     before any clipping, channel or noise: one noise-free calibration round (e.g. CDPB's W_clip
-    is their median, spec 0 and 10.3)."""
+    is their median)."""
     streams = RoundStreams(setup.seed, setup.experiment, setup.trial, 1)
     updates = client_updates(setup, initial_params(setup), streams)
     return torch.linalg.vector_norm(updates.double(), dim=1)

@@ -1,5 +1,5 @@
 """The round's [N, d] client-parameter buffer, backed by transparent huge pages where Linux offers
-them on request (issue 17).
+them on request.
 
 local_sgd makes a fresh [N, d] tensor every round (the clients' models, returned as their
 updates). For FedAvgCNN's 45 active clients that is 105 MB, and a fresh allocation of that size

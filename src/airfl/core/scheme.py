@@ -113,7 +113,7 @@ class Scheme:
         upload is computed (from the channel, the design and the round's draws), or None: all.
         With a mask, `airfl.core.lockstep` computes only those clients' full-batch gradients
         and passes zeros in the other rows, so a scheme that returns one must read nothing else
-        of `updates` in that round (issue 11, "Scale and speed": Biased FL's digital baselines
+        of `updates` in that round (Biased FL's digital baselines
         use K of N uploads). The default reads every row."""
         return None
 
@@ -122,7 +122,7 @@ class Scheme:
         """Parameters that provably change nothing in any run with this design (e.g. a
         per-round budget that no round can reach): two candidates of a parameter search that
         differ only in them make the same runs, so the tune stage runs them once
-        (airfl.pipeline.tuning; issue 11, "Scale and speed"). The default claims none; a
+        (airfl.pipeline.tuning). The default claims none; a
         scheme that overrides it states the proof in its docstring."""
         return frozenset()
 
@@ -134,7 +134,7 @@ class Scheme:
         updates [J, N, d], run j with schemes[j], states[j], designs[j]. Must return, for
         every run, exactly what its own `aggregate` returns (each run draws from its own
         streams, whatever runs beside it); a class overrides it to share work across the runs
-        as a tensor axis (issue 11). This default calls `aggregate` run by run."""
+        as a tensor axis. This default calls `aggregate` run by run."""
         return [scheme.aggregate(updates[j], state, design)
                 for j, (scheme, state, design) in enumerate(zip(schemes, states, designs))]
 

@@ -1,7 +1,7 @@
 """What a trial is, fixed before its first round: the generic part (ids, model, data, evaluation
 sets, channel statistics, round budget) plus three small parts with one job each.
 
-Why three parts (issue 12, item 3: "one call builds a trial's set-up"): the round loop used to
+Why three parts ("one call builds a trial's set-up"): the round loop used to
 grow one flag per paper. Now a paper's difference is a value of one part, not a new field:
 - `LocalWork`: what each client computes and uploads (FedAvg local SGD for `steps` mini-batches
   or `epochs` shuffled epochs, uploading its delta; or one gradient, full-batch or mini-batch);

@@ -28,7 +28,7 @@ class Wing:
     `AUDIT` (the node of params.yaml `audit.<wing>`); None: no parameters.
     `schema_defs`: schema `$defs` the wing computes from code (e.g. one curve type generated from
     its schemes' parameter declarations), added to those of its declaration. `audits`: auditable
-    DP mechanism name -> "module:function", imported lazily by the audit stage (issue 16); the
+    DP mechanism name -> "module:function", imported lazily by the audit stage; the
     function takes (params, profile settings) and returns an airfl.privacy.audit_mechanism
     `AuditableMechanism`. `labels`: scheme kind -> its legend name, for a curve of that kind
     that the experiment drawing it does not name (e.g. a plug-in scheme added to another

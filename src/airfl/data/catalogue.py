@@ -135,7 +135,7 @@ class DatasetInfo:
     """Static facts about a dataset.
 
     ``mean``/``std`` are the per-channel normalisation constants commonly used with it (of pixels
-    scaled to [0, 1]): MNIST 0.1307/0.3081, Fashion-MNIST 0.2860/0.3530 (LAPA spec §8),
+    scaled to [0, 1]): MNIST 0.1307/0.3081, Fashion-MNIST 0.2860/0.3530,
     CIFAR-10 (0.4914, 0.4822, 0.4465)/(0.2470, 0.2435, 0.2616), CIFAR-100
     (0.5071, 0.4865, 0.4409)/(0.2673, 0.2564, 0.2762). Supports ``info["num_classes"]`` as well.
     """

@@ -28,7 +28,7 @@ MIRROR_ENV_VAR = "AIRFL_DATA_MIRROR"
 DOWNLOAD_TIMEOUT_S = 20.0
 
 #: Overall deadline (seconds) of one file's download: the socket timeout bounds each read, so a
-#: server trickling a byte now and then kept a download alive forever (issue 18, item 5).
+#: server trickling a byte now and then kept a download alive forever.
 #: CIFAR-100's 169 MB take ~3 min at 1 MB/s.
 DOWNLOAD_DEADLINE_S = 1800.0
 

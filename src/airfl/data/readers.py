@@ -121,7 +121,7 @@ def _checked_spec(name: str, root: Path, split: str, verify_md5: bool) -> _Spec:
     problems = _problems(spec, root, spec.splits[split], verify_md5)
     if problems:
         # load_dataset reads root only; say so instead of "the mirror variable is empty" when
-        # it is set (issue 18, item 5)
+        # it is set
         mirror = _resolve_mirror(None)
         note = (f"{mirror if mirror is not None else 'data.mirror'} not read here (load_dataset "
                 f"reads root only): the data stage (`airfl data {spec.name}`) copies the files "

@@ -2,8 +2,8 @@
 
 Three designs minimise a non-convex objective by solving a convex surrogate at the current iterate
 and moving to its (post-processed) solution: Biased FL's OTA pre-scalers (paper eq. 21, spec
-§5.2), its digital thresholds, scalers and bits (paper eq. 24, spec §5.5) and DP as a perk's
-receive beamformer (problem P1, spec §5.3). They differ only in what one step solves and in how
+§5.2), its digital thresholds, scalers and bits (paper eq. 24) and DP as a perk's
+receive beamformer (problem P1). They differ only in what one step solves and in how
 strict they are about a step that does not help; the loop, its accounting and the words for why
 it stopped are the same, and live here.
 

@@ -112,7 +112,7 @@ _RST_SPECIAL = "\\*`|_"
 def rst_text(text: str) -> str:
     """`text` as literal reStructuredText, for the Snakemake report's captions: a caption such
     as "|T| = tau_eps,max - ..." is otherwise read as substitution references and printed as
-    docutils errors (issue 13)."""
+    docutils errors."""
     return "".join("\\" + c if c in _RST_SPECIAL else c for c in text)
 
 

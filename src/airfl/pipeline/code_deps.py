@@ -50,7 +50,7 @@ def _imported(module: str, path: Path) -> frozenset[str]:
     """Names a module imports (absolute; `from x import y` gives both x and x.y, as y may be a
     submodule), resolved against the module's own package for relative imports. Taken from the
     on-disk cache (`_disk_cache`) while the file's size and time stamp are those it was read at:
-    parsing ~150 files was ~0.4 of the ~5 CPU seconds of a no-op `snakemake -n` (issue 13)."""
+    parsing ~150 files was ~0.4 of the ~5 CPU seconds of a no-op `snakemake -n`."""
     stamp = _stamp(path)
     hit = _disk_cache().get(str(path))
     if hit is not None and hit[0] == stamp:

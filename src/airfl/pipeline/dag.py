@@ -125,7 +125,7 @@ def experiment_jobs(experiment: Experiment, params: dict[str, Any]) -> list[Job]
     keys = param_deps.derive(experiment, params)
 
     def reads(stage: str, curve: str | None = None) -> list[str]:
-        """The exact params.yaml keys the job reads (issue 13, item 3): its stage's top-level
+        """The exact params.yaml keys the job reads: its stage's top-level
         knobs and the leaves behind its view of the block (param_deps)."""
         return [*GLOBALS[stage], *keys[(stage, curve)]]
 
@@ -229,9 +229,9 @@ def audit_outputs(wing: str, mechanism: str) -> list[str]:
 
 
 def audit_jobs() -> list[Job]:
-    """One `airfl audit <wing> <mechanism>` job per mechanism a wing registers for auditing
-    (issue 16); its params: the audit block's shared settings, the seed, the profile, the
-    wing's audit settings and its own block (stage_params.stage_keys)."""
+    """One `airfl audit <wing> <mechanism>` job per mechanism a wing registers for auditing;
+    its params: the audit block's shared settings, the seed, the profile, the wing's audit
+    settings and its own block (stage_params.stage_keys)."""
     out = []
     for wing in wings():
         for name in sorted(wing.audits):

@@ -41,7 +41,7 @@ def _covered(node: Any, prefix: str, wanted: set[str]) -> list[str]:
     return [prefix] if whole and prefix else [k for p in parts for k in p]
 
 
-# The first stage (issue 13, items 1 and 5): dvc.yaml is the DAG of one params.yaml, frozen. Any
+# The first stage: dvc.yaml is the DAG of one params.yaml, frozen. Any
 # other (`profile: paper`, `dvc exp run -S` adding a curve or changing what a stage reads) would
 # run the wrong stages, so this stage, on which every other depends, reruns whenever params.yaml
 # or the code changes and stops `dvc repro` before anything else runs unless dvc.yaml is what

@@ -1,6 +1,6 @@
 """Snakemake job priorities from measured job times: the longest jobs start first.
 
-Why (issue 11, "Scale and speed"): Snakemake knows nothing of how long a job runs, and on 2
+Why: Snakemake knows nothing of how long a job runs, and on 2
 cores the Biased FL paper profile's +60 dB UQOS tune (~600 s of ~2,050 s of job walls) started
 ~500 s into the run, leaving one core idle for its last ~90 s. Starting the longest jobs first
 (the longest-processing-time rule of list scheduling, which keeps a 2-core makespan within 7/6

@@ -1,4 +1,4 @@
-"""Which params.yaml values each job reads (issue 13, item 3): derived, never listed by hand.
+"""Which params.yaml values each job reads: derived, never listed by hand.
 
 A job of an experiment reads a *view* of params.yaml: a few top-level knobs of its stage
 (`stage_params.GLOBALS`) and a part of the experiment's resolved block (`block_view`), e.g. a

@@ -1,12 +1,12 @@
-"""Scheme-parameter search of the tune stage (Biased FL spec 6.5: the baselines' K, K', R, p_out,
+"""Scheme-parameter search of the tune stage (the baselines' K, K', R, p_out,
 eps_0, r_U and per-round budgets were "heuristically optimized" by the authors, paper §V-D).
 
 The grids are declared in params, per panel and profile: `tuning.<profile>.param_grid.<curve>`,
 either {param: [values]} (every combination, in sorted-key order) or an explicit list of
 {param: value} combinations (for coupled grids such as K' in {K + 2, N}). The quick profile has
-no grid (mode fixed): the baselines keep their defaults (spec 10).
+no grid (mode fixed): the baselines keep their defaults.
 
-Protocol (spec 6.5): every combination is run on the selection trials at the panel's step size;
+Protocol: every combination is run on the selection trials at the panel's step size;
 the selected one has the lowest mean final sub-optimality gap, ties broken by the higher mean
 final normalised accuracy. The tune stage then searches the step size with the selected
 parameters, so the search is coordinate-wise (parameters, then eta) instead of the full product
@@ -48,7 +48,7 @@ def with_curve_params(block: dict[str, Any], curve: str, values: dict[str, Any])
 
 
 def _key(entry: dict[str, Any]) -> tuple[float, float]:
-    """Spec 6.5 criterion: lowest final gap, ties -> higher final normalised accuracy."""
+    """The search criterion: lowest final gap, ties -> higher final normalised accuracy."""
     return entry["final_gap"], -entry["final_normalized_accuracy"]
 
 
@@ -84,4 +84,4 @@ def search(block: dict[str, Any], curve: str, eta: float,
     best = min(feasible, key=_key)
     return {"params": best["params"], "eta": eta, "grid": rows,
             "criterion": "lowest mean final sub-optimality gap on the selection trials, ties by "
-                         "accuracy (spec 6.5)"}
+                         "accuracy"}

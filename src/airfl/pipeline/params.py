@@ -54,7 +54,7 @@ def params_schema() -> dict[str, Any]:
                 owner[where] = f"wing {wing.name!r}"
                 target[key] = value
         schema["required"] += [k for k in parts.get("required", []) if k not in schema["required"]]
-        audit = wing.audit_schema()          # params.yaml audit.<wing> (issue 16)
+        audit = wing.audit_schema()          # params.yaml audit.<wing>
         if audit is not None:
             schema["properties"]["audit"]["properties"][wing.name] = audit
             schema["properties"]["audit"]["required"].append(wing.name)

@@ -26,7 +26,7 @@ def partition_heatmap(experiment_id: str) -> Path:
 
 def dvc_stamp() -> Path:
     """Written by the `dvc-dag` stage when dvc.yaml is the DAG params.yaml describes; every
-    DVC stage depends on it, so that the check runs first (issue 13, item 1)."""
+    DVC stage depends on it, so that the check runs first."""
     return RESULTS / "dvc_dag.txt"
 
 
@@ -102,7 +102,7 @@ def claims_metrics(paper: str | None = None) -> Path:
 
 
 def audit(paper: str, mechanism: str) -> Path:
-    """One audited mechanism's results (issue 16): every audited point, bounds and epsilons."""
+    """One audited mechanism's results: every audited point, bounds and epsilons."""
     return RESULTS / "audit" / paper / f"{mechanism}.json"
 
 

@@ -7,9 +7,9 @@ placement, fading, noise, initialisation and mini-batches, as in papers that fix
 Channel: the block's `channel.model` names the builder of the trial's statistics
 (`CHANNEL_MODELS`: `geometry`, `rayleigh_mean_gain`). Placement (geometry): one per trial (seeded
 by (seed, experiment, trial, 'placement')), unless `placement: quantile` (deterministic
-equal-area radii, Biased FL spec 2.3).
+equal-area radii).
 Inputs: pixels x/255, or (x/255 - mean)/std per channel when the experiment block sets
-`input_normalization: {mean, std}` (DP as a perk, spec 7: the authors' (x/255 - 0.5)/0.5); the
+`input_normalization: {mean, std}` (DP as a perk: the authors' (x/255 - 0.5)/0.5); the
 same map for the devices' data, the training-loss subset and the test set.
 """
 
@@ -48,7 +48,7 @@ def path_gain_db(distances: torch.Tensor, pathloss: dict[str, Any]) -> torch.Ten
 def radio_units(channel: dict[str, Any], curve: dict[str, Any] | None = None
                 ) -> tuple[float | None, float | None]:
     """(E_s, N0) in J and W/Hz when the channel block is physical: E_s = P / B, scaled by the SNR
-    offset (Biased FL spec 2.5 and A1; a curve's own `snr_offset_db` overrides the channel's)."""
+    offset (a curve's own `snr_offset_db` overrides the channel's)."""
     if "power_dbm" not in channel:
         return None, None
     offset = (curve or {}).get("snr_offset_db", channel.get("snr_offset_db", 0.0))
@@ -59,9 +59,9 @@ def radio_units(channel: dict[str, Any], curve: dict[str, Any] | None = None
 def geometry_statistics(params: dict[str, Any], block: dict[str, Any], experiment_id: str,
                         trial: int, curve: dict[str, Any] | None = None) -> ChannelStatistics:
     """`channel.model: geometry`: devices in a disc of `radius_m` (uniform per trial from the
-    trial's `placement` stream, or deterministic equal-area `quantile` radii, Biased FL spec 2.3),
+    trial's `placement` stream, or deterministic equal-area `quantile` radii),
     mean gains from the block's path-loss model, the cell edge as the SNR reference, and the
-    physical radio units when the block gives a transmit power (Biased FL spec 2.5)."""
+    physical radio units when the block gives a transmit power."""
     channel, n = block["channel"], block["num_devices"]
     if channel["placement"] == "quantile":
         distances = quantile_radii(n, radius=channel["radius_m"], min_radius=channel["min_radius_m"])
@@ -92,7 +92,7 @@ def rayleigh_mean_gain_statistics(params: dict[str, Any], block: dict[str, Any],
                              distances_m=torch.zeros(n, dtype=torch.float64))
 
 
-# channel.model -> the builder of a trial's statistical CSI (issue 12: the model is stated, not
+# channel.model -> the builder of a trial's statistical CSI (the model is stated, not
 # guessed from which keys the block happens to have)
 CHANNEL_MODELS: dict[str, Callable[..., ChannelStatistics]] = {
     "geometry": geometry_statistics,
@@ -127,7 +127,7 @@ def partition_generator(params: dict[str, Any], experiment_id: str) -> np.random
 def dataset_split(dataset: str, root: str, split: str) -> tuple[np.ndarray, np.ndarray]:
     """A split's (x, y), read (gunzip + md5) once per process and kept read-only: the tune stage
     runs every candidate step size through `run_trials`, which otherwise re-read MNIST (~1 s)
-    for each of them (issue 11, "Scale and speed")."""
+    for each of them."""
     x, y = load_dataset(dataset, root, split)
     x.setflags(write=False)
     y.setflags(write=False)

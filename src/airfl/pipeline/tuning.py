@@ -1,14 +1,14 @@
-"""The step-size protocol of Biased FL spec 6.5, for any experiment with `tuning`.
+"""The step-size protocol of Biased FL (the paper's step sizes are "tuned"), for any experiment with `tuning`.
 
-`mode: fixed` keeps the panel's eta (quick profile: 0.05 for every scheme, spec 10) and makes no
+`mode: fixed` keeps the panel's eta (quick profile: 0.05 for every scheme) and makes no
 tune job. `mode: grid` searches eta in {factors} x eta_max, eta_max = 2 / (mu + L) from the
 reference, on the first `selection_trials` trials; the design is re-solved for each eta (eta
 enters the SCA objective). With a lead curve (the variant panels) only the lead has a tune job and
 every curve takes its eta ("one common eta ... of the proposed scheme"); otherwise each scheme
 gets its own. An experiment with `tuning_source` reuses that experiment's results (no search of
-its own; Biased FL's SOTA panels at +30/+60 dB search their own, issue 11 item 10).
+its own; Biased FL's SOTA panels at +30/+60 dB search their own).
 
-Selection rule (one-standard-error rule; spec 6.5 says "tuned" but not how near-ties are broken):
+Selection rule (one-standard-error rule; the paper says "tuned" but not how near-ties are broken):
 each candidate's score is its mean final sub-optimality gap over the selection trials, with the
 standard error s / sqrt(n) of that mean (s: sample standard deviation over the n trials). The
 chosen eta is the LARGEST one whose score is within one standard error of the best score:
@@ -18,10 +18,10 @@ then decides the speed-up claims by noise; the larger eta is the faster one of s
 equal candidates. With one selection trial SE is 0 and the rule is the argmin. A candidate whose
 gap is not finite (diverged) is never chosen; if every candidate diverged, the stage stops.
 A curve with a `param_grid` entry first searches its scheme parameters (pipeline/param_search.py,
-spec 6.5 baseline grids) at the panel's eta; the eta grid then runs with the selected ones, and
+baseline grids) at the panel's eta; the eta grid then runs with the selected ones, and
 the tuning file carries them ("params"), which the design and train stages apply.
 
-Descending search (`eta_search: descending`, issue 11 "Scale and speed"): the step sizes are run
+Descending search (`eta_search: descending`): the step sizes are run
 from the largest down, `ETA_BATCH` at a time, and the search stops as soon as one's mean final
 gap exceeds the previous one's. Why it is the full grid's choice: the final gap of a fixed
 horizon of constant-step projected GD on the strongly convex objective is unimodal in eta (too
@@ -31,7 +31,7 @@ one-SE rule reads (the largest eta within one SE of the best). Checked on the 49
 searches of a full paper-profile run (every one unimodal on the grid; README). A grid that is
 not unimodal could make it stop early; `all` (the default) runs every step size.
 
-Speed (issue 11, "Scale and speed"): `candidate_scores` runs all candidates of one search (every
+Speed: `candidate_scores` runs all candidates of one search (every
 combination, or every eta) x selection trials in lockstep, their full-batch gradients one
 batched computation (airfl.core.lockstep). Each run keeps its own streams, so the choice is the
 one the one-by-one runs make, with scores equal up to float reassociation (measured: ~1e-7
@@ -111,7 +111,7 @@ def candidate_scores(params: dict[str, Any], experiment: Experiment,
     design leaves no device transmitting gets its NoTransmissionError instead.
 
     All candidates' selection trials run together, in lockstep with their gradients as one
-    batched computation (airfl.core.lockstep; issue 11, benchmarks/tune_batching.py); each
+    batched computation (airfl.core.lockstep; benchmarks/tune_batching.py); each
     candidate draws from its own trial streams as when run alone, and its scores equal its
     one-by-one run's up to float reassociation. A candidate whose runs are provably those of
     an earlier one (`run_key`) is not run again: it gets that candidate's scores and
@@ -156,7 +156,7 @@ def run_key(curve: str, curve_params: dict[str, Any], eta: float,
     designs, and its parameters less those its scheme proves inert for every trial's design
     (`Scheme.inert_params`, e.g. FedTOE's T_TOE when no round can reach it). Candidates with
     equal keys make the same runs, so `candidate_scores` runs the first and gives the others
-    its scores, marked `same_runs_as` (issue 11: at +60 dB this cuts FedTOE's 96 grid
+    its scores, marked `same_runs_as` (at +60 dB this cuts FedTOE's 96 grid
     combinations to 24 runs of 3 trials)."""
     from airfl.pipeline.registry import build_scheme
     from airfl.pipeline.runs import stored_design

@@ -1,4 +1,4 @@
-"""What a wing hands the audit stage for one DP mechanism, and the audit of it (issue 16).
+"""What a wing hands the audit stage for one DP mechanism, and the audit of it.
 
 A wing registers ``Wing(audits={"<mechanism>": "module:function"})``; the function takes the
 validated params.yaml and the profile's audit settings and returns an :class:`AuditableMechanism`:

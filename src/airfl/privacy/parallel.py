@@ -1,6 +1,6 @@
 """Per-round events for parallel Gaussian releases: many units (devices, or a device's class
 vectors) each run their own Gaussian mechanism every round, and the run's guarantee is the
-worst unit's composition over the rounds (issue 16, item 4: the mechanism as simulated).
+worst unit's composition over the rounds (the mechanism as simulated).
 
 Why a helper: the privacy stage composes ONE event per round, so a record that names each
 round's worst unit (the smallest noise multiplier of that round) composes a different unit

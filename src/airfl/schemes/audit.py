@@ -1,4 +1,4 @@
-"""Auditable mechanisms of the generic schemes (issue 16): DP-FedAvg (`gaussian_dp`) and the
+"""Auditable mechanisms of the generic schemes: DP-FedAvg (`gaussian_dp`) and the
 truncated-inversion OTA scheme's noise-as-privacy record (`ota_truncated_inversion`).
 
 Both run the scheme class's own ``aggregate`` (the one training runs) on a canary client whose

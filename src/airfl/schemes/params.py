@@ -1,7 +1,7 @@
 """The generic schemes' parameters, declared once (airfl.declare): each kind may be the `scheme`
 of a curve in any training experiment's `curves` (`DECLARATION.curve_schemes`, assembled into
 `$defs.curve`), and `AUDIT` is params.yaml `audit.generic`, the settings of this wing's audited
-DP mechanisms (issue 16; a list is a grid). A light module (stdlib only): every job validates
+DP mechanisms (a list is a grid). A light module (stdlib only): every job validates
 params.yaml.
 """
 

@@ -60,7 +60,7 @@ def test_quantities_rate_and_latency():
     assert np.array_equal(q["L"], 64 + 100 * r)
     assert np.allclose(q["R"], np.log2(1 + 1e-9 * rho ** 2 / N0))
     assert q["expected_latency_s"] == pytest.approx(np.sum(beta * (64 + 100 * r) / (1e6 * q["R"])))
-    # a device at or above its threshold never has capacity below R (no outage, spec §2.6)
+    # a device at or above its threshold never has capacity below R (no outage)
     h2 = rho[:, None] ** 2 * np.linspace(1.0, 50.0, 200)[None, :]
     cap = shannon_rate(torch.as_tensor(1e-9 * h2 / N0)).numpy()
     assert np.all(cap >= q["R"][:, None] * (1 - 1e-12))
@@ -520,7 +520,7 @@ def test_params_schema_validates_and_fills_defaults():
 
 
 def test_fedtoe_budget_no_round_can_reach_is_inert_and_changes_no_run():
-    """Issue 11: T_TOE is inert when (64 + d r_max) sum of the K largest 1/(B R_k) fits it
+    """T_TOE is inert when (64 + d r_max) sum of the K largest 1/(B R_k) fits it
     (FedToe.inert_params). Two such budgets give bit-identical rounds; a budget below that
     bound is not inert and does bind in some round (fewer bits)."""
     base = {"scheme": "fedtoe", "K": 3, "p_out": 0.3}

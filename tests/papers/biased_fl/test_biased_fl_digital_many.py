@@ -1,5 +1,5 @@
-"""The digital schemes' rounds of several lockstep runs at once (issue 11, "Scale and speed";
-`_DigitalScheme.aggregate_many`): every run gets exactly what its own `aggregate` gives (the same
+"""The digital schemes' rounds of several lockstep runs at once
+(`_DigitalScheme.aggregate_many`): every run gets exactly what its own `aggregate` gives (the same
 estimate bits and record, its own streams), whichever runs step beside it; and a lockstep grid of
 digital candidates makes the choices of the candidates run one by one (sampled, decoded and
 scheduled devices, bit widths, outages, latencies), its numbers equal up to the reassociation of

@@ -1,6 +1,6 @@
 """Biased FL OTA design math (closed forms, Lemma 1 / Theorem 1, SCA) and the OTA schemes.
 
-Reference values: spec shared/specs/biased_fl.md §5.3 (default quantile geometry) and its Errata
+Reference values: (default quantile geometry) and its Errata
 (SCA iteration counts; at the literal SNR the optimum is the NV design).
 """
 
@@ -22,7 +22,7 @@ from airfl.papers.biased_fl import schemes_ota as osch
 from airfl.papers.biased_fl import schemes_ota_baselines as osb
 from airfl.rng import RoundStreams
 
-# ---- default OTA geometry (spec §2.3, §2.5) --------------------------------------------------
+# ---- default OTA geometry --------------------------------------------------
 N, R_MAX, D_MODEL = 10, 3000.0, 7850
 RADII = R_MAX * np.sqrt((np.arange(1, N + 1) - 0.5) / N)
 LAM = 10.0 ** (-(50.0 + 22.0 * np.log10(RADII)) / 10.0)
@@ -460,7 +460,7 @@ def test_params_schema_covers_every_kind_and_rejects_bad_values():
 @pytest.mark.parametrize("offset_db,transmits", [(0.0, False), (30.0, True)])
 def test_lcpc_at_the_papers_geometry_transmits_only_above_the_literal_snr(offset_db, transmits):
     """README finding: LCPC's designed truncation level leaves no device transmitting at the
-    literal SNR (spec A1); the design says so instead of training nothing."""
+    literal SNR; the design says so instead of training nothing."""
     from airfl.core.participation import NoTransmissionError
 
     es = ES * 10 ** (offset_db / 10)

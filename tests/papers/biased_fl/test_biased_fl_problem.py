@@ -1,4 +1,4 @@
-"""Biased FL problem (spec 2.1, 7): the exact optimum and data constants on real MNIST, and the
+"""Biased FL problem: the exact optimum and data constants on real MNIST, and the
 panel composition that feeds the generic stages."""
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ def test_device_m_holds_the_first_100_images_of_class_m(solved):
 
 
 def test_optimum_matches_the_spec_reference_values(solved):
-    """Spec 7: F(w*) = 0.4495 and test acc(w*) = 0.8673; spec 2.7: kappa_true = 1.264,
+    """F(w*) = 0.4495 and test acc(w*) = 0.8673; kappa_true = 1.264,
     rho_W ~ 794, ||grad f_m(0)|| in [5.29, 7.94]."""
     problem, w_star, xt, yt, _ = solved
     value, grad = global_objective(problem, w_star)

@@ -1,4 +1,4 @@
-"""QML's and FedTOE's bit allocation (spec §6.4 items 5-6): the fast exact path
+"""QML's and FedTOE's bit allocation: the fast exact path
 (``front_point``: shortcuts, Lagrangian-pruned search) returns the Pareto programme's point
 (``pareto_bits``, the reference) bit for bit, ties included, on paper-shaped instances and on
 each shortcut's boundary."""

@@ -54,7 +54,7 @@ FIXED_GAINS = torch.tensor([0.2, 0.6, 1.1, 1.7, 2.5, 0.9], dtype=F64)
 @pytest.mark.parametrize("reading", ["total", "per_coordinate"])
 def test_fixed_gains_estimate_has_the_gaussian_law_of_19(strategy, simulation, reading):
     """With the gains fixed, g_hat ~ N(mean_{K_t} g, sigma_q,t^2 / (d rho K_t^2) I) exactly
-    (spec §3.6, sigma_q^2 the total power of (13)), or N(., sigma_q,t^2 / (rho K_t^2) I) when
+ (sigma_q^2 the total power of (13)), or N(., sigma_q,t^2 / (rho K_t^2) I) when
     sigma_q^2 is read per coordinate (Theorem 1). Mean: 5 standard errors; variance:
     (R-1) s^2 / sigma^2 ~ chi2_{R-1}, so s^2 / sigma^2 within 1 +- 5 sqrt(2 / (R-1))."""
     rho, d, rounds = 0.5, 3, 1000

@@ -1,6 +1,6 @@
 """CDPB analytic building blocks: channel statistics, RDP bounds, Theorem 2 pieces, setting.
 
-Reference values: spec shared/specs/cdpb.md Appendix A. Tolerance for printed references:
+Reference values: Appendix A. Tolerance for printed references:
 half a unit in the last printed digit (the value agrees with every digit the spec prints; this
 is at least as strict as the spec's 1e-4 relative), via ``assert_printed``.
 """
@@ -44,7 +44,7 @@ def test_mixed_formula_reduces_to_56_and_60():
 @pytest.mark.parametrize("rho", [0.2, 0.7, 1.0])
 def test_expected_statistics_match_monte_carlo(rho):
     """(53), (56), (60) and the derived mixed formula against a direct simulation of the
-    channel h ~ Exp(h_bar = 1.3) and the per-client rules (spec §3.6); 5 standard errors."""
+    channel h ~ Exp(h_bar = 1.3) and the per-client rules; 5 standard errors."""
     s = CdpbSetting(K=1, h_bar=1.3, P=1.0, sigma_z2=0.0)
     rng = np.random.default_rng(7)
     h = rng.exponential(s.h_bar, 400_000)
@@ -119,7 +119,7 @@ def test_fig5_ordering_holds_for_q_is_in_errata_range_only():
 
 def test_theorem1_loosens_lemma3():
     """Theorem 1 replaces E_{(j-1)j} by E_{(alpha-1)j} and doubles every term of (34), so it is
-    never below Lemma 3 (Wang et al. Thm. 9); at p = 0 it is ln2/(alpha-1) (spec §9 C3)."""
+    never below Lemma 3 (Wang et al. Thm. 9); at p = 0 it is ln2/(alpha-1)."""
     p, s2 = np.meshgrid(np.linspace(0.0, 1.0, 21), np.geomspace(0.05, 500.0, 21))
     for alpha in (2, 3, 5, 10):
         paper, wang = pv.rdp_paper_thm1(p, s2, alpha), pv.rdp_wang_thm9(p, s2, alpha)

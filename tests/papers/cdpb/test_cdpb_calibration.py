@@ -1,4 +1,4 @@
-"""CDPB's W_clip calibration (spec 0, 10.3): the median of the clients' noise-free update norms
+"""CDPB's W_clip calibration: the median of the clients' noise-free update norms
 at theta_0, measured by the generic `calibrate` stage that the train stage reads."""
 
 from __future__ import annotations

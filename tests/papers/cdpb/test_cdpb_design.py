@@ -47,8 +47,8 @@ def test_stage_one_matches_appendix_a(variant, rho_g, gamma1, tau_g, tau_e):
 
 
 def test_closed_form_rho_gamma_vs_numeric_argmin():
-    """(29) is the exact argmin of Phi_i only without receiver noise: then they agree to 1e-6
-    (spec §5.5). With sigma_z^2 = 0.01 the argmin moves by 3e-5 relative (the spec's 1e-6 claim
+    """(29) is the exact argmin of Phi_i only without receiver noise: then they agree to 1e-6.
+    With sigma_z^2 = 0.01 the argmin moves by 3e-5 relative (the spec's 1e-6 claim
     does not hold) but Phi differs by < 1e-8 relative, so tau_gamma_min is unchanged.
     (28) for CDPB-n is exact here because a_n = 0 (spec Appendix A)."""
     quiet = Objective(S.replace(sigma_z2=0.0), "cdpb_i")
@@ -192,7 +192,7 @@ def test_design_artifact_is_json_and_consistent(designs):
 
 
 def test_infeasible_problem_raises_naming_the_thresholds():
-    """K = 10 with gamma_bar = 0.01 (spec §7: tau_gamma_min ~ 300 > tau_eps_max)."""
+    """K = 10 with gamma_bar = 0.01 (tau_gamma_min ~ 300 > tau_eps_max)."""
     obj = Objective(S.replace(K=10, P=10.0), "cdpb_i")
     with pytest.raises(ValueError, match="gamma_bar"):
         two_stage(obj)
@@ -249,7 +249,7 @@ def test_closed_forms_reject_mixed_beta():
     assert math.isfinite(rho_gamma(Objective(S, "cdpb_mixed", 0.5))[0])
 
 
-# --------------------------------------------------------------------------- edge cases (issue 11)
+# --------------------------------------------------------------------------- edge cases
 def test_theorem3_continues_at_the_boundary_where_its_denominator_is_not_positive():
     """At P = 10, (33)'s denominator W^2(alpha-1)/(P h_bar) + b - 1 at rho = P/W^2 is <= 0 for
     the larger tau of T (b ~ 1/tau^2): there the continuation is P/W^2 (the root grows without

@@ -86,7 +86,7 @@ def test_strategies_of_one_round_see_the_same_gains_and_coins():
 
 
 def test_changing_distribution_is_shared_by_both_variants_and_costs_a_recomputation():
-    """Fig. 8 (spec 8 reconstruction): h_bar is drawn once per period from the trial's stream,
+    """Fig. 8 (our reconstruction): h_bar is drawn once per period from the trial's stream,
     alike for CDPB-i and CDPB-n; the server's Algorithm-3 recomputation costs kappa |T_s| time
     units at the first round of each period only, kappa = 1/|T_i(h_bar = 1)|."""
     from airfl.papers.cdpb.design import design_from_params
@@ -131,7 +131,7 @@ def _theorem1(p: float, variance: float, alpha: int = 2, W: float = 1.0) -> floa
 
 @pytest.mark.parametrize("strategy", ["cdpb_i", "cdpb_n"])
 def test_records_hold_theorem1_claimed_and_the_mechanism_simulated(strategy):
-    """Issue 18 item 6: `privacy` is the paper's claim, Theorem 1 at sigma_q^2 (spec 4.3's
+    """`privacy` is the paper's claim, Theorem 1 at sigma_q^2 (
     expected inputs, computed here from (53), (56), (60)) under either noise reading;
     `privacy_simulated` is the Poisson-subsampled Gaussian the round simulates, at the
     per-coordinate variance sigma_q^2 (per coordinate) or sigma_q^2 / d (total)."""

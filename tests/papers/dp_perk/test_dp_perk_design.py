@@ -1,5 +1,5 @@
 """DP as a perk: the norm allocation (water-filling, bisection, cvxpy), the perk window
-(P_thr, P_full) and the finite-D allocation (spec §5.4, §5.5, Errata 1, 3, 4)."""
+(P_thr, P_full) and the finite-D allocation (Errata 1, 3, 4)."""
 
 from __future__ import annotations
 

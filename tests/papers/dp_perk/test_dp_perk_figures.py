@@ -1,4 +1,4 @@
-"""DP as a perk: Fig. 2 and the analytic diagnostics (frames and claims; spec §8, §10.3)."""
+"""DP as a perk: Fig. 2 and the analytic diagnostics (frames and claims)."""
 
 from __future__ import annotations
 

@@ -37,7 +37,7 @@ def _data(seed=0):
 
 def test_mlp_gradients_match_autograd_of_the_torch_module():
     model = build_model("mlp32", (1, 28, 28), 10)
-    assert model.dim == 25_450                                   # spec 10.3
+    assert model.dim == 25_450                                   # mlp32: 784-32-10
     g = torch.Generator().manual_seed(1)
     params = torch.stack([model.init(g) for _ in range(3)])
     x, y = torch.randn(3, 7, 1, 28, 28, generator=g), torch.randint(0, 10, (3, 7), generator=g)
@@ -151,7 +151,7 @@ def test_dp_equals_mimo_below_the_threshold_and_is_flat_above_full_binding():
                                                ("fl_clip", None)])
 def test_training_reads_the_stored_design_and_equals_the_drawn_plan(method, eps_tilde,
                                                                      monkeypatch):
-    """Issue 12: the train stage trains on the design stage's JSON (a fresh scheme, the plan
+    """the train stage trains on the design stage's JSON (a fresh scheme, the plan
     never redrawn) and every round's update and record equal those of the aggregation rule on
     the drawn plan (RoundChannel), bit for bit: s_i, q_t, pi_t and the allocation survive JSON."""
 

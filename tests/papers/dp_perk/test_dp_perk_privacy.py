@@ -1,5 +1,5 @@
 """DP as a perk: the user-level bound (Prop. III.1), its (eps, delta) forms, and the project's
-generic accountant as an independent oracle for D = inf (spec §4)."""
+generic accountant as an independent oracle for D = inf."""
 
 from __future__ import annotations
 

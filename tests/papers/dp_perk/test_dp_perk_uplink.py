@@ -1,5 +1,4 @@
-"""DP as a perk: channel plan, (P1) combiners, transmit scaling and the effective noise
-(spec §2.2-2.3, §5.3)."""
+"""DP as a perk: channel plan, (P1) combiners, transmit scaling and the effective noise."""
 
 from __future__ import annotations
 
@@ -54,7 +53,7 @@ def test_plan_shapes_and_laws(plan):
         assert len(set(row.tolist())) == K and row.min() >= 0 and row.max() < n
         assert torch.equal(row, row.sort().values)
     assert bool((plan.distances >= 1.0).all() and (plan.distances <= 1000.0).all())
-    # free space at 1 km and 2.4 GHz: Lambda_min = 9.8946e-11 (spec §2.2)
+    # free space at 1 km and 2.4 GHz: Lambda_min = 9.8946e-11
     assert float(ul.pathloss(1000.0)) == pytest.approx(9.8946e-11, rel=1e-4)
     snr = float(ul.snr_wc_db(2e-3, float(ul.pathloss(1000.0)), 1e-13))
     assert snr == pytest.approx(2.96, abs=0.01)
@@ -175,7 +174,7 @@ def _variance_bounds(n: int, p: float = 1e-6) -> tuple[float, float]:
 
 
 def test_effective_noise_formula_against_the_physical_channel():
-    """(8)-(9) simulated literally: Re(w^H y) - sum Delta_i ~ N(0, ||w||^2 sigma^2 / 2) (spec §2.3).
+    """(8)-(9) simulated literally: Re(w^H y) - sum Delta_i ~ N(0, ||w||^2 sigma^2 / 2).
 
     Acceptance: the sample variance over d i.i.d. entries lies in the two-sided chi-square region
     at p = 1e-6, and the mean within 5.3 standard errors (p ~ 1e-7); the real_full variance (twice

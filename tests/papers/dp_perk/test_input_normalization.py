@@ -1,5 +1,5 @@
 """Input normalisation (`input_normalization: {mean, std}` of an experiment block): DP as a perk
-feeds the model (x/255 - 0.5)/0.5 as spec 7 and the authors' code do; every other wing keeps
+feeds the model (x/255 - 0.5)/0.5 as the authors' code does; every other wing keeps
 x/255, bit for bit. The three tensors checked are the ones the train stage hands to the model
 (`client_data`, `train_eval_data`, `test_data`)."""
 
@@ -20,7 +20,7 @@ from airfl.pipeline.registry import get_experiment
 from airfl.pipeline.trial import client_data, partition_generator, train_eval_data
 from airfl.pipeline.trial import test_data as load_test_data
 
-FMNIST_MEAN = 0.2860          # Fashion-MNIST pixel mean of x/255 (DatasetInfo; LAPA spec 8)
+FMNIST_MEAN = 0.2860          # Fashion-MNIST pixel mean of x/255 (DatasetInfo)
 
 
 @pytest.fixture(scope="module")
@@ -58,7 +58,7 @@ def _model_inputs(params, experiment_id):
 @pytest.mark.parametrize("experiment_id", ["dp_perk/fig3a", "dp_perk/fig4a"])
 def test_dp_perk_model_inputs_are_normalised_to_minus_one_one(params, experiment_id):
     block, partition, data, loss_x, test_x = _model_inputs(params, experiment_id)
-    assert block["input_normalization"] == {"mean": [0.5], "std": [0.5]}      # spec 7 default
+    assert block["input_normalization"] == {"mean": [0.5], "std": [0.5]}      # the default
     raw, _ = load_dataset(block["dataset"], params["data"]["root"], "train")
     held = np.unique(np.concatenate(partition.indices))
     expected = torch.from_numpy(raw[held]).float().unsqueeze(1) / 127.5 - 1.0   # (x/255-.5)/.5

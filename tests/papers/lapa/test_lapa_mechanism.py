@@ -43,7 +43,7 @@ def test_calibration_puts_the_median_device_at_the_target_snr(radio):
     snr = symbol_snr(channel_norm2=drawn.channel_norm2, power_w=1.0, clip=10.0, dim=21840,
                      noise_w=1e-3)
     assert 10 * math.log10(np.median(snr)) == pytest.approx(1.5, abs=1e-9)
-    # gamma_sym = (s_ref / sigma_ch)^2 (spec 4.3)
+    # gamma_sym = (s_ref / sigma_ch)^2
     sigma = channel_noise_std(channel_norm2=drawn.channel_norm2, power_w=1.0, noise_w=1e-3)
     np.testing.assert_allclose((10.0 / math.sqrt(21840) / sigma) ** 2, snr, rtol=1e-12)
 
@@ -55,7 +55,7 @@ def test_bpsk_thresholds_of_spec_4_3():
 
 
 def test_gompertz_values_and_monotonicity():
-    # spec 3.2: with beta = 5, f(0) ~ 5.00, f(1) ~ 3.16, f(pi/2) ~ 0.28; decreasing (A3)
+    # with beta = 5, f(0) ~ 5.00, f(1) ~ 3.16, f(pi/2) ~ 0.28; decreasing (A3)
     assert mech.gompertz(0.0, 5.0) == pytest.approx(5.0, abs=0.01)
     assert mech.gompertz(1.0, 5.0) == pytest.approx(3.16, abs=0.01)
     assert mech.gompertz(math.pi / 2, 5.0) == pytest.approx(0.28, abs=0.01)
@@ -67,7 +67,7 @@ def test_gompertz_values_and_monotonicity():
 def test_gaussian_constant_and_total_budget():
     c = mech.gaussian_constant(1e-5)
     assert c == pytest.approx(4.8448, abs=1e-4)
-    # spec 8: T = 200, |D| ~ 2200, C = 10, nu = 4 -> eps_T ~ 4.9
+    # T = 200, |D| ~ 2200, C = 10, nu = 4 -> eps_T ~ 4.9
     eps = mech.total_budget(nu=4, clip=10, dim=21880, lr=0.01, mean_size=2200, rounds=200,
                             devices=15, delta=1e-5)
     assert eps == pytest.approx(4.9, rel=0.02)

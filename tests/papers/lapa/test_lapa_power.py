@@ -24,8 +24,8 @@ TOLERANCE = 1.05
 
 
 def _small_problem(k: int = 3, rounds: int = 20) -> power.Problem:
-    """K = 3, T = 20, budgets growing 4x over the run; the channel is scaled as Fig. 7 is
-    (spec §8): at p_bar the channel noise meets the requirement at T/2, so T_th(p) moves with
+    """K = 3, T = 20, budgets growing 4x over the run; the channel is scaled as Fig. 7 is:
+    at p_bar the channel noise meets the requirement at T/2, so T_th(p) moves with
     p and both terms of eq. 28 matter."""
     rng = np.random.default_rng(7)
     eps = np.linspace(1.0, 4.0, rounds)[:, None] * rng.uniform(0.6, 1.4, k)[None, :] * 2e-3

@@ -59,7 +59,7 @@ def test_noise_free_round_is_the_weighted_average_of_updates(params):
     expected = torch.tensor(design["weights"], dtype=torch.float64) @ updates   # eq. 3, no clip
     torch.testing.assert_close(step, expected)
     assert record["privacy"] is None
-    # IID devices (small W) dominate the weights (spec 4.2)
+    # IID devices (small W) dominate the weights
     assert sum(design["weights"][:5]) > 0.5
 
 
@@ -176,7 +176,7 @@ def test_per_trial_powers_set_the_channel_noise_and_each_trial_has_its_own_chann
 
 
 def test_precision_and_the_fig6_and_fig7_curves_of_the_catalogue(params):
-    """`lapa.training.precision` reaches the model block (issue 17's mechanism, fp32 default);
+    """`lapa.training.precision` reaches the model block (fp32 default);
     Fig. 6 panels keep the four strategies at nu = 4 with their own IID count (Errata 3);
     Fig. 7's three curves run over the practical channel, LAPA's with switching at p_bar."""
     from airfl.papers.lapa.training import compose_mix
@@ -204,7 +204,7 @@ def _epsilons(records, key, delta):
 
 @pytest.mark.parametrize("privacy", ["uniform", "lapa", "arb"])
 def test_simulated_event_is_each_devices_own_composition(params, privacy):
-    """Issue 16: `privacy_simulated` is the Gaussian each device's upload really is (std
+    """`privacy_simulated` is the Gaussian each device's upload really is (std
     c Delta s_k / eps_k per coordinate over the ideal channel, eq. 19; sensitivity 2C of the
     clipped update, eq. 17 / spec A4), composed per device and maximised over devices: equal
     to an independent per-device accountant fed from the record's eps_k, equal to the record's
@@ -226,7 +226,7 @@ def test_simulated_event_is_each_devices_own_composition(params, privacy):
         updates = 1e-3 * torch.randn(K, DIM, generator=generator, dtype=torch.float64)
         records.append(_round(t, updates, scheme, design)[1])
         for accountant, std in zip(accountants, c * sens / eps_k):         # eq. 19
-            accountant.compose(GaussianEvent(std / (2 * scheme.clip)))     # spec A4: 2C
+            accountant.compose(GaussianEvent(std / (2 * scheme.clip)))     # 2C
         independent.append(max(a.get_epsilon(scheme.delta) for a in accountants))
     paper = _epsilons(records, "privacy", scheme.delta)
     simulated = _epsilons(records, "privacy_simulated", scheme.delta)

@@ -33,7 +33,7 @@ def _paper_params():
 
 
 def test_the_paper_profile_calibrates_eta0_before_x1_trains_and_quick_does_not():
-    """Paper: X1 has noiseless-FD runs at eta_0 in {0.5, 1, 2} (spec 7) whose derive job every
+    """Paper: X1 has noiseless-FD runs at eta_0 in {0.5, 1, 2} whose derive job every
     other X1 curve waits for; quick has none, no derive job, and its curves read nothing."""
     from airfl.pipeline import dag, paths
     from airfl.pipeline.params import load_params

@@ -1,4 +1,4 @@
-"""OTA-FD's per-round DP events (airfl.papers.ota_fd.privacy; spec ota_fd.md §5, issue 16):
+"""OTA-FD's per-round DP events (airfl.papers.ota_fd.privacy; spec ota_fd.md §5):
 the paper's accounting meets Theorem 2's target and is spec §5.4's zCDP accountant; the
 mechanism as simulated uses the sensitivity the code's shared vectors really have."""
 

@@ -61,7 +61,7 @@ def test_objective_above_T0_is_a_over_sqrtT_plus_b_sqrtT():
 
 
 def test_T_star_scales_with_eps_squared():
-    """Constant-free consequence (spec §4.5): T_hat ~ eps^2 / ln(1/delta)."""
+    """Constant-free consequence: T_hat ~ eps^2 / ln(1/delta)."""
     assert _choice(0.5, 0.1).T_hat / _choice(0.05, 0.1).T_hat == pytest.approx(100.0)
 
 

@@ -32,7 +32,7 @@ def test_spec_test_vectors(eps, rho, lam, case, nu):
     assert d.lam == pytest.approx(np.full(K, lam), rel=1e-5)
     assert (d.case == case).all()
     assert d.nu == pytest.approx(np.full(K, nu), rel=1e-5)
-    # Phi_2 of WD i = sum_k (B_i^k/B_i) K nu^k (spec 4.1), = K nu here
+    # Phi_2 of WD i = sum_k (B_i^k/B_i) K nu^k, = K nu here
     phi2 = (COUNTS / COUNTS.sum(axis=1, keepdims=True) * K * d.nu).sum(axis=1)
     assert phi2 == pytest.approx(np.full(M, K * nu), rel=1e-5)
 
@@ -89,7 +89,7 @@ def test_both_cases_occur_and_an_member_has_the_same_nu():
 
 def test_case_switch_is_the_exact_test_and_A28_short_form_when_equal_counts():
     """lambda_PA <= lambda_DP <=> sigma^2 >= 4TK min_i(|h_i|^2 P_i/(B_i^k)^2) max_i((B_i^k)^2
-    rho_i) (spec §4.4); with equal B_i^k it is the appendix's short form with T_0."""
+    rho_i); with equal B_i^k it is the appendix's short form with T_0."""
     equal = np.full((M, K), 120.0)
     h = np.sqrt(np.random.default_rng(3).exponential(size=M))
     rho = _rho(0.1, equal)

@@ -1,6 +1,6 @@
 """Biased FL under wireless heterogeneity (Ul Abrar, Michelusi; arXiv 2503.06078).
 
-Spec: shared/specs/biased_fl.md (its Errata override the text). Wing contents: the problem and
+Wing contents: the problem and
 reference optimum (problem.py), OTA and digital designs (design_ota.py, design_digital.py), the
 proposed schemes (schemes_ota.py, schemes_digital.py) and the twelve SOTA baselines
 (schemes_ota_baselines.py, schemes_digital_baselines.py), their parameters (scheme_params.py),

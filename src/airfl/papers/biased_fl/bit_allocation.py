@@ -1,15 +1,15 @@
 """Exact per-round bit allocation of the QML and FedTOE baselines (Biased FL Fig. 3(b,c)).
 
 Paper: Ul Abrar, Michelusi, "Biased Federated Learning under Wireless Heterogeneity" (arXiv
-2503.06078), §V-D; spec shared/specs/biased_fl.md §6.4 items 5 (QML [11]) and 6 (FedTOE [10]).
+2503.06078), §V-D: QML [11] and FedTOE [10].
 Per device k and bit width r in 1..r_max: cost d r t_k seconds (t_k = 1/(B C_k) or 1/(B R_k); the
 64 t_k header is fixed) and quantization variance d ||g_k||_inf^2/(2^r - 1)^2 (paper (14)).
 
 :func:`pareto_bits` is the reference: a dynamic programme over devices that keeps the exact
 Pareto front of (total cost, total variance). QML takes the front's cheapest point within the
 variance cap, FedTOE its lowest-variance point within the time budget. :func:`front_point`
-returns the same point, bit for bit and tie for tie, much faster (issue 11, "Scale and speed":
-the programme was a third of a +60 dB QML round). What it computes, exactly:
+returns the same point, bit for bit and tie for tie, much faster
+(the programme was a third of a +60 dB QML round). What it computes, exactly:
 
 * The programme's answer as a rule. Let S be the bit vectors whose every prefix passes the
   programme's cap tests (partial sums in device order, in floating point, plus the same tail
@@ -65,7 +65,7 @@ _NODE_LIMIT = 3000      # prefixes a search may visit before the reference progr
 
 
 def quant_var(sinf2: np.ndarray, r: np.ndarray, dim: int) -> np.ndarray:
-    """Quantization variance of an r-bit upload (spec §2.6)."""
+    """Quantization variance of an r-bit upload."""
     return dim * sinf2 / (2.0 ** r - 1.0) ** 2        # spec §2.6 / paper (14): d ||g||_inf^2/(2^r - 1)^2
 
 
@@ -322,14 +322,14 @@ def qml_allocate(sinf2: np.ndarray, seconds_per_bit: np.ndarray, dim: int, eps0:
                  r_max: int) -> tuple[np.ndarray, bool]:
     """Bits minimising sum_k (64 + d r_k) t_k s.t. (1/K) sum_k d ||g_k||_inf^2/(2^r_k - 1)^2 <= eps0.
 
-    t_k = 1/(B C_k) seconds per bit (spec §6.4-5). Solved exactly [A]: the cheapest point of
+    t_k = 1/(B C_k) seconds per bit. Solved exactly [A]: the cheapest point of
     :func:`pareto_bits`'s front, computed by :func:`front_point`; the spec's greedy marginal
     allocation missed the optimum in ~25% of random 3-device cases (it overshoots the constraint
     with its last increments). Returns (r, feasible); when even r = r_max everywhere violates
     the constraint the allocation is r_max everywhere and feasible = False.
     """
     cost, var = allocation_tables(sinf2, seconds_per_bit, dim, r_max)
-    var_cap = sinf2.size * eps0                         # spec §6.4-5: (1/K) sum var <= eps0
+    var_cap = sinf2.size * eps0                         # (1/K) sum var <= eps0
     if _plain(np.asarray(sinf2).tolist(), np.asarray(seconds_per_bit).tolist()) and dim > 0:
         bits = _front_point(cost, var, var_cap, math.inf, False, _NODE_LIMIT)
     else:
@@ -343,10 +343,10 @@ def fedtoe_allocate(sinf2: np.ndarray, seconds_per_bit: np.ndarray, dim: int, bu
                     r_max: int) -> tuple[np.ndarray, bool]:
     """Bits minimising sum_k d ||g_k||_inf^2/(2^r_k - 1)^2 s.t. sum_k (64 + d r_k) t_k <= T_TOE.
 
-    t_k = 1/(B R_k) (spec §6.4-6). Solved exactly [A] (the spec's greedy is not optimal in
+    t_k = 1/(B R_k). Solved exactly [A] (the spec's greedy is not optimal in
     general): the lowest-variance point of :func:`pareto_bits`'s front, computed by
     :func:`front_point`. If r = 1 already overruns the budget, r = 1 is used and the round
-    overruns (spec §6.4-6; within_budget = False).
+    overruns (within_budget = False).
     """
     cost, var = allocation_tables(sinf2, seconds_per_bit, dim, r_max)
     cost_cap = budget_s - HEADER_BITS * float(np.sum(seconds_per_bit))  # §6.4-6: T_TOE - sum 64 t_k

@@ -3,24 +3,24 @@
 The PS picks, once before training and from statistical CSI only, per-device fading thresholds
 rho_m, post-scalers nu_m and bit widths r_m minimising Psi (paper (23a)) under the average
 round-latency budget (23b). The problem is solved by successive convex approximation (SCA) with
-the paper's surrogate (24); three variants (spec §5.6, §6.2):
+the paper's surrogate (24); three variants:
 
 * ``opt``    -- fully optimised over (p, nu, r', R), multi-start from the default start and from
                 the ``zb_opt`` solution (spec §5.5 "Initialization");
-* ``zb_opt`` -- p_m = 1/N fixed (zero bias), Psi minimised over (nu, r', R) (spec §5.6-1);
+* ``zb_opt`` -- p_m = 1/N fixed (zero bias), Psi minimised over (nu, r', R);
 * ``zb_qnv`` -- p_m = 1/N and only the quantization-noise term sum_m p_m/(nu_m (2^{r'_m+1}-1)^2)
                 minimised, as ``cp.log_sum_exp`` of the log-epigraph variables (errata 2, §5.6-2).
 
-Numerics (spec A11, errata 2):
+Numerics:
 
 * the surrogate objective is divided, at every SCA iteration, by the true relaxed objective of the
   current iterate (so the solver always sees O(1) values); the ``zb_qnv`` objective is a
   log-sum-exp and needs no scaling;
 * the variables are shifted/scaled around the iterate (exact change of variables, see
-  :class:`DigitalSurrogate`; omega enters as exp of a log-variable, spec §5.5): without this,
+  :class:`DigitalSurrogate`; omega enters as exp of a log-variable): without this,
   CLARABEL fails at +30/+60 dB SNR, where beta -> 1 and (24e), (24a) cancel large terms;
 * the convex problem is compiled once with cvxpy Parameters (DPP) and re-solved per iteration;
-* after every solve the point is post-processed (spec A12): p <- p/sum p, beta = p nu (<= 1),
+* after every solve the point is post-processed: p <- p/sum p, beta = p nu (<= 1),
   R recomputed from rho by (23c) (the relaxed (24e) only lowers R). The post-processed point is
   accepted when the solver says ``optimal`` and the point is feasible, or -- errata 2 -- when it
   says ``optimal_inaccurate`` and the point is feasible *and* lowers the true relaxed objective.
@@ -34,7 +34,7 @@ Numerics (spec A11, errata 2):
 
 "True relaxed objective": (23a) with beta = p nu and the continuous bit width r' + 1 in the
 quantization term ((2^{r'+1} - 1)^2, paper Sec. IV-B); the reported ``psi`` is (23a) with the
-integer r = floor(r') + 1 (spec A6), which can only be larger.
+integer r = floor(r') + 1, which can only be larger.
 
 Choices the spec leaves open, made here:
 
@@ -44,12 +44,12 @@ Choices the spec leaves open, made here:
   ``optimal_inaccurate`` solve is rejected (errata 2; converged = False, iterate kept:
   "inaccurate_rejected"), or at ``max_iter``; the loop and these words are airfl.optim.sca's.
   ``tol`` defaults to 1e-9 as requested (spec §5.5 writes 1e-7 on the surrogate optimum).
-* Rounding (spec A6): r = floor(r') + 1 applied to the solver's r'. When r' sits on its upper
+* Rounding: r = floor(r') + 1 applied to the solver's r'. When r' sits on its upper
   bound r_max - 1 the interior-point solver returns it as (r_max - 1) - O(1e-9), which floors to
   r = r_max - 1 (not r_max): this is what gives the errata's zb_qnv result r = 15 with latency
   0.234 s = 0.25 s (64 + 15 d)/(64 + 16 d). We keep the printed rule rather than snapping.
 * Latency margin [A]: (24f) uses T_max (1 - 1e-6); a post-processed point must meet T_max exactly.
-* Multi-start for ``opt`` (spec §5.5): default start and the ``zb_opt`` solution; the lower true
+* Multi-start for ``opt``: default start and the ``zb_opt`` solution; the lower true
   Psi (integer r) wins.
 """
 
@@ -124,11 +124,11 @@ def _run_sca(setup: _Setup, variant: str, start, max_iter: int, tol: float, solv
 
 
 def _finalise(setup: _Setup, Es: float, N0: float, run: dict, variant: str, start: str) -> dict:
-    """Integer bits r = floor(r') + 1 (spec A6), rho from beta, and the true Psi / latency."""
+    """Integer bits r = floor(r') + 1, rho from beta, and the true Psi / latency."""
     p, nu, rp = run["p"], run["nu"], run["r_prime"]
     beta = p * nu
     rho = np.sqrt(-setup.lam * np.log(beta))                          # paper (23d): rho^2 = -Lambda ln beta
-    r = (np.floor(rp) + 1).astype(np.int64)                            # spec A6: r = floor(r') + 1
+    r = (np.floor(rp) + 1).astype(np.int64)                            # r = floor(r') + 1
     q = digital_quantities(rho, nu, r, setup.lam, Es=Es, N0=N0, d=setup.d, B=setup.B)
     zeta = zeta_digital(q["p"], q["beta"], r, G=setup.G, d=setup.d, sigma2=setup.sigma2)
     return {
@@ -146,12 +146,12 @@ def _finalise(setup: _Setup, Es: float, N0: float, run: dict, variant: str, star
 
 def design_sca(lam, *, G, d, Es, N0, B, eta, mu, kappa, T_max, r_max: int = 16, zero_bias: bool = False,
                max_iter: int = 200, tol: float = 1e-9, solver: str = "CLARABEL", sigma2=0.0) -> dict:
-    """Optimised digital design by SCA on (24) (paper Sec. IV-B; spec §5.5).
+    """Optimised digital design by SCA on (24) (paper Sec. IV-B).
 
     ``zero_bias=False``: the fully optimised design; two starts (spec §5.5 "Initialization" [A]):
     the default start of :func:`initial_point` and the optimised zero-bias solution; the one with
     the lower true Psi (integer r) is returned (``start`` says which; ``starts`` has both).
-    ``zero_bias=True``: the optimised zero-bias design (spec §5.6-1) from the default start.
+    ``zero_bias=True``: the optimised zero-bias design from the default start.
     ``tol`` is on the relative decrease of the true relaxed objective between accepted iterates.
     Returns numpy arrays rho, nu, r, beta, p, R, L and floats expected_latency_s, psi, plus the
     SCA trace (psi_history, iterations, converged, statuses, stop_reason).
@@ -177,7 +177,7 @@ def design_sca(lam, *, G, d, Es, N0, B, eta, mu, kappa, T_max, r_max: int = 16, 
 
 def design_zb_qnv(lam, *, G, d, Es, N0, B, eta, mu, kappa, T_max, r_max: int = 16, max_iter: int = 200,
                   tol: float = 1e-9, solver: str = "CLARABEL", sigma2=0.0) -> dict:
-    """Zero-bias minimum quantization-noise-variance design (paper Sec. IV-B variant 2, spec §5.6-2).
+    """Zero-bias minimum quantization-noise-variance design (paper Sec. IV-B variant 2).
 
     p = 1/N; the SCA minimises log sum_m p_m/(nu_m (2^{r'_m+1} - 1)^2) (errata 2) under the same
     constraints; ``psi`` is still the true Psi (23a) of the result (G, eta, mu, kappa only enter it).

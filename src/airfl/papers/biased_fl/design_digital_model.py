@@ -1,4 +1,4 @@
-"""The relaxed digital design problem of Biased FL (paper Sec. II-C, IV-B (23); spec §2.6, §4.1).
+"""The relaxed digital design problem of Biased FL (paper Sec. II-C, IV-B (23)).
 
 Closed-form pieces of a digital design (rho, nu, r): participation beta, sampling weight p, rate R,
 payload L, expected latency (paper (12), (13), (17), (23c)), the variance zeta^D of Lemma 2, and
@@ -31,7 +31,7 @@ def _rate_from_snr(snr: np.ndarray) -> np.ndarray:
 
 
 def digital_quantities(rho, nu, r, lam, *, Es: float, N0: float, d: int, B: float) -> dict:
-    """beta, p, R, L and the expected round latency of a design (rho, nu, r) (spec §2.6).
+    """beta, p, R, L and the expected round latency of a design (rho, nu, r).
 
     rho, nu, lam: [N] floats (thresholds on |h|, post-scalers, mean channel gains Lambda_m);
     r: [N] integer bit widths. Returns numpy arrays and a float ``expected_latency_s``.
@@ -49,7 +49,7 @@ def digital_quantities(rho, nu, r, lam, *, Es: float, N0: float, d: int, B: floa
 
 
 def zeta_digital(p, beta, r, *, G: float, d: int, sigma2=0.0) -> float:
-    """Lemma 2 (paper (16), spec §4.1): transmission + mini-batch + quantization variance.
+    """Lemma 2 (paper (16)): transmission + mini-batch + quantization variance.
 
     zeta^D = sum p^2 G^2 (1/beta - 1) + sum p^2 sigma^2 + sum p^2 G^2 d / (beta (2^r - 1)^2).
     ``r`` may be non-integer (the SCA evaluates the relaxed width r' + 1).
@@ -98,7 +98,7 @@ def _make_setup(lam, *, G, d, Es, N0, B, eta, mu, kappa, T_max, r_max, sigma2) -
     sig = np.broadcast_to(np.asarray(sigma2, dtype=np.float64), lam.shape).copy()
     return _Setup(lam=lam, snr=lam * Es / N0, G=float(G), d=int(d), B=float(B), eta=float(eta),
                   mu=float(mu), kappa=float(kappa), T_max=float(T_max), sigma2=sig,
-                  rp_max=float(r_max - 1))  # spec A6: r' in [0, r_max - 1], r = floor(r') + 1
+                  rp_max=float(r_max - 1))  # r' in [0, r_max - 1], r = floor(r') + 1
 
 
 def _rate_of_beta(setup: _Setup, beta: np.ndarray) -> np.ndarray:
@@ -118,7 +118,7 @@ def relaxed_objective(setup: _Setup, p, nu, rp, variant: str) -> float:
     """The true objective the SCA of ``variant`` decreases, at a consistent point (p, nu, r').
 
     ``opt``/``zb_opt``: Psi of (23a) with beta = p nu and the continuous width r' + 1;
-    ``zb_qnv``: the quantization-noise objective sum_m p_m / (nu_m (2^{r'_m+1} - 1)^2) (spec §5.6-2).
+    ``zb_qnv``: the quantization-noise objective sum_m p_m / (nu_m (2^{r'_m+1} - 1)^2).
     """
     p, nu, rp = (np.asarray(a, dtype=np.float64) for a in (p, nu, rp))
     if variant == "zb_qnv":

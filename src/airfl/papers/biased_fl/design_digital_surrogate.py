@@ -1,4 +1,4 @@
-"""Paper eq. (24): the convex surrogate of the digital design, one SCA step (spec §5.5, errata 2).
+"""Paper eq. (24): the convex surrogate of the digital design, one SCA step.
 
 :class:`DigitalSurrogate` is compiled once as a DPP cvxpy problem, moved to each iterate by
 ``update``, solved (with the one retry policy of ``RETRY_SETTINGS``) and post-processed by
@@ -28,7 +28,7 @@ __all__ = ["DigitalSurrogate", "RETRY_SETTINGS"]
 
 LN2 = math.log(2.0)
 P_MIN = 1e-9              # [A] lower bound on p_m in the surrogate (keeps ln p_bar finite), as in spec §5.2
-RATE_MIN = 1e-9           # spec §5.5: R_m >= 1e-9 [A]
+RATE_MIN = 1e-9           # R_m >= 1e-9 [A]
 BETA_MAX = 1.0 - 1e-12    # spec §5.5 post-processing: beta clipped to <= 1 - 1e-12
 T_MARGIN = 1e-6           # [A] the surrogate uses T_max (1 - 1e-6) so that solver tolerance never
                           # makes the post-processed point exceed T_max (which is checked exactly)

@@ -2,7 +2,7 @@
 
 Paper sections: II-B (truncated channel inversion, eqs. 7-10), Lemma 1 (variance), Theorem 1
 (optimality-error bound), IV-A (design problem (20), SCA surrogate (21), closed forms (22) and ZB).
-Spec: shared/specs/biased_fl.md §2.5, §4, §5.1-5.3, §9 (A4, A11, A12) and its Errata.
+5, §4, §5.1-5.3, §9 (A4, A11, A12) and its Errata.
 
 Units are physical throughout the public API: Lambda_m (linear mean channel power gain), E_s in J
 per channel use, N0 in W/Hz (= J), gamma and alpha in the units they get from these. The SCA
@@ -58,14 +58,14 @@ class DesignError(RuntimeError):
 
 
 # --------------------------------------------------------------------------------------------
-# Closed-form quantities (spec §2.5, §4)
+# Closed-form quantities
 # --------------------------------------------------------------------------------------------
 
 def ota_quantities(gamma, lam, *, G, d, Es) -> dict:
-    """c_m, beta_m, alpha_m, alpha, p_m of pre-scalers gamma (paper §II-B, eqs. 8-10; spec §2.5)."""
+    """c_m, beta_m, alpha_m, alpha, p_m of pre-scalers gamma (paper §II-B, eqs. 8-10)."""
     gamma = np.asarray(gamma, dtype=float)
     lam = np.asarray(lam, dtype=float)
-    c = G ** 2 / (d * lam * Es)                        # spec §2.5: c_m = G^2/(d Lambda_m E_s)
+    c = G ** 2 / (d * lam * Es)                        # c_m = G^2/(d Lambda_m E_s)
     beta = np.exp(-c * gamma ** 2)                     # P(|h| >= G gamma/sqrt(d E_s)) = exp(-c gamma^2)
     alpha_m = gamma * beta                             # paper §II-B: alpha_m = gamma_m exp(-gamma_m^2 c_m)
     alpha = float(alpha_m.sum())                       # paper §II-B: post-scaler alpha = sum_m alpha_m
@@ -106,7 +106,7 @@ def bound_terms(p, zeta, eta, mu, kappa, D, t) -> dict:
 
 
 def true_psi(gamma, lam, *, G, d, Es, N0, eta, mu, kappa, sigma2=0.0) -> float:
-    """Psi of pre-scalers gamma, with (alpha, p) recomputed from (20b) (spec §5.2, last bullet)."""
+    """Psi of pre-scalers gamma, with (alpha, p) recomputed from (20b) (last bullet)."""
     q = ota_quantities(gamma, lam, G=G, d=d, Es=Es)
     zeta = zeta_ota(q["p"], q["beta"], q["alpha"], G=G, d=d, N0=N0, sigma2=sigma2)
     return psi(zeta, q["p"], eta, mu, kappa)
@@ -150,7 +150,7 @@ def _design_from_gt(gt, norm) -> dict:
 
 
 # --------------------------------------------------------------------------------------------
-# Closed-form designs NV and ZB (paper §IV-A 1-2; spec §5.3)
+# Closed-form designs NV and ZB (paper §IV-A 1-2)
 # --------------------------------------------------------------------------------------------
 
 def design_nv(lam, *, G, d, Es) -> dict:
@@ -173,7 +173,7 @@ def design_zb(lam, *, G, d, Es) -> dict:
 
 
 # --------------------------------------------------------------------------------------------
-# SCA surrogate (paper eq. 21; spec §5.2), in normalised variables
+# SCA surrogate (paper eq. 21), in normalised variables
 # --------------------------------------------------------------------------------------------
 
 def linearised_z(gt, p, at, gt_bar, p_bar, ct) -> np.ndarray:
@@ -317,7 +317,7 @@ def _sca_from(start_gt, surrogate, norm, consts, max_iter, tol, solver, solver_o
 
 def design_sca(lam, *, G, d, Es, N0, eta, mu, kappa, sigma2=0.0, max_iter=200, tol=1e-9,
                solver="CLARABEL", solver_opts=None) -> dict:
-    """Optimised OTA pre-scalers: SCA of paper eq. 21 (spec §5.2) from NV and from ZB.
+    """Optimised OTA pre-scalers: SCA of paper eq. 21 from NV and from ZB.
 
     Multistart (A11; the paper only says 'a suitable low-complexity solution, e.g. NV or ZB'): run
     from both and keep the lower true Psi (ties -> NV). Stopping: relative change of the true Psi

@@ -17,7 +17,7 @@ from airfl.papers.biased_fl.training import (compose_panel, compute_reference, o
 REFERENCE = Reference("biased_fl", ("biased_fl.problem", "biased_fl.radio.num_devices"), "mnist",
                       compute_reference)
 
-LEGENDS = {   # spec 6: names as they should appear in legends
+LEGENDS = {   # names as they should appear in legends
     ("biased_ota", "opt"): "Optimized OTA-FL (proposed)",
     ("biased_ota", "nv"): "Minimum noise variance (biased)",
     ("biased_ota", "zb"): "Zero-bias minimum noise variance",
@@ -98,7 +98,7 @@ def _within(curve: str, low: float, high: float, metric: str):
 
 def _speedup(proposed: str, others: list[str], threshold: float, metric: str, lower: bool,
              best_only: bool = False):
-    """Spec 8: speedup against each other scheme (or only the best one) >= threshold."""
+    """Speed-up against each other scheme (or only the best one) >= threshold."""
     def evaluate(frame: pd.DataFrame) -> ClaimResult:
         final = final_values(frame, metric)
         present = [c for c in others if c in final]            # offset_only_curves are absent
@@ -114,7 +114,7 @@ def _speedup(proposed: str, others: list[str], threshold: float, metric: str, lo
 
 
 def _small_difference(a: str, b: str, reference: str, fraction: float):
-    """|gap_a - gap_b| <= fraction * (gap_reference - gap_a): 'loses little' (spec 8, Fig. 3(a))."""
+    """|gap_a - gap_b| <= fraction * (gap_reference - gap_a): 'loses little' (Fig. 3(a))."""
     def evaluate(frame: pd.DataFrame) -> ClaimResult:
         f = final_values(frame, "suboptimality_gap")
         diff, scale = abs(f[a] - f[b]), f[reference] - f[a]
@@ -236,7 +236,7 @@ def _at_offset(claim_eval, offset: float):
     return evaluate
 
 
-SNR_OFFSETS_DB = (0.0, 30.0, 60.0)     # spec 9 A1; the params key lists the ones that run
+SNR_OFFSETS_DB = (0.0, 30.0, 60.0)     # our reading; the params key lists the ones that run
 
 
 def _sensitivity(source: Experiment, figure: str) -> Experiment:
@@ -247,7 +247,7 @@ def _sensitivity(source: Experiment, figure: str) -> Experiment:
         paper="biased_fl", figure=figure, config_key="biased_fl.snr_sensitivity", privacy=False,
         title=f"{source.title.split(':')[0]} variants: final gap vs SNR offset",
         description=(f"Final sub-optimality gap of the {source.title.split(': ')[1]} against the SNR "
-                     "offset added to the paper's literal E_s/N0 (spec A1: 0, +30, +60 dB)."),
+                     "offset added to the paper's literal E_s/N0 (0, +30, +60 dB)."),
         figure_spec=FigureSpec(x="param_snr_offset_db", xlabel="SNR offset (dB)", final=True, **GAP),
         label=label, reference=REFERENCE,
         compose=compose_panel(source.figure, experiment_id=f"biased_fl/{figure}",
@@ -257,7 +257,7 @@ def _sensitivity(source: Experiment, figure: str) -> Experiment:
         claims=claims)
 
 
-SOTA_OFFSETS_DB = (30.0, 60.0)   # spec 9 A1; 0 dB is the panel itself
+SOTA_OFFSETS_DB = (30.0, 60.0)   # our reading; 0 dB is the panel itself
 
 
 def _suffixed(name: str, offset: float) -> str:
@@ -266,10 +266,10 @@ def _suffixed(name: str, offset: float) -> str:
 
 def _sota_at_offset(source: Experiment, offset: float) -> Experiment:
     """A SOTA panel (Figs. 2(b,c), 3(b,c)) with every scheme and claim at E_s x 10^(offset/10):
-    shows at which SNR each of the panel's claims holds (spec 9 A1). Every scheme's step size is
-    searched again at the offset (spec 6.5 tunes eta per scheme, and the best eta moves with the
-    SNR: reusing the literal-SNR choice handicapped the schemes whose noise shrinks most; issue
-    11 item 10); the tuning settings are the source panel's."""
+    shows at which SNR each of the panel's claims holds. Every scheme's step size is
+    searched again at the offset (eta is tuned per scheme, and the best eta moves with the
+    SNR: reusing the literal-SNR choice handicapped the schemes whose noise shrinks most); the
+    tuning settings are the source panel's."""
     figure = _suffixed(source.figure, offset)
     suffix = f" (SNR offset +{int(offset)} dB)"
     extra = tuple(replace(spec, name=_suffixed(spec.name, offset), title=spec.title + suffix)

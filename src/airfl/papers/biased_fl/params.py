@@ -19,7 +19,7 @@ DEFS = {
         "eval_every_s": Ref(description="evaluate whenever the uplink time crosses a multiple "
                                         "(overrides eval_every)", name="positive")}),
     "tuning_setting": Obj(fields={
-        "mode": Enum(description="fixed: the panel's eta; grid: spec 6.5 search",
+        "mode": Enum(description="fixed: the panel's eta; grid: baseline search",
                      values=("fixed", "grid"), required=True),
         "eta_factors": ListOf(description="eta = factor x 2/(mu + L)", items=Ref(name="positive"),
                               min_items=1, default=[1.0, 0.5, 0.25, 0.125, 0.0625]),
@@ -30,7 +30,7 @@ DEFS = {
                                        "absent: all (no default is filled in, so the run "
                                        "blocks of profiles without it keep their bytes)",
                            values=("all", "descending")),
-        "param_grid": MapOf(description="spec 6.5 baseline grids: curve -> {param: [values]} (all "
+        "param_grid": MapOf(description="baseline grids: curve -> {param: [values]} (all "
                                         "combinations) or a list of {param: value} combinations; "
                                         "searched at the panel's eta before the eta grid, on the "
                                         "selection trials, by the lowest mean final sub-optimality"
@@ -43,12 +43,12 @@ DEFS = {
                             key_pattern="^[a-z][a-z0-9_]*$")}),
     "tuning": ByProfile(of=Ref(name="tuning_setting"), always=True),
     "biased_fl_panel": Obj(fields={
-        "radius_m": Ref(description="disc radius rho_max (m): 3000 OTA, 1200 digital (spec 2.3)",
+        "radius_m": Ref(description="disc radius rho_max (m): 3000 OTA, 1200 digital",
                         name="positive", required=True),
         "max_rounds": Int(description="OTA: T = 500 rounds; digital: a cap (the horizon ends the "
                                       "run)", minimum=1, required=True),
         "horizon_s": Ref(description="digital: training-time horizon (150 s)", name="positive"),
-        "eta": Ref(description="step size (spec 6.5; quick: 0.05 for every scheme)",
+        "eta": Ref(description="step size (quick: 0.05 for every scheme)",
                    name="positive", required=True),
         "G": Ref(description="gradient bound used by designs and truncation (20, 5, 0.5)",
                  name="positive", required=True),

@@ -1,8 +1,8 @@
-"""The learning problem of Biased FL and its exact optimum (spec 2.1, 7; paper Sec. II, V).
+"""The learning problem of Biased FL and its exact optimum (paper Sec. II, V).
 
 F(w) = (1/N) sum_m f_m(w), f_m(w) = (1/|D_m|) sum_{xi in D_m} phi(w, xi), with the regularised
 softmax loss phi(w, (x, l)) = (mu/2)||w||^2 - ln softmax(x^T w)_l, x = [pixels/255, 1] (d = 7850).
-Device m holds the first `per_class` training images of class m in file order (spec 7, A9).
+Device m holds the first `per_class` training images of class m in file order.
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ class Problem:
 
 def build_problem(images: np.ndarray, labels: np.ndarray, device_indices: list[np.ndarray],
                   num_classes: int, mu: float) -> Problem:
-    """Pixels scaled to [0, 1] plus the constant-1 bias feature (spec 7: d = 10 x 785)."""
+    """Pixels scaled to [0, 1] plus the constant-1 bias feature (d = 10 x 785)."""
     xs, ys = [], []
     for index in device_indices:
         flat = images[index].reshape(len(index), -1).astype(np.float64) / 255.0
@@ -43,7 +43,7 @@ def build_problem(images: np.ndarray, labels: np.ndarray, device_indices: list[n
 
 
 def local_objective(problem: Problem, w: np.ndarray, m: int) -> tuple[float, np.ndarray]:
-    """f_m(w) and its gradient; w is class-major [C, p+1] flattened (spec 2.1)."""
+    """f_m(w) and its gradient; w is class-major [C, p+1] flattened."""
     W = w.reshape(problem.num_classes, -1)
     x, y = problem.x[m], problem.y[m]
     logits = x @ W.T
@@ -55,13 +55,13 @@ def local_objective(problem: Problem, w: np.ndarray, m: int) -> tuple[float, np.
 
 
 def global_objective(problem: Problem, w: np.ndarray) -> tuple[float, np.ndarray]:
-    """F(w) = (1/N) sum_m f_m(w): equal device weights, not data-size weights (spec 2.1)."""
+    """F(w) = (1/N) sum_m f_m(w): equal device weights, not data-size weights."""
     parts = [local_objective(problem, w, m) for m in range(len(problem.x))]
     return (float(np.mean([p[0] for p in parts])), np.mean([p[1] for p in parts], axis=0))
 
 
 def solve_optimum(problem: Problem, gtol: float = 1e-8, max_iter: int = 20000) -> np.ndarray:
-    """w* = argmin F by L-BFGS in float64 until ||grad F|| < gtol (spec 7, 'Metrics')."""
+    """w* = argmin F by L-BFGS in float64 until ||grad F|| < gtol ('Metrics')."""
     # L-BFGS-B stops on the largest gradient component: ||g||_inf <= gtol / sqrt(d) implies
     # ||g||_2 <= gtol.
     result = optimize.minimize(lambda w: global_objective(problem, w), np.zeros(problem.dim), jac=True,
@@ -76,13 +76,13 @@ def solve_optimum(problem: Problem, gtol: float = 1e-8, max_iter: int = 20000) -
 
 def smoothness(problem: Problem) -> np.ndarray:
     """L_m <= mu + (1/2) lambda_max((1/|D_m|) sum x x^T): the softmax CE Hessian is
-    (diag(s) - s s^T) (x) x x^T with ||diag(s) - s s^T|| <= 1/2 (spec 6.5)."""
+    (diag(s) - s s^T) (x) x x^T with ||diag(s) - s s^T|| <= 1/2."""
     return np.array([problem.mu + 0.5 * np.linalg.eigvalsh(x.T @ x / len(x))[-1]
                      for x in problem.x])
 
 
 def constants(problem: Problem, w_star: np.ndarray) -> dict[str, float | list[float]]:
-    """Data constants the design uses, measured (spec 2.7, 9 A3: kappa_true vs the design 0.01)."""
+    """Data constants the design uses, measured (kappa_true vs the design 0.01)."""
     grads_at_opt = [local_objective(problem, w_star, m)[1] for m in range(len(problem.x))]
     grads_at_zero = [local_objective(problem, np.zeros(problem.dim), m)[1]
                      for m in range(len(problem.x))]

@@ -92,7 +92,7 @@ _BUDGET = {
 DIGITAL_KINDS: dict[str, Obj] = {
     "biased_digital": Obj(fields={
         "variant": Enum(description="opt: SCA (24); zb_opt: zero bias; zb_qnv: zero-bias min "
-                                    "quantization noise (spec §5.6)",
+                                    "quantization noise",
                         values=("opt", "zb_opt", "zb_qnv"), default="opt"),
         "G": Num(description="G_max in the design (paper Fig. 3: 50 kappa)", **_POS, default=0.5),
         "eta": Num(description="step size eta entering Psi", **_POS, default=0.05),

@@ -1,7 +1,7 @@
 """The proposed digital FL scheme of Biased FL and what its six baselines share (Fig. 3(b,c)).
 
 Paper: Ul Abrar, Michelusi, "Biased Federated Learning under Wireless Heterogeneity" (arXiv
-2503.06078), §II-C (eqs. 12-17), §IV-B, §V-C/D. Spec: shared/specs/biased_fl.md §2.6, §3.2, §6.2,
+2503.06078), §II-C (eqs. 12-17), §IV-B, §V-C/D. 6, §3.2, §6.2,
 §6.4 (exact adapted algorithms of the baselines), §9 (A5, A6, A7, A10) and its Errata.
 
 Every scheme aggregates per-round GRADIENTS g [N, d] in physical units: Lambda_m =
@@ -12,7 +12,7 @@ block whatever is scheduled, ``RoundStreams.uniform_block``; only the rows that 
 estimate are computed) and costs L = 64 + d r bits
 (``payload_bits``). Device sampling draws from the round's "sampling" stream.
 
-Round latency (errata 1, spec §6.4): TDMA, the sum over uploading devices of L/(B C_{m,t}) with the
+Round latency (errata 1): TDMA, the sum over uploading devices of L/(B C_{m,t}) with the
 capacity C_{m,t} = log2(1 + E_s |h_{m,t}|^2 / N0). Paper §V-D: "Since the majority of SOTA
 candidates use channel capacity-based transmission for local gradient upload, our per-round
 latency calculation uses channel capacity for all schemes." So the fixed-rate schemes (UQOS,
@@ -31,7 +31,7 @@ extras (mean bit width, outages, QML's variance, ...).
 Every scheme splits a round into its choices (``plan``: sampling, decoding, bits, latency, the
 record; per run, on its own streams) and the quantized weighted sum of the rows it uses
 (``weighted_quantized_sums``); ``_DigitalScheme.aggregate_many`` runs both for all runs of a
-lockstep group (issue 11, "Scale and speed"), ``aggregate`` is the same code with one run.
+lockstep group, ``aggregate`` is the same code with one run.
 Choices and plans are numpy arrays of N entries: a tune job plans ~1e6 run-rounds, and each torch
 call on a 10-entry tensor costs a few microseconds, several times numpy's (benchmarks/README.md).
 Two steps stay in torch so that the numbers are torch's, bit for bit: the capacity's log2
@@ -157,7 +157,7 @@ class _DigitalScheme(Scheme):
         (tests/papers/biased_fl/test_biased_fl_digital_many.py); the runs share the uploads'
         ||g||_inf pass."""
         scale = torch.maximum(updates.amax(dim=-1), updates.amin(dim=-1).neg_())  # ||g_m||_inf
-        if not torch.isfinite(scale).all():            # (spec §2.6; exact; one pass less than
+        if not torch.isfinite(scale).all():            # (exact; one pass less than
             raise ValueError("x must be finite")       # abs().amax, no [J, N, d] temporary)
         scale = scale.to(torch.float64).numpy()
         plans = [scheme.plan(updates[j], scale[j], state, design)
@@ -179,7 +179,7 @@ class _DigitalScheme(Scheme):
 class Plan:
     """What a digital scheme decides in one round before quantizing (its choices: sampling,
     decoding, bit widths, latency): the estimate is g_hat = (weights @ Q(g)) / divide_by, where
-    Q quantizes row m with bits[m] (spec §2.6) and only the rows `used` are computed (the others
+    Q quantizes row m with bits[m] and only the rows `used` are computed (the others
     have weight 0). Numpy arrays (tensors are accepted too)."""
 
     bits: np.ndarray                   # [N] int64
@@ -193,9 +193,9 @@ def weighted_quantized_sums(x: torch.Tensor, scale, plans: list[Plan],
                             states: list[RoundState]) -> list[torch.Tensor]:
     """sum_m w_m Q(g_m) [d] float64 of each of J runs (x [J, N, d], scale = ||g||_inf [J, N]
     float64, numpy or tensor), as sum_m c_m k_m - sum_m w_m s_m with c_m = 2 w_m s_m/(2^r_m - 1),
-    since Q(g_m) = s_m (2 k_m/(2^r_m - 1) - 1) (spec §2.6), in one compiled pass over each run's
+    since Q(g_m) = s_m (2 k_m/(2^r_m - 1) - 1), in one compiled pass over each run's
     used rows (`airfl.channel.quantized_sums`: no quantized copy of a row, and its grid indices
-    k are `grid_indices`' bits; issue 11: the torch passes over float64 copies of the rows were
+    k are `grid_indices`' bits; the torch passes over float64 copies of the rows were
     a third of a digital tune job). Each run quantizes with its round's uniforms of the
     "quantization" stream, one [N, d] block (`RoundStreams.uniform_block`: drawn whatever is
     scheduled, shared by the runs of one trial); a run's sum does not depend on the other runs."""
@@ -231,7 +231,7 @@ def _tdma_latency(bits: np.ndarray, rates: np.ndarray, bandwidth: float,
 
 def _torch_sum(values: np.ndarray) -> float:
     """sum(values) of a float64 array as torch sums it (its order of additions: the numbers
-    this module gave before its plans moved to numpy, issue 11)."""
+    this module gave before its plans moved to numpy)."""
     return float(torch.from_numpy(values).sum())
 
 
@@ -266,7 +266,7 @@ def fixed_rate_charge(mode: str, fixed: np.ndarray, capacity: np.ndarray,
 
 
 # --------------------------------------------------------------------------------------------
-# Proposed: Biased digital FL (paper §II-C, §IV-B; spec §3.2, §5.4-5.6, §6.2)
+# Proposed: Biased digital FL (paper §II-C, §IV-B)
 # --------------------------------------------------------------------------------------------
 
 class BiasedDigital(_DigitalScheme):
@@ -328,7 +328,7 @@ class BiasedDigital(_DigitalScheme):
         if self.param("latency_mode") == "capacity":
             rates = self.capacity(state)                                   # errata 1: L/(B C_t)
         else:
-            rates = run["R"]                                               # spec §2.6: L/(B R_m)
+            rates = run["R"]                                               # L/(B R_m)
         latency = _tdma_latency(payload, rates, bw, chi)
         count = int(np.count_nonzero(chi))
         return Plan(bits, chi, weights, _record(                           # rows chi = 0: weight 0

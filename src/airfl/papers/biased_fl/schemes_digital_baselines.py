@@ -1,7 +1,7 @@
 """The six digital baselines of Biased FL's Fig. 3(b,c), adapted as spec §6.4 prescribes.
 
 Paper: Ul Abrar, Michelusi, "Biased Federated Learning under Wireless Heterogeneity" (arXiv
-2503.06078), §V-C/D. Spec: shared/specs/biased_fl.md §6.4 (exact adapted algorithms), §9 (A5, A6,
+2503.06078), §V-C/D. 4 (exact adapted algorithms), §9 (A5, A6,
 A7, A10) and its Errata. Units, quantizer, latency rule and round record are those of
 :mod:`airfl.papers.biased_fl.schemes_digital` (shared with the proposed scheme).
 
@@ -62,12 +62,12 @@ __all__ = ["BestChannel", "BestChannelNorm", "FedToe", "ProportionalFairness", "
 
 
 # --------------------------------------------------------------------------------------------
-# Best Channel / Best Channel-Norm [7] and Proportional Fairness [9] (spec §6.4 items 1-3)
+# Best Channel / Best Channel-Norm [7] and Proportional Fairness [9]
 # --------------------------------------------------------------------------------------------
 
 def equal_bit_width(budget_s: float, capacities: np.ndarray, dim: int, bandwidth: float,
                     r_max: int) -> int:
-    """Common r of an equal-bit time split of a budget (spec §6.4-1).
+    """Common r of an equal-bit time split of a budget.
 
     L = T B / sum_k 1/C_k bits per device fill the budget exactly; r = clip(floor((L - 64)/d), 1, r_max).
     """
@@ -91,7 +91,7 @@ def best_channel_budget(lam: np.ndarray, es: float, n0: float, bandwidth: float,
 def scheduled_mean(dim: int, bits: np.ndarray, mask: np.ndarray, k: int,
                    cap: np.ndarray, bw: float, mean_bits: float) -> Plan:
     """(1/K) sum_{k in S} g^q_k with r_k-bit quantization, TDMA latency sum_S (64 + d r_k)/(B C_k)
-    (Best Channel and Best Channel-Norm, spec 6.4 items 1-2); rows outside S get weight 0."""
+    (Best Channel and Best Channel-Norm); rows outside S get weight 0."""
     payload = payload_bits(dim, bits)
     latency = _tdma_latency(payload, cap, bw, mask)
     return Plan(bits, mask, mask.astype(np.float64),                       # (1/K) sum_S g^q
@@ -153,11 +153,11 @@ class BestChannel(_BestChannelBudget, _EqualSplit):
     budget_key = "T_BC_s"
 
     def score(self, state):
-        return self.channel_power(state)                               # spec §6.4-1: largest |h|^2
+        return self.channel_power(state)                               # largest |h|^2
 
 
 class ProportionalFairness(_EqualSplit):
-    """Yang et al. [9]: the K largest |h_{m,t}|^2 / Lambda_m, equal bits in T_PF (spec §6.4-3)."""
+    """Yang et al. [9]: the K largest |h_{m,t}|^2 / Lambda_m, equal bits in T_PF."""
 
     kind = "proportional_fairness"
     budget_key = "T_PF_s"
@@ -168,14 +168,14 @@ class ProportionalFairness(_EqualSplit):
 
     def score(self, state):
         lam = state.statistics.path_gain.to(torch.float64).numpy()
-        return self.channel_power(state) / lam                         # spec §6.4-3: |h|^2 / Lambda
+        return self.channel_power(state) / lam                         # |h|^2 / Lambda
 
 
 class BestChannelNorm(_BestChannelBudget, _DigitalScheme):
     """Amiri et al. [7]: K' best channels, then the K largest ||g||; bits proportional to ||g||.
 
-    L_k = lambda ||g_k|| with sum_k L_k/(B C_k) = T_BC, r_k = clip(floor((L_k - 64)/d), 1, r_max)
-    (spec §6.4-2). When every selected gradient is zero, r = 1 [A] (nothing to send).
+    L_k = lambda ||g_k|| with sum_k L_k/(B C_k) = T_BC, r_k = clip(floor((L_k - 64)/d), 1, r_max).
+    When every selected gradient is zero, r = 1 [A] (nothing to send).
     """
 
     kind = "best_channel_norm"
@@ -187,7 +187,7 @@ class BestChannelNorm(_BestChannelBudget, _DigitalScheme):
         return super().design(context)
 
     def schedule(self, state: RoundState, norms: np.ndarray) -> np.ndarray:
-        """Bool mask: among the K' largest |h|^2, the K largest gradient norms (spec §6.4-2)."""
+        """Bool mask: among the K' largest |h|^2, the K largest gradient norms."""
         pre = _top_k(self.channel_power(state), int(self.param("K_prime")))
         return _mask(norms.size, pre[_top_k(norms[pre], int(self.param("K")))])
 
@@ -210,11 +210,11 @@ class BestChannelNorm(_BestChannelBudget, _DigitalScheme):
 
 
 # --------------------------------------------------------------------------------------------
-# UQOS [32] (spec §6.4-4, A7)
+# UQOS [32]
 # --------------------------------------------------------------------------------------------
 
 def uqos_inclusion(success: np.ndarray, k: int) -> np.ndarray:
-    """pi minimising (1/N) sum 1/(s_m pi_m) s.t. sum pi = K, 0 <= pi <= 1 (spec §6.4-4, A7).
+    """pi minimising (1/N) sum 1/(s_m pi_m) s.t. sum pi = K, 0 <= pi <= 1.
 
     KKT: pi_m = min(1, theta/sqrt(s_m)) (water-filling). Exact: with s sorted ascending and the c
     least reliable devices capped at 1, theta = (K - c)/sum_{uncapped} 1/sqrt(s); c is the
@@ -321,7 +321,7 @@ class Uqos(_DigitalScheme):
 
 
 # --------------------------------------------------------------------------------------------
-# QML [11] with uniform K-device sampling (spec §6.4-5)
+# QML [11] with uniform K-device sampling
 # --------------------------------------------------------------------------------------------
 
 def _uniform_k(n: int, k: int, state: RoundState) -> np.ndarray:
@@ -331,7 +331,7 @@ def _uniform_k(n: int, k: int, state: RoundState) -> np.ndarray:
 
 class Qml(_DigitalScheme):
     """Bouzinis et al. [11], with uniform K-device sampling [S §V-D]: per round, the latency-minimal
-    bits under the average quantization-variance constraint eps_0 = eps0_rel G^2 (spec §6.4-5).
+    bits under the average quantization-variance constraint eps_0 = eps0_rel G^2.
     g_hat = (1/K) sum_S g^q; latency = the minimised value, sum_S (64 + d r_k)/(B C_k)."""
 
     kind = "qml"
@@ -364,11 +364,11 @@ class Qml(_DigitalScheme):
 
 
 # --------------------------------------------------------------------------------------------
-# FedTOE [10] (spec §6.4-6)
+# FedTOE [10]
 # --------------------------------------------------------------------------------------------
 
 def fedtoe_rates(lam, es: float, n0: float, p_out: float) -> np.ndarray:
-    """R_m = log2(1 - (E_s Lambda_m/N0) ln(1 - p_out)): outage probability exactly p_out (spec §6.4-6)."""
+    """R_m = log2(1 - (E_s Lambda_m/N0) ln(1 - p_out)): outage probability exactly p_out."""
     snr = torch.as_tensor(np.asarray(lam, dtype=np.float64) * es / n0)
     # P(log2(1 + snr E) < R) = 1 - exp(-(2^R - 1)/snr) = p_out  <=>  2^R - 1 = -snr ln(1 - p_out)
     return shannon_rate(snr * -math.log1p(-p_out)).numpy()
@@ -400,7 +400,7 @@ class FedToe(_DigitalScheme):
         plus its cheapest tail costs at most the all-r_max allocation) and returns the
         uncapped programme's lowest-variance point, `within_budget` is always true, and the
         latency is charged by rate/capacity, not by the budget: the run is the same for every
-        such T_TOE (issue 11: at +60 dB every T_TOE of spec 6.5's grid is such; at the
+        such T_TOE (at +60 dB every T_TOE of baseline grid is such; at the
         literal SNR none is). A relative margin of 1e-9 keeps float sums off the boundary."""
         k, r_max = int(self.param("K")), int(self.param("r_max"))
         _, _, bw = self.radio(statistics)

@@ -1,7 +1,7 @@
 """The proposed OTA-FL scheme of Biased FL and the round primitives its baselines share.
 
 Paper: Ul Abrar, Michelusi, "Biased Federated Learning under Wireless Heterogeneity" (arXiv
-2503.06078), §II-B (eqs. 6-10), §IV-A, §V-A/B. Spec: shared/specs/biased_fl.md §2.5, §3.1, §6.1,
+2503.06078), §II-B (eqs. 6-10), §IV-A, §V-A/B. 5, §3.1, §6.1,
 §6.3 (exact adapted algorithms of the baselines), §9 (A3, A8, A14).
 
 Every scheme aggregates per-round GRADIENTS g [N, d] in physical units:
@@ -92,7 +92,7 @@ def _record(participants: int, dim: int, statistics, noise_std: float, ratios: t
 
 
 # --------------------------------------------------------------------------------------------
-# Proposed: Biased OTA-FL (paper §II-B, §IV-A; spec §3.1, §6.1)
+# Proposed: Biased OTA-FL (paper §II-B, §IV-A)
 # --------------------------------------------------------------------------------------------
 
 class BiasedOta(_OtaScheme):

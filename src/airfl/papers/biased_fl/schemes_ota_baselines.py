@@ -1,11 +1,11 @@
 """The six OTA baselines of Biased FL's Fig. 2(b,c), adapted as spec §6.3 prescribes.
 
 Paper: Ul Abrar, Michelusi, "Biased Federated Learning under Wireless Heterogeneity" (arXiv
-2503.06078), §V-A/B. Spec: shared/specs/biased_fl.md §6.3 (exact adapted algorithms), §9 (A3, A8,
+2503.06078), §V-A/B. 3 (exact adapted algorithms), §9 (A3, A8,
 A14). Units, receiver noise and round record are those of
 :mod:`airfl.papers.biased_fl.schemes_ota` (shared with the proposed scheme).
 
-Baseline notation (spec §6.3): q_{m,t} = d E_s |h_{m,t}|^2 / G^2 (largest received amplitude^2 a
+Baseline notation: q_{m,t} = d E_s |h_{m,t}|^2 / G^2 (largest received amplitude^2 a
 device can reach with energy d E_s when ||g|| <= G), s2 = d N0 / G^2. A device whose received
 amplitude is r_m (signal r_m g_m after phase alignment) spends ||x_m||^2 = r_m^2 ||g_m||^2/|h_m|^2.
 """
@@ -44,7 +44,7 @@ def opc_mse(eta, q: torch.Tensor, s2: float) -> torch.Tensor:
     """Per-round MSE/G^2 of [19]: sum_m (min(1, sqrt(q_m/eta)) - 1)^2 + s2/eta (eta broadcasts)."""
     eta = torch.as_tensor(eta, dtype=torch.float64).unsqueeze(-1)
     a = torch.clamp(torch.sqrt(q / eta), max=1.0)
-    return ((a - 1.0) ** 2).sum(-1) + s2 / eta.squeeze(-1)         # spec §6.3-1: MSE(eta)
+    return ((a - 1.0) ** 2).sum(-1) + s2 / eta.squeeze(-1)         # MSE(eta)
 
 
 def opc_denoising_factor(q: torch.Tensor, s2: float) -> tuple[float, float]:
@@ -54,7 +54,7 @@ def opc_denoising_factor(q: torch.Tensor, s2: float) -> tuple[float, float]:
     minimum is the stationary point of one interval, i.e. one of these N candidates.
     """
     qs, _ = torch.sort(q.to(torch.float64))
-    cand = ((s2 + torch.cumsum(qs, 0)) / torch.cumsum(torch.sqrt(qs), 0)) ** 2   # spec §6.3-1
+    cand = ((s2 + torch.cumsum(qs, 0)) / torch.cumsum(torch.sqrt(qs), 0)) ** 2
     mse = opc_mse(cand, q.to(torch.float64), s2)
     best = int(torch.argmin(mse))
     return float(cand[best]), float(mse[best])
@@ -63,7 +63,7 @@ def opc_denoising_factor(q: torch.Tensor, s2: float) -> tuple[float, float]:
 def denoised_mean(updates: torch.Tensor, a: torch.Tensor, eta: float, state: RoundState,
                   **extra) -> tuple[torch.Tensor, dict[str, Any]]:
     """g_hat = (1/N)[sum_m a_m g_m + n/sqrt(eta)], all devices transmitting with received
-    amplitude sqrt(eta) a_m (OPC OTA-Comp and Vanilla OTA-FL, spec 6.3 items 1 and 4)."""
+    amplitude sqrt(eta) a_m (OPC OTA-Comp and Vanilla OTA-FL)."""
     es, n0 = _OtaScheme.radio(state.statistics)
     n, dim = updates.shape
     noise_std = math.sqrt(n0 / eta) / n
@@ -87,12 +87,12 @@ class OpcOtaComp(_OtaScheme):
 
 
 # --------------------------------------------------------------------------------------------
-# Truncated channel inversion to a common level: LCPC OTA-Comp [19] and BB-FL [16] (spec §6.3-2, 5, 6)
+# Truncated channel inversion to a common level: LCPC OTA-Comp [19] and BB-FL [16]
 # --------------------------------------------------------------------------------------------
 
 def average_mse(eta, qbar: np.ndarray, s2: float) -> float:
     """Fading-averaged MSE/G^2 of a common threshold eta: sum_m (1 - exp(-eta/qbar_m)) + s2/eta."""
-    return float(np.sum(1.0 - np.exp(-eta / qbar)) + s2 / eta)      # spec §6.3-2: J(eta)
+    return float(np.sum(1.0 - np.exp(-eta / qbar)) + s2 / eta)      # J(eta)
 
 
 def truncation_level(qbar, s2: float, points: int = 2001) -> tuple[float, bool]:
@@ -131,7 +131,7 @@ class _CommonThreshold(_OtaScheme):
         return statistics.distances_m.to(torch.float64) <= radius
 
     def threshold_round(self, updates, state, eta: float):
-        """LCPC [19]: a_m = 1{q_m >= eta}; g_hat = (1/N)[sum a g + n/sqrt(eta)] (spec 6.3-2)."""
+        """LCPC [19]: a_m = 1{q_m >= eta}; g_hat = (1/N)[sum a g + n/sqrt(eta)]."""
         es, n0 = self.radio(state.statistics)
         n, dim = updates.shape
         q = self.quality(state.channel_power, dim, state.statistics)
@@ -160,7 +160,7 @@ class LcpcOtaComp(_CommonThreshold):
         expected = require_participation(
             self.name, float(participation.sum()),
             f"LCPC's truncation level eta_L = {eta:.3g} (= {eta / qbar.min():.3g} x the weakest "
-            f"device's mean quality) minimises the fading-averaged MSE J(eta) of [19] (spec 6.3-2) "
+            f"device's mean quality) minimises the fading-averaged MSE J(eta) of [19] "
             f"{why} (J = {average_mse(eta, qbar, s2):.4g}, N = {qbar.size})",
             "raise the SNR (radio.snr_offset_db; at +30 dB LCPC transmits) or leave LCPC out of "
             "this panel (biased_fl.<panel>.offset_only_curves)")
@@ -259,7 +259,7 @@ class BbflInterior(_CommonThreshold):
         count = int(active.sum())
         ratios = energy_ratio(torch.full((count,), math.sqrt(eta), dtype=torch.float64),
                               update_norms(updates)[active], state.channel_power[active], dim, es)
-        if count == 0:                                                # spec §6.3-5: A_t empty -> 0
+        if count == 0:                                                # A_t empty -> 0
             estimate = torch.zeros(dim, dtype=updates.dtype, device=updates.device)
             return estimate, _record(0, dim, state.statistics, 0.0, ratios)
         noise_std = math.sqrt(n0 / eta) / count                       # PS divides by |A_t| [A]
@@ -307,7 +307,7 @@ class VanillaOtaFl(_OtaScheme):
     def aggregate(self, updates, state: RoundState, design):
         n, dim = updates.shape
         q = self.quality(state.channel_power, dim, state.statistics)
-        eta = float(q.min())                                             # spec §6.3-4
+        eta = float(q.min())
         return denoised_mean(updates, torch.ones(n, dtype=torch.float64), eta, state)
 
 
@@ -323,7 +323,7 @@ def _opc_fl_candidate(q, omega, eta0, kappa_peak, lam):
 
 def opc_fl_gains(q: np.ndarray, omega: np.ndarray, eta0: float, kappa_peak: float,
                  steps: int = 100) -> tuple[np.ndarray, np.ndarray]:
-    """Per-device optimal gains a [T, N] and multipliers lambda [N] for a fixed eta0 (spec §6.3-3).
+    """Per-device optimal gains a [T, N] and multipliers lambda [N] for a fixed eta0.
 
     lambda_m = 0 when the average-energy constraint (1/T) sum_t a^2 eta0/q <= 1 is slack; else
     bisection on ln lambda_m (energy decreases in lambda), returning the feasible end of the
@@ -352,7 +352,7 @@ def opc_fl_gains(q: np.ndarray, omega: np.ndarray, eta0: float, kappa_peak: floa
 
 def opc_fl_objective(a: np.ndarray, omega: np.ndarray, eta0: float, G: float, d: int,
                      N0: float) -> float:
-    """J = sum_t omega_t [ (G^2/N) sum_m (a - 1)^2 + d N0/(N^2 eta0) ] (spec §6.3-3).
+    """J = sum_t omega_t [ (G^2/N) sum_m (a - 1)^2 + d N0/(N^2 eta0) ].
 
     eta0 is in the units of q = d E_s |h|^2/G^2 (a device's received amplitude is sqrt(eta0) a
     and its energy ratio a^2 eta0/q), so the noise of g_hat = (1/N)[sum a g + n/sqrt(eta0)] has
@@ -366,7 +366,7 @@ def opc_fl_objective(a: np.ndarray, omega: np.ndarray, eta0: float, G: float, d:
 
 def opc_fl_design(q: np.ndarray, eta: float, mu: float, kappa_peak: float, G: float, d: int,
                   N0: float, grid: int = 60) -> dict[str, Any]:
-    """Genie-aided OPC OTA-FL: best eta0 on a log grid [1e-3, 1e2] x median q (spec §6.3-3)."""
+    """Genie-aided OPC OTA-FL: best eta0 on a log grid [1e-3, 1e2] x median q."""
     T = q.shape[0]
     omega = (1.0 - eta * mu) ** (2 * (T - 1 - np.arange(T)))        # omega_t = (1 - eta mu)^{2(T-1-t)}
     med = float(np.median(q))

@@ -3,7 +3,7 @@ block per panel) become the generic run block the stages read, and the paper's r
 data constants).
 
 Design constants of a panel (G, kappa, eta, T_max_s, radius_m) are passed to every curve whose
-scheme takes them (spec 7: the same G and kappa for all schemes of a panel; eta common in the
+scheme takes them (the same G and kappa for all schemes of a panel; eta common in the
 variant panels, per scheme where a curve sets its own).
 """
 
@@ -90,7 +90,7 @@ def literal_curves(panel: dict[str, Any]) -> dict[str, dict[str, Any]]:
 
 
 def sensitivity_curves(source_panel: str, offsets_key: str):
-    """The source panel's curves repeated at every SNR offset (spec 9 A1), named <curve>_<off>db."""
+    """The source panel's curves repeated at every SNR offset, named <curve>_<off>db."""
 
     def curves_of(params: dict[str, Any]) -> dict[str, dict[str, Any]]:
         section = params["biased_fl"]
@@ -104,7 +104,7 @@ def sensitivity_curves(source_panel: str, offsets_key: str):
 
 
 def offset_curves(source_panel: str, offset_db: float):
-    """The source panel's curves, unchanged but for the SNR offset (spec 9 A1)."""
+    """The source panel's curves, unchanged but for the SNR offset."""
 
     def curves_of(params: dict[str, Any]) -> dict[str, dict[str, Any]]:
         return {name: {**curve, "snr_offset_db": float(offset_db)}

@@ -1,6 +1,6 @@
 """CDPB: privacy-enhanced over-the-air FL via client-driven power balancing (Kim, Seo, Choi).
 
-Spec: shared/specs/cdpb.md (its Errata override the text). Wing contents, one job per module:
+Wing contents, one job per module:
 setting.py (validated parameters, strategy names), channel_stats.py (p, K_t, sigma_q^2 as
 functions of rho), privacy.py (Theorem 1 and the other RDP bounds, composition, conversion),
 objective.py (Theorem 2 gamma and the utility G), design.py (Lemmas 1-2, Stage II, Algorithms

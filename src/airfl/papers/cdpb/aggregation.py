@@ -7,35 +7,35 @@ Inputs are normalised client updates g [N, d] with ||g_k|| <= W (clip to W_clip,
 W_clip: spec §0, :func:`normalise_updates`), the realised channel power gains h [N] of the
 round, a :class:`RoundDesign` (the broadcast rho and constants) and a torch.Generator. The
 output is the server's estimate g_hat [d] of (18)-(19) and a round record. The server update is
-theta <- theta + W_clip * g_hat (spec §3.5: (18)/(19), not Algorithm 1's -eta_t (... + q_t/K_t),
-which drops 1/sqrt(rho); spec §9 B1); if no client's gradient arrived (K_t = 0) the estimate is 0
+theta <- theta + W_clip * g_hat ((18)/(19), not Algorithm 1's -eta_t (... + q_t/K_t),
+which drops 1/sqrt(rho)); if no client's gradient arrived (K_t = 0) the estimate is 0
 and the record says ``skipped``.
 
 Mechanisms (strategy names of setting.STRATEGIES; gamma_bar is CDPB with rho = rho_gamma):
 
 * CDPB (beta): client k is reliable iff h_k >= h_th = rho W^2 / P. A reliable client sends
   sqrt(a)(g + r), a = rho / h, with artificial noise r of total power P h / rho - W^2 (sized by
-  the worst-case W^2, not ||g||^2, so the noise does not depend on the data, spec §3.1); it
+  the worst-case W^2, not ||g||^2, so the noise does not depend on the data); it
   arrives as sqrt(rho)(g + r). An unreliable client flips a Bernoulli(beta) coin: heads, it sends
   full-power noise r ~ N(0, P/d I) (CDPB-n behaviour); tails, it stays silent (CDPB-i).
-* h_min (spec §6.3): every client sends its gradient with a = rho / h_k; rho is the broadcast
+* h_min: every client sends its gradient with a = rho / h_k; rho is the broadcast
   P h_bar / (K W^2) ("expected" mode; clients below it exceed P and are counted as
   ``power_violations``) or P min_k h_k / W^2 each round ("realized" mode). Each fills its power
   with artificial noise of received power max(P h_k - rho W^2, 0).
-* IS (spec §6.4): a client participates iff its Bernoulli(q_IS) coin and its channel pass;
+* IS: a client participates iff its Bernoulli(q_IS) coin and its channel pass;
   otherwise silent. Participants behave like CDPB reliable clients.
-* Noise-Free (spec §6.5, errata 3): CDPB-i truncation, a reliable client sends sqrt(a) g only.
+* Noise-Free: CDPB-i truncation, a reliable client sends sqrt(a) g only.
 
-Decision (noise_variance, issue 11): (11) budgets a[||g||^2 + d sigma_r^2] <= P and (13)/(17)
+Decision (noise_variance): (11) budgets a[||g||^2 + d sigma_r^2] <= P and (13)/(17)
 define sigma_q^2 = d sum rho sigma_r^2 + ... as the TOTAL power over the d coordinates
-(``total``, default: each coordinate of q_t has variance sigma_q^2 / d, spec §3.6); Theorem 1
+(``total``, default: each coordinate of q_t has variance sigma_q^2 / d); Theorem 1
 (App. A) treats sigma_q^2 as the Gaussian mechanism's variance, i.e. PER COORDINATE
 (``per_coordinate``: every variance above is per coordinate, so the noise is d times stronger
 and every transmission of artificial noise exceeds (11)'s budget P about d-fold; the record's
 ``tx_power_ratio`` = max_k E||x_k||^2 / P says by how much). The privacy record of the scheme
 follows the same reading (privacy.mechanism_variance).
 
-Decision (errata, spec §3.6): the efficient simulation still draws every client's coin (one
+Decision (errata): the efficient simulation still draws every client's coin (one
 uniform per client per round, also when beta is 0 or 1) and takes every client's realised gain;
 only the Gaussian noise draws are merged into one N(0, sigma_q,t^2 / d I) vector, which is exact
 in distribution because all noise terms are independent isotropic Gaussians. Both simulations
@@ -60,7 +60,7 @@ SIMULATIONS = ("efficient", "clientwise")
 
 @dataclass(frozen=True)
 class RoundDesign:
-    """What the server broadcast before training (spec §3.0) plus the radio constants."""
+    """What the server broadcast before training plus the radio constants."""
 
     strategy: str
     rho: float
@@ -70,7 +70,7 @@ class RoundDesign:
     beta: float | None = None
     q_IS: float = 0.9
     normalize: str = "realized"
-    expected_participants: float | None = None  # divisor of normalize="expected" (K p, spec B2)
+    expected_participants: float | None = None  # divisor of normalize="expected" (K p)
     hmin_mode: str = "expected"
     noise_variance: str = "total"   # reading of sigma_q^2: total over d coordinates | per coordinate
 
@@ -110,7 +110,7 @@ class RoundDesign:
     def from_setting(cls, s: CdpbSetting, strategy: str, rho: float, beta: float | None = None,
                      normalize: str = "realized", hmin_mode: str = "expected",
                      noise_variance: str = "total") -> "RoundDesign":
-        """A round design with the setting's constants and expected K_t (spec §3.7, §6)."""
+        """A round design with the setting's constants and expected K_t."""
         k_t, _ = expected_round(s, strategy, rho, beta)
         return cls(strategy=strategy, rho=float(rho), P=s.P, W=s.W, sigma_z2=s.sigma_z2,
                    beta=beta, q_IS=s.q_IS, normalize=normalize,
@@ -119,7 +119,7 @@ class RoundDesign:
 
 
 def normalise_updates(deltas: torch.Tensor, w_clip: float) -> torch.Tensor:
-    """Clip each model delta to norm W_clip, then divide by W_clip: norms <= W = 1 (spec §0)."""
+    """Clip each model delta to norm W_clip, then divide by W_clip: norms <= W = 1."""
     if not w_clip > 0:
         raise ValueError(f"w_clip must be > 0, got {w_clip}")
     norms = torch.linalg.vector_norm(deltas, dim=1, keepdim=True)
@@ -158,7 +158,7 @@ def _roles(updates: torch.Tensor, gains: torch.Tensor, design: RoundDesign,
     if design.kind == "hmin":
         rho = design.rho if design.hmin_mode == "expected" else P * float(gains.min()) / W2
         sends, noisy = ~none, none
-        noise_rx = torch.clamp(P * gains - rho * W2, min=0.0)  # spec §6.3
+        noise_rx = torch.clamp(P * gains - rho * W2, min=0.0)
     else:
         rho = design.rho
         reliable = gains >= rho * W2 / P  # (6), (7): h >= h_th
@@ -181,7 +181,7 @@ def _received_noise_power(roles: _Roles, gains: torch.Tensor, design: RoundDesig
 
 
 def _normaliser(roles: _Roles, design: RoundDesign) -> float:
-    """K_t realised ((18), default) or K p(rho) (normalize='expected', spec §9 B2)."""
+    """K_t realised ((18), default) or K p(rho) (normalize='expected')."""
     if design.normalize == "expected":
         return float(design.expected_participants)
     return float(roles.sends_gradient.sum())
@@ -217,7 +217,7 @@ def aggregate_clientwise(updates: torch.Tensor, gains: torch.Tensor, design: Rou
                          generator: torch.Generator, coin_generator: torch.Generator | None = None
                          ) -> tuple[torch.Tensor, dict[str, Any]]:
     """Client-by-client simulation: every client forms x_k ((10)/(14)), the channel scales it by
-    sqrt(h_k) (phase compensated, real baseband, spec §0), the server sees the superposition
+    sqrt(h_k) (phase compensated, real baseband), the server sees the superposition
     plus receiver noise z ~ N(0, sigma_z^2/d I) ((2), (12), (16)) and applies (18).
     Coins come from coin_generator when given (e.g. the round's "sampling" stream), else from
     generator, which always supplies the Gaussian noise."""
@@ -244,7 +244,7 @@ def aggregate_clientwise(updates: torch.Tensor, gains: torch.Tensor, design: Rou
 def aggregate_efficient(updates: torch.Tensor, gains: torch.Tensor, design: RoundDesign,
                         generator: torch.Generator, coin_generator: torch.Generator | None = None
                         ) -> tuple[torch.Tensor, dict[str, Any]]:
-    """Equivalent simulation (spec §3.6): g_hat = sum_{K_t} g / n + N(0, sigma_q,t^2 /
+    """Equivalent simulation: g_hat = sum_{K_t} g / n + N(0, sigma_q,t^2 /
     (d rho n^2) I), n the normaliser; coins and gains exactly as in the client-wise one."""
     roles = _roles(updates, gains, design, coin_generator or generator)
     d = updates.shape[1]

@@ -206,7 +206,7 @@ def claims_fig5(frame: pd.DataFrame) -> list[Claim]:
                "knows who participates", f"is {r['is']:.4g}",
                r["is"] > max(r["cdpb_i"], r["cdpb_n"])),
         _claim("fig5.hmin_weakest_noisy", "h_min gives no better RDP than CDPB despite more "
-               "noise: weakest among the noise-injecting strategies (spec §9 D4)",
+               "noise: weakest among the noise-injecting strategies",
                f"hmin {r['hmin']:.4g}",
                all(r["hmin"] > r[s] for s in order if s not in ("hmin", "noise_free"))),
         _claim("fig5.hmin_weakest_all", "h_min provides the lowest RDP guarantee among the "
@@ -233,19 +233,19 @@ def _claims_fig6(frame: pd.DataFrame, panel: str, what: str) -> list[Claim]:
                "Delta|T| = |T_i| - |T_n| >= 0", _fmt(delta), bool(np.all(delta >= 0))),
         _claim(f"{panel}.delta_shrinks", f"as {what} increases the disparity decreases "
                "(non-increasing)", _fmt(delta), bool(np.all(np.diff(delta.to_numpy()) <= 0))),
-        _claim(f"{panel}.tau_eps_same", "tau_eps_max is the same for CDPB-n and CDPB-i (spec "
+        _claim(f"{panel}.tau_eps_same", "tau_eps_max is the same for CDPB-n and CDPB-i ("
                "check: within 1 round)", f"i: {_fmt(te['cdpb_i'])}; n: {_fmt(te['cdpb_n'])}",
                bool(np.all(dte <= 1))),
     ]
 
 
 def claims_fig6a(frame: pd.DataFrame) -> list[Claim]:
-    """Fig. 6(a): disparity vs gamma_bar (spec §8)."""
+    """Fig. 6(a): disparity vs gamma_bar."""
     return _claims_fig6(frame, "fig6a", "the acceptable error gamma_bar")
 
 
 def claims_fig6b(frame: pd.DataFrame) -> list[Claim]:
-    """Fig. 6(b): disparity vs K (spec §8)."""
+    """Fig. 6(b): disparity vs K."""
     return _claims_fig6(frame, "fig6b", "the number of clients K")
 
 
@@ -269,7 +269,7 @@ def claims_fig7b(frame: pd.DataFrame) -> list[Claim]:
     two sentences later, "as P increases, the disparity grows". The paper itself says the trend
     in P is the opposite of the one in K, so the shared trend is the one before it: the disparity
     "remains positive" (CDPB-i consistently outperforms CDPB-n). Both are checked as worded; the
-    reading of "similar trend" as a decrease (spec §9 D3) contradicts the paper's next sentence
+    reading of "similar trend" as a decrease contradicts the paper's next sentence
     and is no longer a claim."""
     delta, positive = _positive(frame, "fig7b")
     literal = _curve(frame, "disparity", "delta_G_literal")
@@ -281,7 +281,7 @@ def claims_fig7b(frame: pd.DataFrame) -> list[Claim]:
         _claim("fig7b.similar_trend_to_K", "a similar trend [as with K: the disparity remains "
                "positive, CDPB-i consistently outperforms CDPB-n] is observed with increasing "
                "available power P", _fmt(delta), bool(np.all(delta > 0))),
-        _claim("fig7b.literal_grows_with_P", "(report only, spec §8) the P trend under the "
+        _claim("fig7b.literal_grows_with_P", "(report only) the P trend under the "
                "literal Stage II", _fmt(literal),
                bool(np.all(np.diff(literal.to_numpy()) >= 0))),
     ]
@@ -315,7 +315,7 @@ def claims_fig9a(frame: pd.DataFrame) -> list[Claim]:
 
 
 def claims_fig9b(frame: pd.DataFrame) -> list[Claim]:
-    """Fig. 9 second panel (spec §8): G_opt vs beta from Algorithm 3; the interior optimum is
+    """Fig. 9 second panel: G_opt vs beta from Algorithm 3; the interior optimum is
     the paper's hope (reported with the privacy weight it would take)."""
     g = _curve(frame, "cdpb_mixed", "G_opt")
     lit = _curve(frame, "cdpb_mixed", "G_opt_literal")

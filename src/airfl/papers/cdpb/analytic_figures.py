@@ -27,42 +27,42 @@ from airfl.papers.cdpb.privacy import strategy_rdp_round
 from airfl.papers.cdpb.setting import CdpbSetting
 
 DEFAULTS: dict[str, Any] = {
-    # --- analytic setting (spec §7, Appendix B)
+    # --- analytic setting (Appendix B)
     "K": 100,                     # stated (§V: 100 clients)
-    "P": 1.0,                     # missing-default (spec §7)
-    "h_bar": 1.0,                 # missing-default (spec §7, §9 A3: E[h] = 2 sigma_k^2 = 1)
-    "W": 1.0,                     # reconstructed (normalised gradient units, spec §0)
-    "M": 1.0,                     # missing-default (spec §7)
-    "G": 0.25,                    # missing-default (spec §7: 4 M^2 G / W^2 = 1)
-    "mu": 1.0,                    # missing-default (spec §7)
-    "alpha": 2,                   # missing-default (spec §4.4)
-    "sigma_z2": 0.01,             # missing-default (spec §7: 20 dB per-client SNR)
+    "P": 1.0,                     # missing-default
+    "h_bar": 1.0,                 # missing-default (E[h] = 2 sigma_k^2 = 1)
+    "W": 1.0,                     # reconstructed (normalised gradient units)
+    "M": 1.0,                     # missing-default
+    "G": 0.25,                    # missing-default (4 M^2 G / W^2 = 1)
+    "mu": 1.0,                    # missing-default
+    "alpha": 2,                   # missing-default
+    "sigma_z2": 0.01,             # missing-default (20 dB per-client SNR)
     "lam1": 1.0,                  # stated (§V)
     "lam2": 1.0e-5,               # stated (§V)
     "gamma_bar": 0.01,            # stated (§V)
     "eps_bar": 100.0,             # stated (§V)
-    "q_IS": 0.9,                  # missing-default (spec §6.4, errata 1)
+    "q_IS": 0.9,                  # missing-default
     "rdp_bound": "paper_thm1",    # stated (Theorem 1)
     # --- design options (spec Appendix B)
-    "stage2_mode": "constrained",  # reconstructed (spec §5.7, §9 A2)
-    "stage2_solver": "numeric",    # reconstructed (spec §5.6, §9 B5)
+    "stage2_mode": "constrained",  # reconstructed
+    "stage2_solver": "numeric",    # reconstructed
     "stage1_rho_gamma": "closed",  # stated (Lemma 1, (28)/(29))
-    # --- figure axes (spec §8, Appendix B sweeps)
-    "fig2a_points": 400,           # missing-default (spec §8)
-    "fig2a_tau": 72,               # reconstructed (spec §8: the CDPB-i tau_opt)
-    "fig2b_rounds": 200,           # missing-default (spec §8)
-    "fig3_rounds": 100,            # missing-default (spec §8)
-    "fig5_rounds": 200,            # missing-default (spec §7: R = 200, as Fig. 4)
+    # --- figure axes (Appendix B sweeps)
+    "fig2a_points": 400,           # missing-default
+    "fig2a_tau": 72,               # reconstructed (the CDPB-i tau_opt)
+    "fig2b_rounds": 200,           # missing-default
+    "fig3_rounds": 100,            # missing-default
+    "fig5_rounds": 200,            # missing-default (R = 200, as Fig. 4)
     "fig6_gamma_bar": [0.005, 0.0075, 0.01, 0.02, 0.03, 0.05, 0.1],  # missing-default
     "fig6_K": [50, 75, 100, 150, 200, 300, 500],                     # missing-default
     "fig7_K": [100, 150, 200, 300, 500],                             # missing-default
     "fig7_P": [0.5, 1.0, 2.0, 5.0, 10.0],                            # missing-default
-    "fig9_rounds": 100,            # missing-default (spec §8)
+    "fig9_rounds": 100,            # missing-default
     "mixed_betas": [0.0, 0.25, 0.5, 0.75, 1.0],  # missing-default ("portion", §V)
     "fig9b_betas": [i / 10 for i in range(11)],  # reconstructed (spec §8 second panel)
 }
 
-#: Strategies of Figs. 3 and 5 (spec §8), in legend order.
+#: Strategies of Figs. 3 and 5, in legend order.
 BASELINE_ORDER = ("cdpb_i", "cdpb_n", "gamma_bar", "is", "hmin", "noise_free")
 
 
@@ -102,13 +102,13 @@ def _rows(x: np.ndarray, scheme: str, metric: str, values: Any) -> list[tuple]:
 
 
 def _argmin_curve(obj: Objective, taus: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(rho, G) with rho the per-tau argmin of G (literal Stage II over all taus, spec §8)."""
+    """(rho, G) with rho the per-tau argmin of G (literal Stage II over all taus)."""
     rhos = np.array([rho_numeric(obj, int(t)) for t in taus])
     return rhos, np.asarray(obj.utility(rhos, taus))
 
 
 def fig2a(params: Mapping[str, Any] | None = None) -> pd.DataFrame:
-    """Fig. 2(a): gamma and eps vs rho at fixed tau, CDPB-i and CDPB-n (spec §8)."""
+    """Fig. 2(a): gamma and eps vs rho at fixed tau, CDPB-i and CDPB-n."""
     p = resolve(params)
     s = _setting(p)
     rho = np.linspace(s.rho_max / p["fig2a_points"], s.rho_max, p["fig2a_points"])
@@ -124,7 +124,7 @@ def fig2a(params: Mapping[str, Any] | None = None) -> pd.DataFrame:
 
 
 def fig2b(params: Mapping[str, Any] | None = None) -> pd.DataFrame:
-    """Fig. 2(b): gamma and eps vs tau at each variant's rho_opt (spec §8)."""
+    """Fig. 2(b): gamma and eps vs tau at each variant's rho_opt."""
     p = resolve(params)
     taus = np.arange(1, p["fig2b_rounds"] + 1)
     rows: list[tuple] = []
@@ -139,7 +139,7 @@ def fig2b(params: Mapping[str, Any] | None = None) -> pd.DataFrame:
 
 def _fig3_rho(p: Mapping[str, Any], s: CdpbSetting, strategy: str,
               taus: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(rho, G) per tau of one Fig.-3 curve (spec §8): CDPB, IS and Noise-Free at their own
+    """(rho, G) per tau of one Fig.-3 curve: CDPB, IS and Noise-Free at their own
     per-tau argmin, gamma_bar at rho_gamma of CDPB-i, h_min at P h_bar / (K W^2)."""
     obj = Objective(s, strategy)
     if strategy == "gamma_bar":
@@ -152,7 +152,7 @@ def _fig3_rho(p: Mapping[str, Any], s: CdpbSetting, strategy: str,
 
 
 def fig3(params: Mapping[str, Any] | None = None) -> pd.DataFrame:
-    """Fig. 3: G(rho, tau) vs tau for every strategy (literal, unconstrained, spec §8)."""
+    """Fig. 3: G(rho, tau) vs tau for every strategy (literal, unconstrained)."""
     p = resolve(params)
     s = _setting(p)
     taus = np.arange(1, p["fig3_rounds"] + 1)
@@ -197,13 +197,13 @@ def _fig6(p: Mapping[str, Any], key: str, values: list) -> list[tuple]:
 
 
 def fig6a(params: Mapping[str, Any] | None = None) -> pd.DataFrame:
-    """Fig. 6(a): signed |T_i|, |T_n| and Delta|T| = |T_i| - |T_n| vs gamma_bar (spec §8)."""
+    """Fig. 6(a): signed |T_i|, |T_n| and Delta|T| = |T_i| - |T_n| vs gamma_bar."""
     p = resolve(params)
     return _frame(_fig6(p, "gamma_bar", p["fig6_gamma_bar"]), "fig6a", "gamma_bar", p)
 
 
 def fig6b(params: Mapping[str, Any] | None = None) -> pd.DataFrame:
-    """Fig. 6(b): the same vs the number of clients K (spec §8)."""
+    """Fig. 6(b): the same vs the number of clients K."""
     p = resolve(params)
     return _frame(_fig6(p, "K", p["fig6_K"]), "fig6b", "K", p)
 

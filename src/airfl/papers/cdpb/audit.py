@@ -1,4 +1,4 @@
-"""CDPB-n, CDPB-i and CDPB-mixed(beta) as auditable mechanisms (issue 16).
+"""CDPB-n, CDPB-i and CDPB-mixed(beta) as auditable mechanisms.
 
 Runs the wing's own round, :func:`.aggregation.normalise_updates` then
 :func:`.aggregation.aggregate` (the efficient simulation every training run uses), once per draw.
@@ -36,7 +36,7 @@ from airfl.rng import RoundStreams
 
 def _eps(event, delta: float) -> float:
     """One round's eps at delta: the event's RDP at the integer orders (Lemma 3 needs integer
-    alpha, spec §9 C4), improved conversion ([CKS20] Prop. 12, airfl.privacy.conversion)."""
+    alpha), improved conversion ([CKS20] Prop. 12, airfl.privacy.conversion)."""
     return float(eps_from_rdp(INTEGER_ORDERS, event_rdp(event, INTEGER_ORDERS), delta)[0])
 
 

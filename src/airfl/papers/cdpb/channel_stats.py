@@ -1,14 +1,14 @@
 """Expected per-round channel statistics as functions of rho: participation probability p(rho),
 expected number of aggregated clients K_t(rho), expected received noise power sigma_q^2(rho).
 
-Paper eqs. (52)-(60) (App. C) and spec §3.7, §4.3, §6. Channel model (spec §2.2): the power gain
+Paper eqs. (52)-(60) (App. C) and spec §3.7, §4.3, §6. Channel model: the power gain
 is h ~ Exponential(mean h_bar), i.i.d. over clients and rounds, so Pr(h >= x) = exp(-x / h_bar).
-Decision (paper §II-B vs App. C/D, spec §9 A3): the paper uses two incompatible Rayleigh
+Decision (paper §II-B vs App. C/D): the paper uses two incompatible Rayleigh
 parametrisations; every formula here is written with h_bar = E[h], which reproduces App. C's
 closed forms with 2 sigma_k^2 = h_bar.
 
 All functions are vectorised over rho (numpy broadcasting) and return float64 arrays (0-d for a
-scalar rho). These "expected" quantities feed every analytic formula and optimisation (spec §0);
+scalar rho). These "expected" quantities feed every analytic formula and optimisation;
 the training simulation (aggregation.py) uses the realised per-round ones.
 """
 
@@ -52,7 +52,7 @@ def noise_power_noisy(s: CdpbSetting, rho: Any) -> np.ndarray:
 
 
 def noise_power_mixed(s: CdpbSetting, rho: Any, beta: float) -> np.ndarray:
-    """CDPB-mixed(beta): sigma_q^2_i + beta K (P h_bar - (rho W^2 + P h_bar) p)   (spec §3.7).
+    """CDPB-mixed(beta): sigma_q^2_i + beta K (P h_bar - (rho W^2 + P h_bar) p).
 
     Derived (the paper gives no formula for Fig. 9): an unreliable client sends full-power noise
     with probability beta, adding beta P E[h 1{h < x}] = beta P (h_bar - (x + h_bar) e^{-x/h_bar})
@@ -87,10 +87,10 @@ def expected_round(s: CdpbSetting, strategy: str, rho: Any,
 
     * cdpb_i / cdpb_n / gamma_bar: (K p, (60) / (56) / by beta); cdpb_mixed: (K p, the derived
       mixed formula, also at beta = 0 or 1, so that Fig. 9 can check it against (60) and (56)).
-    * hmin: every client transmits, K_t = K; sigma_q^2 = (K-1) P h_bar + sigma_z^2 (spec §6.3:
-      exact for the realised-h_min mode, since E[min h] = h_bar / K; the expected mode's
+    * hmin: every client transmits, K_t = K; sigma_q^2 = (K-1) P h_bar + sigma_z^2
+      (exact for the realised-h_min mode, since E[min h] = h_bar / K; the expected mode's
       max(P h - rho W^2, 0) differs by O(P h_bar / K)). rho only sets the shape of the output.
-    * is: a client participates iff its Bernoulli(q_IS) coin and its channel pass (spec §6.4):
+    * is: a client participates iff its Bernoulli(q_IS) coin and its channel pass:
       K_t = K q_IS p, sigma_q^2 = q_IS K P h_bar p + sigma_z^2.
     * noise_free: truncation as CDPB-i without artificial noise: K_t = K p, sigma_q^2 = sigma_z^2.
     """
@@ -103,7 +103,7 @@ def expected_round(s: CdpbSetting, strategy: str, rho: Any,
         return s.K * p, expected_noise_power(s, rho, beta)
     if kind == "hmin":
         ones = np.ones_like(rho)
-        return s.K * ones, ((s.K - 1) * s.P * s.h_bar + s.sigma_z2) * ones  # spec §6.3
+        return s.K * ones, ((s.K - 1) * s.P * s.h_bar + s.sigma_z2) * ones
     if kind == "is":
-        return s.K * s.q_IS * p, s.q_IS * s.K * s.P * s.h_bar * p + s.sigma_z2  # spec §6.4
+        return s.K * s.q_IS * p, s.q_IS * s.K * s.P * s.h_bar * p + s.sigma_z2
     return s.K * p, np.full_like(rho, s.sigma_z2)  # noise_free, spec §6.5

@@ -3,25 +3,25 @@ T = {tau_gamma_min, ..., tau_eps_max} (Lemmas 1 and 2), Stage II picks rho for e
 (numeric 1-D minimisation by default; Theorem 3 for CDPB-i or Algorithm 2 bisection for CDPB-n
 as the paper's option) and the best (rho, tau) wins.
 
-Paper: §IV (25)-(33), Algorithms 2-3, App. C-D. Spec §5.4-5.7, §9 A1, A2, A4, B3-B5.
+Paper: §IV (25)-(33), Algorithms 2-3, App. C-D.
 
 Decisions (paper -> resolution, why):
 * Lemma 2 (31) prints the eps formula again (tau on both sides, no eps_bar). Resolution:
   tau_eps_max = floor(eps_bar / eps_r(rho_eps)), rho_eps = P / W^2, because eps_r decreases in
   rho (App. D). A 2001-point grid checks that rho_max minimises eps_r; if another bound breaks
-  the monotonicity the grid minimiser is used and reported as rho_eps (spec §5.5, §9 A1).
+  the monotonicity the grid minimiser is used and reported as rho_eps.
 * (28)'s a_n = 4 M^2 G - W^2 adds a power to a pure number; a_n = (4 M^2 G - W^2) / W^2 is used
-  (equal at W = 1; spec §9 A4). (28) is approximate (first-order expansion); (29) is exact for
+  (equal at W = 1). (28) is approximate (first-order expansion); (29) is exact for
   CDPB-i when sigma_z^2 = 0. CDPB-mixed has no closed form: Phi is minimised numerically.
 * Stage II: the paper claims T makes (25b)/(25c) hold automatically; they do not (the literal
   optimum overshoots eps_bar: 112.9 for CDPB-i). Default mode "constrained" enforces
-  eps <= eps_bar and gamma <= gamma_bar at each tau; "literal" is the paper's (spec §5.7, §9 A2).
+  eps <= eps_bar and gamma <= gamma_bar at each tau; "literal" is the paper's.
 * Theorem 3 misses the true minimiser of G (it lacks gamma's factor 6, is implicit in K_t and
   mixes units in b - 1): default solver "numeric" (grid + bounded Brent); Theorem 3 is logged
-  per tau as a diagnostic and used by solver "paper" (spec §5.6, §9 B5).
+  per tau as a diagnostic and used by solver "paper".
 * Algorithm 2: interval [rho_lo, P/W^2] instead of [0, P], the empty "then" branch returns,
-  f(x) is dG/drho (central differences) (spec §5.6, §9 B3). Algorithm 3 updates G_opt and
-  returns tau_opt properly (spec §9 B4).
+  f(x) is dG/drho (central differences). Algorithm 3 updates G_opt and
+  returns tau_opt properly.
 """
 
 from __future__ import annotations
@@ -40,8 +40,8 @@ from airfl.papers.cdpb.setting import CdpbSetting, check_tau, mechanism
 
 optimize = lazy_import("scipy.optimize")   # ~0.35 s; only design and figure jobs solve
 
-GRID_POINTS = 2001          # spec §5.6
-RHO_LO_FRACTION = 1e-6      # rho_lo = 1e-6 P/W^2 (spec §5.6)
+GRID_POINTS = 2001
+RHO_LO_FRACTION = 1e-6      # rho_lo = 1e-6 P/W^2
 MODES = ("constrained", "literal")
 SOLVERS = ("numeric", "paper")
 RHO_GAMMA_METHODS = ("closed", "numeric")
@@ -54,7 +54,7 @@ def _choice(name: str, value: str, allowed: tuple[str, ...]) -> str:
 
 
 def rho_bounds(s: CdpbSetting) -> tuple[float, float]:
-    """Search interval [1e-6 P/W^2, P/W^2] of every 1-D solve ((25e), spec §5.6)."""
+    """Search interval [1e-6 P/W^2, P/W^2] of every 1-D solve ((25e))."""
     return RHO_LO_FRACTION * s.rho_max, s.rho_max
 
 
@@ -62,7 +62,7 @@ def argmin_rho(f: Callable[[Any], Any], lo: float, hi: float,
                n_grid: int = GRID_POINTS) -> tuple[float, float]:
     """(rho, f(rho)) minimising a vectorised f on [lo, hi]: a grid scan (guards against a
     non-convex f, which the paper only asserts is convex) then bounded Brent in the bracket of
-    the grid minimiser; the better of the two wins (spec §5.6)."""
+    the grid minimiser; the better of the two wins."""
     grid = np.linspace(lo, hi, n_grid)
     values = np.asarray(f(grid), dtype=np.float64)
     j = int(np.argmin(values))
@@ -80,7 +80,7 @@ def rho_gamma_closed(s: CdpbSetting, beta: float) -> float:
 
     beta = 0 (CDPB-i), (29): (P h_bar/2)(sqrt(4 a_i + 1) - 1) / (a_i W^2), a_i = 4 M^2 G / W^2.
     beta = 1 (CDPB-n), (28): (P h_bar/2)(sqrt(4 a_n + 9) - 1) / (W^2 (a_n + 2)),
-    a_n = (4 M^2 G - W^2) / W^2 (spec §9 A4).
+    a_n = (4 M^2 G - W^2) / W^2.
     """
     a_i = 4.0 * s.M**2 * s.G / s.W**2
     half = s.P * s.h_bar / 2.0
@@ -130,7 +130,7 @@ def tau_eps_max(obj: Objective) -> tuple[int, float]:
 
 def _check_noise_constraint(obj: Objective) -> None:
     """(25d) sigma_q^2 <= 2 K P + sigma_z^2 never binds under this channel model (sigma_q^2 <=
-    K P h_bar); kept as a check (spec §2.3). It can only fail when h_bar > 2."""
+    K P h_bar); kept as a check. It can only fail when h_bar > 2."""
     s = obj.setting
     _, sigma_q2 = expected_round(s, obj.strategy, np.linspace(*rho_bounds(s), 101), obj.beta)
     if np.max(sigma_q2) > 2.0 * s.K * s.P + s.sigma_z2:
@@ -151,7 +151,7 @@ class StageOne:
 
     @property
     def size(self) -> int:
-        """Signed |T| = tau_eps_max - tau_gamma_min + 1 (Fig. 6, spec §5.5)."""
+        """Signed |T| = tau_eps_max - tau_gamma_min + 1 (Fig. 6)."""
         return self.tau_eps_max - self.tau_gamma_min + 1
 
     @property
@@ -169,7 +169,7 @@ def stage_one(obj: Objective, rho_gamma_method: str = "closed") -> StageOne:
 
 # ------------------------------------------------------------------------------ Stage II
 def rho_numeric(obj: Objective, tau: int) -> float:
-    """Stage II default: argmin over rho of G(., tau) (grid + bounded Brent, spec §5.6)."""
+    """Stage II default: argmin over rho of G(., tau) (grid + bounded Brent)."""
     return argmin_rho(lambda r: obj.utility(r, tau), *rho_bounds(obj.setting))[0]
 
 
@@ -216,7 +216,7 @@ def utility_slope(obj: Objective, rho: float, tau: int) -> float:
 
 def rho_bisection(obj: Objective, tau: int, tol: float | None = None,
                   n_max: int = 200) -> float:
-    """Algorithm 2, cleaned (spec §5.6): bisection for the root of D(rho) = dG/drho on
+    """Algorithm 2, cleaned: bisection for the root of D(rho) = dG/drho on
     [rho_lo, P/W^2]; a boundary is returned when D does not change sign. tol = Psi."""
     lo, hi = rho_bounds(obj.setting)
     tol = 1e-9 * obj.setting.rho_max if tol is None else tol
@@ -261,7 +261,7 @@ def _check_eps_decreasing(obj: Objective) -> None:
 
 def rho_eps_floor(obj: Objective, tau: int) -> float | None:
     """Smallest rho with eps(rho, tau) <= eps_bar (eps decreases in rho, checked by
-    two_stage); None if even P/W^2 overshoots, 0 if every rho is private enough (spec §5.7)."""
+    two_stage); None if even P/W^2 overshoots, 0 if every rho is private enough."""
     s = obj.setting
     lo, hi = rho_bounds(s)
     if float(obj.eps(hi, tau)) > s.eps_bar:
@@ -299,7 +299,7 @@ def gamma_interval(obj: Objective, tau: int, centre: float | None = None
 def feasible_interval(obj: Objective, tau: int, centre: float | None = None
                       ) -> tuple[float, float] | None:
     """The rho meeting both thresholds at tau ((25b) gamma <= gamma_bar, (25c) eps <= eps_bar):
-    [max(rho_a, rho_eps_floor), rho_b], or None when empty (spec §5.7, constrained mode)."""
+    [max(rho_a, rho_eps_floor), rho_b], or None when empty (constrained mode)."""
     gamma_ok, floor = gamma_interval(obj, tau, centre), rho_eps_floor(obj, tau)
     if gamma_ok is None or floor is None:
         return None
@@ -404,7 +404,7 @@ def _per_tau(obj: Objective, taus: np.ndarray, mode: str, solver: str) -> dict[s
 
 def two_stage(obj: Objective, mode: str = "constrained", solver: str = "numeric",
               rho_gamma_method: str = "closed", on_infeasible: str = "raise") -> CdpbDesign:
-    """Algorithm 3, cleaned (spec §5.7): Stage I, then Stage II over T, best G wins.
+    """Algorithm 3, cleaned: Stage I, then Stage II over T, best G wins.
 
     Infeasible problems (T empty, or no tau meets both thresholds in constrained mode) raise a
     ValueError naming gamma_bar / eps_bar (on_infeasible="raise", default), or return a design
@@ -448,7 +448,7 @@ def two_stage(obj: Objective, mode: str = "constrained", solver: str = "numeric"
 
 def literal_rho(obj: Objective, rounds: int) -> float:
     """rho = argmin G(rho, R) for a configured number of rounds R: the spec's fallback for
-    training runs whose design is infeasible (spec §5.7)."""
+    training runs whose design is infeasible."""
     return rho_numeric(obj, int(check_tau(rounds)))
 
 
@@ -458,7 +458,7 @@ def design_from_params(params: Mapping[str, Any], strategy: str = "cdpb_i",
     stage2_solver, stage1_rho_gamma, gamma_form)."""
     if params.get("gamma_form", "approx") != "approx":
         raise ValueError(f"gamma_form={params['gamma_form']!r} is not supported by the design: "
-                         "Lemma 1 and Stage II use the App.-C approximation (spec §5.1-5.2)")
+                         "Lemma 1 and Stage II use the App.-C approximation")
     obj = Objective(CdpbSetting.from_dict(params), strategy, beta)
     return two_stage(obj, mode=params.get("stage2_mode", "constrained"),
                      solver=params.get("stage2_solver", "numeric"),
@@ -468,7 +468,7 @@ def design_from_params(params: Mapping[str, Any], strategy: str = "cdpb_i",
 
 def strategy_rho(params: Mapping[str, Any], strategy: str, beta: float | None = None
                  ) -> tuple[float, CdpbDesign | None]:
-    """The rho each strategy trains with (spec §4.3, §6; Figs. 4 and 5): CDPB-i/-n/-mixed their
+    """The rho each strategy trains with (Figs. 4 and 5): CDPB-i/-n/-mixed their
     own Algorithm-3 rho_opt (the literal per-R argmin is not used: an infeasible design raises);
     IS and Noise-Free CDPB-i's rho_opt; gamma-bar based CDPB-i's rho_gamma (Lemma 1); h_min
     P h_bar / (K W^2). Returns the design of the strategy (or of CDPB-i) beside it."""

@@ -67,7 +67,7 @@ ANALYTIC = (
             "minimisation for CDPB (curves extend outside the feasible set).",
             "Global iterations τ", (Panel("G", "Utility G", logy=True),)),
     _figure("fig5", "Fig. 5: achievable RDP vs global iteration",
-            "Cumulative RDP (alpha = 2) of every strategy at its rho (spec 4.3).",
+            "Cumulative RDP (alpha = 2) of every strategy at its rho.",
             "Global iteration t", (Panel("eps", "Cumulative RDP ε(t)", logy=True),)),
     _figure("fig6a", "Fig. 6(a): feasible-set sizes vs γ̄",
             "Signed sizes |T| = tau_eps,max - tau_gamma,min + 1 of CDPB-i and CDPB-n and their "
@@ -90,7 +90,7 @@ ANALYTIC = (
             "The utility at the per-tau argmin rho for the portion beta of unreliable clients "
             "that send noise (beta = 0: CDPB-i, 1: CDPB-n).",
             "Global iterations τ", (Panel("G", "Utility G", logy=True),)),
-    _figure("fig9b", "Fig. 9 (second panel, spec 8): G(ρ_opt, τ_opt) vs β",
+    _figure("fig9b", "Fig. 9 (second panel): G(ρ_opt, τ_opt) vs β",
             "Algorithm 3's optimum of CDPB-mixed against beta, constrained and literal Stage II.",
             "Portion β of unreliable clients sending noise",
             (Panel("G_opt", "G(ρ_opt, τ_opt), constrained"),
@@ -109,7 +109,7 @@ def _final_accuracy(frame: pd.DataFrame) -> dict[str, float]:
 
 
 def _accuracy_claim(test):
-    """A Fig. 4 check of spec 8 on the final accuracies in percentage points."""
+    """A Fig. 4 check on the final accuracies in percentage points."""
     def evaluate(frame: pd.DataFrame) -> ClaimResult:
         acc = _final_accuracy(frame)
         return ClaimResult(bool(test(acc)), fmt(acc, 4) + " (%)")
@@ -120,7 +120,7 @@ OTHERS = ("cdpb_i", "cdpb_n", "gamma_bar", "hmin", "is")
 
 
 def _beats(pairs: list[tuple[str, str]], size=None):
-    """Spec 8's Fig. 4 orderings on the final accuracy, each pair tested across trials (paired
+    """The paper's Fig. 4 orderings on the final accuracy, each pair tested across trials (paired
     by trial: the strategies share channels and data). The spec's fixed slacks (-0.5 pp) stood
     in for the trial spread; the paired interval replaces them. `size`: the spec's quantitative
     part, a test on the mean final accuracies (%)."""
@@ -143,7 +143,7 @@ def _hmin_2pp_below(acc: dict[str, float]) -> ClaimResult:
 
 
 def _fig4_claims(panel: str, prefix: str, reading: str) -> tuple[Claim, ...]:
-    """Spec 8's Fig. 4 checks on one panel (one reading of sigma_q^2)."""
+    """The paper's Fig. 4 checks on one panel (one reading of sigma_q^2)."""
     tag = f" [{reading}]"
     return (
         Claim(f"{prefix}_noise_free_best", "Noise-Free has the highest accuracy." + tag,
@@ -170,7 +170,7 @@ FIG4 = Experiment(
     paper="cdpb", figure="fig4", config_key="cdpb.fig4",
     title="Fig. 4: test accuracy vs global iteration",
     description=("Every power-balancing strategy trains the same IID federation over the same "
-                 "i.i.d. Rayleigh channels (E[h] = h_bar), each at its designed rho (spec 4.3). "
+                 "i.i.d. Rayleigh channels (E[h] = h_bar), each at its designed rho. "
                  "Panel fig4 simulates sigma_q^2 under cdpb.fig4.noise_variance (default "
                  "'total': the total power over the d coordinates, as (11), (13) and (19) define "
                  "it); panel fig4_per_coordinate, with the same channel, coin and data draws, "
@@ -194,7 +194,7 @@ FIG4 = Experiment(
 
 
 def _n_ahead_early(frame: pd.DataFrame) -> ClaimResult:
-    """Spec 8 check of Fig. 8(a): CDPB-n ahead of CDPB-i over the first half of the time axis
+    """Fig. 8(a): CDPB-n ahead of CDPB-i over the first half of the time axis
     (each trial's accuracy averaged over the first half of the common time grid, then CDPB-n vs
     CDPB-i tested across trials, paired by trial)."""
     curves = {c: mean_curve(frame, c, "test_accuracy") for c in ("cdpb_i", "cdpb_n")}
@@ -211,7 +211,7 @@ def _fig8(panel: str, title: str, every: str, claims: tuple[Claim, ...]) -> Expe
     return Experiment(
         paper="cdpb", figure=panel, config_key="cdpb.fig8", title=title,
         description=("CDPB-i and CDPB-n while the mean channel gain h_bar ~ U[0.5, 1.5] is "
-                     f"redrawn every {every} and the server re-runs Algorithm 3 (spec 8 "
+                     f"redrawn every {every} and the server re-runs Algorithm 3 ("
                      "reconstruction): a round costs 1 time unit, a recomputation kappa |T_s| "
                      "with kappa = 1/|T_i(h_bar = 1)|. The paper uses CIFAR-10 (K = 10); without "
                      "CIFAR offline, the quick profile substitutes the dataset and model named "

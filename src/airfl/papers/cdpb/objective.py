@@ -1,16 +1,16 @@
 """Convergence bound gamma (Theorem 2 and its App.-C approximation) and the utility
 G(rho, tau) = lam1 gamma + lam2 eps of (24), for any strategy.
 
-Paper: Theorem 2 (23), Lemma 5 (49), App. C (51a); utility (24). Spec §5.1-5.3, §9 A5, B6.
+Paper: Theorem 2 (23), Lemma 5 (49), App. C (51a); utility (24).
 
 Decisions:
 * 4 M^2 G everywhere: (27) prints 4 M G^2, but Theorem 2, (51a), (61) and a_i of (29) use
-  4 M^2 G (spec §9 A5).
+  4 M^2 G.
 * The optimisation and every figure use the App.-C approximation
   gamma ~ 6 / (mu tau) * Phi(rho), Phi = 4 M^2 G / K_t + sigma_q^2 / (K_t^2 rho): drop the
-  initial-distance term, S_tau ~ tau^3 / 3, tau + a ~ tau (spec §5.2). The paper sets mu = 1
+  initial-distance term, S_tau ~ tau^3 / 3, tau + a ~ tau. The paper sets mu = 1
   there; mu is kept (default 1) so the two forms share their constants.
-* The exact bound (spec §5.1, ``gamma_exact``) needs the undefined b of "a > max{8bM, ...}";
+* The exact bound (``gamma_exact``) needs the undefined b of "a > max{8bM, ...}";
   read b as the number of local steps L and take a = max(8 L M, (sqrt2 + 1) M) + 1; Lemma 5's
   tau + 2a vs Theorem 2's tau + a: Theorem 2's is used. Not used for any figure.
 """
@@ -40,8 +40,8 @@ def gamma_approx(s: CdpbSetting, phi_value: Any, tau: Any) -> np.ndarray:
 
 
 def step_offset(s: CdpbSetting, local_steps: int) -> float:
-    """a of eta_t = 4 / (mu (a + t)): a > max{8 b M, (sqrt2 + 1) M} with b read as L, plus 1
-    (spec §5.1)."""
+    """a of eta_t = 4 / (mu (a + t)): a > max{8 b M, (sqrt2 + 1) M} with b read as L, plus 1.
+    """
     if local_steps < 1:
         raise ValueError(f"local_steps must be >= 1, got {local_steps}")
     return max(8.0 * local_steps * s.M, (math.sqrt(2.0) + 1.0) * s.M) + 1.0
@@ -57,7 +57,7 @@ def s_tau(a: float, tau: Any) -> np.ndarray:
 def gamma_exact(s: CdpbSetting, phi_value: Any, tau: Any, local_steps: int,
                 init_dist2: float = 1.0) -> np.ndarray:
     """Theorem 2 (23): mu a^3 / (4 S_tau) E||theta_0 - theta*||^2 + 2 tau (tau + a) / (mu S_tau)
-    * Phi (spec §5.1; E||theta_0 - theta*||^2 = 1 by default). Not used for any figure."""
+    * Phi (E||theta_0 - theta*||^2 = 1 by default). Not used for any figure."""
     a = step_offset(s, local_steps)
     taus = check_tau(tau).astype(np.float64)
     st = s_tau(a, tau)

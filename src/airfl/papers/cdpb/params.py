@@ -1,5 +1,5 @@
 """params.yaml's `cdpb` block and `audit.cdpb` (AUDIT: the settings of the wing's audited DP
-mechanisms, issue 16), declared once (airfl.declare). A light module (stdlib only): every job
+mechanisms), declared once (airfl.declare). A light module (stdlib only): every job
 validates params.yaml.
 """
 
@@ -21,7 +21,7 @@ _MODEL_AND_DATA = {
                                     of=Int(minimum=1, nullable=True), required=True),
 }
 
-#: the local-training settings Figs. 4 and 8 both train with (spec 7, spec 8)
+#: the local-training settings Figs. 4 and 8 both train with
 _LOCAL_TRAINING = {
     "local_steps": ByProfile(of=Int(minimum=1), required=True),
     "batch_size": ByProfile(of=Int(minimum=1), required=True),
@@ -42,8 +42,8 @@ DEFS = {
         "dataset": Enum(values=("mnist", "fashion_mnist"), required=True),
         "model": Enum(values=("softmax", "cnn_mnist", "fedavg_cnn"), required=True)}),
     "cdpb": Obj(fields={
-        "fig8": Obj(description="CDPB Fig. 8 training under a changing channel distribution (spec "
-                                "8)", required=True, fields={
+        "fig8": Obj(description="CDPB Fig. 8 training under a changing channel distribution "
+                                "(our reconstruction)", required=True, fields={
             "dataset": ByProfile(of=Enum(values=("mnist", "fashion_mnist", "cifar10", "cifar100")),
                                  required=True),
             **_MODEL_AND_DATA,
@@ -57,7 +57,7 @@ DEFS = {
                 "fig8b": Int(minimum=1, required=True)}),
             **_LOCAL_TRAINING,
             "scale": ByProfile(of=Ref(name="scale"), always=True, required=True)}),
-        "fig4": Obj(description="CDPB Fig. 4 training (spec 7); values may be {quick: ..., paper: "
+        "fig4": Obj(description="CDPB Fig. 4 training; values may be {quick: ..., paper: "
                                 "...}", required=True, fields={
             "dataset": ByProfile(description="quick default: fashion_mnist",
                                  of=Enum(values=("mnist", "fashion_mnist", "cifar10", "cifar100")),
@@ -68,7 +68,7 @@ DEFS = {
                                                     "noise_free")),
                                  min_items=1, unique=True, required=True),
             "scale": ByProfile(of=Ref(name="scale"), always=True, required=True)}),
-        "analytic": Obj(description="CDPB's analytic figures (spec 7, App. B); normalised units W "
+        "analytic": Obj(description="CDPB's analytic figures (App. B); normalised units W "
                                     "= 1", required=True, fields={
             "K": Int(description="number of clients", minimum=1, required=True),
             "P": Ref(description="per-client power budget", name="positive", required=True),

@@ -8,7 +8,7 @@ Bounds (pick with ``bound``; every figure uses ``paper_thm1``):
 * ``paper_thm1``: Theorem 1 exactly as printed,
   eps_r = ln 2 / (alpha-1) + alpha/(alpha-1) ln(1 + p exp((alpha-1) W^2 / sigma_q^2)).
 * ``wang_thm9``: the tighter Lemma 3 / (34) (Wang-Balle-Kasiviswanathan 2019, Thm. 9) that
-  Theorem 1 loosens (spec §4.5).
+  Theorem 1 loosens.
 * ``no_amplification``: the Gaussian mechanism before subsampling, alpha W^2 / sigma_q^2 (App. A).
 * ``dimension_corrected``: the spec's correction (§4.5, §9 C1). Decision: Theorem 1 divides the
   gradient bound W^2 by the TOTAL received noise power, ignoring that the noise per coordinate is
@@ -19,7 +19,7 @@ Bounds (pick with ``bound``; every figure uses ``paper_thm1``):
   Mironov-Talwar-Zhang 2019 §3.3, implemented here independently of airfl.privacy (and tested
   against it and dp_accounting). Diagnostic only: orders of magnitude larger than Theorem 1.
 
-Integer orders only (Lemma 3 requires integer alpha, spec §9 C4).
+Integer orders only (Lemma 3 requires integer alpha).
 """
 
 from __future__ import annotations
@@ -70,7 +70,7 @@ def _ratio(W: float, sigma_q2: np.ndarray) -> np.ndarray:
 def rdp_paper_thm1(p: Any, sigma_q2: Any, alpha: int, W: float = 1.0) -> np.ndarray:
     """Theorem 1 per round: ln2/(alpha-1) + alpha/(alpha-1) ln(1 + p e^{(alpha-1) W^2/sigma_q^2}).
 
-    Evaluated as logaddexp(log p + (alpha-1) W^2/sigma_q^2, 0) (spec §4.1). Note (spec §9 C3):
+    Evaluated as logaddexp(log p + (alpha-1) W^2/sigma_q^2, 0). Note:
     the bound is >= ln 2 / (alpha-1) even at p = 0.
     """
     a = _alpha(alpha)
@@ -88,7 +88,7 @@ def _log_expm1(x: np.ndarray) -> np.ndarray:
 
 def rdp_wang_thm9(p: Any, sigma_q2: Any, alpha: int, W: float = 1.0) -> np.ndarray:
     """Lemma 3 / (34): 1/(alpha-1) ln(1 + p^2 C(alpha,2) min{4(E_2 - 1), 2 E_2}
-    + sum_{j=3}^{alpha} p^j C(alpha,j) 2 E_{(j-1)j}),  E_m = exp(m W^2 / sigma_q^2) (spec §4.5)."""
+    + sum_{j=3}^{alpha} p^j C(alpha,j) 2 E_{(j-1)j}),  E_m = exp(m W^2 / sigma_q^2)."""
     a = _alpha(alpha)
     p, s2 = _inputs(p, sigma_q2)
     x = _ratio(W, s2)
@@ -112,7 +112,7 @@ def rdp_no_amplification(sigma_q2: Any, alpha: int, W: float = 1.0) -> np.ndarra
 
 def corrected_noise_multiplier(sigma_q2: Any, rho: Any, d: int, W: float = 1.0) -> np.ndarray:
     """z = sqrt(sigma_q^2 / d) / (sqrt(rho) W): per-coordinate noise std over the add/remove
-    sensitivity sqrt(rho) W of the received signal y (spec §4.5)."""
+    sensitivity sqrt(rho) W of the received signal y."""
     _, s2 = _inputs(0.0, sigma_q2)
     return np.sqrt(s2 / (d * np.asarray(rho, dtype=np.float64) * W**2))
 
@@ -154,9 +154,9 @@ def privacy_inputs(s: CdpbSetting, strategy: str, rho: Any,
     """(p, sigma_q^2) that enter the bound for each strategy (spec §4.3 table).
 
     * CDPB (i, n, mixed) and gamma_bar: p = p(rho), the expected sigma_q^2 of the variant.
-    * Noise-Free: p = p(rho), sigma_q^2 = sigma_z^2 (no artificial noise, spec §6.5).
+    * Noise-Free: p = p(rho), sigma_q^2 = sigma_z^2 (no artificial noise).
     * h_min: p = 1. Every client transmits every round, so there is no participation
-      uncertainty to amplify privacy (paper §V, Fig. 5 discussion; spec §6.3).
+      uncertainty to amplify privacy (paper §V, Fig. 5 discussion).
     * IS: p = q_IS (errata 1). Decision: the paper says the IS server receives CSI and so
       "can identify the participants"; read literally that is p = 1 (no amplification), which
       would make IS identical to h_min in privacy and contradict the paper's Fig. 5 ordering
@@ -242,7 +242,7 @@ def strategy_rdp_orders(s: CdpbSetting, strategy: str, rho: float,
 
 def to_dp(orders: Sequence[float], rdp: Any, delta: float = 1e-5,
           conversion: str = "classic") -> tuple[float, float]:
-    """(eps, order) of (eps, delta)-DP from an RDP curve; labelled "not in paper" (spec §4.6).
+    """(eps, order) of (eps, delta)-DP from an RDP curve; labelled "not in paper".
 
     ``classic`` with orders = (alpha,) is exactly spec §4.6's eps_RDP + ln(1/delta)/(alpha-1).
     """
@@ -283,7 +283,7 @@ def simulated_privacy_event(s: CdpbSetting, strategy: str, rho: float, beta: flo
     subsampled Gaussian (the dimension-corrected form, checked against dp-accounting) at the
     per-coordinate variance the run adds under `noise_variance` (:func:`mechanism_variance`).
     The paper's Theorem 1 at sigma_q^2 (:func:`privacy_event` with no reading) is what the paper
-    claims; this is what the simulation supports (issue 18, item 6: quick Fig. 4, CDPB-i after
+    claims; this is what the simulation supports (quick Fig. 4, CDPB-i after
     30 rounds, eps 16.5 claimed vs 2,690 simulated under the total reading)."""
     _, sigma_q2 = privacy_inputs(s, strategy, rho, beta)
     if not np.all(mechanism_variance(sigma_q2, noise_variance, d) > 0):   # no noise at all

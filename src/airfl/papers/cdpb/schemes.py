@@ -1,14 +1,14 @@
 """CDPB's strategies as training schemes (Fig. 4): CDPB-i, CDPB-n, CDPB-mixed(beta) and the
-gamma-bar, h_min, IS and Noise-Free baselines (paper (10)-(19), Sec. V; spec 3, 6).
+gamma-bar, h_min, IS and Noise-Free baselines (paper (10)-(19), Sec. V).
 
-Design (once, before training, from the channel distribution only, spec 3.0): the strategy's
+Design (once, before training, from the channel distribution only): the strategy's
 rho (design.strategy_rho) and, for the CDPB variants, the whole Algorithm-3 artifact.
-Aggregation (every round): clients clip their model delta to W_clip and divide by it (spec 0,
-W = 1), the round's realised gains |h|^2 [N] decide who is reliable, the server's estimate of
+Aggregation (every round): clients clip their model delta to W_clip and divide by it
+(W = 1), the round's realised gains |h|^2 [N] decide who is reliable, the server's estimate of
 (18)-(19) is scaled back by W_clip. Coins come from the round's `sampling` stream and noise from
 its `noise` stream, so every strategy of a trial sees the same gains (common random numbers).
-The round record carries two per-round accountings for the privacy stage (issue 18, item 6):
-`privacy`, the paper's claim (Theorem 1 at the design's expected inputs, spec 4.3, with
+The round record carries two per-round accountings for the privacy stage:
+`privacy`, the paper's claim (Theorem 1 at the design's expected inputs, with
 sigma_q^2 as the mechanism's variance), and `privacy_simulated`, the mechanism the round
 simulates (the Poisson-subsampled Gaussian at the per-coordinate variance of its noise under
 `noise_variance`, total: sigma_q^2 / d, per_coordinate: sigma_q^2; privacy.mechanism_variance).
@@ -83,13 +83,13 @@ class CdpbStrategy(Scheme):
 
 
 # --------------------------------------------------------------------------------------------
-# Fig. 8: a channel distribution that changes during training (spec 8, RECONSTRUCTION)
+# Fig. 8: a channel distribution that changes during training (RECONSTRUCTION)
 # --------------------------------------------------------------------------------------------
 
 def changing_design(analytic: dict[str, Any], strategy: str, beta: float | None,
                     params: dict[str, Any]) -> dict[str, Any]:
     """What Fig. 8's server needs before training: the change period, the range of the mean gain
-    and the unit kappa of a recomputation's cost, kappa = 1 / |T_i(h_bar = 1)| (spec 8: both
+    and the unit kappa of a recomputation's cost, kappa = 1 / |T_i(h_bar = 1)| (both
     variants pay kappa |T_s| time units per recomputation; a CDPB-i one costs about a round)."""
     reference = design_from_params({**analytic, "h_bar": 1.0}, "cdpb_i")
     return {"change_every": int(params["change_every"]),

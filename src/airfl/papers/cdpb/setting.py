@@ -1,7 +1,7 @@
 """Validated parameters of the CDPB analytic core, and the names of the compared strategies.
 
 Paper: Kim, Seo, Choi, "Privacy-Enhanced Over-the-Air Federated Learning via Client-Driven Power
-Balancing". Spec: shared/specs/cdpb.md (Appendix B block, §2.4 symbols, §7 defaults).
+Balancing". 
 
 Units follow spec §0: normalised gradients (W = 1 by default, but W is kept in every formula),
 channel statistics through the mean power gain ``h_bar = E[h]`` (the paper's App.-C sigma_k^2
@@ -19,11 +19,11 @@ from typing import Any, Mapping
 
 import numpy as np
 
-#: The RDP bounds the core implements (spec §4.1, §4.5); only paper_thm1 is used for figures.
+#: The RDP bounds the core implements; only paper_thm1 is used for figures.
 RDP_BOUNDS = ("paper_thm1", "wang_thm9", "no_amplification", "dimension_corrected")
 
 #: strategy name -> (mechanism, portion beta of unreliable clients that send noise).
-#: None: beta must be given. gamma_bar uses the idle mechanism by default (spec §6.2; n optional).
+#: None: beta must be given. gamma_bar uses the idle mechanism by default (n optional).
 STRATEGIES: dict[str, tuple[str, float | None]] = {
     "cdpb_i": ("cdpb", 0.0),
     "cdpb_n": ("cdpb", 1.0),
@@ -39,10 +39,10 @@ _FREE_BETA = ("cdpb_mixed", "gamma_bar")
 
 
 def mechanism(strategy: str, beta: float | None = None) -> tuple[str, float]:
-    """(mechanism, beta) of a strategy name (spec §3.2-3.4 and §6).
+    """(mechanism, beta) of a strategy name.
 
-    cdpb_i is beta = 0 and cdpb_n is beta = 1 by definition (spec §3.4); cdpb_mixed needs beta;
-    gamma_bar defaults to the idle mechanism but accepts beta (spec §6.2, "n is an option").
+    cdpb_i is beta = 0 and cdpb_n is beta = 1 by definition; cdpb_mixed needs beta;
+    gamma_bar defaults to the idle mechanism but accepts beta ("n is an option").
     """
     if strategy not in STRATEGIES:
         raise ValueError(f"strategy must be one of {sorted(STRATEGIES)}, got {strategy!r}")
@@ -51,22 +51,22 @@ def mechanism(strategy: str, beta: float | None = None) -> tuple[str, float]:
         return kind, check_beta(beta)
     if fixed is None:
         raise ValueError(f"beta is required for strategy {strategy!r} (the portion of unreliable "
-                         "clients that send noise, spec §3.4)")
+                         "clients that send noise)")
     if beta is not None and float(beta) != fixed:
         raise ValueError(f"beta={beta} contradicts strategy {strategy!r}, which has beta={fixed}")
     return kind, fixed
 
 
 def check_beta(beta: Any) -> float:
-    """beta in [0, 1]: a Bernoulli probability (spec §3.4)."""
+    """beta in [0, 1]: a Bernoulli probability."""
     value = _real("beta", beta)
     if not 0.0 <= value <= 1.0:
-        raise ValueError(f"beta must lie in [0, 1] (a coin probability, spec §3.4), got {beta}")
+        raise ValueError(f"beta must lie in [0, 1] (a coin probability), got {beta}")
     return value
 
 
 def check_tau(tau: Any) -> np.ndarray:
-    """Round counts as an int array, each >= 1 (tau counts global rounds, spec §0)."""
+    """Round counts as an int array, each >= 1 (tau counts global rounds)."""
     arr = np.asarray(tau)
     if arr.dtype.kind not in "iuf" or arr.size == 0:
         raise ValueError(f"tau must be positive integers (numbers of rounds), got {tau!r}")
@@ -106,7 +106,7 @@ class CdpbSetting:
     K: int = 100                # total number of clients [PAPER §V]
     P: float = 1.0              # per-client power budget [MISSING -> 1, spec §7]
     h_bar: float = 1.0          # mean channel power gain E[h] [MISSING -> 1, spec §7 / §9 A3]
-    W: float = 1.0              # gradient-norm bound (normalised units, spec §0)
+    W: float = 1.0              # gradient-norm bound (normalised units)
     M: float = 1.0              # smoothness [MISSING -> 1]
     G: float = 0.25             # gradient second-moment bound [MISSING -> 0.25, spec §7]
     mu: float = 1.0             # strong convexity [MISSING -> 1]
@@ -147,7 +147,7 @@ class CdpbSetting:
             raise ValueError("lam1 and lam2 are both 0: the utility (24) would be identically 0")
         checked["q_IS"] = _real("q_IS", self.q_IS)
         if not 0.0 < checked["q_IS"] <= 1.0:
-            raise ValueError(f"q_IS must lie in (0, 1] (a sampling probability, spec §6.4), got "
+            raise ValueError(f"q_IS must lie in (0, 1] (a sampling probability), got "
                              f"{self.q_IS!r}")
         if self.rdp_bound not in RDP_BOUNDS:
             raise ValueError(f"rdp_bound must be one of {RDP_BOUNDS}, got {self.rdp_bound!r}")
@@ -155,7 +155,7 @@ class CdpbSetting:
             checked["model_dim"] = _integer("model_dim", self.model_dim, 1, "a parameter count")
         elif self.rdp_bound == "dimension_corrected":
             raise ValueError("model_dim is required by rdp_bound='dimension_corrected' (its "
-                             "per-coordinate noise is sigma_q^2 / d, spec §4.5)")
+                             "per-coordinate noise is sigma_q^2 / d)")
         for name, value in checked.items():
             object.__setattr__(self, name, value)
 

@@ -1,4 +1,4 @@
-"""CDPB's training figure (Fig. 4, spec 7 and 8): every strategy trains the same federation
+"""CDPB's training figure (Fig. 4): every strategy trains the same federation
 with the same channel and data draws; params.yaml `cdpb.fig4` with the analytic setting of
 `cdpb.analytic` (each strategy's rho is designed from it, K = its number of clients).
 
@@ -20,9 +20,9 @@ from airfl.papers.cdpb.schemes import SETTING_KEYS
 
 def median_update_norm(norms: np.ndarray) -> dict[str, Any]:
     """The calibration of every CDPB training figure (Experiment.calibration): W_clip = the median
-    norm of the clients' noise-free model deltas at theta_0 (spec 0 and 10.3: one calibration
+    norm of the clients' noise-free model deltas at theta_0 (one calibration
     round), measured by the `calibrate` stage for whatever dataset and model the profile trains;
-    the scheme clips to it and divides by it (W = 1, spec 0)."""
+    the scheme clips to it and divides by it (W = 1)."""
     norms = np.asarray(norms, dtype=np.float64)
     if norms.size == 0 or not np.all(np.isfinite(norms)) or not float(np.median(norms)) > 0:
         raise ValueError(f"W_clip calibration needs finite update norms with a positive median, "
@@ -49,7 +49,7 @@ def _block(params: dict[str, Any], key: str, curves_of) -> dict[str, Any]:
         **substituted,
         # the substitute as params.yaml names it, used or not: whether the dataset is here is
         # the machine's matter, so the jobs depend on it either way (the same dvc.yaml
-        # everywhere, issue 13)
+        # everywhere)
         "offline_substitute": fig.get("offline_substitute"),
         "dataset": pick["dataset"], "num_devices": analytic["K"], "partition": partition,
         "model": {"name": pick["model"], "l2": pick["weight_decay"], "engine": "auto",

@@ -1,6 +1,6 @@
 """DP as a perk: AirFL with a multi-antenna base station (Liang, Wen, Wu, Xing, Letaief).
 
-Spec: shared/specs/dp_perk_airfl.md (its Errata override the text). Wing contents, one job each:
+Wing contents, one job each:
 
 * :mod:`.beamforming` - the per-round combiner problem (P1): ZF (u = 1, the authors' default),
   phase-optimised ZF, SCA (general, m < K) and SDR (validation).

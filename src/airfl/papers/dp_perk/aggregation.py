@@ -1,4 +1,4 @@
-"""Per-round aggregation of the four methods compared in the paper (Sec. V-A; spec §6).
+"""Per-round aggregation of the four methods compared in the paper (Sec. V-A).
 
 Each rule is ``(updates [K, d], channel, design, generator) -> (server update [d], record)``:
 
@@ -92,7 +92,7 @@ def _over_the_air(name: str, q: float, updates: torch.Tensor, channel: Round,
     """``(1/K)(sum_i clip_c(Delta_i) + z)``, ``z ~ N(0, effective variance of ||w|| = q)`` (9)-(10).
 
     ``w = (q/pi) w_0`` (49) and ``s_i = 1/(w^H h_i)`` only enter the record (transmit powers):
-    under perfect inversion the combined signal is the exact sum (spec §2.3).
+    under perfect inversion the combined signal is the exact sum.
     """
     k, d = updates.shape
     weights, norms = _clip_weights(updates, design.clip)            # (6)
@@ -113,7 +113,7 @@ def _over_the_air(name: str, q: float, updates: torch.Tensor, channel: Round,
         "tx_power_mean_w": float(power.mean()), "power_budget_w": design.power_w,
         "privacy": [gaussian_event(q, design.sample_ratio, design.clip, s2).to_dict()],
         # the mechanism as simulated: the receiver's q^2 sigma^2 / 2 (complex_real_part), the
-        # plan's fixed set of K clients instead of Bernoulli(r) sampling (issue 16)
+        # plan's fixed set of K clients instead of Bernoulli(r) sampling
         "privacy_simulated": [simulated_gaussian_event(q, design.clip, var).to_dict()],
     }
     return update, record

@@ -1,4 +1,4 @@
-"""The claims the analytic frames of AirFL-DP decide (spec §8, §4.4-4.5, §5.3-5.4, §10.3, Errata 1).
+"""The claims the analytic frames of AirFL-DP decide (§4.4-4.5, §5.3-5.4, §10.3, Errata 1).
 
 Paper: Fig. 2 (Sec. III-B), Remark IV.2 (51)-(52), Fig. 6 (Sec. V-B). :func:`claims` computes the
 frames of :mod:`airfl.papers.dp_perk.analytic_figures` it needs and returns
@@ -88,8 +88,8 @@ def _short(value: float) -> str:
 
 def _mimo_no_privacy(zf: pd.DataFrame, params: Mapping[str, Any]) -> Claim:
     """Spec §4.5: AirFL-MIMO at 2 mW has ``sum_t 1/pi_t^2 ~ 1e7 A``, "i.e. its implied eps~ is
-    ~ 3·10⁵-7·10⁵". The window is the pair of conversions of the same K_rdp (issue 11), not a
-    range for one of them: the optimal conversion (Lemma III.1 minimised over alpha, spec §4.4)
+    ~ 3·10⁵-7·10⁵". The window is the pair of conversions of the same K_rdp, not a
+    range for one of them: the optimal conversion (Lemma III.1 minimised over alpha)
     gives the low end, the paper's (23) about twice it (eps ~ 2 K_rdp at K_rdp >> L_delta) the
     high end. Each is checked against its own end, on the trial mean, to the one significant
     figure the spec quotes (:func:`leading_digit_interval`); the ratio to within half a decade of
@@ -100,7 +100,7 @@ def _mimo_no_privacy(zf: pd.DataFrame, params: Mapping[str, Any]) -> Claim:
     by_paper = np.array([eps_paper(slope * s, params["delta"]) / math.sqrt(k["d"])
                          for s in zf.sum_inv_pi2])          # (23); eps~ = eps / sqrt(d) (V-A)
     by_optimal = np.array([eps_optimal(slope * s, params["delta"])[0] / math.sqrt(k["d"])
-                           for s in zf.sum_inv_pi2])                            # spec §4.4
+                           for s in zf.sum_inv_pi2])
     low = leading_digit_interval(SPEC_REFERENCE["mimo_eps_tilde_optimal"])
     high = leading_digit_interval(SPEC_REFERENCE["mimo_eps_tilde_paper"])
     holds = (abs(ratio - 7.0) <= 0.5 and low[0] <= by_optimal.mean() < low[1]

@@ -38,7 +38,7 @@ INF = math.inf
 
 #: Spec §7 defaults. Tags: stated = in the paper's text; missing-default = the paper is silent,
 #: value proposed by the spec (reason in §7/§9); reconstructed = chosen to draw an analytic figure
-#: or diagnostic the paper only sketches (spec §8).
+#: or diagnostic the paper only sketches.
 DEFAULTS: Mapping[str, Any] = MappingProxyType({
     "seed": 0,                       # missing-default (any; per-trial streams derive from it)
     "trials": 10,                    # stated (V-A: 10-30 trials; A15: 10)
@@ -54,7 +54,7 @@ DEFAULTS: Mapping[str, Any] = MappingProxyType({
     "sigma2_w": 1.0e-13,             # stated (V-A: -173 dBm/Hz x 20 MHz = -99.99 dBm, rounded)
     "carrier_hz": 2.4e9,             # stated (V-A: f_c = 2.4 GHz, c_l = 3e8)
     "radius_m": 1000.0,              # stated (V-A: r_i ~ 1000 sqrt(U); r_max = 1000 m)
-    "min_distance_m": 1.0,           # missing-default (spec §7: clamp r >= 1 m)
+    "min_distance_m": 1.0,           # missing-default (clamp r >= 1 m)
     "eps_tilde": 0.1,                # stated (V-A: eps/sqrt(d) = 0.1)
     "delta": 1.0e-5,                 # stated (V-A)
     "smooth_L": 10.0,                # missing-default (A7: L never given)
@@ -70,7 +70,7 @@ DEFAULTS: Mapping[str, Any] = MappingProxyType({
     "epochs_local_steps": 600,       # missing-default (A1: 5 epochs x 120 batches; Errata 4)
     "diag_eps_tilde": [0.04, 0.1],   # reconstructed (spec §8 diagnostics: q_t, pi_t plot)
     "diag_power_w": [2.0e-10, 2.0e-3],  # reconstructed (spec §8 diagnostics)
-    "fig3_eps_tilde": [0.04, 0.08, 0.10, 0.13, 0.15],  # missing-default (spec §7, A6)
+    "fig3_eps_tilde": [0.04, 0.08, 0.10, 0.13, 0.15],  # missing-default
     "threshold_eps_tilde": [0.01, 0.0175, 0.025, 0.0375, 0.05, 0.0625, 0.075, 0.0875, 0.1,
                             0.13, 0.16, 0.19, 0.22, 0.25, 0.28],  # missing-default (Fig. 5 grid)
     "fig6_power_w": [2e-11, 7e-11, 2e-10, 7e-10, 2e-9, 7e-9, 2e-8, 7e-8, 2e-7],  # missing-default

@@ -1,4 +1,4 @@
-"""AirFL-DP (DP as a perk) as an auditable mechanism (issue 16).
+"""AirFL-DP (DP as a perk) as an auditable mechanism.
 
 Runs the wing's own round rule :func:`.aggregation.airfl_dp` (clip (6), over-the-air sum plus the
 effective receiver noise of ||w|| = q_t (9)-(10)) on the trial plan and design a training run

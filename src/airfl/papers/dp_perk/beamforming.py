@@ -176,7 +176,7 @@ def zf_opt_beamformer(H: torch.Tensor, gamma: float, max_sweeps: int = 200, rtol
 
 def _normalised(h: np.ndarray, gamma: float) -> tuple[np.ndarray, float]:
     """``e_i = h_i/(gamma t)`` with t the median column norm of h/gamma: |w^H h_i| >= gamma iff
-    |x^H e_i| >= 1 for ``x = t w`` (spec §2.2: solve in normalised units, rescale after)."""
+    |x^H e_i| >= 1 for ``x = t w`` (solve in normalised units, rescale after)."""
     g = h / gamma
     t = float(np.median(np.linalg.norm(g, axis=0)))
     return g / t, t
@@ -263,7 +263,7 @@ def sca_beamformer(H: torch.Tensor, gamma: float, w_init: torch.Tensor | None = 
 
 def sdr_beamformer(H: torch.Tensor, gamma: float, generator: torch.Generator,
                    randomisations: int = 200) -> tuple[torch.Tensor, torch.Tensor]:
-    """SDR of (P1) (spec §5.3): ``min tr(W) s.t. Re(h_i^H W h_i) >= gamma^2, W >= 0``, then Gaussian
+    """SDR of (P1): ``min tr(W) s.t. Re(h_i^H W h_i) >= gamma^2, W >= 0``, then Gaussian
     randomisation ``w = U S^{1/2} v``, ``v ~ CN(0, I)`` from ``generator``, each draw rescaled to
     feasibility, smallest kept (the top eigenvector is always a candidate).
 

@@ -11,8 +11,8 @@ index starting at t = 0 (A9; from t = 1 q_0 would be free), is
 
 Solvers: :func:`waterfill` (exact, sorted; the default), :func:`waterfill_bisection` ((48) by
 bisection on mu as the paper does; returns the upper bracket so the budget is never exceeded,
-Errata 4) and :func:`waterfill_cvxpy` (App. D's change of variables r_t = 1/q_t^2, rescaled by A;
-spec §5.4). All results are frozen dataclasses with ``to_dict()`` (stored design artifacts).
+Errata 4) and :func:`waterfill_cvxpy` (App. D's change of variables r_t = 1/q_t^2, rescaled by A).
+All results are frozen dataclasses with ``to_dict()`` (stored design artifacts).
 
 Decisions (paper, equation, why):
 
@@ -151,7 +151,7 @@ def waterfill(pi: Any, A: float) -> Allocation:
     """Exact solution of (41) (Prop. IV.3 (44)): ``q_t = pi_t`` if ``sum 1/pi^2 <= A``, else
     ``max(pi_t, lambda)``.
 
-    Sorted form (spec §5.4): with pi ascending and R_k = sum_{j>k} 1/pi_(j)^2, the level is
+    Sorted form: with pi ascending and R_k = sum_{j>k} 1/pi_(j)^2, the level is
     ``lambda^2 = k/(A - R_k)`` for the largest k with ``h(pi_(k)) = k/pi_(k)^2 + R_k >= A``
     (then pi_(k) <= lambda <= pi_(k+1)); h of (48) is continuous and non-increasing, so k is unique
     up to ties, which give the same lambda.
@@ -264,7 +264,7 @@ class FiniteDomainAllocation:
 
 
 def _last_round(p: np.ndarray, a: float, b: float, side_condition: bool) -> np.ndarray:
-    """q_t = pi_t for t < T-1 and the smallest admissible q_{T-1} (spec §5.5, Errata 3), in
+    """q_t = pi_t for t < T-1 and the smallest admissible q_{T-1} (Errata 3), in
     q = r^(-1/2): ``max(pi_{T-1}, sqrt(B/A))`` and, for (P3b')'s ``B r_{T-1} <= sum_t r_t``,
     ``sqrt((B-1)/S_<)``; nudged by ulps so that ``B/q_{T-1}^2 <= A`` holds in floating point."""
     q = p.copy()
@@ -321,7 +321,7 @@ class AirflDesign:
 
     ``q`` is AirFL-DP's allocation (``pi`` itself where there is no DP target:
     ``eps_tilde_target = inf``); AirFL-MIMO uses ``pi`` (no DP constraint). ``privacy_dp`` and
-    ``privacy_mimo`` report the (eps, delta) each achieves (spec §3: logged for every method).
+    ``privacy_mimo`` report the (eps, delta) each achieves (logged for every method).
     """
 
     q: tuple[float, ...]

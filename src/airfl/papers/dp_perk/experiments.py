@@ -112,7 +112,7 @@ IID = Experiment(
                    title="Fig. 5: final test accuracy vs privacy budget (benchmarks dashed)"),
         _fig6_spec("fig6", "zf", "Fig. 6: final test accuracy vs worst-case SNR (ZF, u = 1)"),
         _fig6_spec("fig6_zf_opt", "zf_opt",
-                   "Fig. 6 with a phase-optimising beamformer (spec 5.3 correction)"),
+                   "Fig. 6 with a phase-optimising beamformer"),
     ),
     label=curve_label, compose=compose("iid"),
     panel_keys=PANEL_KEYS,
@@ -123,11 +123,11 @@ IID = Experiment(
         Claim("fig3_gap_shrinks", "Relaxing ε̃ above the default shrinks the gap between "
               "AirFL-DP and AirFL-MIMO.", _gap_shrinks),
         Claim("fig3_mimo_like_clip", "AirFL-MIMO is highly comparable to noiseless FL w/ "
-              "clipping (within 1 pp, spec 10.3 check 3).", _mimo_like_clip),
+              "clipping (within 1 pp).", _mimo_like_clip),
         Claim("fig3_ordering", "Vanilla FL >= FL w/ clipping >= AirFL-MIMO >= AirFL-DP.",
               _ordering),
         Claim("fig3_grid_ends", "The largest ε̃ is within 3 pp of AirFL-MIMO, the smallest at "
-              "least 5 pp below (spec 10.3 check 2, Errata 2).", _ends(5.0)),
+              "least 5 pp below.", _ends(5.0)),
         Claim("fig3_authors", "Authors' final accuracies (Vanilla 0.895, clip 0.891, MIMO "
               "0.891, DP 0.855 at ε̃ = 0.1, 0.866 at 0.13; +-0.02, paper model only).",
               _authors({"vanilla": 0.895, "fl_clip": 0.891, "airfl_mimo": 0.891,
@@ -138,7 +138,7 @@ IID = Experiment(
                                                  note=f"final acc (%) {_fmt(_dp_by_eps(f))}"),
               "fig5"),
         Claim("fig5_ends", "AirFL-DP approaches the benchmarks at large ε̃ (within 3 pp of "
-              "AirFL-MIMO) and drops at the smallest (>= 10 pp below; spec 10.3, Errata 2).",
+              "AirFL-MIMO) and drops at the smallest (>= 10 pp below).",
               _ends(10.0), "fig5"),
         Claim("fig5_authors", "Authors' Fig. 5 accuracies per ε̃ (+-0.02, paper model only).",
               _authors({f"{e:g}": v for e, v in FIG5_AUTHORS.items()}, _fig5_reference),
@@ -208,7 +208,7 @@ VARIANTS = {"default": {}, "edge_all": {"distance_mode": "edge", "zf_columns": "
 def _thresholds(block: dict[str, Any]) -> pd.DataFrame:
     """Perk threshold and full-binding SNR vs eps_tilde per beamformer; the authors' labelling
     (all devices at r_max, ZF on all n columns) and a common-Lambda variant for the combiner
-    gain (spec 5.3, 5.4)."""
+    gain."""
     p = _params(block)
     parts = []
     for variant, overrides in VARIANTS.items():
@@ -286,7 +286,7 @@ ANALYTIC = (
               "Worst-case SNR (dB)", (Panel("ratio", "Σ q_t² / Σ π_t²", logy=True),),
               _forecast, lambda f: ac._fig6_claims(_wide(f), f.attrs["params"])),
     _analytic("privacy", "Achieved privacy of AirFL-DP (paper vs optimal conversion)",
-              "eps~ achieved by the allocation for each target (spec 8 diagnostic table).",
+              "eps~ achieved by the allocation for each target.",
               "Target ε̃", (Panel("eps_tilde_dp_paper", "ε̃, paper's conversion (23)"),
                            Panel("eps_tilde_dp_optimal", "ε̃, optimal conversion")),
               _privacy, lambda f: ac._privacy_claims(_wide(f))),

@@ -1,5 +1,5 @@
 """params.yaml's `dp_perk` block and `audit.dp_perk` (AUDIT: the settings of the wing's audited
-DP mechanisms, issue 16), declared once (airfl.declare). A light module (stdlib only): every job
+DP mechanisms), declared once (airfl.declare). A light module (stdlib only): every job
 validates params.yaml.
 """
 
@@ -13,9 +13,9 @@ PROPERTIES = {
 
 DEFS = {
     "positive_list": ListOf(items=Ref(name="positive"), min_items=1),
-    "dp_perk": Obj(description="DP as a perk (spec shared/specs/dp_perk_airfl.md): analytic "
+    "dp_perk": Obj(description="DP as a perk: analytic "
                                "setting and training figures", fields={
-        "analytic": Obj(description="the paper's setting (spec 7); keys of "
+        "analytic": Obj(description="the paper's setting; keys of "
                                     "airfl.papers.dp_perk.analytic_figures.DEFAULTS",
                         required=True, fields={
             "seed": Int(minimum=0, required=True),
@@ -52,7 +52,7 @@ DEFS = {
             "fig3_eps_tilde": Ref(name="number_list", required=True),
             "threshold_eps_tilde": Ref(name="number_list", required=True),
             "fig6_power_w": Ref(name="number_list", required=True)}),
-        "training": Obj(description="Figs. 3-6 (spec 7; quick = spec 10.3): one value or {quick: "
+        "training": Obj(description="Figs. 3-6 (quick: a smaller setting): one value or {quick: "
                                     "..., paper: ...}", required=True, fields={
             "dataset": Enum(values=("mnist", "fashion_mnist"), required=True),
             "input_normalization": Ref(name="input_normalization", required=True),
@@ -63,7 +63,7 @@ DEFS = {
             "samples_per_device": ByProfile(of=Int(minimum=1), required=True),
             "noniid_pool_per_class": ByProfile(of=Int(minimum=1, nullable=True), required=True),
             "antennas": ByProfile(of=Int(minimum=1), required=True),
-            "local_mode": Enum(description="epochs: authors' code (spec A1); steps: the paper's "
+            "local_mode": Enum(description="epochs: authors' code; steps: the paper's "
                                            "literal Q", values=("epochs", "steps"), required=True),
             "local_epochs": ByProfile(of=Int(minimum=1), required=True),
             "local_steps": ByProfile(of=Int(minimum=1), required=True),

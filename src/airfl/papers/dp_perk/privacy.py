@@ -3,7 +3,7 @@
 Paper: Liang, Wen, Wu, Xing, Letaief, "Differential Privacy as a Perk: Federated Learning over
 Multiple-Access Fading Channels with a Multi-Antenna Base Station"
 (shared/papers/dp_perk_airfl.txt), Sec. III, App. B (Proposition III.1) and App. C
-(Corollary III.1). Spec: shared/specs/dp_perk_airfl.md §4 and §9 (A3, A4, A13).
+(Corollary III.1). 
 
 Pure numpy; no state. Under perfect channel inversion ``s_i = 1/(w^H h_i)`` (the only transceiver
 the paper optimises, Sec. IV-B) the per-round quantities of (22) reduce to ``phi_t = 1/q_t^2`` with
@@ -25,7 +25,7 @@ Decisions (paper, equation, why):
 * The proof's constants (sensitivity 2c, Bernoulli(r) subsampling, (1+eta L)^Q) are implemented as
   stated, not "fixed" (A13). ``Q`` must be the number of local steps actually run (Errata 4).
 * ``accountant="pabi_all_tau"`` keeps the min over every start round tau of (66) instead of the
-  paper's tau = T-1 only (spec §4.3); ``"paper"`` is the default.
+  paper's tau = T-1 only; ``"paper"`` is the default.
 """
 
 from __future__ import annotations
@@ -109,7 +109,7 @@ def phi_from_gains(w, channels, scalars) -> float:
 
 def accounting_sigma2(sigma2: float, noise_model: str = "complex_real_part",
                       convention: str = "paper") -> float:
-    """The sigma^2 the accountant divides by (spec A3).
+    """The sigma^2 the accountant divides by.
 
     ``paper``: sigma^2 as in (21)-(23). ``strict``: the variance per real coordinate the receiver
     really adds, relative to the proof's ``||w||^2 sigma^2``: sigma^2/2 for ``complex_real_part``
@@ -156,7 +156,7 @@ def cumulative_phi(phi: Any, B: float = math.inf, accountant: str = "paper") -> 
 
     ``paper``: Phi(T') = B phi_{T'-1} (the tau = T'-1 case (67)-(68)). ``pabi_all_tau``: the min of
     (66) over every start round 1 <= tau <= T'-1 with beta^(t) = 1 for t > tau, i.e.
-    ``B phi_tau + sum_{tau<t<T'} phi_t`` (spec §4.3). B = inf gives the linear sum (65).
+    ``B phi_tau + sum_{tau<t<T'} phi_t``. B = inf gives the linear sum (65).
     """
     p = _norms(phi, "phi")
     _choice(accountant, ACCOUNTANTS, "accountant")
@@ -212,12 +212,12 @@ def gaussian_event(q_t: float, sample_ratio: float, clip: float, sigma2: float) 
 
 
 def simulated_gaussian_event(q_t: float, clip: float, noise_variance: float) -> GaussianEvent:
-    """Round t as the simulator runs it (issue 16; issue 18, item 6): a Gaussian mechanism on the
+    """Round t as the simulator runs it : a Gaussian mechanism on the
     clipped sum with replace-one sensitivity 2c (the proof's, (57)) and the per-coordinate noise
     variance the receiver really adds, ``noise_variance`` = q_t^2 sigma^2 / 2 for
     ``complex_real_part`` (:func:`.uplink.effective_noise_variance`), and NO amplification:
     the simulated round aggregates the plan's fixed set I^(t) of K = r n devices (drawn without
-    replacement before training, spec A8), not a Bernoulli(r) sample, so the factor r of (56)
+    replacement before training), not a Bernoulli(r) sample, so the factor r of (56)
     does not apply. z = sqrt(noise_variance) / (2c), RDP alpha / (2 z^2) ([M17] Prop. 7).
     Against :func:`gaussian_event` (z = q sigma / (2 c sqrt(r))) the ratio of RDP is 2 / r for
     complex_real_part (2.2 at r = 0.9) under the paper convention."""
@@ -250,8 +250,8 @@ def eps_at_order(K_rdp: float, delta: float, order: float) -> float:
 def eps_paper(K_rdp: float, delta: float) -> float:
     """(23) with ``c_delta = 2 eps / L_delta``: ``eps = K + sqrt(K^2 + 4 L_delta K)``.
 
-    Squaring (23), ``eps^2 = (2 c_delta + 8) L_delta K / 2 = 2 K eps + 4 L_delta K`` (App. C,
-    spec §4.4); this is Lemma III.1 at ``alpha = 1 + 2 L_delta / eps``.
+    Squaring (23), ``eps^2 = (2 c_delta + 8) L_delta K / 2 = 2 K eps + 4 L_delta K`` (App. C);
+    this is Lemma III.1 at ``alpha = 1 + 2 L_delta / eps``.
     """
     k = float(K_rdp)
     if k < 0 or math.isnan(k):
@@ -262,7 +262,7 @@ def eps_paper(K_rdp: float, delta: float) -> float:
 
 def eps_optimal(K_rdp: float, delta: float) -> tuple[float, float]:
     """(eps, order) of Lemma III.1 minimised over alpha: ``K + 2 sqrt(K L_delta)`` at
-    ``alpha* = 1 + sqrt(L_delta / K)`` (spec §4.4; diagnostic only, never above
+    ``alpha* = 1 + sqrt(L_delta / K)`` (diagnostic only, never above
     :func:`eps_paper`)."""
     k = float(K_rdp)
     if k < 0 or math.isnan(k):

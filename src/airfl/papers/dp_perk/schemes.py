@@ -1,6 +1,6 @@
-"""The four methods of DP as a perk (spec §6) as one pipeline Scheme, kind ``dp_perk``.
+"""The four methods of DP as a perk as one pipeline Scheme, kind ``dp_perk``.
 
-Design (per trial, before training: offline, non-causal CSI, spec A8): draw the trial's uplink
+Design (per trial, before training: offline, non-causal CSI): draw the trial's uplink
 plan (distances, active sets I^(t), SIMO channels, (P1) combiners; :func:`.uplink.plan_uplink`
 from the trial's own generators, so every curve of an experiment sees the same draws: common
 random numbers) and, for AirFL-DP, the water-filled norms q_t* (Cor. IV.1 (49)); the stored
@@ -8,7 +8,7 @@ design holds the active sets, pi_t, q_t, the budget A, the perk window (P_thr, P
 and both methods' achieved (eps, delta) under the paper's conversion (23) and the optimal one,
 the whole allocation (``allocation``: :meth:`.design.AirflDesign.to_dict`) and, over the air, each
 round's transmit scalars s_i = 1/(w^H h_i) of the chosen norm (``transmit_scalars``). Training
-reads that stored design (:class:`.uplink.StoredRound`) and never redraws the plan (issue 12: the
+reads that stored design (:class:`.uplink.StoredRound`) and never redraws the plan (the
 train stage reads what the design stage stored); the draws cost O(T m n) and (P1) per trial.
 
 Rounds: only the K = r n active devices of I^(t) train (:meth:`participants`, the plan's sets);
@@ -154,7 +154,7 @@ class DpPerkScheme(Scheme):
     def _allocation(self, design: dict[str, Any]) -> AirflDesign:
         """The stored design's allocation (parsed once per trial's design)."""
         if "allocation" not in design:
-            raise ValueError("the stored design has no allocation (made before issue 12): "
+            raise ValueError("the stored design has no allocation (made by an older version): "
                              "re-run the design stage")
         source = design["allocation"]
         if self._stored is None or self._stored[0] is not source:   # held: its id stays unique

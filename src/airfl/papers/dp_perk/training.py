@@ -1,4 +1,4 @@
-"""The training experiments of DP as a perk (Figs. 3-6; spec §7, §8, §10.3) as generic run blocks.
+"""The training experiments of DP as a perk (Figs. 3-6) as generic run blocks.
 
 Two experiments, one per data split (a partition is made once per experiment):
 
@@ -9,9 +9,9 @@ Two experiments, one per data split (a partition is made once per experiment):
   are Fig. 3's runs; Fig. 6's 2 mW point is Fig. 3's run at its eps_tilde) and common random
   numbers (one plan of channels and active sets per trial).
 * ``noniid`` - Fig. 4: the same methods at the Fig. 3 grid on a label-skewed split (k = 2
-  classes per device, 2 equal shards of 2 classes; spec §7).
+  classes per device, 2 equal shards of 2 classes).
 
-The radio and privacy constants come from ``dp_perk.analytic`` (the paper's setting, spec §7);
+The radio and privacy constants come from ``dp_perk.analytic`` (the paper's setting);
 ``dp_perk.training`` resolves the profile (quick = spec §10.3: 20 devices x 200 images, MLP
 784-32-10, m = 40, 20 rounds, one local epoch, eta = 0.05).
 """
@@ -93,7 +93,7 @@ def compose(split: str):
         pick = settings(params)
         if split == "iid":
             partition = {"kind": "iid", "samples_per_device": pick["samples_per_device"],
-                         "balanced": True}                       # spec 7: class-balanced
+                         "balanced": True}                       # class-balanced
         else:
             partition = {"kind": "shards", "classes_per_device": 2}
             if pick["noniid_pool_per_class"] is not None:
@@ -102,7 +102,7 @@ def compose(split: str):
         scale = resolve(params["dp_perk"]["training"]["scale"], params["profile"])
         return {
             "dataset": pick["dataset"], "num_devices": pick["num_devices"],
-            # spec 7 preprocessing: x/255 then (x - 0.5)/0.5 (the authors' code); the default
+            # preprocessing: x/255 then (x - 0.5)/0.5 (the authors' code); the default
             "input_normalization": pick["input_normalization"],
             "partition": partition,
             "model": {"name": pick["model"], "l2": 0.0, "engine": "auto",

@@ -1,5 +1,5 @@
 """The claims of DP as a perk's training figures 3(a,b), 4(a,b), 5 and 6, checked on the stored
-figure data (spec §8, its Errata applied): trade-off with the budget, orderings of the methods,
+figure data (its Errata applied): trade-off with the budget, orderings of the methods,
 the perk regimes of Fig. 6, and the authors' paper-scale reference numbers.
 
 Claims whose reference numbers are the authors' paper-scale results (spec §8 "authors' code
@@ -52,7 +52,7 @@ def _last_rounds_by_trial(frame: pd.DataFrame, metric: str, rounds: int = 10) ->
 
 
 def _tradeoff(frame: pd.DataFrame) -> ClaimResult:
-    """Spec 8, Fig. 3 claim 1: accuracy rises and training loss falls with eps_tilde, on the final
+    """Fig. 3 claim 1: accuracy rises and training loss falls with eps_tilde, on the final
     values and on the last-10-round means, up to trial noise (a paired trend over trials)."""
     dp = _dp_curves(frame)
     checks = [
@@ -87,7 +87,7 @@ def _mimo_like_clip(frame: pd.DataFrame) -> ClaimResult:
 
 
 def _ordering(frame: pd.DataFrame) -> ClaimResult:
-    """Spec 8, Fig. 3 claim 4: Vanilla >= clip >= MIMO >= AirFL-DP (its best eps_tilde), each
+    """Fig. 3 claim 4: Vanilla >= clip >= MIMO >= AirFL-DP (its best eps_tilde), each
     link tested across trials."""
     best_dp = max(_dp_curves(frame), key=final_values(frame, ACCURACY).get)
     return paired_order(final_by_trial(frame, ACCURACY),
@@ -97,7 +97,7 @@ def _ordering(frame: pd.DataFrame) -> ClaimResult:
 
 def _ends(min_gap: float):
     """Largest eps_tilde within 3 pp of AirFL-MIMO, smallest at least `min_gap` pp below it
-    (spec 10.3 check 2 with Errata 2)."""
+    (with the ordering's errata)."""
     def evaluate(frame: pd.DataFrame) -> ClaimResult:
         acc, mimo = _dp_by_eps(frame), final_values(frame, ACCURACY)["airfl_mimo"]
         low, high = 100 * (mimo - acc.iloc[0]), 100 * (mimo - acc.iloc[-1])
@@ -108,7 +108,7 @@ def _ends(min_gap: float):
 
 
 def _authors(reference: dict[str, float], pick: Callable[[pd.DataFrame], dict[str, float]]):
-    """The authors' final accuracies (spec §8, +-0.02), for runs of the paper's model only."""
+    """The authors' final accuracies (+-0.02), for runs of the paper's model only."""
     def evaluate(frame: pd.DataFrame) -> ClaimResult:
         ours = pick(frame)
         pairs = {k: (ours.get(k, math.nan), v) for k, v in reference.items()}
@@ -137,7 +137,7 @@ FIG5_AUTHORS = {0.01: 0.155, 0.0175: 0.558, 0.025: 0.664, 0.0375: 0.753, 0.05: 0
 
 
 def _below_iid(frame: pd.DataFrame) -> ClaimResult:
-    """Spec 10.3 check 4: non-i.i.d. below i.i.d. for Vanilla FL and AirFL-DP at the default
+    """Check: non-i.i.d. below i.i.d. for Vanilla FL and AirFL-DP at the default
     (middle of the Fig. 3 grid) eps_tilde, tested across trials. The two experiments draw
     their own channels and data, so the pairs by trial index are independent: the paired
     interval is still valid, only less powerful than under common random numbers."""
@@ -252,6 +252,6 @@ def _fig6_claims(panel: str, authors: bool) -> tuple[Claim, ...]:
     if authors:
         reference = {f"{m} {p:g} W": r for p, pair in FIG6_AUTHORS.items()
                      for m, r in zip(("AirFL-DP", "AirFL-MIMO"), pair)}
-        claims += (Claim(f"{panel}_authors", "Authors' final accuracies (spec 8, +-0.02, paper "
+        claims += (Claim(f"{panel}_authors", "Authors' final accuracies (+-0.02, paper "
                          "model only).", _authors(reference, _fig6_reference), panel),)
     return claims

@@ -14,7 +14,7 @@ constants). Spec: §2.2-2.3, §3 (per-trial channel plan, offline CSI, A8), §9 
 * All T rounds are drawn before training (offline, non-causal CSI, A8): the water-filling needs
   every pi_t. Channels of all n devices are drawn every round (one ``rayleigh_mimo`` call), so a
   device's channel in round t does not depend on which devices are active.
-* Effective noise (spec §2.3): with ``s_i = 1/(w^H h_i)`` the combined signal is ``sum_i Delta_i``
+* Effective noise: with ``s_i = 1/(w^H h_i)`` the combined signal is ``sum_i Delta_i``
   exactly and the noise on the sum is ``w^H n_j``. ``noise_model="complex_real_part"`` (default,
   authors' code): the model is real, the BS keeps the real part, variance ``||w||^2 sigma^2 / 2``
   per coordinate; ``"real_full"``: variance ``||w||^2 sigma^2`` (what the proof (57) assumes).
@@ -76,8 +76,7 @@ def active_count(n_devices: int, sample_ratio: float) -> int:
 
 def device_distances(n_devices: int, generator: torch.Generator, radius_m: float = 1000.0,
                      min_distance_m: float = 1.0, mode: str = "per_device") -> torch.Tensor:
-    """Device-BS distances [n]: ``r = R sqrt(U)``, clamped at ``min_distance_m`` (Sec. V-A,
-    spec §7)."""
+    """Device-BS distances [n]: ``r = R sqrt(U)``, clamped at ``min_distance_m`` (Sec. V-A)."""
     if mode not in DISTANCE_MODES:
         raise ValueError(f"distance_mode must be one of {DISTANCE_MODES}, got {mode!r}")
     if mode == "edge":
@@ -141,7 +140,7 @@ class RoundChannel:
 class StoredRound:
     """One round as the design stage stored it (what the aggregation rules read): the active
     set, pi_t, and the transmit scalars s_i of the norm q_t the design chose. The train stage
-    builds it from the stored design instead of redrawing the trial's plan (issue 12)."""
+    builds it from the stored design instead of redrawing the trial's plan."""
 
     round_index: int
     active: torch.Tensor      # [K] device indices I^(t)
@@ -203,7 +202,7 @@ def plan_uplink(n_devices: int, sample_ratio: float, antennas: int, rounds: int,
                 radius_m: float = 1000.0, min_distance_m: float = 1.0, carrier_hz: float = 2.4e9,
                 distance_mode: str = "per_device", zf_columns: str = "active",
                 beamformer: str = "zf", device: str | torch.device = "cpu") -> UplinkPlan:
-    """Draw a trial's distances, active sets and channels; solve (P1) for every round (spec §3).
+    """Draw a trial's distances, active sets and channels; solve (P1) for every round.
 
     ``generators`` needs the keys ``placement``, ``sampling``, ``channel`` (see
     :func:`trial_generators`); ``beamformer`` as :func:`beamforming.solve_p1` (``zf`` default).
@@ -243,7 +242,7 @@ def transmit_power(update_norms: torch.Tensor, scalars: torch.Tensor, dim: int) 
 def effective_noise_variance(q, sigma2: float, noise_model: str = "complex_real_part"):
     """Per-coordinate variance of the noise on the combined sum, ``Re(w^H n_j)`` or ``w^H n_j``.
 
-    ``complex_real_part``: ``q^2 sigma^2 / 2``; ``real_full``: ``q^2 sigma^2`` (spec §2.3, A3).
+    ``complex_real_part``: ``q^2 sigma^2 / 2``; ``real_full``: ``q^2 sigma^2``.
     ``q = ||w||`` may be a float or a tensor.
     """
     if noise_model not in NOISE_MODELS:
@@ -255,7 +254,7 @@ def effective_noise_variance(q, sigma2: float, noise_model: str = "complex_real_
 def effective_noise(dim: int, q: float, sigma2: float, noise_model: str,
                     generator: torch.Generator, dtype: torch.dtype = torch.float32,
                     device: str | torch.device = "cpu") -> torch.Tensor:
-    """The real noise z [d] on the sum, ``N(0, effective_noise_variance)`` i.i.d. (spec §2.3).
+    """The real noise z [d] on the sum, ``N(0, effective_noise_variance)`` i.i.d..
 
     Exactly one ``torch.randn(d)`` (float64, CPU, via :func:`airfl.channel.awgn`) scaled by the
     std, so two calls with the same generator state and the same q give bit-identical z.

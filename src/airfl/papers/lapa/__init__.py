@@ -1,5 +1,5 @@
 """LAPA: dynamic privacy optimisation for wireless FL under heterogeneity (Sun, Liu, Ni, Wang,
-Geng, Lai, Jamalipour; arXiv:2505.19823). Spec: shared/specs/lapa.md (its Errata override it).
+Geng, Lai, Jamalipour; arXiv:2505.19823). 
 
 * :mod:`.radio` - layout (Sec. V-A), path loss (eq. 39), calibrated Rayleigh channels, channel
   noise, BPSK SER <-> SNR (eq. 22's threshold).

@@ -1,11 +1,11 @@
 """LAPA's per-device Gaussian mechanism (uniform DP, Benchmark 3, and LAPA's round 1, where
-both split eps_T / T equally, eq. 16) as an auditable mechanism (issue 16).
+both split eps_T / T equally, eq. 16) as an auditable mechanism.
 
 Runs :meth:`.schemes.LapaScheme.aggregate` (clip to C, eq. 17; artificial noise sigma_k =
 c Delta s_k / eps_k, eq. 19; the practical channel's noise sigma_ch,k; the weighted sum, eq. 2)
 with the design its ``design`` step makes for trial 0 of ``lapa.radio``.
 
-* Neighbours (spec §10 A4, the record's sensitivity 2C): the canary device's clipped
+* Neighbours (the record's sensitivity 2C): the canary device's clipped
   pseudo-gradient +C e_0 ("present") or -C e_0 ("absent", the opposite worst case); the other
   devices' updates 0. The statistic is coordinate 0 of the released server update (eq. 3).
 * Conditioning: the trial's layout and channels (block fading drawn once per trial, the
@@ -87,7 +87,7 @@ def _mechanism(params: dict[str, Any], nu: float) -> AuditableMechanism:
     return AuditableMechanism(
         name=f"uniform_nu{nu:g}_{channel}", paper="lapa", delta=delta, eps_claimed=claimed,
         eps_simulated=simulated,
-        claimed_accountant="the round record: Gaussian, smallest total std over 2C (spec A4), "
+        claimed_accountant="the round record: Gaussian, smallest total std over 2C, "
         "improved conversion",
         simulated_note="the server update: weighted sum (eq. 2), signal G_k 2C over the noise "
         "of every device", neighbours="replace the canary's clipped gradient +C e_0 by -C e_0",

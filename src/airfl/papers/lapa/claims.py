@@ -1,6 +1,6 @@
-"""The claims of LAPA's Figs. 4 and 5 (spec §9, quick acceptance §11.2), checked on the stored
-figure CSVs. Final accuracy = mean test accuracy of the last 5 evaluated rounds per trial
-(spec §8);
+"""The claims of LAPA's Figs. 4 and 5 (quick acceptance §11.2), checked on the stored
+figure CSVs. Final accuracy = mean test accuracy of the last 5 evaluated rounds per trial;
+
 orderings use the project's paired comparison over trials (a difference inside the spread over
 trials is a tie); the paper's point differences are soft targets: same sign and within a factor
 of 2 (spec §9 acceptance policy), reported with our numbers beside them.
@@ -15,8 +15,8 @@ from airfl.experiments import ClaimResult
 
 ACCURACY = "test_accuracy"
 FINAL_WINDOW = 5
-#: Fig. 4 differences in points the paper states (Sec. V-B; spec §9). FMNIST's Config 1 − B2 is
-#: printed as 0.800 but the two rows above it imply 0.080 (spec §10 A11): the derived value.
+#: Fig. 4 differences in points the paper states (Sec. V-B). FMNIST's Config 1 − B2 is
+#: printed as 0.800 but the two rows above it imply 0.080: the derived value.
 FIG4_PAPER = {"mnist": {("wasserstein", "fedavg"): 2.470, ("beda", "fedavg"): 2.073,
                         ("wasserstein", "beda"): 0.397, ("select_ser0p1", "beda"): 2.367},
               "fashion_mnist": {("wasserstein", "fedavg"): 1.413, ("beda", "fedavg"): 1.333,
@@ -256,7 +256,7 @@ SUMMARY_COLUMNS = ("selected", "eps_total", "eps_effective_total_max", "t_th")
 
 def summary_table(frame: pd.DataFrame) -> pd.DataFrame:
     """Final accuracy (mean ± sd over trials, last 5 rounds) per figure and curve, with eps^T,
-    the realised max_k eps_k^{tot,eff} (spec §5), T_th and the number of excluded devices."""
+    the realised max_k eps_k^{tot,eff}, T_th and the number of excluded devices."""
     rows = []
     for (stem, curve), part in frame.groupby(["figure", "curve"], sort=False):
         acc = final_accuracy(part)[curve]

@@ -1,6 +1,6 @@
 """Dynamic noise control (paper Sec. IV; spec §6, Errata 1): the switching round T_th (eq. 23),
 the convergence bound of Theorem 1 (eq. 24) as problem P1's objective (eq. 28), the power
-feasibility set (eqs. 5, 28c) and the two baselines DDPG is checked against (spec §6.4).
+feasibility set (eqs. 5, 28c) and the two baselines DDPG is checked against.
 
 Power is handled as p_k^2 in W throughout. The budget trajectory eps[t, k] (rounds 1..T) is a
 frozen pilot trajectory (spec §6.3 surrogate), so one evaluation of the objective is O(T K).
@@ -54,7 +54,7 @@ def p1_objective(power2: np.ndarray, *, channel_norm2: np.ndarray, weights: np.n
     L = (1 - A^T)/(1 - A) sum_k G_k^2 sigma_n0^2 / (||h_k||^2 p_k^2)
         + sum_{m=1}^{T_th} A^{m-1} sum_k 2 G_k^2 Delta s_k^2 ln(1.25/delta) / (eps_k^[m])^2,
 
-    m = 1..T_th with weight A^{m-1} (spec §10 A9: eps^[0] is undefined); `reversed_weights`
+    m = 1..T_th with weight A^{m-1} (eps^[0] is undefined); `reversed_weights`
     is the ablation A^{T-m}."""
     rounds = eps.shape[0]
     c2 = 2.0 * math.log(1.25 / delta)
@@ -79,7 +79,7 @@ def average_power(*, p_min: float, p_max: float, devices: int) -> np.ndarray:
 
 def project_power(power2: np.ndarray, *, p0: float, p_min: float, p_max: float,
                   iterations: int = 10) -> np.ndarray:
-    """Onto P_min <= sum_k p_k^2 <= P_max with p_k^2 <= P_0 (eqs. 5, 28c; spec §6.4): scale down
+    """Onto P_min <= sum_k p_k^2 <= P_max with p_k^2 <= P_0 (eqs. 5, 28c): scale down
     to P_max, or scale up to P_min and clip at P_0, repeated at most `iterations` times."""
     p = np.minimum(np.asarray(power2, dtype=np.float64), p0)
     for _ in range(iterations):
@@ -95,7 +95,7 @@ def project_power(power2: np.ndarray, *, p0: float, p_min: float, p_max: float,
 
 def action_to_power(action: np.ndarray, *, p0: float, floor_fraction: float) -> np.ndarray:
     """a in [0, 1]^K -> p_k^2 = P_floor + a_k (P_0 - P_floor), P_floor = floor_fraction P_0
-    (eq. 30; spec §6.4)."""
+    (eq. 30)."""
     floor = floor_fraction * p0
     return floor + np.clip(action, 0.0, 1.0) * (p0 - floor)
 

@@ -89,7 +89,7 @@ def train_ddpg(evaluate: Callable[[np.ndarray], tuple[float, int]], *, start: np
                rounds: int, reference: float, config: DdpgConfig, seed: int,
                generator: np.random.Generator) -> DdpgResult:
     """Train on `evaluate(action) -> (L, T_th)`; each episode starts from the action `start`
-    (p_bar). Returns the best action seen (p* = argmin L, spec §6.4) and the learning curve."""
+    (p_bar). Returns the best action seen (p* = argmin L) and the learning curve."""
     k = start.size
     with torch.random.fork_rng(devices=[]):   # initialisation from the caller's seed only
         torch.manual_seed(seed)

@@ -1,4 +1,4 @@
-"""LAPA's figures (spec §9): Fig. 3 (layout, analytic, from `lapa.radio`) and the training
+"""LAPA's figures: Fig. 3 (layout, analytic, from `lapa.radio`) and the training
 figures 4 (aggregation strategies, MNIST), 5 (privacy strategies vs the initial noise level),
 7 (dynamic noise control at DDPG's power vs average power) and 2 (diagnostic: the LAPA noise
 requirement against the channel noise, T_th marked), one experiment so they share the partition
@@ -51,7 +51,7 @@ def strategy_label(curve: str, params: dict[str, Any]) -> str:
 
 def curve_label(curve: str, params: dict[str, Any]) -> str:
     if curve == PILOT_B:
-        return "Pilot B: LAPA at Fig. 7's ε^T (ideal channel, spec 6.3)"
+        return "Pilot B: LAPA at Fig. 7's ε^T (ideal channel)"
     if params.get("in_fig7"):
         return FIG7[curve]
     if params.get("ser_threshold") is not None:
@@ -81,7 +81,7 @@ ROUNDS = dict(x="round", xlabel="Communication round t", y="test_accuracy",
               ylabel="Test accuracy", columns=cl.SUMMARY_COLUMNS)   # the summary table's columns
 
 #: Fig. 6 panels (a: MNIST, b: Fashion-MNIST), every mix the experiments exist for; those with
-#: their own partition are picked per profile by `lapa.training.fig6_mixes` (quick: spec 11.2's
+#: their own partition are picked per profile by `lapa.training.fig6_mixes` (quick: the
 #: 0 + 15 and 15 + 0; paper: 0, 3, 7, 9, 15), each costing 4 runs. The 5 + 10 panels come from
 #: TRAINING's Fig. 5 runs (a) and FMNIST_PRIVACY's nu = 4 runs (b). Claims read the panels of
 #: the experiments the profile runs (stages/claims.py).
@@ -105,7 +105,7 @@ def _fig6_claims(name: str, panels: tuple[str, ...]) -> tuple[Claim, ...]:
         Claim(f"{name}_robust", "'As the proportion of IID devices decreases, the data-adaptive "
               "privacy mechanism demonstrates stronger adaptability, showing good robustness "
               "against variations in data heterogeneity': LAPA's margin over B3/B4 does not "
-              "shrink and is largest at 0 + 15 or 3 + 12 (spec 9).", cl.fig6_robust, panels))
+              "shrink and is largest at 0 + 15 or 3 + 12.", cl.fig6_robust, panels))
 
 
 def _fig7_claims(name: str, dataset: str) -> tuple[Claim, ...]:
@@ -118,14 +118,14 @@ def _fig7_claims(name: str, dataset: str) -> tuple[Claim, ...]:
     return (
         Claim(f"{name}_ordering", "Configuration 5 > its average power setting > the average "
               f"power setting of Benchmark 4 (Sec. V-D: {sentence}).", cl.fig7_ordering, name),
-        Claim(f"{name}_over_arb", "Config 5 >= ARB at average power (spec 11.2 quick "
+        Claim(f"{name}_over_arb", "Config 5 >= ARB at average power (quick "
               "acceptance 5).", cl.fig7_over_arb, name),
         Claim(f"{name}_gaps", f"Paper's differences in points ({dataset}): {gaps} (soft: same "
               "sign, within a factor of 2).", cl.fig7_gaps(dataset), name))
 
 
 def _ddpg_derivations() -> tuple[Derivation, ...]:
-    """Fig. 7's steps between trainings (spec §6.3): Pilot B's level from Pilot A (only where
+    """Fig. 7's steps between trainings: Pilot B's level from Pilot A (only where
     Pilot B runs), then DDPG on Pilot B's trajectory (or Pilot A's rescaled, quick)."""
     return (Derivation("fig7_level", sources=(power.PILOT,), targets=(PILOT_B,),
                        compute=power.level),
@@ -139,7 +139,7 @@ TRAINING = Experiment(
                  "selection (Config 2, BPSK) over LAPA's practical channel (15 devices at P_0, "
                  "median symbol SNR +1.5 dB), no DP, 5 IID + 10 two-class devices. Quick profile: "
                  "T = 15, 5 local steps, 2 trials, 1000 test images, noise levels ν = 4 and 16 "
-                 "(CI budget: spec 11.2 shrunk)."),
+                 "(CI budget: shrunk)."),
     figure_spec=FigureSpec(**ROUNDS, curves=_panel("in_fig4")),
     extra_figures=(
         FigureSpec(**ROUNDS, name="fig5_rounds", curves=_panel("in_fig5"),
@@ -183,12 +183,12 @@ TRAINING = Experiment(
               cl.fig5_lapa_closest, "fig5_rounds"),
         *_fig7_claims("fig7", "mnist"),
         *_fig6_claims("fig6", FIG6_PANELS),
-        Claim("summary_table", "Spec 9's summary table: final accuracy (mean ± sd over trials, "
+        Claim("summary_table", "Summary table: final accuracy (mean ± sd over trials, "
               "last 5 rounds) per figure and curve with eps^T, the realised max_k "
               "eps_k^{tot,eff}, T_th and the excluded devices (a report, not a claim).",
               cl.summary, ("fig4", "fig4b", "fig5_rounds", *FIG6_PANELS, "fig7",
                            *FIG6B_PANELS, "fig7b")),
-        Claim("fig7_p1", "DDPG's power lowers P1's objective: L(p*) <= L(p̄) (spec 9 Fig. 7, "
+        Claim("fig7_p1", "DDPG's power lowers P1's objective: L(p*) <= L(p̄) (Fig. 7, "
               "11.2 acceptance 6); T_th predicted vs realised.", cl.fig7_objective, "fig7"),
     ))
 
@@ -206,7 +206,7 @@ FMNIST_PRIVACY = Experiment(
     description=("Configuration 5 (LAPA + switching at DDPG's p*), LAPA + switching at p_bar and "
                  "ARB at p_bar over the practical channel at the Fig. 7 privacy level, calibrated on "
                  "this experiment's Pilot A (LAPA, ν = 4, ideal channel) and, where it runs, "
-                 "Pilot B (spec 6.3); the ν = 4 runs also draw Fig. 6(b)'s 5 + 10 panel "
+                 "Pilot B; the ν = 4 runs also draw Fig. 6(b)'s 5 + 10 panel "
                  "(lam = fmnist_lr; runs where lapa.training.fmnist_privacy is on)."),
     figure_spec=FigureSpec(**{**ROUNDS, "columns": (*cl.SUMMARY_COLUMNS, "p1_value",
                                                     "t_th_predicted")},
@@ -220,7 +220,7 @@ FMNIST_PRIVACY = Experiment(
     shared_keys=("lapa.radio", "lapa.alloc", "lapa.scale", "lapa.control"),
     enabled=fmnist_privacy_enabled,
     claims=(*_fig7_claims("fig7b", "fashion_mnist"),
-            Claim("fig7b_p1", "DDPG's power lowers P1's objective: L(p*) <= L(p̄) (spec 9 "
+            Claim("fig7b_p1", "DDPG's power lowers P1's objective: L(p*) <= L(p̄) ("
                   "Fig. 7); T_th predicted vs realised.", cl.fig7_objective, "fig7b"),
             *_fig6_claims("fig6b", FIG6B_PANELS)))
 

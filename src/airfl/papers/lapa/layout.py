@@ -1,4 +1,4 @@
-"""Fig. 3 (spec §9): the device layout of Sec. V-A from the radio draw the training figures use
+"""Fig. 3: the device layout of Sec. V-A from the radio draw the training figures use
 (`lapa.radio`, trial 0), each device annotated with its 3-D distance to the BS and its path loss
 (eq. 39). A tidy frame: one point per device (x, y) plus the BS, and the claims that check it."""
 
@@ -11,7 +11,7 @@ import pandas as pd
 
 from .radio import draw_radio, layout_generator
 
-#: kappa needs E_s = C^2 / q; the layout and path loss do not (q of the paper's CNN, spec §2.1).
+#: kappa needs E_s = C^2 / q; the layout and path loss do not (q of the paper's CNN).
 LAYOUT_DIM = 21840
 
 

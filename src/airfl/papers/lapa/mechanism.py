@@ -1,4 +1,4 @@
-"""LAPA's privacy allocation (paper Sec. III-B, eqs. 10-19; spec §3) and the two privacy
+"""LAPA's privacy allocation (paper Sec. III-B, eqs. 10-19) and the two privacy
 benchmarks it is compared with (uniform DP, Benchmark 3; ARB, Benchmark 4, reconstructed per the
 spec's Errata 2). Pure math and a small per-run state; the round's noise is drawn by the scheme.
 
@@ -28,14 +28,14 @@ def gaussian_constant(delta: float) -> float:
 
 
 def sensitivity(*, lr: float, clip: float, sizes) -> np.ndarray:
-    """Delta s_k = 2 lam C / |D_k| (paper eq. 18, used as written; spec §10 A4)."""
+    """Delta s_k = 2 lam C / |D_k| (paper eq. 18, used as written)."""
     return 2.0 * lr * clip / np.asarray(sizes, dtype=np.float64)
 
 
 def total_budget(*, nu: float, clip: float, dim: int, lr: float, mean_size: float, rounds: int,
                  devices: int, delta: float) -> float:
     """eps_T that gives an average-sized device the round-1 noise sigma_init = nu C / sqrt(q)
-    under the uniform split (spec §3.3): eps_T = c (2 lam C / |D|) T K / sigma_init."""
+    under the uniform split: eps_T = c (2 lam C / |D|) T K / sigma_init."""
     sigma_init = nu * clip / math.sqrt(dim)
     return gaussian_constant(delta) * 2.0 * lr * clip / mean_size * rounds * devices / sigma_init
 
@@ -55,8 +55,8 @@ def angles(global_gradient: torch.Tensor, local: torch.Tensor) -> np.ndarray:
 
 
 def reduce_change(change: torch.Tensor, previous: torch.Tensor, how: str) -> float:
-    """E = red(g^[i_j] - g^[i_{j-1}]) (eq. 10): the paper's |.| on a vector needs a reduction
-    (spec §10 A2): mean absolute coordinate change (default), L2, or L2 relative to the earlier."""
+    """E = red(g^[i_j] - g^[i_{j-1}]) (eq. 10): the paper's |.| on a vector needs a reduction:
+    mean absolute coordinate change (default), L2, or L2 relative to the earlier."""
     if how == "mean_abs":
         return float(change.abs().mean())
     norm = float(torch.linalg.vector_norm(change.double()))
@@ -70,7 +70,7 @@ def reduce_change(change: torch.Tensor, previous: torch.Tensor, how: str) -> flo
 def pid_error(history: list[torch.Tensor], *, kp: float, ks: float, window: int,
               reduction: str, generator: np.random.Generator) -> float:
     """e^[t] = K_p E^(i_n) + K_s (1/(n-1)) sum_{j=2..n} E^(i_j) (eq. 11, summation limits
-    repaired, spec §3.1): m distinct indices drawn from the last m+1 stored gradients, sorted;
+    repaired): m distinct indices drawn from the last m+1 stored gradients, sorted;
     0 with fewer than 2 stored gradients."""
     t = len(history)
     if t < 2:
@@ -84,14 +84,14 @@ def pid_error(history: list[torch.Tensor], *, kp: float, ks: float, window: int,
 
 
 def next_round_budget(*, error: float, total: float, spent: float, rounds: int, t: int) -> float:
-    """B_{t+1} = exp(-e^[t]) (eps_T - S_t) / (T - t) (eq. 12, spec §3.1); never more than what
+    """B_{t+1} = exp(-e^[t]) (eps_T - S_t) / (T - t) (eq. 12); never more than what
     is left, so sum_t B_t <= eps_T."""
     return math.exp(-error) * max(total - spent, 0.0) / (rounds - t)
 
 
 def split_budget(budget: float, scores: np.ndarray, mask: np.ndarray) -> np.ndarray:
     """eps_k = B f_k / sum_j f_j over the participants (eq. 16), with the guard
-    eps_k >= 1e-3 B / K and then a rescale so that sum_k eps_k = B (spec §3.2, Errata 5)."""
+    eps_k >= 1e-3 B / K and then a rescale so that sum_k eps_k = B (Errata 5)."""
     eps = np.zeros(scores.size)
     if not mask.any() or budget <= 0:
         return eps
@@ -103,7 +103,7 @@ def split_budget(budget: float, scores: np.ndarray, mask: np.ndarray) -> np.ndar
 
 @dataclass
 class LapaState:
-    """What the BS keeps between rounds (spec §3.4): history H, budget spent S, smoothed angles
+    """What the BS keeps between rounds: history H, budget spent S, smoothed angles
     and participation counts, the next round's per-device budgets."""
 
     total: float

@@ -1,5 +1,5 @@
 """params.yaml's `lapa` block and `audit.lapa` (AUDIT: the settings of the wing's audited DP
-mechanisms, issue 16), declared once (airfl.declare). A light module (stdlib only): every job
+mechanisms), declared once (airfl.declare). A light module (stdlib only): every job
 validates params.yaml.
 """
 
@@ -20,9 +20,9 @@ DEFS = {
         "eval_every": Int(minimum=1, required=True),
         "test_subset": Int(minimum=1, nullable=True, required=True),
         "train_eval_subset": Int(minimum=1, required=True)}),
-    "lapa": Obj(description="LAPA (spec shared/specs/lapa.md): radio, allocation and training "
+    "lapa": Obj(description="LAPA: radio, allocation and training "
                             "figures", fields={
-        "radio": Obj(description="layout, path loss and channel calibration (spec 2.3, 8)",
+        "radio": Obj(description="layout, path loss and channel calibration",
                      required=True, fields={
             "layout_seed": Int(minimum=0, required=True),
             "bs_position": ListOf(items=Num(), min_items=3, max_items=3, required=True),
@@ -38,7 +38,7 @@ DEFS = {
             "noise_w": Num(gt=0, required=True),
             "max_power_w": Num(gt=0, required=True),
             "median_snr_db": Num(required=True)}),
-        "alloc": Obj(description="LAPA's PID-like round budget and Gompertz device split (spec 3)",
+        "alloc": Obj(description="LAPA's PID-like round budget and Gompertz device split",
                      required=True, fields={
             "kp": Num(minimum=0, required=True),
             "ks": Num(minimum=0, required=True),
@@ -46,7 +46,7 @@ DEFS = {
             "beta": Num(gt=0, required=True),
             "reduction": Enum(values=("mean_abs", "l2", "l2_rel"), required=True),
             "invert_share": Bool(required=True)}),
-        "training": Obj(description="Figs. 4-5 run block (spec 7, 8; quick: spec 11.2 shrunk to "
+        "training": Obj(description="Figs. 4-5 run block (quick: shrunk to "
                                     "the CI budget)", required=True, fields={
             "dataset": Enum(values=("mnist", "fashion_mnist"), required=True),
             "input_normalization": Obj(required=True, fields={
@@ -69,13 +69,13 @@ DEFS = {
             "nu_grid": ByProfile(of=ListOf(items=Num(gt=0), min_items=1), required=True),
             "precision": Ref(name="precision"),
             # Fig. 6's panels besides the default 5 + 10: IID devices of each (the experiments
-            # exist for these five only); Figs. 6(b) / 7(b) on Fashion-MNIST; spec 6.3's Pilot B
+            # exist for these five only); Figs. 6(b) / 7(b) on Fashion-MNIST; Pilot B
             "fig6_mixes": ByProfile(of=ListOf(items=Enum(values=(0, 3, 7, 9, 15)), unique=True),
                                     required=True),
             "fmnist_privacy": ByProfile(of=Bool(), required=True),
             "pilot_b": ByProfile(of=Bool(), required=True)}),
         "control": Obj(description="Fig. 7's dynamic noise control: power limits, bound constants,"
-                                   " P1's direct searches and the DDPG agent (spec 6, 8)",
+                                   " P1's direct searches and the DDPG agent",
                        required=True, fields={
             "p_min_w": Num(gt=0, required=True),
             "p_max_w": Num(gt=0, required=True),

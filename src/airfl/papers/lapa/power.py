@@ -1,4 +1,4 @@
-"""Fig. 7's power control as a pipeline derivation (stage `derive`, spec §6.3-6.4, §8): from the
+"""Fig. 7's power control as a pipeline derivation (stage `derive`): from the
 stored Pilot A run (LAPA, ideal channel, artificial noise in every round, nu = 4) to
 the Fig. 7 privacy level and to DDPG's power allocation p* for Configuration 5.
 
@@ -7,9 +7,9 @@ Per trial (one channel draw per trial, so one P1 per trial):
    sizes (Delta s_k, eq. 18) and the channel norms ||h_k||^2 come from its design and records.
 2. Fig. 7 privacy level (spec §8 "Fig. 7 privacy level"): eps_T7 = eps_T_A S_req^A(T/2) /
    S_ch(p_bar), S_req(t) = sum_k c Delta s_k / eps_k^[t], S_ch = sum_k sigma_ch,k (eq. 23's two
-   sides). Runs are parameterised by nu (eps_T proportional to 1/nu, spec §3.3), so
+   sides). Runs are parameterised by nu (eps_T proportional to 1/nu), so
    nu_7 = nu_A S_ch(p_bar) / S_req^A(T/2); the Fig. 7 curves take the mean over trials.
-3. The frozen surrogate (spec §6.3): where the block holds Pilot B (`lapa.training.pilot_b`, the
+3. The frozen surrogate: where the block holds Pilot B (`lapa.training.pilot_b`, the
    paper profile), its own budget trajectory: LAPA over the ideal channel at nu_7 (the mean over
    trials, the level the Fig. 7 curves run at; derivation `fig7_level`, :func:`level`, sets it);
    otherwise the quick shortcut the spec allows (Pilot B skipped): eps_7 = eps_A nu_A / nu_7
@@ -37,10 +37,10 @@ from . import control
 from . import mechanism as mech
 from .ddpg import DdpgConfig, train_ddpg
 
-#: Pilot A (spec §6.3): LAPA at nu = 4 over the ideal channel, the Fig. 5 curve ``lapa_nu4``
+#: Pilot A: LAPA at nu = 4 over the ideal channel, the Fig. 5 curve ``lapa_nu4``
 PILOT_NU = 4.0
 PILOT = "lapa_nu4"
-#: Pilot B (spec §6.3): the same LAPA run at the Fig. 7 level; its curve runs where
+#: Pilot B: the same LAPA run at the Fig. 7 level; its curve runs where
 #: `lapa.training.pilot_b` is on (training.PILOT_B)
 PILOT_B = "pilot_b"
 TARGETS = ("config5", "lapa_avgp", "arb_avgp")
@@ -64,7 +64,7 @@ def ddpg_config(settings: dict[str, Any]) -> DdpgConfig:
 
 
 class Problem:
-    """P1 (eq. 28) of one trial on a frozen budget trajectory eps[T, K] (spec §6.3)."""
+    """P1 (eq. 28) of one trial on a frozen budget trajectory eps[T, K]."""
 
     def __init__(self, *, eps: np.ndarray, weights: np.ndarray, sizes: np.ndarray,
                  channel_norm2: np.ndarray, lr: float, clip: float, delta: float, noise_w: float,
@@ -106,7 +106,7 @@ class Problem:
 
 def solve(problem: Problem, *, config: DdpgConfig, seed: int, generator: np.random.Generator,
           random_generator: np.random.Generator) -> dict[str, Any]:
-    """DDPG's p* (best action seen, spec §6.4) against p_bar and the two direct searches."""
+    """DDPG's p* (best action seen) against p_bar and the two direct searches."""
     s = problem.settings
     average = problem.average()
     value_avg, t_th_avg = problem.value(average)
@@ -155,7 +155,7 @@ def fig7_nu(params: dict[str, Any], pilot: dict[str, Any]) -> list[tuple[float, 
         average = control.average_power(p_min=settings["p_min_w"], p_max=settings["p_max_w"],
                                         devices=sizes.size)
         s_ch = float(np.sum(control.channel_std(average, norm2, radio["noise_w"])))   # eq. 23
-        out.append((PILOT_NU * s_ch / s_req, s_req, s_ch))                     # spec §8
+        out.append((PILOT_NU * s_ch / s_req, s_req, s_ch))
     return out
 
 
@@ -178,7 +178,7 @@ def compute(params: dict[str, Any], block: dict[str, Any], inputs: dict[str, Any
     """The derivation `ddpg` of the LAPA training experiment (module docstring)."""
     settings = control_settings(params)
     pilot = inputs[PILOT]
-    pilot_b = inputs.get(PILOT_B)                   # spec 6.3: Pilot B where it ran
+    pilot_b = inputs.get(PILOT_B)                   # Pilot B where it ran
     curve = pilot["records"]["params"]
     radio = params["lapa"]["radio"]
     settings = {**settings, "p0_w": radio["max_power_w"]}
@@ -190,7 +190,7 @@ def compute(params: dict[str, Any], block: dict[str, Any], inputs: dict[str, Any
         trial = int(records["trial"])
         sizes, weights = np.asarray(design["sizes"]), np.asarray(design["weights"])
         norm2 = np.asarray(design["radio"]["channel_norm2"])
-        if b_records is None:          # quick shortcut (spec 6.3): Pilot A rescaled to eps^T_7
+        if b_records is None:          # quick shortcut: Pilot A rescaled to eps^T_7
             eps7 = _budgets(records) * PILOT_NU / nu7
         else:                          # Pilot B's own trajectory (at the mean nu_7)
             if int(b_records["trial"]) != trial:
@@ -233,8 +233,8 @@ def compute(params: dict[str, Any], block: dict[str, Any], inputs: dict[str, Any
                                      "t_th_predicted": per_trial["t_th_average"]},
                        "arb_avgp": dict(shared)},
             "report": {"nu_fig7": nu7, "trials": trials,
-                       "trajectory": "Pilot B (spec 6.3)" if pilot_b else
-                       "Pilot A rescaled to eps^T_7 (spec 6.3's quick shortcut)",
-                       "policy": "DDPG's best action seen (spec 6.4); the greedy actor output "
+                       "trajectory": "Pilot B" if pilot_b else
+                       "Pilot A rescaled to eps^T_7 (the quick shortcut)",
+                       "policy": "DDPG's best action seen; the greedy actor output "
                                  "is power_greedy"},
             "table": pd.concat(rows, ignore_index=True), "arrays": arrays}

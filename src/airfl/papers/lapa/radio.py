@@ -1,4 +1,4 @@
-"""LAPA's radio (spec §2.3, §4.3, §8): the layout of Sec. V-A, the path loss of eq. 39, Rayleigh
+"""LAPA's radio: the layout of Sec. V-A, the path loss of eq. 39, Rayleigh
 SIMO block fading normalised by a calibration constant, the channel noise on a decoded gradient
 and the SINR -> SER conversion that eq. 22's threshold is expressed in.
 
@@ -28,7 +28,7 @@ BS_POSITION = (-50.0, 0.0, 10.0)
 def layout_generator(seed: int, trial: int) -> torch.Generator:
     """The layout and fading stream of one trial, keyed by `lapa.radio.layout_seed` (spec §9
     Fig. 3: "the geometry matches §8 for seed 0") and the trial, not by the figure: Fig. 3 and
-    every training figure see the same devices and channels (common random numbers, spec §8)."""
+    every training figure see the same devices and channels (common random numbers)."""
     return torch_generator(seed, "lapa", "trial", trial, "placement")
 
 
@@ -54,7 +54,7 @@ def place_devices(*, region_counts: tuple[int, int], region_x: tuple[tuple[float
                   region_y: tuple[float, float], generator: torch.Generator
                   ) -> tuple[torch.Tensor, torch.Tensor]:
     """Devices uniform in Regions I and II at z = 0 (Sec. V-A), then shuffled so which device
-    sits in which region is random and seeded (spec §2.3). Returns positions [K, 3], region [K]."""
+    sits in which region is random and seeded. Returns positions [K, 3], region [K]."""
     parts, labels = [], []
     for index, (count, (x_lo, x_hi)) in enumerate(zip(region_counts, region_x)):
         parts.append(uniform_box(count, (x_lo, region_y[0], 0.0), (x_hi, region_y[1], 0.0),
@@ -74,7 +74,7 @@ def path_gain_eq39(distances_m: torch.Tensor, *, carrier_hz: float, exponent: fl
 
 def symbol_snr(*, channel_norm2, power_w, clip: float, dim: int, noise_w: float) -> np.ndarray:
     """Symbol SNR of one gradient entry, gamma_k^sym = E_s p_k^2 ||h_k||^2 / sigma_n0^2 with
-    E_s = s_ref^2 = C^2 / q (spec §4.3, §10 A5; eq. 6 after perfect SIC and MRC)."""
+    E_s = s_ref^2 = C^2 / q (eq. 6 after perfect SIC and MRC)."""
     return (clip ** 2 / dim) * np.asarray(power_w) * np.asarray(channel_norm2) / noise_w
 
 
@@ -82,10 +82,10 @@ def draw_radio(radio: dict[str, Any], *, clip: float, dim: int, generator: torch
                ) -> Radio:
     """The trial's layout and block-fading channels (drawn once per trial: Sec. II-B).
 
-    h_k = sqrt(kappa PL_k / mean_j PL_j) g_k, g_k ~ CN(0, I_Na) (Rayleigh law [M], spec §2.3).
+    h_k = sqrt(kappa PL_k / mean_j PL_j) g_k, g_k ~ CN(0, I_Na) (Rayleigh law [M]).
     kappa normalises the paper's literal path loss (~ -120 dB, which would give an SNR of about
-    -75 dB, spec §10 A5) while keeping its relative spread: the median device at P_0 has symbol
-    SNR `median_snr_db` (+1.5 dB, spec §8).
+    -75 dB) while keeping its relative spread: the median device at P_0 has symbol
+    SNR `median_snr_db` (+1.5 dB).
     """
     positions, region = place_devices(
         region_counts=tuple(radio["region_devices"]),
@@ -107,8 +107,8 @@ def draw_radio(radio: dict[str, Any], *, clip: float, dim: int, generator: torch
 
 
 def channel_noise_std(*, channel_norm2, power_w, noise_w: float) -> np.ndarray:
-    """sigma_ch,k = sigma_n0 / (p_k ||h_k||) per gradient entry (Sec. II-B; spec §2.3), with
-    p_k^2 = power_w the transmit power; real Gaussian of full variance (spec §10 A15)."""
+    """sigma_ch,k = sigma_n0 / (p_k ||h_k||) per gradient entry (Sec. II-B), with
+    p_k^2 = power_w the transmit power; real Gaussian of full variance."""
     return math.sqrt(noise_w) / np.sqrt(np.asarray(power_w) * np.asarray(channel_norm2))
 
 

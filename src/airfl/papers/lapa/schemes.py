@@ -1,4 +1,4 @@
-"""LAPA's configurations and benchmarks (spec §7) as one pipeline Scheme, kind ``lapa``.
+"""LAPA's configurations and benchmarks as one pipeline Scheme, kind ``lapa``.
 
 A curve picks three things: `aggregation` (fedavg = Benchmark 1, beda = FedAdp = Benchmark 2,
 wasserstein = eq. 21, with `ser_threshold` = eq. 22 = Configuration 2), `privacy` (none, lapa =
@@ -13,7 +13,7 @@ Design (per trial): the layout and channels of :mod:`.radio` (one per (seed, tri
 figures), the per-entry channel noise, the SER selection, the static weights from the
 partition's label histograms (Wasserstein distances, eq. 20) and eps_T from the noise level nu.
 
-Rounds (spec §3.4): the core uploads w_k - w after local SGD; the pseudo-gradient is g_k =
+Rounds: the core uploads w_k - w after local SGD; the pseudo-gradient is g_k =
 (w - w_k) / lam, clipped to C (eq. 17), perturbed by sigma_k z_k (eq. 19, stream ``dp``) and by
 the channel sigma_ch,k z'_k (stream ``noise``): both standard normals are common to every curve
 of a trial. The server step is w - lam sum_k G_k g^_k (eq. 3), returned as the core's update.
@@ -43,7 +43,7 @@ CHANNELS = ("ideal", "practical")
 
 
 class LapaScheme(Scheme):
-    """One of LAPA's configurations or benchmarks (spec §7)."""
+    """One of LAPA's configurations or benchmarks."""
 
     kind = "lapa"
     # the design draws the trial's own layout and block-fading channel (radio.draw_radio per
@@ -87,7 +87,7 @@ class LapaScheme(Scheme):
         radio = draw_radio(self.radio, clip=self.clip, dim=context.dim,
                            generator=layout_generator(self.radio["layout_seed"], context.trial))
         power = np.full(context.num_devices, self.power_w) if self.powers is None else \
-            np.asarray(self.powers[context.trial])          # p_k^2 of DDPG's p* (spec 6.4)
+            np.asarray(self.powers[context.trial])          # p_k^2 of DDPG's p*
         if power.size != context.num_devices:
             raise ValueError(f"curves.{self.name}.powers: trial {context.trial} has {power.size} "
                              f"powers for {context.num_devices} devices")
@@ -168,7 +168,7 @@ class LapaScheme(Scheme):
         weights_t = torch.from_numpy(weights).to(received)
         global_grad = weights_t @ received                                   # eq. 2
         record = self._account(run, sigma, sigma_ch, sens, c, mask, weights)
-        if self.privacy in ("lapa", "arb"):         # Fig. 2 and the DDPG surrogate (spec 6.3)
+        if self.privacy in ("lapa", "arb"):         # Fig. 2 and the DDPG surrogate
             with np.errstate(divide="ignore"):
                 need = np.where(mask, c * sens / run["eps"], 0.0)
             record.update({"eps": np.where(mask, run["eps"], 0.0).tolist(),
@@ -190,7 +190,7 @@ class LapaScheme(Scheme):
             record.update({"switched": run["switched"],
                            **{k: design[k] for k in self.predicted if k in design}})
         if self.privacy != "none":
-            record["eps_total"] = float(design["eps_total"])      # eps^T of the curve (spec 3.3)
+            record["eps_total"] = float(design["eps_total"])      # eps^T of the curve
         record.update({"selected": int(mask.sum()), "weight_sum": float(weights.sum()),
                        "clipped_fraction": float((norms > self.clip).double().mean())})
         return -self.lr * global_grad, record                                # eq. 3
@@ -207,7 +207,7 @@ class LapaScheme(Scheme):
 
     def _account(self, run, sigma, sigma_ch, sens, c, mask, weights) -> dict[str, Any]:
         """The round's privacy: nominal eps_k (the planned budget, eq. 16, with the paper's
-        Delta s_k = 2 lam C / |D_k|, eq. 18) summed per device (basic composition, spec §5), and
+        Delta s_k = 2 lam C / |D_k|, eq. 18) summed per device (basic composition), and
         two events for the privacy stage.
 
         * ``privacy`` (the record's accounting, `epsilon_paper`): a Gaussian event with the
@@ -216,7 +216,7 @@ class LapaScheme(Scheme):
           eps): the smallest noise multiplier over the selected devices, sqrt(sigma_k^2 +
           sigma_ch,k^2) / 2C (spec §5's effective noise), bounds every device's loss in this
           round (parallel composition), and the rounds compose these worst cases.
-        * ``privacy_simulated`` (`epsilon_simulated`, issue 16): the mechanism as run. Each
+        * ``privacy_simulated`` (`epsilon_simulated`): the mechanism as run. Each
           device's upload is g_k + sigma_k z_k + sigma_ch,k z'_k with real standard normals
           per coordinate (`aggregate`'s two randn(K, d) draws, eq. 19 and Sec. II-B): a
           Gaussian mechanism with per-coordinate std sqrt(sigma_k^2 + sigma_ch,k^2) on a
@@ -238,11 +238,11 @@ class LapaScheme(Scheme):
             return {"privacy": None}
         eps = np.where(mask, run["eps"], 0.0)
         run["eps_sum"] += eps
-        with np.errstate(divide="ignore"):          # spec 5: eps_eff = c Ds / sqrt(s^2 + s_ch^2)
+        with np.errstate(divide="ignore"):          # eps_eff = c Ds / sqrt(s^2 + s_ch^2)
             effective = np.where(mask, c * sens / np.sqrt(sigma ** 2 + sigma_ch ** 2), 0.0)
         run["eps_eff_sum"] += effective
         total_std = np.sqrt(sigma ** 2 + sigma_ch ** 2)               # eq. 19 + Sec. II-B
-        multiplier = float(np.min(total_std[mask])) / (2 * self.clip)  # spec 10 A4: 2C
+        multiplier = float(np.min(total_std[mask])) / (2 * self.clip)  # 2C
         releases = mask | (np.asarray(weights) != 0)                  # the BS uses these rows
         simulated = run["simulated"].step(np.where(releases, total_std / (2 * self.clip),
                                                    np.inf))

@@ -1,4 +1,4 @@
-"""LAPA's training figures (spec §7, §8, §9; quick = spec §11.2 shrunk to the CI budget) as one
+"""LAPA's training figures (quick = spec §11.2 shrunk to the CI budget) as one
 generic run block, so Figs. 4 and 5 share one partition (the default 5 IID + 10 non-IID mix,
 Errata 3: IID devices drawn first) and common random numbers.
 
@@ -17,7 +17,7 @@ Curves (Fig. 4: practical channel, every device at P_0, no DP; Fig. 5: ideal cha
           surrogate freezes (the quick profile takes spec §6.3's shortcut: Pilot A rescaled).
 All use the Wasserstein weights except the two benchmarks of Fig. 4 (spec §7 notes).
 
-Local work [M/I] (spec §2.2, A6): `local_steps` SGD steps from w^[t] with mini-batches of 10 % of
+Local work [M/I]: `local_steps` SGD steps from w^[t] with mini-batches of 10 % of
 the *mean* local size, drawn with replacement (the core's batched engine trains all 15 devices
 at once, which needs one batch size: a deviation from "10 % of each device's data, without
 replacement"); the upload is the pseudo-gradient (w - w_k)/lam.
@@ -29,7 +29,7 @@ from typing import Any
 
 from airfl.declare import resolve
 
-#: Pilot B's curve (spec §6.3), the paper profile's source of DDPG's frozen budget trajectory
+#: Pilot B's curve, the paper profile's source of DDPG's frozen budget trajectory
 PILOT_B = "pilot_b"
 
 #: q of the LAPA CNN (`cnn_mnist`: spec §2.1's 21,880 less BatchNorm's 40); a test checks it.
@@ -66,20 +66,20 @@ def _curves(params: dict[str, Any], pick: dict[str, Any]) -> dict[str, dict[str,
     control = lapa["control"]
     if 4 not in pick["nu_grid"]:
         raise ValueError(f"lapa.training.nu_grid: {pick['nu_grid']} must hold 4: Fig. 7's "
-                         "Pilot A is the LAPA run at nu = 4 (spec 6.3)")
+                         "Pilot A is the LAPA run at nu = 4")
     average = (control["p_min_w"] + control["p_max_w"]) / (2 * sum(lapa["radio"]["region_devices"]))
     fig7 = {**base, "channel": "practical", "in_fig7": True, "nu": 4.0}   # nu: derived
     curves["config5"] = {**fig7, "privacy": "lapa", "switching": True}     # powers: derived
     curves["lapa_avgp"] = {**fig7, "privacy": "lapa", "switching": True, "power_w": average}
     curves["arb_avgp"] = {**fig7, "privacy": "arb", "power_w": average}
-    if pick["pilot_b"]:      # spec 6.3: Pilot A's run at eps^T_7 (nu: derived, fig7_level)
+    if pick["pilot_b"]:      # Pilot A's run at eps^T_7 (nu: derived, fig7_level)
         curves[PILOT_B] = {**ideal, "privacy": "lapa", "nu": 4.0, "in_fig5": False, "pilot": True}
     return curves
 
 
 def compose_fmnist(params: dict[str, Any]) -> dict[str, Any]:
     """Fig. 4(b): the six Fig. 4 curves on Fashion-MNIST (lam = `fmnist_lr`, its own partition
-    of the same 5 IID + 10 non-IID mix); the privacy figures are MNIST only (spec §9)."""
+    of the same 5 IID + 10 non-IID mix); the privacy figures are MNIST only."""
     block = compose(params, fmnist_pick(params))
     block["curves"] = {c: p for c, p in block["curves"].items() if p["in_fig4"]}
     return block
@@ -109,7 +109,7 @@ def compose(params: dict[str, Any], pick: dict[str, Any] | None = None) -> dict[
         "scale": scale, "curves": curves}
 
 
-#: Fig. 6's four strategies (spec §9): no DP and the three DP allocations at nu = 4
+#: Fig. 6's four strategies: no DP and the three DP allocations at nu = 4
 FIG6_CURVES = ("nodp", "lapa_nu4", "uniform_nu4", "arb_nu4")
 #: Fig. 6's panels besides the default 5 + 10 (the paper's 3, 7, 9 and 0 IID devices, and 15 + 0
 #: of Errata 5): `lapa.training.fig6_mixes` picks among these per profile (schema enum)
@@ -151,7 +151,7 @@ def compose_mix(num_iid: int, fashion: bool = False):
 
 
 def compose_fmnist_privacy(params: dict[str, Any]) -> dict[str, Any]:
-    """Figs. 6(b) 5 + 10 and 7(b) on Fashion-MNIST (spec §9): the four Fig. 6 strategies at
+    """Figs. 6(b) 5 + 10 and 7(b) on Fashion-MNIST: the four Fig. 6 strategies at
     nu = 4 (lapa_nu4 is Fig. 7(b)'s Pilot A), Pilot B where it runs, and the three Fig. 7 curves."""
     block = compose(params, fmnist_pick(params))
     block["curves"] = {c: p for c, p in block["curves"].items()

@@ -1,4 +1,4 @@
-"""LAPA's aggregation weights (paper Sec. III-C; spec §4): the Wasserstein softmax (eqs. 20-21,
+"""LAPA's aggregation weights (paper Sec. III-C): the Wasserstein softmax (eqs. 20-21,
 computed by the core's heterogeneity module), SER-threshold device selection (eq. 22), and the
 benchmarks FedAvg (Benchmark 1) and BEDA = FedAdp (Benchmark 2, ref. [36]).
 """
@@ -14,7 +14,7 @@ from .mechanism import gompertz
 
 def selected_devices(snr: np.ndarray, threshold: float | None) -> np.ndarray:
     """gamma_k >= gamma_th (eq. 22); None selects everyone. An empty set keeps the single best
-    device (spec §4.3), so a round always aggregates something."""
+    device, so a round always aggregates something."""
     if threshold is None:
         return np.ones(snr.size, dtype=bool)
     mask = snr >= threshold
@@ -29,14 +29,14 @@ def selection_weights(distances: np.ndarray, sizes: np.ndarray, mask: np.ndarray
 
     The paper keeps the full-K denominator (weights sum to < 1: an implicit step shrink); with
     `renormalize` the softmax runs over the selected set instead so that sum_k G_k = 1, as eq. 2
-    requires (spec §4.3, §10 A7 and Errata 5 offer both)."""
+    requires (§10 A7 and Errata 5 offer both)."""
     if renormalize:
         return wasserstein_softmax_weights(distances, sizes, mask)
     return wasserstein_softmax_weights(distances, sizes) * mask
 
 
 def fedadp_weights(sizes: np.ndarray, smoothed_angle: np.ndarray, alpha: float) -> np.ndarray:
-    """FedAdp (Wu & Wang; LAPA Benchmark 2, spec §4.4): G_k = |D_k| e^{f(theta~_k)} /
+    """FedAdp (Wu & Wang; LAPA Benchmark 2): G_k = |D_k| e^{f(theta~_k)} /
     sum_j |D_j| e^{f(theta~_j)} with f the Gompertz map of eq. 15 (alpha = 5)."""
     logits = np.log(np.asarray(sizes, dtype=np.float64)) + gompertz(smoothed_angle, alpha)
     logits -= logits.max()

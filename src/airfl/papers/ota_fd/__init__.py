@@ -1,5 +1,5 @@
 """DP over-the-air federated distillation (Hu, Yan, Zhang, arXiv:2508.06557; only its appendix
-was available). Spec: shared/specs/ota_fd.md (its Errata override the text). One job each:
+was available). One job each:
 
 * :mod:`.transceiver` - per-class soft-label sharing over the air: Prop. 1 (both cases,
   `an_mode`), Lemma 1's sensitivity (`paper` / `per_class`), Theorem 2's DP constraint, the

@@ -20,7 +20,7 @@ from airfl.papers.ota_fd.schemes import sigma_n2_of
 
 
 def split_counts(num_devices: int, K: int, dominant: int, minor: int) -> np.ndarray:
-    """B_i^k of the one-dominant-class split: dominant class i mod K (spec §6.1, Errata 5)."""
+    """B_i^k of the one-dominant-class split: dominant class i mod K (Errata 5)."""
     counts = np.full((num_devices, K), float(minor))
     counts[np.arange(num_devices), np.arange(num_devices) % K] = float(dominant)
     return counts
@@ -75,8 +75,8 @@ def check_rounds(wide: pd.DataFrame) -> list[tuple[str, str, str, bool]]:
     gap = (wide["T_argmin"] - wide["T_closed"]).abs().max()
     binding = wide[wide["T0"] > wide["T_hat"]]
     return [
-        ("x6_T_hat_eps_squared", "T̂* = a/b grows as ε² (stricter privacy, fewer rounds; "
-         "spec 4.5)", f"log-log slope of a/b vs ε = {slope:.4f}", bool(abs(slope - 2) < 1e-6)),
+        ("x6_T_hat_eps_squared", "T̂* = a/b grows as ε² (stricter privacy, fewer rounds)",
+         f"log-log slope of a/b vs ε = {slope:.4f}", bool(abs(slope - 2) < 1e-6)),
         ("x6_errata1_closed_form", "The minimiser of the exact piecewise objective is "
          "max(T_0, a/b) (Errata 1)", f"max |argmin − round(max(T_0, a/b))| over the ε grid = "
          f"{gap}", bool(gap <= 1)),
@@ -122,14 +122,14 @@ def check_communication(wide: pd.DataFrame) -> list[tuple[str, str, str, bool]]:
     cnn = per["OTA-FL, CNN (D)"] / per["OTA-FD (K²)"]
     resnet = per["OTA-FL, ResNet-18 (D)"] / per["OTA-FD (K²)"]
     return [("x6_communication", "FD needs far fewer channel uses than FL: ≈ 217× (CNN-MNIST) "
-             "and ≈ 1.1·10⁵× (ResNet-18) per round (abstract claim (ii), spec 7)",
+             "and ≈ 1.1·10⁵× (ResNet-18) per round (abstract claim (ii))",
              f"D/K² = {cnn:.1f} (CNN, D = {per['OTA-FL, CNN (D)']:,}), {resnet:.4g} "
              f"(ResNet-18, D = {per['OTA-FL, ResNet-18 (D)']:,})",
              bool(round(cnn) == 217 and 1.0e5 <= resnet < 1.2e5))]
 
 
 def case_frame(p: dict[str, Any]) -> pd.DataFrame:
-    """X5's closed-form half (spec §7): over Rayleigh draws h_i ~ CN(0, 1) (numpy stream of
+    """X5's closed-form half: over Rayleigh draws h_i ~ CN(0, 1) (numpy stream of
     (seed, 'ota_fd/x6_cases')), the fraction of DP-limited class-rounds (Case II) and the median
     nu vs SNR at T = case_T, per eps of `nu_eps`. Same draws for every SNR and eps."""
     from airfl.rng import numpy_generator
@@ -165,7 +165,7 @@ def check_cases(wide: pd.DataFrame) -> list[tuple[str, str, str, bool]]:
                      f"at SNR {rows['snr_db'].tolist()} dB; median ν "
                      f"{[float(f'{v:.3g}') for v in rows['nu_median']]}")
     return [("x5_plateau", "Once DP-limited (Case II), ν no longer falls with SNR (plateau); the "
-             "DP-limited share grows with SNR (spec 7 X5, closed-form half)", "; ".join(parts),
+             "DP-limited share grows with SNR (closed-form half)", "; ".join(parts),
              bool(ok))]
 
 

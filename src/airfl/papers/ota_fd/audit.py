@@ -1,5 +1,5 @@
 """OTA-FD's over-the-air soft-label sharing (the proposed scheme, Prop. 1 with Theorem 2's DP
-constraint) as an auditable mechanism (issue 16).
+constraint) as an auditable mechanism.
 
 Runs the wing's transceiver, :func:`.transceiver.prop1_design` and :func:`.transceiver.receive`
 (what :meth:`.schemes.OtaFdScheme.aggregate` calls every round); ``receive`` broadcasts over the

@@ -1,4 +1,4 @@
-"""The claims of X2-X5 and X7 (spec §7) and X1's FD-vs-FL claim, evaluated on the stored figure
+"""The claims of X2-X5 and X7 and X1's FD-vs-FL claim, evaluated on the stored figure
 CSVs (one row per curve, trial and evaluated round). Orderings inside the spread over trials
 are ties (`airfl.claims`); the quick profile has one trial, so its orderings are signs."""
 
@@ -22,7 +22,7 @@ def _uses_per_round(frame: pd.DataFrame, curve: str) -> float:
 
 def competitive(fd: str, fl: str):
     """FD's final accuracy within COMPETITIVE_PP of FL's (paired) while FL spends D / K^2 times
-    the uplink channel uses per round (spec X1, X2: 217x on the CNN, 1.1e5x on ResNet-18)."""
+    the uplink channel uses per round (217x on the CNN, 1.1e5x on ResNet-18)."""
     def check(frame: pd.DataFrame) -> ClaimResult:
         curves = set(frame["curve"])
         fd_name = fd if fd in curves else (_dp_curves(frame) or [None])[-1]

@@ -1,4 +1,4 @@
-"""The claims of X1 (spec §7), evaluated on the stored figure CSV (one row per curve, trial and
+"""The claims of X1, evaluated on the stored figure CSV (one row per curve, trial and
 evaluated round). Orderings inside the spread over trials are ties (`airfl.claims`)."""
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
-"""OTA-FD's figures (spec shared/specs/ota_fd.md §7): X1 on CNN-MNIST, all methods, its claims
+"""OTA-FD's figures: X1 on CNN-MNIST, all methods, its claims
 checked on the stored figure data (:mod:`.claims_x1`, :mod:`.claims_more`); X2-X5 and X7 in
 :mod:`.experiments_more`; X6's closed forms below.
 
-Everything in X1 beyond the appendix is reconstructed [R] (spec §7: the main text and its two
+Everything in X1 beyond the appendix is reconstructed [R] (the main text and its two
 figures were not available): the methods, the eps sweep, the channel and SNR, gamma, eta_0.
 """
 
@@ -50,7 +50,7 @@ ROUNDS = dict(x="round", xlabel="FD round t")
 ACC = dict(y="test_accuracy", ylabel="Test accuracy (mean over WDs)")
 CAPTION_R = (" Reconstructed [R]: methods, ε sweep, Rayleigh channel at 10 dB SNR, γ = 1, "
              "η_0; quick profile: 20 % data (222 + 9×2 per WD), E = 5 steps of 48, ε scaled to "
-             "stay noise-equivalent (spec 9).")
+             "stay noise-equivalent.")
 
 X1 = Experiment(
     paper="ota_fd", figure="x1", config_key="ota_fd.x1",
@@ -82,7 +82,7 @@ X1 = Experiment(
     label=curve_label, compose=x1_block, trainer=run_fd_trial,
     claims=(
         Claim("x1_fd_vs_fl", "FD reaches accuracy competitive with FL with ≈ 217x fewer uplink "
-              "channel uses per round (noiseless FD vs noiseless FL; spec X1).",
+              "channel uses per round (noiseless FD vs noiseless FL).",
               cm.competitive("fd_noiseless", "fl_noiseless")),
         Claim("x1_dp_fd_vs_dp_fl", "DP OTA-FD at ε = 0.1 against OTA-FL with DP at its own "
               "budgets ε_i ≥ 1e6 (competitive: within 5 pp).",
@@ -96,15 +96,15 @@ X1 = Experiment(
         Claim("x1_tradeoff", "Learning-privacy trade-off: OTA-FD accuracy rises with ε "
               "(abstract claim (i), monotone up to trial noise).", cx.tradeoff),
         Claim("x1_shared_noise", "OTA-FD beats digital FD with local DP at the same ε (the "
-              "benefit of the shared OTA noise, spec 7 fd_digital_ldp).",
+              "benefit of the shared OTA noise).",
               cx._versus("fd_digital_ldp", True)),
         Claim("x1_weighting", "OTA-FD's B_i^k/B^k weighting beats uniform weights 1/M at the "
-              "same ε (spec 7 otafd_uniformw).", cx._versus("otafd_uniformw", True)),
+              "same ε.", cx._versus("otafd_uniformw", True)),
         Claim("x1_an_same", "The artificial-noise member of Prop. 1's family gives the same "
-              "accuracy as P2 = 0 (same ν; spec 7 otafd_an, within 0.5 pp or a tie).",
+              "accuracy as P2 = 0 (same ν; within 0.5 pp or a tie).",
               cx._versus("otafd_an", False)),
         Claim("x1_privacy", "The proposed design meets every WD's budget: realised ε_i <= ε_i "
-              "(Theorem 2, paper's formula, spec 5.4).", cx.privacy_met, "x1_privacy"),
+              "(Theorem 2, paper's formula).", cx.privacy_met, "x1_privacy"),
     ))
 
 EXPERIMENTS = (X1,) + more.EXPERIMENTS
@@ -156,7 +156,7 @@ def _cases(block: dict[str, Any]) -> pd.DataFrame:
 
 
 CAPTION_X6 = (" Full-scale MNIST split (1110 + 9×10 per WD, stated); Theorem 1's constants "
-              "L_1, L_2, f_max, η_0, γ are not stated (reconstructed [R], spec A3); the channel "
+              "L_1, L_2, f_max, η_0, γ are not stated (reconstructed [R]); the channel "
               "is the median of min_i |h_i|² P_i under Rayleigh fading (Errata 1).")
 
 

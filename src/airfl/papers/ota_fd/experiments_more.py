@@ -1,8 +1,8 @@
-"""OTA-FD's training figures X2-X5 and X7 (spec shared/specs/ota_fd.md §7); X1 and X6 are in
+"""OTA-FD's training figures X2-X5 and X7; X1 and X6 are in
 :mod:`.experiments`. Each takes X1's CNN-MNIST setting unless its params block overrides a key
 (:mod:`.setup`); its claims are checked on the stored figure data (:mod:`.claims_more`).
 
-Reconstructed [R] (spec §7, the main text and its figures were not available): every method
+Reconstructed [R] (the main text and its figures were not available): every method
 but the proposed one, the eps sweeps, the channel and SNR, gamma, eta_0, the CIFAR split and
 FedAvg setting of X2, the FL mechanism; the captions say so.
 """
@@ -33,7 +33,7 @@ OMEGA_COLUMNS = ("theorem1_omega", "theorem1_bound", "theorem1_init", "theorem1_
 ACC = dict(y="test_accuracy", ylabel="Test accuracy (mean over WDs; FL: global model)")
 CAPTION_R = (" Reconstructed [R]: methods other than the proposed one, the channel (Rayleigh, "
              "10 dB SNR), γ = 1, η_0, the FL mechanism (A10); quick profile: 20 % of the data "
-             "(222 + 9×2 per WD), E = 5 steps of 48, ε scaled to stay noise-equivalent (spec 9).")
+             "(222 + 9×2 per WD), E = 5 steps of 48, ε scaled to stay noise-equivalent.")
 
 
 def label(curve: str, params: dict[str, Any]) -> str:
@@ -52,7 +52,7 @@ def trained(curve: str, params: dict[str, Any]) -> bool:
     return not curve.startswith(calibration.PREFIX)
 
 
-# spec 7: eta_0 calibrated on noiseless FD; the choice trains every other curve of X1 / X2
+# eta_0 calibrated on noiseless FD; the choice trains every other curve of X1 / X2
 # (paper profile; quick has no calibration runs, so the derivation does not run there)
 ETA0 = Derivation("eta0", sources=(calibration.PREFIX + "*",), targets=("*",),
                   compute=calibration.derive_eta0)
@@ -129,7 +129,7 @@ X3 = _experiment(
 
 X4 = _experiment(
     "x4", "X4: CNN-MNIST, final test accuracy vs the number of rounds T",
-    "The fixed-T sweep of the proposed design (spec 7 otafd_fixedT): the DP noise per round "
+    "The fixed-T sweep of the proposed design: the DP noise per round "
     "grows like T (Theorem 2), so more rounds are not always better; Prop. 2's T* = max(T_0, "
     "a/b) of the X6 setting (Errata 1; Theorem 1's constants are not stated, [R]) is quoted "
     "in the claims. A fixed-T curve runs its literal T and ε / s (quick). Panel x4_omega and "

@@ -1,5 +1,5 @@
 """params.yaml's `ota_fd` block and `audit.ota_fd` (AUDIT: the settings of the wing's audited
-DP mechanisms, issue 16), declared once (airfl.declare). A light module (stdlib only): every job
+DP mechanisms), declared once (airfl.declare). A light module (stdlib only): every job
 validates params.yaml.
 
 The `ota_fd_*` scalar types are one value for both profiles or {quick: ..., paper: ...}
@@ -74,8 +74,7 @@ DEFS = {
         "eval_every": Ref(name="ota_fd_int"),
         "test_subset": Ref(name="ota_fd_int_or_null"),
         "train_eval_subset": Ref(name="ota_fd_int")}),
-    "ota_fd": Obj(description="DP over-the-air federated distillation (spec "
-                              "shared/specs/ota_fd.md)", fields={
+    "ota_fd": Obj(description="DP over-the-air federated distillation", fields={
         "analysis": Obj(required=True, fields={
             "num_devices": Int(minimum=1, required=True),
             "K": Int(minimum=2, required=True),
@@ -106,7 +105,7 @@ DEFS = {
             "clip_S": Num(gt=0, required=True),
             "sensitivity_mode": Enum(values=("paper", "per_class"), required=True),
             "an_mode": Enum(values=("none", "full_power"), required=True),
-            "fl": Obj(description="the FL benchmarks (spec 7, A10; budgets stated, Errata 3)",
+            "fl": Obj(description="the FL benchmarks (budgets stated, Errata 3)",
                       required=True, fields={
                 "clip_C": Num(gt=0, required=True),
                 "eps_uniform": Ref(name="ota_fd_interval", required=True),

@@ -1,4 +1,4 @@
-"""OTA-FD's per-round DP events for the privacy stage (spec shared/specs/ota_fd.md §5; issue 16):
+"""OTA-FD's per-round DP events for the privacy stage:
 ``privacy``, the paper's accounting, and ``privacy_simulated``, the mechanism as the code runs it.
 
 Units: every (WD i, class k) is its own Gaussian release each round (classes in parallel, spec
@@ -47,7 +47,7 @@ def ota_multipliers(*, h_abs: np.ndarray, design: tx.Design, class_counts: np.nd
                     spread: float = tx.SIMPLEX_SPREAD) -> np.ndarray:
     """Noise multipliers s^k / Delta_i^k [M, K] of one over-the-air round (inf: WD i sends
     nothing for class k): Lemma 1's sensitivity (A17) under `sensitivity_mode`, the receiver's
-    per-entry noise plus the artificial noise (spec §5.2)."""
+    per-entry noise plus the artificial noise."""
     s = np.sqrt(sigma_n2 + (np.abs(h_abs[:, None] * design.p2) ** 2).sum(axis=0))   # §5.2
     delta = tx.sensitivity(h_abs=h_abs, p1=design.p1, class_counts=class_counts, K=K,
                            sensitivity_mode=sensitivity_mode, spread=spread)        # (A17)

@@ -2,7 +2,7 @@
 softmax; D = 11,173,962, stated). Its identity is reconstructed [R] (Errata 4): the CIFAR
 variant of kuangliu/pytorch-cifar (3x3 stem, no max-pool, BasicBlocks [2, 2, 2, 2] with
 BatchNorm, `airfl.models.resnet18_bn`), which matches the parameter count exactly (BN affine
-parameters counted, running statistics not; spec §6.2). Used for the channel-use count of FL on
+parameters counted, running statistics not). Used for the channel-use count of FL on
 ResNet (X6); X2 trains the core's model `resnet18_bn` (the same layers, BatchNorm on batch
 statistics so a WD's model is its parameter vector, [R]). airfl's ResNet18GN, which the CDPB
 figures train, uses GroupNorm instead."""

@@ -1,5 +1,5 @@
 """The optimal number of FD rounds: Proposition 2 (Appendix D, (A29)-(A30)) with the review's
-Errata 1 (spec shared/specs/ota_fd.md §4.5).
+Errata 1.
 
 With Prop. 1 plugged in, sum_i Omega_i(T) = a/sqrt(T) + A_2 sum_i sum_k (B_i^k/B_i) K nu^k(T)
 / sqrt(T), nu^k(T) = max(sigma_n^2/lambda_PA^2, 4 T max_j (w_j^k)^2 rho_j) (the exact piecewise

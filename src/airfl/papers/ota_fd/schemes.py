@@ -1,4 +1,4 @@
-"""The knowledge-sharing schemes of OTA-FD compared in one figure (spec §7, kind ``ota_fd``).
+"""The knowledge-sharing schemes of OTA-FD compared in one figure (kind ``ota_fd``).
 
 In federated distillation a scheme aggregates the WDs' per-class soft labels, not model
 updates: `aggregate` takes q [M, K*K] (device, class-major K x K) and returns the estimate
@@ -16,7 +16,7 @@ method shares nothing (local only). Methods:
 * ``otafl_dp`` - the FL benchmark: one global model, FedSGD/FedAvg updates clipped to C
   (core `clip_by_norm`), sent over the air with Prop. 1's data-weighted channel inversion
   (one "class" of D entries, weights B_i/B) and lambda = min(lambda_PA, lambda_DP) under the FL
-  budgets (spec 7 and A10: the mechanism is reconstructed [R], sensitivity 2C/B_i).
+  budgets (the mechanism is reconstructed [R], sensitivity 2C/B_i).
 * ``fl_noiseless`` - FedSGD/FedAvg with perfect aggregation of the unclipped updates, weights
   B_i/B (upper bound of FL).
 
@@ -24,7 +24,7 @@ The two FL methods average models (`model_averaging`): the wing's trainer runs t
 the core's FL round loop (`airfl.core.loop.run_trial`) on the same data, channels and CRN.
 
 The artificial-noise variant is ``otafd_prop`` with ``an_mode: full_power``. All of the
-benchmarks are reconstructed [R] (spec §7).
+benchmarks are reconstructed [R].
 
 Round records of the DP methods carry the per-round events the privacy stage composes
 (:mod:`.privacy`: ``privacy``, Lemma 1 and Theorem 2 as the paper accounts them, and
@@ -105,14 +105,14 @@ class OtaFdScheme(Scheme):
         return eps, delta
 
     def design(self, context: DesignContext) -> dict[str, Any]:
-        """T is fixed before training (the DP noise of every round depends on it, spec §3.3):
-        the curve's own `T` (fixed-T sweep, `otafd_fixedT` of spec 7) or the schedule's rounds
+        """T is fixed before training (the DP noise of every round depends on it):
+        the curve's own `T` (fixed-T sweep, `otafd_fixedT`) or the schedule's rounds
         (Prop. 2 is evaluated in the analysis X6)."""
         T = self.params.get("T") or context.rounds
         return {"T": int(T), "sigma_n2": self.sigma_n2, "dim": int(context.dim)}
 
     def channel_uses(self, num_classes: int, num_devices: int) -> int:
-        """Uplink channel uses per round: K vectors of length K in analog form (spec X1); the
+        """Uplink channel uses per round: K vectors of length K in analog form; the
         noiseless benchmark is counted as the same ideal link, local training sends nothing,
         digital FD one use per real number per WD on orthogonal links (M K^2, [R])."""
         if self.method == "fd_digital_ldp":
@@ -197,7 +197,7 @@ class OtaFdScheme(Scheme):
             "eps_real_ratio": 1.0, **events}  # each WD's own noise meets its budget exactly
 
     def _federated(self, updates: torch.Tensor, state: RoundState, design: dict[str, Any]):
-        """OTA-FL with DP / noiseless FL on model updates [M, D] (spec 7, A10 [R]). Each update is
+        """OTA-FL with DP / noiseless FL on model updates [M, D] (A10 [R]). Each update is
         clipped to C and divided by C (unit ball), WD i sends P1_i sqrt(D) u_i with Prop. 1's
         P1 for weights B_i/B (one class, K -> D), the PS receives sum_i |h_i| x_i + z and
         de-scales by lambda = min(lambda_PA, lambda_DP): r = sum_i c_i u_i + z / lambda with
@@ -225,7 +225,7 @@ class OtaFdScheme(Scheme):
                                    spread=tx.BALL_SPREAD)
         common = dict(h_abs=h_abs, design=d, sigma_n2=self.sigma_n2, K=D,
                       sensitivity_mode="paper", spread=tx.BALL_SPREAD)
-        events = self._round_events(state).record(       # spec 5.8: 2C |h P1| sqrt(D) / B_i
+        events = self._round_events(state).record(       # 2C |h P1| sqrt(D) / B_i
             dp.ota_multipliers(**common, class_counts=counts),
             dp.ota_multipliers(**common, class_counts=np.ones_like(counts)))  # whole-update clip
         return clip * r, {**events, "case2_fraction": float(d.case[0] == 2),

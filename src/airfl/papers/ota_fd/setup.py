@@ -1,5 +1,4 @@
-"""The run blocks of OTA-FD's training experiments X1-X5, X7 from params.yaml `ota_fd` (spec §7,
-§9).
+"""The run blocks of OTA-FD's training experiments X1-X5, X7 from params.yaml `ota_fd`.
 
 `ota_fd.x1` holds the CNN-MNIST training setting; every other experiment `ota_fd.x<n>` takes
 X1's setting keys (`SETTING`) and overrides the ones it names, and says which curves it runs
@@ -8,9 +7,9 @@ X1's setting keys (`SETTING`) and overrides the ones it names, and says which cu
 fixed-T sweep `fixed_T` and the SNR sweep `snr_grid` of the proposed method, `ablations` at
 `benchmark_eps_full`. `otafl_dp` always runs at the FL budgets of `setting.fl` (stated).
 
-Quick profile (spec §9): local datasets shrunk by s = data_fraction (same 111:1 ratio), and the
+Quick profile: local datasets shrunk by s = data_fraction (same 111:1 ratio), and the
 privacy budgets scaled so that the per-entry DP noise nu ~ T / (eps^2 B_i^2) equals the full
-run's: eps_run = eps_full / s * sqrt(T_run / T_full) (spec §9, fact 2); a fixed-T curve keeps
+run's: eps_run = eps_full / s * sqrt(T_run / T_full) (fact 2); a fixed-T curve keeps
 its literal T, so its budget is scaled by 1/s only. Curves are named by the full-scale eps
 they stand for; both eps are curve parameters (eps, eps_full).
 """
@@ -55,7 +54,7 @@ def settings(params: dict[str, Any], key: str) -> dict[str, Any]:
 
 
 def run_eps(eps_full: float, *, data_fraction: float, rounds: int, rounds_full: int) -> float:
-    """The noise-equivalent budget of a shrunk run (spec §9): eps_full / s * sqrt(T / T_full)."""
+    """The noise-equivalent budget of a shrunk run: eps_full / s * sqrt(T / T_full)."""
     return eps_full / data_fraction * math.sqrt(rounds / rounds_full)
 
 
@@ -98,7 +97,7 @@ def curves_of(params: dict[str, Any], key: str) -> dict[str, dict[str, Any]]:
         for eps_full in pick["eps_full"]:
             name = dp_curve(eps_full) if method == "otafd_prop" else f"{method}_e{token(eps_full)}"
             curves[name] = {**base, "method": method, **budget(eps_full)}
-    for T in pick.get("fixed_T", []):        # spec 7 otafd_fixedT: literal T, eps / s
+    for T in pick.get("fixed_T", []):        # otafd_fixedT: literal T, eps / s
         for eps_full in pick["eps_full"]:
             curves[f"otafd_fixedt_e{token(eps_full)}_t{T}"] = {
                 **base, "method": "otafd_prop", "T": int(T), **budget(eps_full, literal_T=True),
@@ -109,7 +108,7 @@ def curves_of(params: dict[str, Any], key: str) -> dict[str, dict[str, Any]]:
         for eps_full in pick["eps_full"]:
             curves[f"otafd_prop_e{token(eps_full)}_snr{token(snr)}"] = {
                 **base, "method": "otafd_prop", "snr_db": float(snr), **budget(eps_full)}
-    for eta0 in pick.get("eta0_grid", []):   # eta_0 calibration runs (calibration.py, spec 7)
+    for eta0 in pick.get("eta0_grid", []):   # eta_0 calibration runs (calibration.py)
         curves[f"{PREFIX}{token(eta0)}"] = {**base, "method": "fd_noiseless", "eta0": float(eta0)}
     for name in pick.get("ablations", []):   # X7 (and X1's paper benchmarks) at one budget
         method, extra = {"otafd_an": ("otafd_prop", {"an_mode": "full_power"}),
@@ -132,7 +131,7 @@ def block_of(params: dict[str, Any], key: str) -> dict[str, Any]:
     return {
         **substituted,
         "dataset": pick["dataset"], "num_devices": pick["num_devices"],
-        # spec 6.1: MNIST 1110 of one class + 10 of each other (stated); CIFAR 4440 + 9x40 [R];
+        # MNIST 1110 of one class + 10 of each other (stated); CIFAR 4440 + 9x40 [R];
         # quick: times s (111:1 kept)
         "partition": {"kind": "dominant_class", "dominant": round(pick["dominant"] * s),
                       "others": round(pick["others"] * s)},

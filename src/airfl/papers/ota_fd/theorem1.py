@@ -1,4 +1,4 @@
-"""Theorem 1's convergence bound (Appendix A, spec shared/specs/ota_fd.md §4.1), evaluated on a
+"""Theorem 1's convergence bound (Appendix A), evaluated on a
 stored run: E ||grad F_i(theta_hat_{i,T})||^2 <= Omega_i(T, {P_t}) + 8 gamma L_2 S, with
 
   Omega_i = 3 f_{i,max} / (eta_0 sqrt(T))                                   (initial gap)
@@ -11,11 +11,11 @@ stored run: E ||grad F_i(theta_hat_{i,T})||^2 <= Omega_i(T, {P_t}) + 8 gamma L_2
 
 The per-round inputs are what the run measured (`schemes.OtaFdScheme` records Phi_1 and Phi_2 from
 the round's design and soft labels; `training.run_fd_trial` the gradient norms and losses).
-Reconstructed [R], none stated in the appendix (spec A3, A6): L_1 and L_2 are the X6 constants
+Reconstructed [R], none stated in the appendix: L_1 and L_2 are the X6 constants
 (`ota_fd.analysis`); ||grad F_i(theta_{i,t})|| is the pre-clip norm of WD i's first local
 mini-batch gradient of round t (with the received targets, not the full-data gradient at the
 ideal targets of (A1)); f_{i,max} is the largest such mini-batch loss of WD i over the run (the
-spec's `fmax: measured`); S is the clipping norm clip_S (spec A14).
+spec's `fmax: measured`); S is the clipping norm clip_S.
 """
 
 from __future__ import annotations
@@ -42,7 +42,7 @@ def phi2(*, share: np.ndarray, nu: np.ndarray, K: int) -> np.ndarray:
 def omega_terms(*, T: int, consts: TheoryConstants, fmax: np.ndarray, phi1: np.ndarray,
                 phi2: np.ndarray, gradnorm: np.ndarray) -> dict[str, np.ndarray]:
     """Theorem 1's three terms of Omega_i [M] each (fmax [M]; phi1, phi2, gradnorm [T, M], row t
-    = round t = 0..T-1 with eta_t = eta_0 / sqrt(t + 1), spec A7)."""
+    = round t = 0..T-1 with eta_t = eta_0 / sqrt(t + 1))."""
     eta = consts.eta0 / np.sqrt(np.arange(1, T + 1, dtype=np.float64))[:, None]   # [T, 1]
     scale = float(T) ** 1.5
     return {

@@ -1,4 +1,4 @@
-"""The federated-distillation round loop (spec shared/specs/ota_fd.md §3.2-§3.3): every WD keeps
+"""The federated-distillation round loop: every WD keeps
 its own model (no parameter averaging); a round is knowledge extraction -> OTA sharing of the
 per-class soft labels (the scheme) -> local training on CE + gamma * distillation term.
 
@@ -6,7 +6,7 @@ It replaces the FL loop of `airfl.core.loop.run_trial` for this wing's experimen
 (`Experiment.trainer`) and keeps its conventions: the channel of round t comes from the round's
 `channel` stream (common random numbers), mini-batches from its `data` stream, all WDs start
 from the trial's theta_0 (`init` stream), the table has the generic columns (test_accuracy =
-mean over WDs of each WD's own model on the test set, spec A15).
+mean over WDs of each WD's own model on the test set).
 """
 
 from __future__ import annotations
@@ -39,8 +39,8 @@ def class_counts(setup: TrialSetup, num_classes: int) -> torch.Tensor:
 
 @torch.no_grad()
 def soft_labels(setup: TrialSetup, params: torch.Tensor, num_classes: int) -> torch.Tensor:
-    """q_i^k [M, K, K]: each WD's average softmax output over its samples of class k (spec §1;
-    eval mode, all local samples). Rows of classes a WD lacks stay zero (it sends nothing)."""
+    """q_i^k [M, K, K]: each WD's average softmax output over its samples of class k
+    (eval mode, all local samples). Rows of classes a WD lacks stay zero (it sends nothing)."""
     M, K = setup.data.num_clients, num_classes
     out = torch.zeros(M, K, K, dtype=torch.float64)
     for m in range(M):
@@ -55,7 +55,7 @@ def soft_labels(setup: TrialSetup, params: torch.Tensor, num_classes: int) -> to
 
 def distillation_loss(logits: torch.Tensor, y: torch.Tensor, weights: torch.Tensor,
                       targets: torch.Tensor | None, gamma: float) -> torch.Tensor:
-    """sum_b w_b [CE(G(u_b), v_b) + gamma ||G(u_b) - r^{v_b}||_2^2] (spec §3.2, (M1)-(M3), (A5):
+    """sum_b w_b [CE(G(u_b), v_b) + gamma ||G(u_b) - r^{v_b}||_2^2] ((M1)-(M3), (A5):
     squared Euclidean distance between softmax probabilities and the received soft label of the
     sample's class; CE as the empirical loss is [R])."""
     loss = torch.nn.functional.cross_entropy(logits, y, reduction="none")
@@ -111,12 +111,12 @@ def evaluate(setup: TrialSetup, params: torch.Tensor) -> dict[str, float]:
 def run_fd_trial(setup: TrialSetup, scheme, design: dict[str, Any], progress: bool = True
                  ) -> tuple[pd.DataFrame, list[dict[str, Any]]]:
     """All T rounds of one trial of one method; returns the per-round table and the records.
-    Step size eta_t = eta_0 / sqrt(t + 1), t = 0..T-1 (spec A7); E local steps per round on
+    Step size eta_t = eta_0 / sqrt(t + 1), t = 0..T-1; E local steps per round on
     mini-batches (`local_steps`, `batch_size`) or one full-batch step (`full_batch`, FedSGD).
-    T is the design's (a fixed-T curve's own T, spec 7 `otafd_fixedT`); eta_0 the curve's
+    T is the design's (a fixed-T curve's own T, `otafd_fixedT`); eta_0 the curve's
     `eta0` where it names one (an eta_0 calibration run), else the block's. The FL benchmarks
     (`scheme.model_averaging`) run the core's FL loop on the same set-up (data, channel and
-    mini-batch streams: CRN) and are charged D channel uses per round (spec X1)."""
+    mini-batch streams: CRN) and are charged D channel uses per round."""
     if int(design["T"]) != setup.rounds:
         setup = dataclasses.replace(setup, rounds=int(design["T"]))
     if "eta0" in scheme.params:            # a curve's own eta_0 (calibration.py's runs)
@@ -167,7 +167,7 @@ def run_fd_trial(setup: TrialSetup, scheme, design: dict[str, Any], progress: bo
 
 
 def omega_columns(records: list[dict[str, Any]], scheme, eta0: float) -> dict[str, float]:
-    """Theorem 1 on the run's own trajectory (`theorem1`, spec §4.1): sum_i Omega_i(T) and its
+    """Theorem 1 on the run's own trajectory (`theorem1`): sum_i Omega_i(T) and its
     three terms, and sum_i of the bound Omega_i + 8 gamma L_2 S, from the Phi_1, Phi_2, gradient
     norms and losses the rounds recorded; L_1, L_2 are the curve's `theory` constants (X6's,
     reconstructed [R]), eta_0 and gamma the run's, S = clip_S, T = the rounds run."""
@@ -188,7 +188,7 @@ def federated_trial(setup: TrialSetup, scheme, design: dict[str, Any], progress:
                     ) -> tuple[pd.DataFrame, list[dict[str, Any]]]:
     """An FL benchmark through `airfl.core.loop.run_trial` (one global model, server step
     w + Delta, constant step size eta_0: the FL schedule is not stated, [R]), with the
-    cumulative uplink channel uses D per round (one analog use per parameter, spec X1).
+    cumulative uplink channel uses D per round (one analog use per parameter).
     FedSGD (`full_batch`, the paper profile on MNIST): every WD uploads its full-batch gradient
     and the server steps w - eta_0 g (the core's `gradient` upload); FedAvg otherwise (deltas
     after E local steps)."""

@@ -1,9 +1,9 @@
 """Knowledge sharing over the air: the per-round transceiver of OTA-FD (Hu, Yan, Zhang,
-arXiv:2508.06557, Appendices B-C; spec shared/specs/ota_fd.md §3.1, §4.2-§4.4).
+arXiv:2508.06557, Appendices B-C).
 
 One round, one class k: WD i sends x_i = P1_i sqrt(K) q_i^k + P2_i n_i (n ~ N(0, I_K)), the PS
 receives y = sum_i |h_i| x_i + z (z ~ N(0, sigma_n^2 I_K)) and estimates r^k = y / lambda^k.
-The signal model is reconstructed [R] (spec §3.1, Errata 4): the real-valued equivalent after
+The signal model is reconstructed [R] (Errata 4): the real-valued equivalent after
 phase compensation by conj(h) in P1 (ambiguity A8), which matches every appendix formula. All
 arrays are float64 numpy; `class_counts` is B_i^k [M, K].
 """
@@ -42,7 +42,7 @@ def privacy_coefficients(*, eps: np.ndarray, delta: np.ndarray, class_counts: np
     delta = np.asarray(delta, dtype=np.float64).reshape(-1, 1)
     with np.errstate(divide="ignore"):
         return np.where(denom > 0, spread * np.log(1.0 / delta) / (eps ** 2 * denom ** 2),
-                        0.0)                                     # (A17)-(A19), spec 2.6
+                        0.0)                                     # (A17)-(A19)
 
 
 def sensitivity(*, h_abs: np.ndarray, p1: np.ndarray, class_counts: np.ndarray, K: int,
@@ -112,7 +112,7 @@ def prop1_design(*, h_abs: np.ndarray, power: np.ndarray, class_counts: np.ndarr
     the minimum-energy member of the optimal family; spec §4.4, ambiguity A4).
 
     `an_mode: full_power`: in Case II the member with artificial noise from the WD with the
-    most power slack and lambda as large as that WD's power allows ([D], spec §4.4): same nu.
+    most power slack and lambda as large as that WD's power allows ([D]): same nu.
     `rho=None`: no DP constraint (OTA FD without DP, lambda = lambda_PA). `weights`: other
     aggregation weights (e.g. uniform 1/M, step 2's ablation); default B_i^k/B^k."""
     if an_mode not in AN_MODES:
@@ -148,7 +148,7 @@ def _full_power_member(h_abs, power, w, level, lam, lam_pa, case, sigma_n2, K):
 
 def receive(*, soft_labels: np.ndarray, h_abs: np.ndarray, design: Design, sigma_n2: float,
             noise: np.ndarray, artificial: np.ndarray) -> np.ndarray:
-    """Signal-level OTA aggregation (spec §3.1): r^k = (sum_i |h_i| (P1_i^k sqrt(K) q_i^k +
+    """Signal-level OTA aggregation: r^k = (sum_i |h_i| (P1_i^k sqrt(K) q_i^k +
     P2_i^k n_i^k) + z^k) / lambda^k, for soft labels q [M, K, K] (device, class, entry), unit
     normal draws `noise` [K, K] (receiver) and `artificial` [M, K, K]. Returns r [K, K]."""
     K = soft_labels.shape[1]
@@ -159,7 +159,7 @@ def receive(*, soft_labels: np.ndarray, h_abs: np.ndarray, design: Design, sigma
 
 def receive_equivalent(*, soft_labels: np.ndarray, design: Design, noise: np.ndarray
                        ) -> np.ndarray:
-    """The nu-level form (spec §3.3, exact in distribution when P2 = 0): r^k = sum_i c_i^k q_i^k
+    """The nu-level form (exact in distribution when P2 = 0): r^k = sum_i c_i^k q_i^k
     + sqrt(nu^k) xi, xi ~ N(0, I_K)."""
     mean = (design.weights[:, :, None] * soft_labels).sum(axis=0)
     return mean + np.sqrt(design.nu)[:, None] * noise
@@ -168,7 +168,7 @@ def receive_equivalent(*, soft_labels: np.ndarray, design: Design, noise: np.nda
 def realised_eps(*, h_abs: np.ndarray, design: Design, class_counts: np.ndarray, sigma_n2: float,
                  delta: np.ndarray, T: int, K: int, sensitivity_mode: str = "paper",
                  spread: float = SIMPLEX_SPREAD) -> np.ndarray:
-    """eps_i of one round by the paper's formula (spec §5.4, Wei et al. Thm 1 as in (A18)):
+    """eps_i of one round by the paper's formula (Wei et al. Thm 1 as in (A18)):
     max_k Delta_i^k sqrt(2 T ln(1/delta_i)) / s^k, s^k = sqrt(sigma_n^2 + sum_j |h_j P2_j^k|^2)
     [M]. The run's eps_i is its maximum over rounds (<= eps_i target for the proposed scheme)."""
     delta_ = sensitivity(h_abs=h_abs, p1=design.p1, class_counts=class_counts, K=K,

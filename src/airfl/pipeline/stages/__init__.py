@@ -6,4 +6,4 @@ data -> partition -> design -> train -> privacy -> figure -> claims
 
 class StageError(RuntimeError):
     """A stage cannot make its outputs; the message says what is wrong and what to do. The CLI
-    prints it without a traceback and exits 1 (issue 18)."""
+    prints it without a traceback and exits 1."""

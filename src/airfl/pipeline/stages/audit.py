@@ -1,4 +1,4 @@
-"""Stage `audit` (issue 16): `airfl audit <wing> <mechanism>` audits one registered DP mechanism
+"""Stage `audit`: `airfl audit <wing> <mechanism>` audits one registered DP mechanism
 by running its scheme's own aggregation on neighbouring inputs (airfl.privacy.auditing), and
 writes results/audit/<wing>/<mechanism>.json (every audited point: claimed, as-simulated and
 audited epsilons, the test, the parameters), figures/<wing>/audit_<mechanism>.csv (what is drawn)

@@ -1,5 +1,5 @@
 """Stage `calibrate`: parameters an experiment measures before training, from one noise-free
-round at theta_0 (e.g. CDPB's clip norm W_clip = the median client update norm, spec 0, 10.3).
+round at theta_0 (e.g. CDPB's clip norm W_clip = the median client update norm).
 
 The core measures every client's upload norm at theta_0 of trial 0 with round 1's data draws (the
 uploads the first round of that trial computes), the experiment's `calibration` hook turns them

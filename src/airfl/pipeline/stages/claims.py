@@ -55,7 +55,7 @@ def evaluate_paper(paper: str, params: dict[str, Any] | None = None) -> list[dic
 
 
 def audit_claims(wing_names) -> list[dict[str, Any]]:
-    """The privacy-audit claims of these wings (issue 16; `audit_claim_rows`)."""
+    """The privacy-audit claims of these wings (`audit_claim_rows`)."""
     return [row for name in wing_names if get_wing(name).audits for row in audit_claim_rows(name)]
 
 
@@ -114,7 +114,7 @@ def _tally(results: list[dict[str, Any]]) -> dict[str, int]:
             "ties": verdicts.count("tie"), "n/a": verdicts.count("n/a")}
 
 
-# A verdict as a number, so that `dvc metrics diff` shows which claims flipped (issue 13, item 6);
+# A verdict as a number, so that `dvc metrics diff` shows which claims flipped;
 # n/a (the claim does not apply to this run) has none and is left out.
 SCORES = {"yes": 1.0, "tie": 0.5, "no": 0.0}
 

@@ -25,7 +25,7 @@ from airfl.pipeline.stage_params import declared
 
 
 # The privacy stage's columns a figure carries: the paper's bound and the mechanism as
-# simulated (empty where not computed yet), named for what they hold (issue 18, item 6).
+# simulated (empty where not computed yet), named for what they hold.
 EPSILONS = ("epsilon_paper", "epsilon_simulated")
 
 
@@ -33,7 +33,7 @@ def stale_runs(params: dict[str, Any], experiment: Experiment, curves: dict[str,
                ) -> list[str]:
     """Each curve whose run was made with other parameters than the current ones (seed,
     profile, the experiment's settings or the curve's own, as params.yaml states them): a
-    figure drawn from it would claim parameters it does not show (issue 18, item 2)."""
+    figure drawn from it would claim parameters it does not show."""
     block = experiment.params(params)
     current = json_form({"seed": params["seed"], "profile": params["profile"],
                           "experiment": {k: v for k, v in block.items() if k != "curves"}})

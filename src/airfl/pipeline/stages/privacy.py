@@ -1,11 +1,11 @@
 """Stage `privacy`: compose each run's per-round privacy records into (eps, delta) per round.
 
-Two accountings, named for what they hold (issue 18, item 6):
+Two accountings, named for what they hold:
 
 * ``epsilon_paper``: the round records' ``privacy`` events, the scheme's accounting as its paper
   states it (CDPB: Theorem 1 with sigma_q^2 as the mechanism's variance; DP as a perk:
   Proposition III.1 with sigma^2 and Bernoulli(r) amplification; LAPA: each round's worst
-  device at the clipped update's sensitivity 2C (spec A4); OTA-FD: Lemma 1's sensitivity
+  device at the clipped update's sensitivity 2C; OTA-FD: Lemma 1's sensitivity
   under Theorem 2's design, per (WD, class), spec §5.4's accountant; DP-FedAvg and the OTA
   baselines: the RDP of the Gaussian mechanism they add).
 * ``epsilon_simulated``: the mechanism as the run simulates it. A record's
@@ -13,7 +13,7 @@ Two accountings, named for what they hold (issue 18, item 6):
   Poisson-subsampled Gaussian at the per-coordinate variance the run adds; DP as a perk: the
   receiver's sigma^2/2 on its fixed subset of clients; LAPA: each device's own composition,
   then the worst device; OTA-FD: the sensitivity the code's shared vectors have, sqrt(2)/B_i^k
-  for a soft label, 2C for a clipped FL update; issue 16); ``privacy_simulated: null``
+  for a soft label, 2C for a clipped FL update); ``privacy_simulated: null``
   where that is not computed, written as an empty value; no such key: the scheme's
   accounting is of the mechanism it simulates, the same events.
 

@@ -27,9 +27,9 @@ def stored_designs(path: Path, trials: int, made_with: dict[str, Any] | None = N
                    panel_keys: tuple[str, ...] = ()) -> list[dict[str, Any]]:
     """The design stage's per-trial designs. A file that is not such a design (hand-edited,
     truncated, garbage) is removed, so that the next run rebuilds it instead of this stage
-    crashing on it again (issue 18, item 5); so is one made with other parameters than
+    crashing on it again; so is one made with other parameters than
     `made_with` (runs.design_made_with, the curve without its figure-only `panel_keys`): the
-    train stage trains on what the design stage stored, never on a stale design (issue 12)."""
+    train stage trains on what the design stage stored, never on a stale design."""
     try:
         stored = json.loads(path.read_text())
         designs = stored["trials"]
@@ -74,7 +74,7 @@ def _differences(stored: Any, made_with: dict[str, Any], panel_keys: tuple[str, 
 
 def check_finite_losses(frame: pd.DataFrame, experiment_id: str, curve: str) -> None:
     """Stop a run whose loss became NaN or infinite at an evaluated round (a diverged step size,
-    an overflow) before it writes anything a figure would draw (issue 18, item 3). Rounds that
+    an overflow) before it writes anything a figure would draw. Rounds that
     were not evaluated hold NaN by design and are not looked at."""
     evaluated = frame[frame["test_accuracy"].notna()]
     for column in ("train_loss", "test_loss", "objective"):
@@ -100,7 +100,7 @@ def run(params: dict[str, Any], experiment_id: str, curve: str, progress: bool =
     designs = stored_designs(paths.design(experiment_id, curve), block["scale"]["trials"],
                              design_made_with(params, block, designed), experiment.panel_keys)
     # the trials in lockstep where they allow it (full-batch gradient uploads: Biased FL),
-    # equal to one-by-one runs up to float reassociation (issue 11; benchmarks/README.md)
+    # equal to one-by-one runs up to float reassociation (benchmarks/README.md)
     frame, records = run_trials(params, experiment, block, curve, curve_params, server_lr, designs,
                                 range(block["scale"]["trials"]), progress, batched=True)
     check_finite_losses(frame, experiment_id, curve)
@@ -112,8 +112,8 @@ def run(params: dict[str, Any], experiment_id: str, curve: str, progress: bool =
                                   "experiment": {k: v for k, v in block.items() if k != "curves"},
                                   "curve": curve_params, "server_lr": server_lr,
                                   # as params.yaml states it (before tuning and calibration):
-                                  # the figure stage checks it is current (issue 18, item 2)
-                                  # (its panel keys aside: figure-only tags, issue 13)
+                                  # the figure stage checks it is current
+                                  # (its panel keys aside: figure-only tags)
                                   "declared_curve": experiment.run_curve(
                                       block["curves"][curve])})})
     record_run(paths.run_table(experiment_id, curve), device=str(torch_device(params)),

@@ -26,7 +26,7 @@ def run(params: dict[str, Any], experiment_id: str, curve: str) -> None:
     reference = read_json(paths.reference(experiment.reference.name, "json"))
     trials = range(settings["selection_trials"])
     eta_mode = settings.get("eta_search", "all")     # (a block composed in code may omit it)
-    chosen = param_search.search(                    # spec 6.5 baseline grids, at the panel's eta
+    chosen = param_search.search(                    # baseline grids, at the panel's eta
         block, curve, block["training"]["server_lr"],
         lambda blocks, eta: candidate_scores(params, experiment, [(b, eta) for b in blocks],
                                              curve, trials, reference))
