@@ -449,11 +449,6 @@ def all_of(results: Sequence[ClaimResult]) -> ClaimResult:
                                                     verdict))
 
 
-def single_trial(values: pd.DataFrame) -> bool:
-    """Whether a table of per-trial values (`final_by_trial`) holds one trial only."""
-    return len(values.index) < 2
-
-
 def chain(curves: Sequence[str]) -> list[tuple[str, str]]:
     """The pairs of an ordering chain a > b > c: (a, b), (b, c)."""
     return list(zip(curves, curves[1:]))

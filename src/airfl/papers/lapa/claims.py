@@ -248,7 +248,7 @@ def fig6_robust(frame: pd.DataFrame) -> ClaimResult:
     mean = margin.mean()
     largest = mean[ordered].idxmax()
     trend = paired_trend(margin, ordered, MARGIN, scale=100, unit=" pp")
-    numbers = (f"LAPA − best of B3/B4 (pp, mean): "
+    numbers = ("LAPA − best of B3/B4 (pp, mean): "
                + ", ".join(f"{c} {100 * mean[c]:.2f}" for c in margin.columns)
                + f"; largest at {largest}; {trend.numbers}")
     if trend.verdict == CONTRADICTED:             # the margin shrinks significantly somewhere
