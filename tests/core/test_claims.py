@@ -346,3 +346,27 @@ def test_claims_metrics_are_compact_and_a_flip_shows_in_dvc_metrics_diff():
     assert flipped["verdicts"]["p/f"]["a"] == "contradicted"
     assert flipped["counts"]["holds"] == 0 and flipped["counts"]["contradicted"] == 2
     assert counts(_rows())["total"] == 5 and list(by_paper(_rows())) == ["p", "q"]
+
+
+def test_the_stage_writes_rows_and_compact_metrics_and_collects_every_paper_from_the_rows(
+        tmp_path, monkeypatch):
+    import json
+
+    from airfl.pipeline import paths
+    from airfl.pipeline.stages import claims as stage
+
+    monkeypatch.chdir(tmp_path)
+    rows = {"p": _rows()[:4], "q": _rows()[4:]}
+    monkeypatch.setattr(stage, "evaluate_paper", lambda paper, params: rows[paper])
+    monkeypatch.setattr(stage, "papers", lambda: ["p", "q"])
+    monkeypatch.setattr(stage, "audit_claims", lambda wings: [])
+    params = {"profile": "quick", "seed": 0}
+    for paper in ("p", "q"):
+        stage.run(params, paper)
+        assert json.loads(paths.claims_rows(paper).read_text())["claims"] == rows[paper]
+        shown = json.loads(paths.claims_metrics(paper).read_text())
+        assert shown["counts"]["total"] == len(rows[paper]) and "claims" not in shown
+    stage.run(params)
+    collected = json.loads(paths.claims_metrics().read_text())
+    assert collected["papers"]["p"]["contradicted"] == 1 and collected["counts"]["total"] == 5
+    assert "| **all** | 1 | 1 | 1 | 1 | 1 | 5 |" in paths.claims_markdown().read_text()
