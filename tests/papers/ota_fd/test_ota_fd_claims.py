@@ -39,12 +39,12 @@ def test_competitive_uses_the_tolerance_and_reports_the_channel_use_ratio():
 
 
 def test_optimal_T_needs_an_interior_best_T_that_grows_with_eps():
-    def frame(accs):
+    def frame(accs, trials=2):
         rows = []
         for eps, per_T in accs.items():
             for T, acc in per_T.items():
                 rows += _rows(f"otafd_fixedt_e{eps}_t{T}", acc, rounds=T, eps_full=eps, T=T,
-                              T_star=50)
+                              T_star=50, trials=trials)
         return pd.DataFrame(rows)
     good = frame({0.1: {10: 0.5, 30: 0.6, 90: 0.55}, 1.0: {10: 0.5, 30: 0.6, 90: 0.7}})
     assert cm.optimal_T(good).holds
@@ -52,13 +52,16 @@ def test_optimal_T_needs_an_interior_best_T_that_grows_with_eps():
     assert cm.optimal_T(monotone_rise).holds is False
     falling_best = frame({0.1: {10: 0.5, 30: 0.6, 90: 0.7}, 1.0: {10: 0.7, 30: 0.6, 90: 0.5}})
     assert cm.optimal_T(falling_best).holds is False
+    one = frame({0.1: {10: 0.5, 30: 0.6, 90: 0.55}, 1.0: {10: 0.5, 30: 0.6, 90: 0.7}}, trials=1)
+    assert cm.optimal_T(one).verdict == "inconclusive"          # one draw decides nothing
 
 
 def test_snr_plateau_checks_case2_share_and_the_top_two_snrs():
     def frame(accs, shares):
         rows = []
         for (snr, acc), share in zip(accs.items(), shares):
-            for r in _rows(f"otafd_prop_e0p1_snr{snr}", acc, eps_full=0.1, snr_db=snr):
+            for r in _rows(f"otafd_prop_e0p1_snr{snr}", acc, eps_full=0.1, snr_db=snr,
+                           trials=2):
                 rows.append({**r, "case2_share": share})
         return pd.DataFrame(rows)
     assert cm.snr_plateau(frame({0.0: 0.3, 20.0: 0.6, 30.0: 0.61}, [0.1, 0.9, 1.0])).holds

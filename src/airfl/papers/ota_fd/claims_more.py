@@ -11,7 +11,7 @@ import pandas as pd
 
 from airfl.claims import (ACCURACY_MARGIN, final_by_trial, paired_equivalence,
                           paired_noninferior, paired_order)
-from airfl.experiments import ClaimResult
+from airfl.experiments import INCONCLUSIVE, ClaimResult
 from airfl.papers.ota_fd.claims_x1 import ACCURACY, SAME_MARGIN, _dp_curves, _eps
 
 COMPETITIVE_PP = 5.0          # "competitive accuracy": within 5 pp (our tolerance, not stated)
@@ -101,8 +101,17 @@ def optimal_T(frame: pd.DataFrame) -> ClaimResult:
     interior = any(best[e] < max(accs) for e, accs in table.items())
     order = [best[e] for e in sorted(best)]
     monotone = all(a <= b for a, b in zip(order, order[1:]))
-    return ClaimResult(interior and monotone, f"{text}; interior optimum: {interior}, best T "
-                       f"non-decreasing in ε: {monotone}")
+    return _decided(frame, interior and monotone, f"{text}; interior optimum: {interior}, best T "
+                    f"non-decreasing in ε: {monotone}")
+
+
+def _decided(frame: pd.DataFrame, holds: bool, numbers: str) -> ClaimResult:
+    """A verdict read off mean accuracies (an argmax, a flat top): with one trial, one draw of
+    a random quantity decides nothing (inconclusive); the comparison on the means otherwise."""
+    if frame["trial"].nunique() < 2:
+        return ClaimResult.of(INCONCLUSIVE, numbers + " (1 trial)",
+                              f"one trial, no spread over trials: {numbers}")
+    return ClaimResult(bool(holds), numbers)
 
 
 def _non_decreasing(values: list[float]) -> bool:
@@ -122,9 +131,9 @@ def snr_plateau(frame: pd.DataFrame) -> ClaimResult:
     text = "; ".join(f"ε = {e:g}: " + ", ".join(
         f"{s:g} dB: {100 * a:.1f} % (Case II {100 * case2[e][s]:.0f} %)"
         for s, a in sorted(accs.items())) for e, accs in sorted(table.items()))
-    return ClaimResult(bool(rising and gap <= COMPETITIVE_PP / 2),
-                       f"{text}; |acc({snrs[-1]:g} dB) − acc({snrs[-2]:g} dB)| at ε = {eps:g}: "
-                       f"{gap:.2f} pp; Case II share non-decreasing in SNR: {rising}")
+    return _decided(frame, rising and gap <= COMPETITIVE_PP / 2,
+                    f"{text}; |acc({snrs[-1]:g} dB) − acc({snrs[-2]:g} dB)| at ε = {eps:g}: "
+                    f"{gap:.2f} pp; Case II share non-decreasing in SNR: {rising}")
 
 
 def same_accuracy(mine: str, other: str):
