@@ -413,11 +413,14 @@ def paired_noninferior(values: pd.DataFrame, a: str, b: str, margin: Margin,
 
 
 def value_within(per_trial: pd.Series | Sequence[float], low: float, high: float, name: str,
-                 scale: float = 1.0, unit: str = "", level: float = LEVEL) -> ClaimResult:
+                 scale: float = 1.0, unit: str = "", level: float = LEVEL, step: float = 0.0
+                 ) -> ClaimResult:
     """The claim 'the value is in [low, high]' for a random quantity measured once per trial:
     holds when the t interval of its mean lies inside the range, contradicted when the interval
     and the range do not meet, inconclusive otherwise (and with one trial: one draw is not a
-    verdict). `name` names the value in the numbers."""
+    verdict). `name` names the value in the numbers. `step`: the measurement's resolution
+    (`resolution`), which stands in for the spread when every trial shows the same value (as in
+    `paired_difference`: a zero spread of a metric measured in steps is not certainty)."""
     from scipy.stats import t as student
 
     x = np.asarray(pd.Series(per_trial).dropna(), dtype=float)
@@ -425,7 +428,10 @@ def value_within(per_trial: pd.Series | Sequence[float], low: float, high: float
     if n == 0:
         raise ValueError(f"{name}: no trial has a value")
     mean = float(x.mean())
-    half = float(student.ppf(0.5 + level / 2, n - 1) * x.std(ddof=1) / math.sqrt(n)) \
+    spread = float(x.std(ddof=1)) if n > 1 else 0.0
+    if n > 1 and spread <= 1e-9 * max(abs(mean), 1e-300):     # every trial: the same value
+        spread = step
+    half = float(student.ppf(0.5 + level / 2, n - 1) * spread / math.sqrt(n)) \
         if n > 1 else math.inf
     target = f"target [{scale * low:.4g}, {scale * high:.4g}]{unit}"
     if n < 2:

@@ -370,3 +370,12 @@ def test_the_stage_writes_rows_and_compact_metrics_and_collects_every_paper_from
     collected = json.loads(paths.claims_metrics().read_text())
     assert collected["papers"]["p"]["contradicted"] == 1 and collected["counts"]["total"] == 5
     assert "| **all** | 1 | 1 | 1 | 1 | 1 | 5 |" in paths.claims_markdown().read_text()
+
+
+def test_a_value_whose_trials_agree_exactly_uses_the_measurements_step_as_its_spread():
+    """Two trials with the same accuracy on a finite test set: a zero spread is the step of the
+    measurement, not certainty."""
+    exact = value_within([0.9990, 0.9990], 0.95, 1.0, "acc")
+    assert exact.verdict == "holds" and "± 0 " in exact.numbers        # no step given
+    stepped = value_within([0.9990, 0.9990], 0.95, 1.0, "acc", step=0.0005)
+    assert stepped.verdict == "inconclusive"                           # 0.999 ± 0.0045

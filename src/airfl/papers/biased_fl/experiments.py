@@ -9,7 +9,8 @@ from typing import Any
 import pandas as pd
 
 from airfl.claims import (GAP_MARGIN, Margin, final_by_trial, final_values, fmt,
-                          paired_difference, paired_order, speedups, value_within)
+                          paired_difference, paired_order, resolution, speedups,
+                          value_within)
 from airfl.experiments import (CONTRADICTED, HOLDS, INCONCLUSIVE, Claim, ClaimResult, Experiment,
                                FigureSpec, Reference)
 from airfl.styles import register_styles
@@ -93,9 +94,11 @@ def _ordering(lower: list[str], higher: list[str], metric="suboptimality_gap"):
 
 def _within(curve: str, low: float, high: float, metric: str):
     """The curve's final value in [low, high]: the t interval of its per-trial final values
-    inside the range (`airfl.claims.value_within`; one trial: inconclusive)."""
+    inside the range (`airfl.claims.value_within`; one trial: inconclusive), the metric's step
+    over the panel (`resolution`) standing in for a zero spread."""
     def evaluate(frame: pd.DataFrame) -> ClaimResult:
-        return value_within(final_by_trial(frame, metric)[curve], low, high, curve)
+        return value_within(final_by_trial(frame, metric)[curve], low, high, curve,
+                            step=resolution(frame[metric].to_numpy(dtype=float)))
     return evaluate
 
 
