@@ -446,6 +446,12 @@ def value_within(per_trial: pd.Series | Sequence[float], low: float, high: float
     return ClaimResult.of(verdict, text, text)
 
 
+def named(name: str, result: ClaimResult) -> ClaimResult:
+    """A part of a claim (a panel, a noise level, an SNR) with its name before its numbers and
+    its reason, so that the combined claim's reason says where it is decided."""
+    return ClaimResult.of(result.verdict, f"{name}: {result.numbers}", f"{name}: {result.why}")
+
+
 def all_of(results: Sequence[ClaimResult]) -> ClaimResult:
     """A claim made of several checks, combined by PRECEDENCE; the reason is the deciding
     checks'."""

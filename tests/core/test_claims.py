@@ -262,6 +262,11 @@ def test_all_of_combines_checks_and_gives_the_deciding_reason():
     result = all_of([ok, bad, ClaimResult.of("inconclusive", "unsure")])
     assert result.verdict == "contradicted" and result.reason == "why broken"
     assert all_of([ok, ClaimResult(None, "not run")]).verdict == "holds"
+    from airfl.claims import named
+
+    part = named("SNR 3 dB", bad)
+    assert part.verdict == "contradicted" and part.reason == "SNR 3 dB: why broken"
+    assert all_of([ok, part]).reason == "SNR 3 dB: why broken"
 
 
 # -- the other kinds of comparison ----------------------------------------------------------------

@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from airfl.claims import (ACCURACY_MARGIN, LOSS_MARGIN, all_of, chain, final_by_trial,
-                          final_values, paired_equivalence, paired_order, paired_trend,
+                          final_values, named, paired_equivalence, paired_order, paired_trend,
                           value_within)
 from airfl.experiments import Claim, ClaimResult
 
@@ -217,10 +217,11 @@ def _dp_below_mimo_above(frame: pd.DataFrame) -> ClaimResult:
     snrs = [s for s, rows in above.groupby(level=1) if len(rows) == trials]
     if not snrs:
         return ClaimResult(False, "no SNR above every trial's perk threshold")
-    parts = [paired_order(pd.DataFrame({"AirFL-MIMO": mimo.xs(s, level=1)[ACCURACY],
-                                        "AirFL-DP": dp.xs(s, level=1)[ACCURACY]}),
-                          [("AirFL-MIMO", "AirFL-DP")], SLIGHT, scale=100, unit=" pp",
-                          note=f"SNR_wc {s:.1f} dB") for s in snrs]
+    parts = [named(f"SNR_wc {s:.1f} dB",
+                   paired_order(pd.DataFrame({"AirFL-MIMO": mimo.xs(s, level=1)[ACCURACY],
+                                              "AirFL-DP": dp.xs(s, level=1)[ACCURACY]}),
+                                [("AirFL-MIMO", "AirFL-DP")], SLIGHT, scale=100, unit=" pp"))
+             for s in snrs]
     return all_of(parts)
 
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import pandas as pd
 
-from airfl.claims import (ACCURACY_MARGIN, all_of, chain, paired_difference, paired_order,
-                          paired_trend, value_within)
+from airfl.claims import (ACCURACY_MARGIN, all_of, chain, named, paired_difference,
+                          paired_order, paired_trend, value_within)
 from airfl.experiments import CONTRADICTED, HOLDS, INCONCLUSIVE, ClaimResult
 
 ACCURACY = "test_accuracy"
@@ -153,14 +153,9 @@ def fig5_degrades(frame: pd.DataFrame) -> ClaimResult:
     """Every DP strategy degrades as the initial noise level grows (spec §9 Fig. 5 claim 2)."""
     values = final_accuracy(frame)
     levels = _levels(frame)[::-1]                       # decreasing noise: accuracy rises
-    return all_of([_named(s, paired_trend(values, [_curve(s, nu, frame) for nu in levels], MARGIN,
-                                          scale=100, unit=" pp"))
+    return all_of([named(s, paired_trend(values, [_curve(s, nu, frame) for nu in levels], MARGIN,
+                                         scale=100, unit=" pp"))
                    for s in ("lapa", "uniform", "arb")])
-
-
-def _named(name: str, result: ClaimResult) -> ClaimResult:
-    """A part of a claim with its name before its numbers and reason."""
-    return ClaimResult.of(result.verdict, f"{name}: {result.numbers}", f"{name}: {result.why}")
 
 
 # -- Fig. 7 ------------------------------------------------------------------------------------
@@ -224,9 +219,9 @@ def _panels(frame: pd.DataFrame) -> dict[int, pd.DataFrame]:
 
 def fig6_lapa_best_dp(frame: pd.DataFrame) -> ClaimResult:
     """In every panel LAPA > Benchmark 3 and LAPA > Benchmark 4 at the end (spec §9 Fig. 6, 1)."""
-    return all_of([_named(f"{n} IID", paired_order(v, [("lapa_nu4", "uniform_nu4"),
-                                                      ("lapa_nu4", "arb_nu4")], MARGIN,
-                                                     scale=100, unit=" pp"))
+    return all_of([named(f"{n} IID", paired_order(v, [("lapa_nu4", "uniform_nu4"),
+                                                     ("lapa_nu4", "arb_nu4")], MARGIN,
+                                                    scale=100, unit=" pp"))
                    for n, v in _panels(frame).items()])
 
 
