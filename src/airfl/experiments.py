@@ -16,19 +16,58 @@ import pandas as pd
 from airfl.config import experiment_params, get_dotted
 
 
+HOLDS, CONTRADICTED, EQUIVALENT, INCONCLUSIVE, NOT_APPLICABLE = (
+    "holds", "contradicted", "equivalent", "inconclusive", "n/a")
+VERDICTS = (HOLDS, CONTRADICTED, EQUIVALENT, INCONCLUSIVE, NOT_APPLICABLE)
+"""A claim's verdicts, as CLAIMS.md prints them. For a claim on a random quantity (a value that
+changes with the trial's draws) they come from the paired 95 % interval over trials and the
+claim's declared equivalence margin (`airfl.claims`): holds (the interval excludes 0 on the
+claimed side), contradicted (on the other side), equivalent (inside +-margin, or below the
+numerical resolution), inconclusive (none of these: the trials cannot decide); n/a: the claim
+does not apply to this run. A deterministic claim (analytic formulas, a bound that holds by
+construction) is holds or contradicted."""
+
+
 @dataclass(frozen=True)
 class ClaimResult:
-    holds: bool | None                # None: does not apply to this run (n/a) or a tie
+    """One claim's outcome. `holds`: True holds, False contradicted, None neither: then
+    `undecided` says which (equivalent or inconclusive), or, when it is None too, the claim does
+    not apply (n/a). `reason`: one line with the numbers that decide the verdict (CLAIMS.md's
+    summary of what fails and why); empty: `numbers` is that line."""
+
+    holds: bool | None
     numbers: str                      # our numbers, human-readable
-    tie: bool = False                 # an ordering inside the spread over trials (neither yes
-    # nor no; `airfl.claims.paired_order`): holds is None then
+    undecided: str | None = None      # EQUIVALENT or INCONCLUSIVE when holds is None
+    reason: str = ""
+
+    def __post_init__(self):
+        if self.undecided not in (None, EQUIVALENT, INCONCLUSIVE):
+            raise ValueError(f"ClaimResult.undecided: {self.undecided!r}; allowed: "
+                             f"{EQUIVALENT!r}, {INCONCLUSIVE!r} or None")
+        if self.undecided is not None and self.holds is not None:
+            raise ValueError(f"ClaimResult: holds={self.holds!r} with undecided="
+                             f"{self.undecided!r}; a verdict is one of them")
+
+    @classmethod
+    def of(cls, verdict: str, numbers: str, reason: str = "") -> "ClaimResult":
+        """The result with this verdict (one of VERDICTS)."""
+        if verdict not in VERDICTS:
+            raise ValueError(f"verdict {verdict!r}; allowed: {', '.join(VERDICTS)}")
+        holds = {HOLDS: True, CONTRADICTED: False}.get(verdict)
+        undecided = verdict if verdict in (EQUIVALENT, INCONCLUSIVE) else None
+        return cls(holds, numbers, undecided, reason)
 
     @property
     def verdict(self) -> str:
-        """'yes', 'no', 'tie' or 'n/a', as CLAIMS.md prints it."""
-        if self.tie:
-            return "tie"
-        return "n/a" if self.holds is None else "yes" if self.holds else "no"
+        """One of VERDICTS, as CLAIMS.md prints it."""
+        if self.undecided is not None:
+            return self.undecided
+        return NOT_APPLICABLE if self.holds is None else HOLDS if self.holds else CONTRADICTED
+
+    @property
+    def why(self) -> str:
+        """The one-line reason: `reason`, else the numbers."""
+        return self.reason or self.numbers
 
 
 @dataclass(frozen=True)
@@ -211,7 +250,8 @@ class Panel:
     logy: bool = False
 
 
-AnalyticClaim = tuple[str, str, str, bool]     # claim id, the paper's words, our numbers, holds
+AnalyticClaim = tuple[str, str, str, bool | None]  # claim id, the paper's words, our numbers,
+# holds (a formula's claim is deterministic: holds or contradicted; None: reported, n/a)
 
 
 @dataclass(frozen=True)

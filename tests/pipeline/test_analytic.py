@@ -59,8 +59,8 @@ def test_stage_stores_frame_attributes_and_plot_and_claims_read_them_back(worksp
     assert paths.figure("toy/fig1", "pdf").stat().st_size > 0
     assert load_frame(TOY).attrs["params"]["K"] == 100
     results = claims.evaluate_paper("toy")
-    assert [(r["claim"], r["holds"]) for r in results] == [("toy.decreasing", True),
-                                                          ("toy.k", True)]
+    assert [(r["claim"], r["verdict"]) for r in results] == [("toy.decreasing", "holds"),
+                                                            ("toy.k", "holds")]
 
 
 def test_dag_has_one_job_per_analytic_figure_and_claims_depend_on_it(workspace):

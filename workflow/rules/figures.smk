@@ -70,6 +70,7 @@ for _paper in papers():
             report(str(paths.claims_markdown(_paper)), caption="../report/claims.rst",
                    category="claims", subcategory=_paper),
             str(paths.claims_metrics(_paper)),
+            str(paths.claims_rows(_paper)),
         params:
             declared=dag.declared_values("claims", config, _paper),
             paper=_paper,
@@ -82,7 +83,7 @@ for _paper in papers():
 
 rule claims:
     input:
-        [str(paths.claims_metrics(p)) for p in papers()] + dag.audit_json(
+        [str(paths.claims_rows(p)) for p in papers()] + dag.audit_json(
             {w.name for w in wings() if not w.catalogue}),
     output:
         report(str(paths.claims_markdown()), caption="../report/claims.rst", category="claims"),

@@ -298,9 +298,9 @@ def jobs(params: dict[str, Any]) -> list[Job]:
     out += audit_jobs()
     for paper in papers():
         out.append(Job("claims", _slug("claims", paper), [paper], claim_inputs(paper, params),
-                       [str(paths.claims_markdown(paper))], list(stage_keys("claims", paper)),
-                       metrics=[str(paths.claims_metrics(paper))]))
-    out.append(Job("claims", "claims", [], [str(paths.claims_metrics(p)) for p in papers()]
+                       [str(paths.claims_markdown(paper)), str(paths.claims_rows(paper))],
+                       list(stage_keys("claims", paper)), metrics=[str(paths.claims_metrics(paper))]))
+    out.append(Job("claims", "claims", [], [str(paths.claims_rows(p)) for p in papers()]
                    + audit_json({w.name for w in wings() if not w.catalogue}),
                    [str(paths.claims_markdown())], list(stage_keys("claims")),
                    metrics=[str(paths.claims_metrics())]))

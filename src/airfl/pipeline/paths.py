@@ -98,7 +98,15 @@ def claims_markdown(paper: str | None = None) -> Path:
 
 
 def claims_metrics(paper: str | None = None) -> Path:
+    """The claims' DVC metrics, compact: counts by verdict and each claim's verdict (a paper's,
+    or every paper's)."""
     return RESULTS / "claims.json" if paper is None else RESULTS / "claims" / f"{paper}.json"
+
+
+def claims_rows(paper: str) -> Path:
+    """A paper's claims in full (statement, numbers, reason, verdict): what the collected
+    figures/CLAIMS.md is written from (no metric: its strings stay out of `dvc metrics`)."""
+    return RESULTS / "claims" / f"{paper}.rows.json"
 
 
 def audit(paper: str, mechanism: str) -> Path:

@@ -255,10 +255,10 @@ def test_claims_table_escapes_pipes_and_counts_not_applicable_apart():
     from airfl.pipeline.stages.claims import markdown
 
     results = [{"figure": "p/f", "claim": "a", "statement": "|x| small", "numbers": "||w||",
-                "holds": True, "verdict": "yes"},
-               {"figure": "p/f", "claim": "b", "statement": "s", "numbers": "n", "holds": None,
-                "verdict": "n/a"}]
+                "verdict": "holds", "reason": "||w||"},
+               {"figure": "p/f", "claim": "b", "statement": "s", "numbers": "n",
+                "verdict": "n/a", "reason": "n"}]
     text = markdown(results, {"profile": "quick", "seed": 0})
     row = next(line for line in text.splitlines() if line.startswith("| p/f | a"))
     assert row.count("|") - row.count("\\|") == 6              # five cells, unbroken
-    assert "| n/a |" in text and "1 of 1 claims hold, 1 n/a." in text
+    assert "| n/a |" in text and "| p | 1 | 0 | 0 | 0 | 1 | 2 |" in text

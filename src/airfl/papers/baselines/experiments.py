@@ -7,7 +7,7 @@ from typing import Any
 
 import pandas as pd
 
-from airfl.claims import final_by_trial, paired_order
+from airfl.claims import ACCURACY_MARGIN, final_by_trial, paired_order
 from airfl.experiments import Claim, ClaimResult, Experiment, FigureSpec
 
 
@@ -29,12 +29,13 @@ def _ideal_best(frame: pd.DataFrame) -> ClaimResult:
     """Ideal FedAvg above every noisy scheme, each pair tested across trials."""
     final = final_by_trial(frame, "test_accuracy")
     return paired_order(final, [("ideal", c) for c in final.columns if c != "ideal"],
-                        scale=100, unit=" pp")
+                        ACCURACY_MARGIN, scale=100, unit=" pp")
 
 
 def _snr_ordering(frame: pd.DataFrame) -> ClaimResult:
     return paired_order(final_by_trial(frame, "test_accuracy"),
-                        [("ota_high_snr", "ota_low_snr")], scale=100, unit=" pp")
+                        [("ota_high_snr", "ota_low_snr")], ACCURACY_MARGIN, scale=100,
+                        unit=" pp")
 
 
 EXPERIMENT = Experiment(

@@ -8,8 +8,11 @@ from typing import Any
 
 import pandas as pd
 
-from airfl.claims import final_by_trial, final_values, fmt, paired_order, speedups
-from airfl.experiments import Claim, ClaimResult, Experiment, FigureSpec, Reference
+from airfl.claims import (GAP_MARGIN, Margin, final_by_trial, final_values, fmt,
+                          paired_difference, paired_order, resolution, speedups,
+                          value_within)
+from airfl.experiments import (CONTRADICTED, HOLDS, INCONCLUSIVE, Claim, ClaimResult, Experiment,
+                               FigureSpec, Reference)
 from airfl.styles import register_styles
 from airfl.papers.biased_fl.training import (compose_panel, compute_reference, offset_curves,
                                             sensitivity_curves)
@@ -71,10 +74,10 @@ NOT_RUN = "not run at this SNR (its design leaves no device transmitting; see of
 
 def _ordering(lower: list[str], higher: list[str], metric="suboptimality_gap"):
     """Every curve of `lower` ends with a lower final gap than every curve of `higher`, each
-    pair tested across trials, paired by trial (common random numbers): a difference inside the
-    trial spread is a tie, not a yes or a no. A curve of `higher` that is not run at this SNR
-    drops out of the comparison (noted); when a curve of `lower`, or every curve of `higher`, is
-    not run, the claim does not apply (n/a)."""
+    pair tested across trials, paired by trial (common random numbers), against the gap's
+    default margin (5 % relative: `airfl.claims.GAP_MARGIN`). A curve of `higher` not run at
+    this SNR drops out of the comparison (noted); when a curve of `lower`, or every curve of
+    `higher`, is not run, the claim does not apply (n/a)."""
     def evaluate(frame: pd.DataFrame) -> ClaimResult:
         final = final_values(frame, metric)
         missing = _not_run(final, lower + higher)
@@ -84,15 +87,18 @@ def _ordering(lower: list[str], higher: list[str], metric="suboptimality_gap"):
         note = "means " + fmt({c: final[c] for c in lower + present}) + \
             (f"; {', '.join(missing)} {NOT_RUN}" if missing else "")
         return paired_order(final_by_trial(frame, metric),
-                            [(a, b) for a in lower for b in present], higher_is_better=False,
-                            note=note)
+                            [(a, b) for a in lower for b in present], GAP_MARGIN,
+                            higher_is_better=False, note=note)
     return evaluate
 
 
 def _within(curve: str, low: float, high: float, metric: str):
+    """The curve's final value in [low, high]: the t interval of its per-trial final values
+    inside the range (`airfl.claims.value_within`; one trial: inconclusive), the metric's step
+    over the panel (`resolution`) standing in for a zero spread."""
     def evaluate(frame: pd.DataFrame) -> ClaimResult:
-        value = final_values(frame, metric)[curve]
-        return ClaimResult(low <= value <= high, f"{curve} {value:.4g} (target [{low:g}, {high:g}])")
+        return value_within(final_by_trial(frame, metric)[curve], low, high, curve,
+                            step=resolution(frame[metric].to_numpy(dtype=float)))
     return evaluate
 
 
@@ -108,19 +114,32 @@ def _speedup(proposed: str, others: list[str], threshold: float, metric: str, lo
         if best_only:
             targets = [min(present, key=final.get) if lower else max(present, key=final.get)]
         ratios = speedups(frame, proposed, targets, metric, lower)
-        return ClaimResult(min(ratios.values()) >= threshold,
-                           f"speed-ups {fmt(ratios, 3)} (need >= {threshold:g}){left_out}")
+        numbers = f"speed-ups {fmt(ratios, 3)} (need >= {threshold:g}){left_out}"
+        if frame["trial"].nunique() < 2:          # one draw of the curves decides nothing
+            return ClaimResult.of(INCONCLUSIVE, numbers + " (1 trial)",
+                                  f"one trial, no spread over trials: {numbers}")
+        return ClaimResult(min(ratios.values()) >= threshold, numbers)
     return evaluate
 
 
+THRESHOLD_ONLY = Margin(0.0, False, "none: the claim's own threshold is its tolerance")
+
+
 def _small_difference(a: str, b: str, reference: str, fraction: float):
-    """|gap_a - gap_b| <= fraction * (gap_reference - gap_a): 'loses little' (Fig. 3(a))."""
+    """b 'loses little' against a (Fig. 3(a)): the loss gap_b - gap_a, signed (b ending
+    below a is no loss), stays below fraction * (gap_reference - gap_a), per trial and paired:
+    the interval of loss - allowance below 0 holds, above 0 contradicts (one trial: inconclusive).
+    """
     def evaluate(frame: pd.DataFrame) -> ClaimResult:
-        f = final_values(frame, "suboptimality_gap")
-        diff, scale = abs(f[a] - f[b]), f[reference] - f[a]
-        return ClaimResult(diff <= fraction * scale,
-                           f"|{a} - {b}| = {diff:.4g} vs {fraction:g} x ({reference} - {a}) = "
-                           f"{fraction * scale:.4g}")
+        v = final_by_trial(frame, "suboptimality_gap")
+        table = pd.DataFrame({"loss": v[b] - v[a], "allowance": fraction * (v[reference] - v[a])})
+        d = paired_difference(table, "loss", "allowance", THRESHOLD_ONLY, higher_is_better=False)
+        verdict = d.interval_verdict if d.interval_verdict in (HOLDS, CONTRADICTED) and \
+            not d.below_resolution else INCONCLUSIVE
+        text = (f"loss {b} - {a} = {table['loss'].mean():+.4g} vs allowance {fraction:g} x "
+                f"({reference} - {a}) = {table['allowance'].mean():.4g} (means); "
+                + d.describe())
+        return ClaimResult.of(verdict, text + " (95 % paired t interval over trials)", text)
     return evaluate
 
 
@@ -216,8 +235,10 @@ FIG3B = Experiment(
         Claim("fig3b_speedup_3x", "The proposed scheme is more than 3x faster than the best SOTA "
               "scheme to reach its final gap.",
               _speedup("proposed", DIGITAL_SOTA, 3.0, "suboptimality_gap", True, best_only=True)),
+        # 0.98 ± 0.03, as Fig. 2(c)'s 0.97 ± 0.03: not capped at 1, since accuracy normalised by
+        # w*'s (the training optimum, not the test optimum) can exceed 1
         Claim("fig3c_accuracy_98", "The proposed scheme's final normalised accuracy is about 98%.",
-              _within("proposed", 0.95, 1.0, "normalized_accuracy"), panel="fig3c"),
+              _within("proposed", 0.95, 1.01, "normalized_accuracy"), panel="fig3c"),
         Claim("fig3c_speedup_2x", "The proposed scheme is more than 2x faster than the best SOTA "
               "scheme to reach its final accuracy.",
               _speedup("proposed", DIGITAL_SOTA, 2.0, "normalized_accuracy", False, best_only=True),

@@ -4,11 +4,13 @@ spec section 8; params.yaml `cdpb.analytic`) and the training figure Fig. 4 (`cd
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import pandas as pd
 
-from airfl.claims import all_of, final_by_trial, final_values, fmt, mean_curve, paired_order
+from airfl.claims import (ACCURACY_MARGIN, all_of, final_by_trial, final_values, fmt, mean_curve,
+                          paired_equivalence, paired_order, value_within)
 from airfl.experiments import (AnalyticClaim, AnalyticFigure, Claim, ClaimResult, Experiment,
                                FigureSpec, Panel)
 from airfl.papers.cdpb import analytic_figures, schemes  # noqa: F401  (registers the scheme)
@@ -108,11 +110,19 @@ def _final_accuracy(frame: pd.DataFrame) -> dict[str, float]:
             for k, v in final_values(frame, "test_accuracy").items()}
 
 
-def _accuracy_claim(test):
-    """A Fig. 4 check on the final accuracies in percentage points."""
+def _per_trial(frame: pd.DataFrame) -> pd.DataFrame:
+    """Final accuracy per trial (rows) and strategy (columns, a reading's suffix dropped)."""
+    values = final_by_trial(frame, "test_accuracy")
+    values.columns = [c.removesuffix(PER_COORDINATE) for c in values.columns]
+    return values
+
+
+def _comparable(a: str, b: str):
+    """a's final accuracy comparable to b's, |a - b| <= 1 pp: the paired interval inside
+    ±1 pp (the accuracy default margin)."""
     def evaluate(frame: pd.DataFrame) -> ClaimResult:
-        acc = _final_accuracy(frame)
-        return ClaimResult(bool(test(acc)), fmt(acc, 4) + " (%)")
+        return paired_equivalence(_per_trial(frame), a, b, ACCURACY_MARGIN, scale=100,
+                                  unit=" pp", note=fmt(_final_accuracy(frame), 4) + " (%)")
     return evaluate
 
 
@@ -123,23 +133,23 @@ def _beats(pairs: list[tuple[str, str]], size=None):
     """The paper's Fig. 4 orderings on the final accuracy, each pair tested across trials (paired
     by trial: the strategies share channels and data). The spec's fixed slacks (-0.5 pp) stood
     in for the trial spread; the paired interval replaces them. `size`: the spec's quantitative
-    part, a test on the mean final accuracies (%)."""
+    part, a test on the per-trial final accuracies (`value_within`)."""
     def evaluate(frame: pd.DataFrame) -> ClaimResult:
-        values = final_by_trial(frame, "test_accuracy")
-        values.columns = [c.removesuffix(PER_COORDINATE) for c in values.columns]
-        order = paired_order(values, pairs, scale=100, unit=" pp")
-        return order if size is None else all_of([order, size(_final_accuracy(frame))])
+        values = _per_trial(frame)
+        order = paired_order(values, pairs, ACCURACY_MARGIN, scale=100, unit=" pp")
+        return order if size is None else all_of([order, size(values)])
     return evaluate
 
 
-def _is_within_3pp(acc: dict[str, float]) -> ClaimResult:
-    diff = acc["cdpb_i"] - acc["is"]
-    return ClaimResult(diff <= 3.0, f"mean CDPB-i - IS = {diff:.3g} pp (<= 3)")
+def _is_within_3pp(values: pd.DataFrame) -> ClaimResult:
+    return value_within(100 * (values["cdpb_i"] - values["is"]), -math.inf, 3.0,
+                        "CDPB-i - IS", unit=" pp")
 
 
-def _hmin_2pp_below(acc: dict[str, float]) -> ClaimResult:
-    gap = min(v for k, v in acc.items() if k != "hmin") - acc["hmin"]
-    return ClaimResult(gap >= 2.0, f"next lowest - h_min = {gap:.3g} pp (>= 2)")
+def _hmin_2pp_below(values: pd.DataFrame) -> ClaimResult:
+    others = values.drop(columns="hmin").min(axis=1)       # per trial, the next lowest
+    return value_within(100 * (others - values["hmin"]), 2.0, math.inf, "next lowest - h_min",
+                        unit=" pp")
 
 
 def _fig4_claims(panel: str, prefix: str, reading: str) -> tuple[Claim, ...]:
@@ -150,7 +160,7 @@ def _fig4_claims(panel: str, prefix: str, reading: str) -> tuple[Claim, ...]:
               _beats([("noise_free", s) for s in OTHERS]), panel=panel),
         Claim(f"{prefix}_cdpb_like_gamma_bar", "CDPB's accuracy is comparable to gamma-bar based "
               "(|CDPB-i - gamma-bar| <= 1 pp)." + tag,
-              _accuracy_claim(lambda a: abs(a["cdpb_i"] - a["gamma_bar"]) <= 1.0), panel=panel),
+              _comparable("cdpb_i", "gamma_bar"), panel=panel),
         Claim(f"{prefix}_is_slightly_below", "IS is slightly below CDPB (CDPB-i above IS, by at "
               "most 3 pp)." + tag, _beats([("cdpb_i", "is")], _is_within_3pp), panel=panel),
         Claim(f"{prefix}_hmin_lowest", "h_min has the lowest accuracy (below every other, the "
@@ -203,7 +213,8 @@ def _n_ahead_early(frame: pd.DataFrame) -> ClaimResult:
     rows = frame[frame["curve"].isin(curves) & (frame["time_s"] <= half)]
     per_trial = rows.pivot_table(index="trial", columns="curve", values="test_accuracy",
                                  aggfunc="mean")
-    return paired_order(per_trial, [("cdpb_n", "cdpb_i")], scale=100, unit=" pp",
+    return paired_order(per_trial, [("cdpb_n", "cdpb_i")], ACCURACY_MARGIN, scale=100,
+                        unit=" pp",
                         note=f"mean accuracy over time <= {half:g}: " + fmt(early, 4) + " (%)")
 
 

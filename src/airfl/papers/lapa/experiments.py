@@ -70,7 +70,8 @@ def _fig4_claims(name: str, dataset: str) -> tuple[Claim, ...]:
     gaps = ", ".join(f"{a} − {b} = {v:+.3f}" for (a, b), v in cl.FIG4_PAPER[dataset].items())
     return (
         Claim(f"{name}_ordering", "Config 2 (SER 1e-1) > Config 1 > BEDA > FedAvg in final "
-              f"accuracy (Sec. V-B, {dataset}).", cl.fig4_ordering),
+              f"accuracy (Sec. V-B, {dataset}).",
+              lambda frame: cl.fig4_ordering(frame, dataset)),
         Claim(f"{name}_ser_order", "Stricter SER thresholds lose accuracy: 1e-1 > 1e-2 > 1e-3.",
               cl.fig4_ser_order),
         Claim(f"{name}_gaps", f"Paper's differences in points ({dataset}): {gaps} (soft: same "
@@ -117,7 +118,8 @@ def _fig7_claims(name: str, dataset: str) -> tuple[Claim, ...]:
     gaps = ", ".join(f"{a} − {b} = {v:+.3f}" for (a, b), v in cl.FIG7_PAPER[dataset].items())
     return (
         Claim(f"{name}_ordering", "Configuration 5 > its average power setting > the average "
-              f"power setting of Benchmark 4 (Sec. V-D: {sentence}).", cl.fig7_ordering, name),
+              f"power setting of Benchmark 4 (Sec. V-D: {sentence}).",
+              lambda frame: cl.fig7_ordering(frame, dataset), name),
         Claim(f"{name}_over_arb", "Config 5 >= ARB at average power (quick "
               "acceptance 5).", cl.fig7_over_arb, name),
         Claim(f"{name}_gaps", f"Paper's differences in points ({dataset}): {gaps} (soft: same "

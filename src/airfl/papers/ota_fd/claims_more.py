@@ -1,6 +1,7 @@
 """The claims of X2-X5 and X7 and X1's FD-vs-FL claim, evaluated on the stored figure
-CSVs (one row per curve, trial and evaluated round). Orderings inside the spread over trials
-are ties (`airfl.claims`); the quick profile has one trial, so its orderings are signs."""
+CSVs (one row per curve, trial and evaluated round). Comparisons over trials against the
+declared margin (`airfl.claims`: holds, contradicted, equivalent, inconclusive); one trial never
+decides one, so the quick profile's single-trial comparisons are inconclusive."""
 
 from __future__ import annotations
 
@@ -8,11 +9,14 @@ import fnmatch
 
 import pandas as pd
 
-from airfl.claims import final_by_trial, paired_difference, paired_order
-from airfl.experiments import ClaimResult
-from airfl.papers.ota_fd.claims_x1 import ACCURACY, _dp_curves, _eps
+from airfl.claims import (ACCURACY_MARGIN, final_by_trial, paired_equivalence,
+                          paired_noninferior, paired_order)
+from airfl.experiments import INCONCLUSIVE, ClaimResult
+from airfl.papers.ota_fd.claims_x1 import ACCURACY, SAME_MARGIN, _dp_curves, _eps
 
 COMPETITIVE_PP = 5.0          # "competitive accuracy": within 5 pp (our tolerance, not stated)
+COMPETITIVE = ACCURACY_MARGIN.because(COMPETITIVE_PP / 100, "ours: the paper does not say how "
+                                      "close 'competitive' is; 5 pp")
 
 
 def _uses_per_round(frame: pd.DataFrame, curve: str) -> float:
@@ -21,18 +25,18 @@ def _uses_per_round(frame: pd.DataFrame, curve: str) -> float:
 
 
 def competitive(fd: str, fl: str):
-    """FD's final accuracy within COMPETITIVE_PP of FL's (paired) while FL spends D / K^2 times
-    the uplink channel uses per round (217x on the CNN, 1.1e5x on ResNet-18)."""
+    """FD's final accuracy not below FL's by more than COMPETITIVE_PP (paired, a one-sided
+    non-inferiority test: `paired_noninferior`) while FL spends D / K^2 times the uplink channel
+    uses per round (217x on the CNN, 1.1e5x on ResNet-18)."""
     def check(frame: pd.DataFrame) -> ClaimResult:
         curves = set(frame["curve"])
         fd_name = fd if fd in curves else (_dp_curves(frame) or [None])[-1]
         if fd_name not in curves or fl not in curves:
             return ClaimResult(None, f"{fd} or {fl} not run in this profile")
-        diff = paired_difference(final_by_trial(frame, ACCURACY), fd_name, fl)
         ratio = _uses_per_round(frame, fl) / _uses_per_round(frame, fd_name)
-        return ClaimResult(bool(diff.mean * 100 >= -COMPETITIVE_PP),
-                           f"{diff.describe(100, ' pp')}; FL uses {ratio:,.1f}x the channel "
-                           f"uses per round (tolerance {COMPETITIVE_PP:g} pp)")
+        return paired_noninferior(final_by_trial(frame, ACCURACY), fd_name, fl, COMPETITIVE,
+                                  scale=100, unit=" pp", note=f"FL uses {ratio:,.1f}x the "
+                                  "channel uses per round")
     return check
 
 
@@ -51,7 +55,8 @@ def beats(better: str, worse: str):
         a, b = resolve(frame, better), resolve(frame, worse)
         if a is None or b is None:
             return ClaimResult(None, f"{better} or {worse} not run in this profile")
-        return paired_order(final_by_trial(frame, ACCURACY), [(a, b)], scale=100, unit=" pp")
+        return paired_order(final_by_trial(frame, ACCURACY), [(a, b)], ACCURACY_MARGIN,
+                            scale=100, unit=" pp")
     return check
 
 
@@ -67,7 +72,8 @@ def shared_noise(frame: pd.DataFrame) -> ClaimResult:
     """OTA-FD beats digital FD with local DP at every eps of the sweep."""
     pairs = [(c, "fd_digital_ldp_e" + c.rsplit("_e", 1)[1]) for c in _dp_curves(frame)]
     pairs = [p for p in pairs if p[1] in set(frame["curve"])]
-    return paired_order(final_by_trial(frame, ACCURACY), pairs, scale=100, unit=" pp")
+    return paired_order(final_by_trial(frame, ACCURACY), pairs, ACCURACY_MARGIN, scale=100,
+                        unit=" pp")
 
 
 def _by_param(frame: pd.DataFrame, param: str, metric: str = ACCURACY
@@ -95,8 +101,17 @@ def optimal_T(frame: pd.DataFrame) -> ClaimResult:
     interior = any(best[e] < max(accs) for e, accs in table.items())
     order = [best[e] for e in sorted(best)]
     monotone = all(a <= b for a, b in zip(order, order[1:]))
-    return ClaimResult(interior and monotone, f"{text}; interior optimum: {interior}, best T "
-                       f"non-decreasing in ε: {monotone}")
+    return _decided(frame, interior and monotone, f"{text}; interior optimum: {interior}, best T "
+                    f"non-decreasing in ε: {monotone}")
+
+
+def _decided(frame: pd.DataFrame, holds: bool, numbers: str) -> ClaimResult:
+    """A verdict read off mean accuracies (an argmax, a flat top): with one trial, one draw of
+    a random quantity decides nothing (inconclusive); the comparison on the means otherwise."""
+    if frame["trial"].nunique() < 2:
+        return ClaimResult.of(INCONCLUSIVE, numbers + " (1 trial)",
+                              f"one trial, no spread over trials: {numbers}")
+    return ClaimResult(bool(holds), numbers)
 
 
 def _non_decreasing(values: list[float]) -> bool:
@@ -116,21 +131,20 @@ def snr_plateau(frame: pd.DataFrame) -> ClaimResult:
     text = "; ".join(f"ε = {e:g}: " + ", ".join(
         f"{s:g} dB: {100 * a:.1f} % (Case II {100 * case2[e][s]:.0f} %)"
         for s, a in sorted(accs.items())) for e, accs in sorted(table.items()))
-    return ClaimResult(bool(rising and gap <= COMPETITIVE_PP / 2),
-                       f"{text}; |acc({snrs[-1]:g} dB) − acc({snrs[-2]:g} dB)| at ε = {eps:g}: "
-                       f"{gap:.2f} pp; Case II share non-decreasing in SNR: {rising}")
+    return _decided(frame, rising and gap <= COMPETITIVE_PP / 2,
+                    f"{text}; |acc({snrs[-1]:g} dB) − acc({snrs[-2]:g} dB)| at ε = {eps:g}: "
+                    f"{gap:.2f} pp; Case II share non-decreasing in SNR: {rising}")
 
 
 def same_accuracy(mine: str, other: str):
-    """Same accuracy expected (same nu): within 0.5 pp or inside the trial spread. Either may
-    be a glob pattern naming one curve (`resolve`)."""
+    """Same accuracy expected (same nu): the paired interval inside ±0.5 pp (SAME_MARGIN,
+    `paired_equivalence`). Either may be a glob pattern naming one curve (`resolve`)."""
     def check(frame: pd.DataFrame) -> ClaimResult:
         a, b = resolve(frame, mine), resolve(frame, other)
         if a is None or b is None:
             return ClaimResult(None, f"{mine} or {other} not run in this profile")
-        diff = paired_difference(final_by_trial(frame, ACCURACY), a, b)
-        return ClaimResult(diff.verdict == "tie" or abs(diff.mean) < 0.005,
-                           diff.describe(100, " pp"))
+        return paired_equivalence(final_by_trial(frame, ACCURACY), a, b, SAME_MARGIN,
+                                  scale=100, unit=" pp")
     return check
 
 

@@ -1,14 +1,18 @@
 """The claims of X1, evaluated on the stored figure CSV (one row per curve, trial and
-evaluated round). Orderings inside the spread over trials are ties (`airfl.claims`)."""
+evaluated round). Comparisons over trials against the declared margin (`airfl.claims`: holds,
+contradicted, equivalent, inconclusive); one trial never decides one."""
 
 from __future__ import annotations
 
 import pandas as pd
 
-from airfl.claims import chain, final_by_trial, paired_difference, paired_order, paired_trend
-from airfl.experiments import ClaimResult
+from airfl.claims import (ACCURACY_MARGIN, chain, combine_verdicts, final_by_trial,
+                          paired_difference, paired_equivalence, paired_order, paired_trend)
+from airfl.experiments import HOLDS, ClaimResult
 
 ACCURACY = "test_accuracy"
+#: "Same accuracy" claims (same noise nu, spec 7): within 0.5 pp, the spec's own words.
+SAME_MARGIN = ACCURACY_MARGIN.because(0.005, "spec 7's 'within 0.5 pp'")
 
 
 def _dp_curves(frame: pd.DataFrame) -> list[str]:
@@ -25,33 +29,36 @@ def dp_beats_local(frame: pd.DataFrame) -> ClaimResult:
     """Per eps: OTA-FD minus local only (paired over trials); holds when some eps beats it
     significantly, and names the smallest such eps (all larger ones must not lose)."""
     values = final_by_trial(frame, ACCURACY)
-    parts = [(e, paired_difference(values, c, "local_only"))
+    parts = [(e, paired_difference(values, c, "local_only", ACCURACY_MARGIN))
              for e, c in ((_eps(frame, c), c) for c in _dp_curves(frame))]
     text = "; ".join(f"ε = {e:g}: {p.describe(100, ' pp')}" for e, p in parts)
-    wins = [e for e, p in parts if p.verdict == "yes"]
-    if not wins:
-        ties = any(p.verdict == "tie" for _, p in parts)
-        return ClaimResult(None if ties else False,
-                           f"no ε of the sweep beats local only: {text}", tie=ties)
+    wins = [e for e, p in parts if p.verdict == HOLDS]
+    if not wins:         # none holds: the others' verdicts decide (contradicted first)
+        verdict = combine_verdicts(p.verdict for _, p in parts)
+        return ClaimResult.of(verdict, f"no ε of the sweep beats local only: {text}",
+                              "; ".join(f"ε = {e:g}: {p.describe(100, ' pp')}" for e, p in parts
+                                        if p.verdict == verdict))
     return ClaimResult(True, f"from ε = {min(wins):g} on (smallest ε that wins): {text}")
 
 
 def distillation_helps(frame: pd.DataFrame) -> ClaimResult:
     return paired_order(final_by_trial(frame, ACCURACY), [("fd_noiseless", "local_only")],
-                        scale=100, unit=" pp")
+                        ACCURACY_MARGIN, scale=100, unit=" pp")
 
 
 def cost_of_dp(frame: pd.DataFrame) -> ClaimResult:
     dp = _dp_curves(frame)
     return paired_order(final_by_trial(frame, ACCURACY),
-                        chain(["fd_noiseless", "fd_ota_nodp", dp[0]]), scale=100, unit=" pp")
+                        chain(["fd_noiseless", "fd_ota_nodp", dp[0]]), ACCURACY_MARGIN,
+                        scale=100, unit=" pp")
 
 
 def tradeoff(frame: pd.DataFrame) -> ClaimResult:
     values = final_by_trial(frame, ACCURACY)
     curves = _dp_curves(frame)
     finals = ", ".join(f"ε = {_eps(frame, c):g}: {100 * values[c].mean():.1f} %" for c in curves)
-    return paired_trend(values, curves, scale=100, unit=" pp", note=f"final acc {finals}")
+    return paired_trend(values, curves, ACCURACY_MARGIN, scale=100, unit=" pp",
+                        note=f"final acc {finals}")
 
 
 def privacy_met(frame: pd.DataFrame) -> ClaimResult:
@@ -77,9 +84,7 @@ def _versus(prefix: str, proposed_wins: bool):
             return ClaimResult(None, f"{mine} not run in this profile")
         values = final_by_trial(frame, ACCURACY)
         if proposed_wins:
-            return paired_order(values, [(mine, other)], scale=100, unit=" pp")
-        diff = paired_difference(values, mine, other)
-        # same accuracy expected: a difference inside the spread is the claim holding
-        return ClaimResult(diff.verdict == "tie" or abs(diff.mean) < 0.005,
-                           diff.describe(100, " pp"))
+            return paired_order(values, [(mine, other)], ACCURACY_MARGIN, scale=100,
+                                unit=" pp")
+        return paired_equivalence(values, mine, other, SAME_MARGIN, scale=100, unit=" pp")
     return check

@@ -101,7 +101,7 @@ X1 = Experiment(
         Claim("x1_weighting", "OTA-FD's B_i^k/B^k weighting beats uniform weights 1/M at the "
               "same ε.", cx._versus("otafd_uniformw", True)),
         Claim("x1_an_same", "The artificial-noise member of Prop. 1's family gives the same "
-              "accuracy as P2 = 0 (same ν; within 0.5 pp or a tie).",
+              "accuracy as P2 = 0 (same ν; the paired interval within ±0.5 pp).",
               cx._versus("otafd_an", False)),
         Claim("x1_privacy", "The proposed design meets every WD's budget: realised ε_i <= ε_i "
               "(Theorem 2, paper's formula).", cx.privacy_met, "x1_privacy"),

@@ -181,7 +181,7 @@ X7 = _experiment(
         Claim("x7_weighting", "The B_i^k/B^k weighting beats uniform weights 1/M.",
               cm.beats("otafd_prop_e*", "otafd_uniformw_e*")),
         Claim("x7_an_same", "The artificial-noise member gives the same accuracy as P2 = 0 (same "
-              "ν; within 0.5 pp or a tie).",
+              "ν; the paired interval within ±0.5 pp).",
               cm.same_accuracy("otafd_prop_e*", "otafd_an_e*")),
         Claim("x7_per_class_costs", "The per-class sensitivity (more DP noise) does not beat "
               "Lemma 1's (paper) sensitivity.",

@@ -4,8 +4,8 @@ writes results/audit/<wing>/<mechanism>.json (every audited point: claimed, as-s
 audited epsilons, the test, the parameters), figures/<wing>/audit_<mechanism>.csv (what is drawn)
 and its figure. Timings go to the untracked provenance record (the artifacts are byte-identical
 for one seed). The claims stage turns each point into the claim "audited lower bound <= claimed
-epsilon" (stages/claims.py, `audit_claim_rows`): a "no" is a privacy bug of the code or of its
-accountant.
+epsilon" (stages/claims.py, `audit_claim_rows`): contradicted means the claimed epsilon is
+exceeded, by the code or by the accounting it follows.
 """
 
 from __future__ import annotations

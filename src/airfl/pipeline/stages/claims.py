@@ -1,6 +1,11 @@
 """Stage `claims`: evaluate a paper's claims on its stored figure CSVs (figures/<paper>/CLAIMS.md,
+its rows in full in results/claims/<paper>.rows.json and its DVC metrics in
 results/claims/<paper>.json), or collect every paper's into figures/CLAIMS.md and
-results/claims.json (the whole project's tally)."""
+results/claims.json (the whole project's tally).
+
+CLAIMS.md reads top down: the counts by verdict per paper, then every contradicted and
+inconclusive claim with the one line that decides it, then every claim in full. The metrics are
+compact (counts by verdict, each claim's verdict), so that `dvc metrics diff` shows the flips."""
 
 from __future__ import annotations
 
@@ -9,11 +14,18 @@ from typing import Any
 
 import pandas as pd
 
+from airfl.experiments import CONTRADICTED, INCONCLUSIVE, VERDICTS, ClaimResult
 from airfl.pipeline import paths
 from airfl.pipeline.registry import (active_experiments, all_analytic, all_experiments, get_wing,
                                      papers)
 from airfl.io import read_json, write_json, write_text
 from airfl.pipeline.stage_params import declared
+
+
+def row(figure: str, claim: str, statement: str, result: ClaimResult) -> dict[str, Any]:
+    """One claim's record: what CLAIMS.md prints and the rows file stores."""
+    return {"figure": figure, "claim": claim, "statement": statement, "numbers": result.numbers,
+            "verdict": result.verdict, "reason": result.why}
 
 
 def evaluate_paper(paper: str, params: dict[str, Any] | None = None) -> list[dict[str, Any]]:
@@ -37,20 +49,16 @@ def evaluate_paper(paper: str, params: dict[str, Any] | None = None) -> list[dic
                       .assign(figure=stem) for stem in stems]
             figure = f"{experiment.paper}/{'+'.join(stems)}"
             result = claim.evaluate(pd.concat(frames, ignore_index=True))
-            results.append({"figure": figure, "claim": claim.name,
-                            "statement": claim.statement, "numbers": result.numbers,
-                            "holds": None if result.holds is None else bool(result.holds),
-                            "verdict": result.verdict})
+            results.append(row(figure, claim.name, claim.statement, result))
     for figure in all_analytic():
         if figure.paper != paper or figure.check is None:
             continue
         from airfl.pipeline.artifacts import load_frame
 
         for claim_id, statement, numbers, holds in figure.check(load_frame(figure)):
-            results.append({"figure": figure.id, "claim": claim_id, "statement": statement,
-                            "numbers": numbers,       # holds None: reported, not a claim
-                            "holds": None if holds is None else bool(holds),
-                            "verdict": "n/a" if holds is None else "yes" if holds else "no"})
+            # a formula's claim is deterministic: holds or contradicted (None: reported, n/a)
+            results.append(row(figure.id, claim_id, statement,
+                               ClaimResult(None if holds is None else bool(holds), numbers)))
     return results + audit_claims([paper])
 
 
@@ -76,60 +84,88 @@ def audit_claim_rows(wing: str) -> list[dict[str, Any]]:
                        f"{_number(p['eps_audited_upper'])}), tightness {_number(p['tightness'])}")
             rows.append({"figure": f"{wing}/audit_{name}", "claim": f"audit_{p['mechanism']}",
                          "statement": f"privacy audit (delta {p['delta']:g}, Clopper-Pearson "
-                         f"{1 - p['alpha']:.0%}): audited lower bound <= claimed epsilon; a "
-                         "no is a privacy bug", "numbers": numbers, "holds": bool(p["holds"]),
-                         "verdict": "yes" if p["holds"] else "no"})
+                         f"{1 - p['alpha']:.0%}): audited lower bound <= claimed epsilon; "
+                         "contradicted: the claimed epsilon is exceeded", "numbers": numbers,
+                         "verdict": "holds" if p["holds"] else "contradicted", "reason": numbers})
     return rows
 
 
-def markdown(results: list[dict[str, Any]], params: dict[str, Any]) -> str:
-    lines = ["# Claims checked on the stored figure data", "",
-             f"Profile `{params['profile']}`, seed {params['seed']}. A claim that does not hold is a "
-             "finding, reported with our numbers; nothing is tuned to make it hold. An ordering "
-             "claim is tested across trials, paired by trial (common random numbers): yes or no "
-             "when the 95 % paired t interval of the difference excludes 0, tie when it holds "
-             "0 or when the difference is below the numerical resolution of float32 results "
-             "(2^-11.5 of the larger compared value; airfl.claims.RELATIVE_RESOLUTION).", "",
-             "| figure | claim | paper's statement | our numbers | holds |",
-             "|---|---|---|---|---|"]
-    cell = lambda text: str(text).replace("|", "\\|")    # noqa: E731  (a literal | in a cell)
-    for r in results:
-        lines.append(f"| {r['figure']} | {r['claim']} | {cell(r['statement'])} | "
-                     f"{cell(r['numbers'])} | {_shown(r['verdict'])} |")
-    tally = _tally(results)
-    lines += ["", f"{tally['held']} of {tally['checked']} claims hold"
-              + "".join(f", {tally[k]} {k}" for k in ("ties", "n/a") if tally[k]) + ".", ""]
-    return "\n".join(lines)
+def paper_of(record: dict[str, Any]) -> str:
+    """The paper (or wing) a claim row belongs to: its figure id's first part."""
+    return str(record["figure"]).split("/", 1)[0]
 
 
-def _shown(verdict: str) -> str:
-    return "**no**" if verdict == "no" else verdict
-
-
-def _tally(results: list[dict[str, Any]]) -> dict[str, int]:
-    """Claims that hold, claims checked (yes or no), ties (an ordering inside the spread over
-    trials) and n/a (does not apply, e.g. the authors' paper-scale numbers on a quick run)."""
+def counts(results: list[dict[str, Any]]) -> dict[str, int]:
+    """How many claims have each verdict, and the total."""
     verdicts = [r["verdict"] for r in results]
-    return {"held": verdicts.count("yes"), "checked": verdicts.count("yes") + verdicts.count("no"),
-            "ties": verdicts.count("tie"), "n/a": verdicts.count("n/a")}
+    return {**{v: verdicts.count(v) for v in VERDICTS}, "total": len(verdicts)}
 
 
-# A verdict as a number, so that `dvc metrics diff` shows which claims flipped;
-# n/a (the claim does not apply to this run) has none and is left out.
-SCORES = {"yes": 1.0, "tie": 0.5, "no": 0.0}
+def by_paper(results: list[dict[str, Any]]) -> dict[str, dict[str, int]]:
+    """`counts` per paper, in the order the rows come."""
+    groups: dict[str, list[dict[str, Any]]] = {}
+    for r in results:
+        groups.setdefault(paper_of(r), []).append(r)
+    return {p: counts(rows) for p, rows in groups.items()}
+
+
+EXPLANATION = (
+    "A claim that does not hold is a finding, reported with our numbers; nothing is tuned to "
+    "make it hold. A comparison is tested across trials, paired by trial (common random "
+    "numbers), against the equivalence margin declared with the claim (the difference the paper "
+    "would call the same; printed beside each interval): **holds** when the 95 % paired t "
+    "interval of the difference excludes 0 on the claimed side, **contradicted** when it "
+    "excludes 0 on the other, **equivalent** when it lies inside ± the margin (two one-sided "
+    "tests) or the difference is below the numerical resolution of float32 results (2^-11.5 of "
+    "the larger compared value; airfl.claims.RELATIVE_RESOLUTION), **inconclusive** when none of "
+    "these: the trials cannot decide (the row says the smallest difference they could have "
+    "detected, at 80 % power, and where the paper gives its own gap, how many trials would "
+    "detect it). One trial never decides a random quantity. A claim that A beats B which comes "
+    "out equivalent does not hold. Analytic claims (formulas, no randomness) are holds or "
+    "contradicted; **n/a**: the claim does not apply to this run.")
+
+SHOWN = {CONTRADICTED: "**contradicted**", INCONCLUSIVE: "*inconclusive*"}
+
+
+def markdown(results: list[dict[str, Any]], params: dict[str, Any]) -> str:
+    cell = lambda text: str(text).replace("|", "\\|")    # noqa: E731  (a literal | in a cell)
+    lines = ["# Claims checked on the stored figure data", "",
+             f"Profile `{params['profile']}`, seed {params['seed']}. {EXPLANATION}", "",
+             "## Verdicts by paper", "",
+             "| paper | " + " | ".join(VERDICTS) + " | total |",
+             "|---|" + "---:|" * (len(VERDICTS) + 1)]
+    tallies = by_paper(results)
+    for paper, tally in tallies.items():
+        lines.append(f"| {paper} | " + " | ".join(str(tally[v]) for v in VERDICTS)
+                     + f" | {tally['total']} |")
+    if len(tallies) > 1:
+        total = counts(results)
+        lines.append("| **all** | " + " | ".join(str(total[v]) for v in VERDICTS)
+                     + f" | {total['total']} |")
+    open_rows = [r for r in results if r["verdict"] in (CONTRADICTED, INCONCLUSIVE)]
+    lines += ["", "## Contradicted and inconclusive", ""]
+    if open_rows:
+        lines += ["| figure | claim | verdict | what decides it |", "|---|---|---|---|"]
+        lines += [f"| {r['figure']} | {r['claim']} | {SHOWN[r['verdict']]} | "
+                  f"{cell(r['reason'])} |" for r in open_rows]
+    else:
+        lines.append("None.")
+    lines += ["", "## Every claim", "",
+              "| figure | claim | paper's statement | our numbers | verdict |",
+              "|---|---|---|---|---|"]
+    lines += [f"| {r['figure']} | {r['claim']} | {cell(r['statement'])} | {cell(r['numbers'])} | "
+              f"{SHOWN.get(r['verdict'], r['verdict'])} |" for r in results]
+    return "\n".join(lines) + "\n"
 
 
 def metrics(results: list[dict[str, Any]]) -> dict[str, Any]:
-    """The DVC metrics file: every claim with its numbers, the tally (held, checked, ties, no,
-    total) and each claim's verdict as a score per figure, 1 holds / 0.5 tie / 0 does not."""
-    tally = _tally(results)
-    scores: dict[str, dict[str, float]] = {}
+    """The DVC metrics file, compact: the counts by verdict (all, and per paper) and each
+    claim's verdict per figure, so that `dvc metrics diff` shows which claims flipped and how
+    the counts moved. The numbers and statements stay in the rows file and CLAIMS.md."""
+    verdicts: dict[str, dict[str, str]] = {}
     for r in results:
-        if r["verdict"] in SCORES:
-            scores.setdefault(r["figure"], {})[r["claim"]] = SCORES[r["verdict"]]
-    return {"claims": results, "held": tally["held"], "checked": tally["checked"],
-            "ties": tally["ties"], "no": tally["checked"] - tally["held"],
-            "total": len(results), "verdicts": scores}
+        verdicts.setdefault(r["figure"], {})[r["claim"]] = r["verdict"]
+    return {"counts": counts(results), "papers": by_paper(results), "verdicts": verdicts}
 
 
 @declared("claims")
@@ -137,9 +173,10 @@ def run(params: dict[str, Any], paper: str | None = None) -> None:
     if paper is None:                 # every paper's, in the registry's order
         from airfl.pipeline.registry import wings
 
-        results = [r for p in papers() for r in read_json(paths.claims_metrics(p))["claims"]] \
+        results = [r for p in papers() for r in read_json(paths.claims_rows(p))["claims"]] \
             + audit_claims([w.name for w in wings() if not w.catalogue])   # e.g. generic schemes
     else:
         results = evaluate_paper(paper, params)
+        write_json(paths.claims_rows(paper), {"claims": results})
     write_text(paths.claims_markdown(paper), markdown(results, params))
     write_json(paths.claims_metrics(paper), metrics(results))
