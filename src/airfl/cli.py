@@ -11,8 +11,6 @@ import argparse
 import os
 import sys
 
-import yaml
-
 
 # Stages that need neither torch nor the experiment registry: they skip importing them (~1.5 s
 # of a job's start-up; the quick DAG runs one privacy job per private curve).
@@ -20,12 +18,15 @@ LIGHT_STAGES = frozenset({"validate", "privacy"})
 
 
 def _overrides(pairs: list[str]) -> dict:
+    """`--set` values read as params.yaml is (strictly, aliases bounded: airfl.config.read_yaml)."""
+    from airfl.config import read_yaml
+
     out = {}
     for pair in pairs:
         key, sep, value = pair.partition("=")
         if not sep:
             raise SystemExit(f"--set expects key=value, got {pair!r}")
-        out[key] = yaml.safe_load(value)
+        out[key] = read_yaml(value, f"--set {key}")       # a ConfigError stops main: exit 2
     return out
 
 

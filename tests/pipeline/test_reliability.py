@@ -289,3 +289,96 @@ def test_cdpb_records_claimed_and_simulated_epsilon_of_the_issue(repo_root):
                                                         7850).to_dict()]] * rounds, 1e-5)
     assert rounds == 30 and claimed[-1] == pytest.approx(16.55, abs=0.01)
     assert simulated[-1] == pytest.approx(2690.4, abs=0.1)
+
+
+# -- validation gaps: alias bombs, delta = 1, integers written as floats ------------------------
+
+ALIAS_BOMB = "".join(f"bomb_{a}: &{a} [{', '.join([f'*{b}'] * 9)}]\n"
+                     for b, a in zip("abcdefgh", "bcdefghi"))
+ALIAS_BOMB = "bomb_a: &a [x, x, x, x, x, x, x, x, x]\n" + ALIAS_BOMB     # 10 lines, 9^9 nodes
+
+
+def test_an_alias_bomb_stops_reading_at_once():
+    started = time.monotonic()
+    with pytest.raises(ConfigError, match=r"^params.yaml: YAML aliases expand the document by "
+                                          r"more than 10,000 nodes \(\d[\d,]*\)"):
+        read_yaml(ALIAS_BOMB, "params.yaml")
+    assert time.monotonic() - started < 2
+
+
+def test_a_recursive_alias_is_rejected_and_a_few_aliases_still_read():
+    with pytest.raises(ConfigError, match="params.yaml, line 1: a YAML alias refers to a node "
+                                          "that contains it"):
+        read_yaml("a: &a {b: *a}\n", "params.yaml")
+    assert read_yaml("x: &x [1, 2]\ny: [*x, *x]\n") == {"x": [1, 2], "y": [[1, 2], [1, 2]]}
+
+
+@pytest.mark.parametrize("command", [[sys.executable, "-m", "airfl", "validate"],
+                                     [str(Path(sys.executable).parent / "snakemake"), "-n",
+                                      "--cores", "1"]])
+def test_an_alias_bomb_in_params_yaml_stops_validate_and_snakemake(repo_root, tmp_path, command):
+    """Before the bound, both walked every alias-expanded node and never finished."""
+    (tmp_path / "params.yaml").write_text((repo_root / "params.yaml").read_text() + ALIAS_BOMB)
+    if "snakemake" in command[0]:
+        command = [*command, "-s", str(repo_root / "Snakefile"), "-d", str(tmp_path)]
+    done = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert done.returncode != 0
+    assert ("params.yaml: YAML aliases expand the document by more than 10,000 nodes"
+            in done.stdout + done.stderr)
+
+
+DP_DELTAS = [f"{BASE}.curves.fedavg_dp.delta", "dp_perk.analytic.delta", "audit.cdpb.delta",
+             "audit.generic.gaussian_dp.delta", "audit.generic.ota_truncated_inversion.delta"]
+
+
+@pytest.mark.parametrize("key", DP_DELTAS)
+@pytest.mark.parametrize("value", [1.0, 1, 0.0, 2.0])
+def test_a_dp_delta_outside_the_open_unit_interval_is_rejected(params, key, value):
+    """delta = 1 guarantees nothing ((eps, 1)-DP holds for every mechanism); it was accepted
+    because delta shared the schema of a sampling rate, (0, 1]."""
+    node = params
+    *parents, last = key.split(".")
+    for part in parents:
+        node = node[part]
+    assert last in node, key
+    node[last] = value
+    with pytest.raises(ConfigError, match=f"{key}: {value} is (greater|less) than or equal to"):
+        validate_params(params)
+
+
+def test_a_sampling_rate_of_one_stays_valid(params):
+    params["baselines"]["accuracy_vs_rounds"]["curves"]["fedavg_dp"]["sampling_rate"] = 1.0
+    validate_params(params)
+
+
+@pytest.mark.parametrize("key, value", [(f"{BASE}.scale.quick.rounds", 1.0e9),
+                                        (f"{BASE}.num_devices", 20.0),
+                                        ("audit.generic.gaussian_dp.num_devices", 2.0)])
+def test_a_count_written_as_a_float_is_rejected_naming_the_key(params, key, value):
+    """JSON Schema counts 1.0e+9 as an integer; train then crashed on `range(1e9)`."""
+    node = params
+    *parents, last = key.split(".")
+    for part in parents:
+        node = node[part]
+    assert last in node, key
+    node[last] = value
+    with pytest.raises(ConfigError) as info:
+        validate_params(params)
+    assert f"  {key}: {value} is not of type 'integer'." in str(info.value).splitlines()
+
+
+def test_a_float_count_from_the_command_line_stops_validate(repo_root):
+    done = subprocess.run([sys.executable, "-m", "airfl", "--set",
+                           f"{BASE}.scale.quick.rounds=1.0e+9", "validate"], cwd=repo_root,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2
+    assert f"{BASE}.scale.quick.rounds: 1000000000.0 is not of type 'integer'" in done.stderr
+
+
+def test_an_alias_bomb_in_a_set_value_stops_the_cli(repo_root):
+    bomb = "[&a [1, 1, 1, 1, 1, 1, 1, 1, 1], " + ", ".join(
+        f"&{a} [{', '.join([f'*{b}'] * 9)}]" for b, a in zip("abcdefgh", "bcdefghi")) + "]"
+    done = subprocess.run([sys.executable, "-m", "airfl", "--set", f"seed={bomb}", "validate"],
+                          cwd=repo_root, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2
+    assert "--set seed: YAML aliases expand the document by more than 10,000" in done.stderr
