@@ -108,6 +108,8 @@ def main(argv: list[str] | None = None) -> int:
             for figure in wing.analytic():
                 print(" ", figure.id, "(analytic)")
     else:
+        from airfl.data.catalogue import DatasetUnavailableError
+        from airfl.io import ArtifactError
         from airfl.pipeline.stages import StageError
 
         stage = importlib.import_module(f"airfl.pipeline.stages.{args.stage}")
@@ -116,7 +118,9 @@ def main(argv: list[str] | None = None) -> int:
                       if getattr(args, k, None) is not None]
         try:
             stage.run(params, *positional)
-        except StageError as error:             # a known failure: its message, no traceback
+        except (StageError, ArtifactError, DatasetUnavailableError) as error:
+            # a known failure (a stage's own, a corrupt stored input, a dataset that cannot be
+            # supplied): its message, no traceback
             print(f"airfl {args.stage}: {error}", file=sys.stderr)
             return 1
     return 0

@@ -201,6 +201,25 @@ def test_the_figure_stage_refuses_runs_made_with_other_params(built, env):
 
 
 @pytest.mark.xdist_group("built_workspace")   # one build, shared (make test: -n)
+def test_a_run_table_cut_mid_line_is_rebuilt_never_drawn(built, env):
+    """A run table cut mid-line gave a figure with half the rows and a cut number (exit 0): the
+    figure job stops naming the file and removes it, and the next plain run retrains that curve
+    and draws the figure it drew before."""
+    csv = built / f"{FIGURE}.csv"
+    before = csv.read_bytes()
+    table = built / "results/runs/baselines/accuracy_vs_rounds/ideal.csv"
+    data = table.read_bytes()
+    table.write_bytes(data[:len(data) * 2 // 3])
+    failed = _run(["snakemake", "--cores", "2", *TARGETS], built, env, check=False)
+    log = (built / "logs/figure/baselines/accuracy_vs_rounds.log").read_text()
+    assert failed.returncode != 0
+    assert f"{table.relative_to(built)} is cut short (its last line has no line end)" in log
+    assert not table.exists() and not csv.exists()
+    _run(["snakemake", "--cores", "2", *TARGETS], built, env)
+    assert csv.read_bytes() == before
+
+
+@pytest.mark.xdist_group("built_workspace")   # one build, shared (make test: -n)
 def _record(work, env) -> None:
     """What `make dvc-record` does for the figure's subgraph: the dvc-dag stamp, then commit."""
     _run(["airfl", "dvc-yaml", "--stamp", STAMP], work, env)
@@ -348,8 +367,12 @@ def test_a_failed_rerun_never_leaves_a_stale_figure(repo_root, tmp_path, env):
     log = (work / "logs/train/baselines/accuracy_vs_rounds/ota_low_snr.log").read_text()
     assert failed.returncode != 0 and "not a design made by the design stage" in log
     assert not design.exists()
-    # the figure does not read `device`, so it stays up to date; ask for the failed run itself
+    # the figure does not read `device`, so it stays up to date: a plain run does nothing, and
+    # the message names the command that rebuilds the design and the failed run
     run_table = "results/runs/baselines/accuracy_vs_rounds/ota_low_snr.csv"
+    assert f"removed it: run `snakemake {run_table}`" in log
+    plan = _run(["snakemake", "-n", *TARGETS], work, env)
+    assert "Nothing to be done" in plan.stdout + plan.stderr
     _run(["snakemake", "--cores", "2", *TARGETS, run_table], work, env)
     assert json.loads(design.read_text())["trials"]
     assert (work / f"{FIGURE}.csv").read_bytes() == new      # the same runs, rebuilt

@@ -382,3 +382,118 @@ def test_an_alias_bomb_in_a_set_value_stops_the_cli(repo_root):
                           cwd=repo_root, capture_output=True, text=True, timeout=120)
     assert done.returncode == 2
     assert "--set seed: YAML aliases expand the document by more than 10,000" in done.stderr
+
+
+# -- corrupted inputs: a stage stops naming the file, and the file is rebuilt ---------------------
+
+def _table(tmp_path):
+    from airfl.io import write_csv
+
+    path = tmp_path / "results" / "runs" / "x.csv"
+    frame = pd.DataFrame({"trial": [0, 0, 1, 1], "round": [0, 1, 0, 1],
+                          "test_accuracy": [0.1, 0.123456789, 0.2, 0.3]})
+    write_csv(path, frame)
+    return path, frame
+
+
+def test_a_stored_table_reads_back_as_written(tmp_path):
+    from airfl.io import read_table
+
+    path, frame = _table(tmp_path)
+    pd.testing.assert_frame_equal(read_table(path, ("trial", "round")), frame)
+
+
+@pytest.mark.parametrize("spoil, problem", [
+    (lambda b: b[:-5], "is cut short (its last line has no line end)"),      # a cut number
+    (lambda b: b"", "is empty"),
+    (lambda b: b"\x89PNG\x00\x00\xff\xfe\n", "is not a well-formed CSV table"),
+    (lambda b: b'trial,round\n0,"1\n', "is not a well-formed CSV table"),
+    (lambda b: b"trial,time\n0,1\n", "lacks the column(s) round"),
+])
+def test_a_spoiled_table_stops_naming_the_file_and_is_removed(tmp_path, spoil, problem):
+    from airfl.io import ArtifactError, read_table
+
+    path, _ = _table(tmp_path)
+    path.write_bytes(spoil(path.read_bytes()))
+    with pytest.raises(ArtifactError) as info:
+        read_table(path, ("trial", "round"))
+    message = str(info.value)
+    assert message.startswith(f"{path} {problem}") and "\n" not in message
+    assert message.endswith(f"(`snakemake {path}` if Snakemake finds nothing to do)")
+    assert not path.exists()
+
+
+@pytest.mark.parametrize("text", ['{"trials": [1, 2', "garbage\n", "\xff\xfe"])
+def test_a_garbled_json_artifact_stops_naming_the_file_and_is_removed(tmp_path, text):
+    from airfl.io import ArtifactError, read_json
+
+    path = tmp_path / "records.json"
+    path.write_bytes(text.encode("latin-1"))
+    with pytest.raises(ArtifactError, match=f"^{path} is not valid JSON .*removed it"):
+        read_json(path)
+    assert not path.exists()
+
+
+def test_a_run_table_missing_whole_trials_is_not_drawn(tmp_path, monkeypatch):
+    """Cut at a line end, a table has no cut number, but it lacks the later trials."""
+    from airfl.io import ArtifactError, write_csv
+    from airfl.pipeline.stages import figure
+
+    monkeypatch.chdir(tmp_path)
+    path = Path("results/runs/baselines/accuracy_vs_rounds/ideal.csv")
+    frame = pd.DataFrame({"trial": [0, 0, 1], "round": [0, 1, 0], "test_accuracy": [0.1, 0.2, 0.1]})
+    write_csv(path, frame)
+    assert len(figure.run_table("baselines/accuracy_vs_rounds", "ideal", 2)) == 3
+    with pytest.raises(ArtifactError, match=rf"^{path} holds trials \[0, 1\], not the 3 of the "):
+        figure.run_table("baselines/accuracy_vs_rounds", "ideal", 3)
+    assert not path.exists()
+
+
+def test_a_garbage_design_names_the_command_that_rebuilds_it(tmp_path):
+    from airfl.pipeline.stages import StageError
+    from airfl.pipeline.stages.train import rebuild_command, stored_designs
+
+    bad = tmp_path / "design.json"
+    bad.write_text("garbage\n")
+    with pytest.raises(StageError) as info:
+        stored_designs(bad, 1, rebuild=rebuild_command("baselines/accuracy_vs_rounds", "ideal"))
+    assert "removed it: run `snakemake results/runs/baselines/accuracy_vs_rounds/ideal.csv` " \
+           "(or `dvc repro`" in str(info.value)
+
+
+def test_a_corrupt_file_in_the_mirror_is_reported_as_corrupt_not_missing(mnist_mirror, tmp_path):
+    """The data stage copies from the mirror after an md5 check; a copy that fails it used to
+    be reported as `missing` under root."""
+    import shutil
+
+    from airfl.data import ensure_dataset
+    from airfl.data.catalogue import DatasetUnavailableError
+
+    mirror = tmp_path / "mirror"
+    shutil.copytree(mnist_mirror / "MNIST" / "raw", mirror / "MNIST" / "raw")
+    spoiled = mirror / "MNIST" / "raw" / "t10k-labels-idx1-ubyte.gz"
+    data = bytearray(spoiled.read_bytes())
+    data[100] ^= 0xFF
+    spoiled.write_bytes(bytes(data))
+    with pytest.raises(DatasetUnavailableError) as info:
+        ensure_dataset("mnist", tmp_path / "root", mirror=mirror, download=False)
+    problem = str(info.value).splitlines()[1]
+    assert problem.startswith(f"  MNIST/raw/t10k-labels-idx1-ubyte.gz: not under root; the "
+                              f"mirror's copy {spoiled} is corrupt: wrong md5 (found ")
+    assert not (tmp_path / "root" / "MNIST" / "raw" / "t10k-labels-idx1-ubyte.gz").exists()
+
+
+def test_the_data_stage_reports_a_corrupt_mirror_without_a_traceback(mnist_mirror, repo_root,
+                                                                     tmp_path):
+    import shutil
+
+    mirror = tmp_path / "mirror"
+    shutil.copytree(mnist_mirror / "MNIST" / "raw", mirror / "MNIST" / "raw")
+    (mirror / "MNIST" / "raw" / "train-labels-idx1-ubyte.gz").write_bytes(b"not gzip")
+    shutil.copy(repo_root / "params.yaml", tmp_path)
+    done = subprocess.run([sys.executable, "-m", "airfl", "--set", f"data.mirror={mirror}",
+                           "--set", "data.download=false", "data", "mnist"], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+    assert done.stderr.startswith("airfl data: dataset 'mnist' is not available")
+    assert "train-labels-idx1-ubyte.gz: not under root; the mirror's copy" in done.stderr
