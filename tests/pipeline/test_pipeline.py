@@ -227,6 +227,36 @@ def _record(work, env) -> None:
 
 
 @pytest.mark.xdist_group("built_workspace")   # one build, shared (make test: -n)
+def test_after_dvc_record_snakemake_has_nothing_to_do(built, env):
+    """`dvc commit -f` copies every output back with a new time; Snakemake compares such files
+    by checksum, but only below its size limit. Under a limit of 1,000 bytes (standing in for
+    the 1 MB default against a Biased FL figure CSV of 1.01 MB) it plans jobs again; with the
+    profile's limit, nothing."""
+    _record(built, env)
+    plan = _run(["snakemake", "-n", *TARGETS], built, env)
+    assert "Nothing to be done" in plan.stdout + plan.stderr
+    small = _run(["snakemake", "-n", "--max-checksum-file-size", "1000", *TARGETS], built, env)
+    assert "Nothing to be done" not in small.stdout + small.stderr
+
+
+def test_a_new_time_on_a_large_input_reruns_nothing_under_the_profile(repo_root, tmp_path, env):
+    """The profile's checksum limit with a 2 MB file (over Snakemake's 1 MB default): given a
+    new time, as `dvc commit` gives it, its consumer is not planned again."""
+    (tmp_path / "Snakefile").write_text(
+        "rule all:\n    input: 'b.txt'\n"
+        "rule a:\n    output: 'a.bin'\n    run:\n"
+        "        open(output[0], 'wb').write(bytes(range(256)) * 8192)\n"
+        "rule b:\n    input: 'a.bin'\n    output: 'b.txt'\n    shell: 'wc -c {input} > {output}'\n")
+    profile = ["--profile", str(repo_root / "profiles" / "default"), "--cores", "1"]
+    _run(["snakemake", *profile], tmp_path, env)
+    assert (tmp_path / "a.bin").stat().st_size == 2 ** 21
+    later = time.time() + 10
+    os.utime(tmp_path / "a.bin", (later, later))
+    plan = _run(["snakemake", "-n", *profile], tmp_path, env)
+    assert "Nothing to be done" in plan.stdout + plan.stderr
+
+
+@pytest.mark.xdist_group("built_workspace")   # one build, shared (make test: -n)
 def test_dvc_reruns_only_what_a_parameter_change_touches(built, env):
     _record(built, env)
     assert "up to date" in _run(["dvc", "status", "--with-deps", DVC_TARGET], built, env).stdout
