@@ -110,6 +110,7 @@ def main(argv: list[str] | None = None) -> int:
     else:
         from airfl.data.catalogue import DatasetUnavailableError
         from airfl.io import ArtifactError
+        from airfl.pipeline import job_lock
         from airfl.pipeline.stages import StageError
 
         stage = importlib.import_module(f"airfl.pipeline.stages.{args.stage}")
@@ -117,8 +118,10 @@ def main(argv: list[str] | None = None) -> int:
                                                  "derivation", "paper", "mechanism")
                       if getattr(args, k, None) is not None]
         try:
-            stage.run(params, *positional)
-        except (StageError, ArtifactError, DatasetUnavailableError) as error:
+            lock = job_lock.hold(args.stage, positional)      # held until the job returns
+            with lock:
+                stage.run(params, *positional)
+        except (StageError, ArtifactError, DatasetUnavailableError, job_lock.JobRunning) as error:
             # a known failure (a stage's own, a corrupt stored input, a dataset that cannot be
             # supplied): its message, no traceback
             print(f"airfl {args.stage}: {error}", file=sys.stderr)

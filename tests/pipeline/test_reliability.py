@@ -497,3 +497,28 @@ def test_the_data_stage_reports_a_corrupt_mirror_without_a_traceback(mnist_mirro
     assert done.returncode == 1 and "Traceback" not in done.stderr
     assert done.stderr.startswith("airfl data: dataset 'mnist' is not available")
     assert "train-labels-idx1-ubyte.gz: not under root; the mirror's copy" in done.stderr
+
+
+# -- one job at a time: `dvc repro` of a stage while Snakemake runs it ----------------------------
+
+def test_a_job_already_running_is_refused_not_run_twice(repo_root, tmp_path):
+    """Both tools run the same `airfl <stage> <args>`; while one process runs a job (here: this
+    test holds the job's lock), the same job started by the other stops with one line and
+    writes nothing; once the lock is free it runs."""
+    import fcntl
+    import shutil
+
+    shutil.copy(repo_root / "params.yaml", tmp_path)
+    lock = tmp_path / "results" / "locks" / "analytic-dp_perk-fig2.lock"
+    lock.parent.mkdir(parents=True)
+    command = [sys.executable, "-m", "airfl", "analytic", "dp_perk/fig2"]
+    with open(lock, "a") as held:
+        fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        done = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 1 and len(done.stderr.splitlines()) == 1
+    assert done.stderr.startswith("airfl analytic: `airfl analytic dp_perk/fig2` is already "
+                                  "running in this folder")
+    assert not (tmp_path / "figures").exists()
+    again = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert again.returncode == 0, again.stderr
+    assert (tmp_path / "figures" / "dp_perk" / "fig2.csv").exists()
