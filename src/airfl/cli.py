@@ -11,8 +11,6 @@ import argparse
 import os
 import sys
 
-import yaml
-
 
 # Stages that need neither torch nor the experiment registry: they skip importing them (~1.5 s
 # of a job's start-up; the quick DAG runs one privacy job per private curve).
@@ -20,12 +18,15 @@ LIGHT_STAGES = frozenset({"validate", "privacy"})
 
 
 def _overrides(pairs: list[str]) -> dict:
+    """`--set` values read as params.yaml is (strictly, aliases bounded: airfl.config.read_yaml)."""
+    from airfl.config import read_yaml
+
     out = {}
     for pair in pairs:
         key, sep, value = pair.partition("=")
         if not sep:
             raise SystemExit(f"--set expects key=value, got {pair!r}")
-        out[key] = yaml.safe_load(value)
+        out[key] = read_yaml(value, f"--set {key}")       # a ConfigError stops main: exit 2
     return out
 
 
@@ -193,6 +194,9 @@ def main(argv: list[str] | None = None) -> int:
             for figure in wing.analytic():
                 print(" ", figure.id, "(analytic)")
     else:
+        from airfl.data.catalogue import DatasetUnavailableError
+        from airfl.io import ArtifactError
+        from airfl.pipeline import job_lock
         from airfl.pipeline.stages import StageError
 
         if args.stage not in LIGHT_STAGES:
@@ -205,8 +209,12 @@ def main(argv: list[str] | None = None) -> int:
                                                  "derivation", "paper", "mechanism")
                       if getattr(args, k, None) is not None]
         try:
-            stage.run(params, *positional)
-        except StageError as error:             # a known failure: its message, no traceback
+            lock = job_lock.hold(args.stage, positional)      # held until the job returns
+            with lock:
+                stage.run(params, *positional)
+        except (StageError, ArtifactError, DatasetUnavailableError, job_lock.JobRunning) as error:
+            # a known failure (a stage's own, a corrupt stored input, a dataset that cannot be
+            # supplied): its message, no traceback
             print(f"airfl {args.stage}: {error}", file=sys.stderr)
             return 1
         except FileNotFoundError as error:      # an input an earlier stage makes is not there

@@ -48,11 +48,67 @@ _StrictLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG,
                               _mapping_without_duplicates)
 
 
+# How many nodes YAML aliases may add to a document beyond the nodes written in it. An alias
+# re-uses its anchor's whole subtree, so ten short lines of aliases of aliases can stand for
+# 10^9 nodes (a "billion laughs"), which every later walk of the tree (the NaN check, schema
+# validation, Snakemake's config handling) pays for. params.yaml uses no aliases at all.
+MAX_ALIAS_NODES = 10_000
+
+
+def _check_alias_expansion(root: yaml.Node, source: str) -> None:
+    """Stop when aliases expand the composed document past MAX_ALIAS_NODES extra nodes (or
+    make it contain itself); the size of each distinct node is computed once, so this check
+    is linear in the text however large the expansion."""
+    sizes: dict[int, int] = {}
+    written: set[int] = set()
+    open_: set[int] = set()
+    stack: list[tuple[yaml.Node, bool]] = [(root, False)]
+    while stack:
+        node, children_done = stack.pop()
+        key = id(node)
+        if children_done:
+            open_.discard(key)
+            children = _children(node)
+            sizes[key] = 1 + sum(sizes[id(child)] for child in children)
+            continue
+        if key in sizes:
+            continue
+        if key in open_:
+            raise ConfigError(f"{source}, line {node.start_mark.line + 1}: a YAML alias refers "
+                              "to a node that contains it (a recursive alias)")
+        written.add(key)
+        open_.add(key)
+        stack.append((node, True))
+        stack.extend((child, False) for child in _children(node) if id(child) not in sizes)
+    extra = sizes[id(root)] - len(written)
+    if extra > MAX_ALIAS_NODES:
+        raise ConfigError(f"{source}: YAML aliases expand the document by more than "
+                          f"{MAX_ALIAS_NODES:,} nodes ({extra:,}); write the values out instead "
+                          "of aliasing aliases")
+
+
+def _children(node: yaml.Node) -> list[yaml.Node]:
+    if isinstance(node, yaml.MappingNode):
+        return [part for pair in node.value for part in pair]
+    if isinstance(node, yaml.SequenceNode):
+        return list(node.value)
+    return []
+
+
 def read_yaml(text: str, source: str = "<yaml>") -> Any:
-    """Parse YAML strictly (duplicate keys rejected); a syntax error becomes a ConfigError naming
-    `source`, line and column in one line instead of a parser traceback."""
+    """Parse YAML strictly (duplicate keys rejected, aliases bounded: MAX_ALIAS_NODES); a syntax
+    error becomes a ConfigError naming `source`, line and column in one line instead of a
+    parser traceback."""
     try:
-        return yaml.load(text, Loader=_StrictLoader)
+        loader = _StrictLoader(text)
+        try:
+            root = loader.get_single_node()
+            if root is None:
+                return None
+            _check_alias_expansion(root, source)
+            return loader.construct_document(root)
+        finally:
+            loader.dispose()
     except yaml.MarkedYAMLError as error:
         mark = error.problem_mark or error.context_mark
         where = f"{source}, line {mark.line + 1}, column {mark.column + 1}" if mark else source
@@ -91,7 +147,15 @@ def _with_defaults(validator_class):
     return validators.extend(validator_class, {"properties": set_defaults})
 
 
-_DefaultingValidator = _with_defaults(Draft202012Validator)
+def _strict_integers(validator_class):
+    """A validator whose `integer` is an integer written as one: JSON Schema counts any number
+    with no fractional part (1.0e+9) as an integer, which then reaches `range()` as a float."""
+    checker = validator_class.TYPE_CHECKER.redefine(
+        "integer", lambda _, value: isinstance(value, int) and not isinstance(value, bool))
+    return validators.extend(validator_class, type_checker=checker)
+
+
+_DefaultingValidator = _with_defaults(_strict_integers(Draft202012Validator))
 
 
 def _key_path(error) -> str:

@@ -1,7 +1,12 @@
-"""Atomic, open-format artifact writing with provenance (parameters and code version).
+"""Atomic, open-format artifact writing with provenance (parameters and code version), and
+checked reading of the artifacts one stage hands the next.
 
 Every stage writes through these helpers: a temp file in the destination folder, then
-`os.replace`, so an interrupted or failing stage never leaves a half-written output.
+`os.replace`, so an interrupted or failing stage never leaves a half-written output. A stage
+reads a stored table or JSON through `read_table` / `read_json`, which stop on a file that is not
+what a stage writes (cut short, garbled, not parseable) with `ArtifactError` naming it, and
+remove it: the stage then fails, Snakemake removes that stage's outputs, and the next run
+rebuilds both (a figure drawn from half a table is never written).
 """
 
 from __future__ import annotations
@@ -81,8 +86,59 @@ def write_json(path: str | os.PathLike, payload: Any) -> None:
         tmp.write_text(text + "\n")
 
 
+class ArtifactError(RuntimeError):
+    """A stored artifact a stage reads is missing, cut short or malformed; the message names
+    the file, what is wrong with it and what rebuilds it (the CLI prints it, no traceback)."""
+
+
+def _one_line(error: Exception) -> str:
+    return " ".join(str(error).split())
+
+
+def _rebuild(path: Path, problem: str) -> ArtifactError:
+    """Remove the bad artifact and say so, with the command that rebuilds it for certain (a
+    plain `snakemake` rebuilds a missing file only when something made from it is rerun)."""
+    path.unlink(missing_ok=True)
+    return ArtifactError(f"{path} {problem}; removed it, so that the next run rebuilds it "
+                         f"(`snakemake {path}` if Snakemake finds nothing to do)")
+
+
+def _stored_text(path: Path) -> bytes:
+    if not path.is_file():
+        raise ArtifactError(f"{path} is missing; `snakemake {path}` (or `dvc repro`) makes it")
+    return path.read_bytes()
+
+
 def read_json(path: str | os.PathLike) -> Any:
-    return json.loads(Path(path).read_text())
+    """A JSON artifact; ArtifactError (the file removed) when it is not complete, valid JSON."""
+    path = Path(path)
+    data = _stored_text(path)
+    try:
+        return json.loads(data.decode())
+    except (UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise _rebuild(path, f"is not valid JSON ({_one_line(error)})") from None
+
+
+def read_table(path: str | os.PathLike, columns: tuple[str, ...] = ()) -> pd.DataFrame:
+    """A CSV artifact as write_csv wrote it: not empty, ending with its line end (a table cut
+    mid-line lacks it: pandas would read the cut number as a value), parseable, and holding
+    `columns`. ArtifactError (the file removed) otherwise."""
+    import io
+
+    path = Path(path)
+    data = _stored_text(path)
+    if not data.strip():
+        raise _rebuild(path, "is empty")
+    if not data.endswith(b"\n"):
+        raise _rebuild(path, "is cut short (its last line has no line end)")
+    try:
+        frame = pd.read_csv(io.BytesIO(data))
+    except (ValueError, UnicodeDecodeError) as error:     # pandas' ParserError is a ValueError
+        raise _rebuild(path, f"is not a well-formed CSV table ({_one_line(error)})") from None
+    missing = [c for c in columns if c not in frame.columns]
+    if missing:
+        raise _rebuild(path, f"lacks the column(s) {', '.join(missing)}")
+    return frame
 
 
 def write_csv(path: str | os.PathLike, frame: pd.DataFrame, float_format: str = "%.10g") -> None:

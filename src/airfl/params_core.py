@@ -60,6 +60,9 @@ _CHANNEL_BRANCHES = {
 DEFS = {
     "positive": Num(gt=0),
     "probability": Num(gt=0, maximum=1),
+    # (eps, delta)-DP's delta is a failure probability strictly below 1: delta = 1 guarantees
+    # nothing (every mechanism is (0, 1)-DP) and the conversions take log(1/delta)
+    "dp_delta": Num(description="(eps, delta)-DP's delta, in (0, 1)", gt=0, lt=1),
     "scale": Obj(fields={
         "rounds": Int(minimum=1, required=True),
         "trials": Int(minimum=1, required=True),

@@ -75,3 +75,62 @@ def test_no_cache_is_written_where_snakemake_keeps_no_state(tmp_path, fresh_cach
     assert code_deps._imported("pkg.mod", path) == {"os"}
     code_deps._save_cache()
     assert not (tmp_path / "absent").exists()
+
+
+def _tree(root, files: dict[str, str]) -> None:
+    for name, text in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+
+
+PACKAGE = {"pkg/__init__.py": "", "pkg/core.py": "X = 1\n", "pkg/wing/__init__.py": "",
+           "pkg/wing/claims.py": "Y = 2\n", "pkg/wing/table.csv": "a,b\n"}
+
+
+def test_code_digests_are_the_same_from_any_clone_or_install(tmp_path, monkeypatch):
+    """One package in a clone's src/, in another clone's src/, and installed into a site folder:
+    the digests of a file, of a wing folder and of both together agree, whether the dependency is
+    named relative to the working directory or by an absolute path."""
+    for root in ("clone1/src", "clone2/src", "site"):
+        _tree(tmp_path / root, PACKAGE)
+    monkeypatch.chdir(tmp_path / "clone1")
+    here = code_deps.digest(("src/pkg/core.py", "src/pkg/wing"))
+    assert code_deps.package_path(tmp_path / "site/pkg/wing/claims.py") == "pkg/wing/claims.py"
+    for root in (tmp_path / "clone2/src", tmp_path / "site", tmp_path / "clone1/src"):
+        assert code_deps.dep_digest(str(root / "pkg/core.py")) == \
+            code_deps.dep_digest("src/pkg/core.py")
+        assert code_deps.dep_digest(str(root / "pkg/wing")) == code_deps.dep_digest("src/pkg/wing")
+        assert code_deps.digest((str(root / "pkg/wing"), str(root / "pkg/core.py"))) == here
+
+
+def test_a_code_digest_changes_with_a_files_bytes_or_its_name_in_the_package(tmp_path,
+                                                                             monkeypatch):
+    _tree(tmp_path / "a", PACKAGE)
+    _tree(tmp_path / "b", PACKAGE)
+    _tree(tmp_path / "c", PACKAGE)
+    (tmp_path / "b/pkg/wing/claims.py").write_text("Y = 3\n")
+    (tmp_path / "c/pkg/wing/claims.py").rename(tmp_path / "c/pkg/wing/claim.py")
+    folder = {root: code_deps.dep_digest(str(tmp_path / root / "pkg/wing")) for root in "abc"}
+    assert len(set(folder.values())) == 3
+    assert code_deps.digest((str(tmp_path / "a/pkg/__init__.py"),)) != \
+        code_deps.digest((str(tmp_path / "a/pkg/wing/__init__.py"),))    # same bytes, other name
+
+
+def test_a_stage_has_one_code_digest_in_the_repository_and_from_elsewhere(repo_root, tmp_path,
+                                                                          monkeypatch):
+    """A second clone sharing this environment names the installed package's files by absolute
+    paths; its jobs must not all look stale for that."""
+    def claims_digest():
+        code_deps.stage_code.cache_clear()
+        code_deps.dep_digest.cache_clear()
+        deps = code_deps.stage_code("claims", ("airfl.papers.cdpb",))
+        return deps, code_deps.digest(deps)
+
+    monkeypatch.chdir(repo_root)
+    inside, here = claims_digest()
+    monkeypatch.chdir(tmp_path)
+    outside, there = claims_digest()
+    code_deps.stage_code.cache_clear()
+    code_deps.dep_digest.cache_clear()
+    assert inside[0].startswith("src/airfl") and outside[0].startswith("/")
+    assert here == there

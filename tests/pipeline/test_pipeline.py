@@ -204,10 +204,59 @@ def test_the_figure_stage_refuses_runs_made_with_other_params(built, env):
 
 
 @pytest.mark.xdist_group("built_workspace")   # one build, shared (make test: -n)
+def test_a_run_table_cut_mid_line_is_rebuilt_never_drawn(built, env):
+    """A run table cut mid-line gave a figure with half the rows and a cut number (exit 0): the
+    figure job stops naming the file and removes it, and the next plain run retrains that curve
+    and draws the figure it drew before."""
+    csv = built / f"{FIGURE}.csv"
+    before = csv.read_bytes()
+    table = built / "results/runs/baselines/accuracy_vs_rounds/ideal.csv"
+    data = table.read_bytes()
+    table.write_bytes(data[:len(data) * 2 // 3])
+    failed = _run(["snakemake", "--cores", "2", *TARGETS], built, env, check=False)
+    log = (built / "logs/figure/baselines/accuracy_vs_rounds.log").read_text()
+    assert failed.returncode != 0
+    assert f"{table.relative_to(built)} is cut short (its last line has no line end)" in log
+    assert not table.exists() and not csv.exists()
+    _run(["snakemake", "--cores", "2", *TARGETS], built, env)
+    assert csv.read_bytes() == before
+
+
+@pytest.mark.xdist_group("built_workspace")   # one build, shared (make test: -n)
 def _record(work, env) -> None:
     """What `make dvc-record` does for the figure's subgraph: the dvc-dag stamp, then commit."""
     _run(["airfl", "dvc-yaml", "--stamp", STAMP], work, env)
     _run(["dvc", "commit", "-f", "-q", "--with-deps", DVC_TARGET], work, env)
+
+
+@pytest.mark.xdist_group("built_workspace")   # one build, shared (make test: -n)
+def test_after_dvc_record_snakemake_has_nothing_to_do(built, env):
+    """`dvc commit -f` copies every output back with a new time; Snakemake compares such files
+    by checksum, but only below its size limit. Under a limit of 1,000 bytes (standing in for
+    the 1 MB default against a Biased FL figure CSV of 1.01 MB) it plans jobs again; with the
+    profile's limit, nothing."""
+    _record(built, env)
+    plan = _run(["snakemake", "-n", *TARGETS], built, env)
+    assert "Nothing to be done" in plan.stdout + plan.stderr
+    small = _run(["snakemake", "-n", "--max-checksum-file-size", "1000", *TARGETS], built, env)
+    assert "Nothing to be done" not in small.stdout + small.stderr
+
+
+def test_a_new_time_on_a_large_input_reruns_nothing_under_the_profile(repo_root, tmp_path, env):
+    """The profile's checksum limit with a 2 MB file (over Snakemake's 1 MB default): given a
+    new time, as `dvc commit` gives it, its consumer is not planned again."""
+    (tmp_path / "Snakefile").write_text(
+        "rule all:\n    input: 'b.txt'\n"
+        "rule a:\n    output: 'a.bin'\n    run:\n"
+        "        open(output[0], 'wb').write(bytes(range(256)) * 8192)\n"
+        "rule b:\n    input: 'a.bin'\n    output: 'b.txt'\n    shell: 'wc -c {input} > {output}'\n")
+    profile = ["--profile", str(repo_root / "profiles" / "default"), "--cores", "1"]
+    _run(["snakemake", *profile], tmp_path, env)
+    assert (tmp_path / "a.bin").stat().st_size == 2 ** 21
+    later = time.time() + 10
+    os.utime(tmp_path / "a.bin", (later, later))
+    plan = _run(["snakemake", "-n", *profile], tmp_path, env)
+    assert "Nothing to be done" in plan.stdout + plan.stderr
 
 
 @pytest.mark.xdist_group("built_workspace")   # one build, shared (make test: -n)
@@ -351,8 +400,12 @@ def test_a_failed_rerun_never_leaves_a_stale_figure(repo_root, tmp_path, env):
     log = (work / "logs/train/baselines/accuracy_vs_rounds/ota_low_snr.log").read_text()
     assert failed.returncode != 0 and "not a design made by the design stage" in log
     assert not design.exists()
-    # the figure does not read `device`, so it stays up to date; ask for the failed run itself
+    # the figure does not read `device`, so it stays up to date: a plain run does nothing, and
+    # the message names the command that rebuilds the design and the failed run
     run_table = "results/runs/baselines/accuracy_vs_rounds/ota_low_snr.csv"
+    assert f"removed it: run `snakemake {run_table}`" in log
+    plan = _run(["snakemake", "-n", *TARGETS], work, env)
+    assert "Nothing to be done" in plan.stdout + plan.stderr
     _run(["snakemake", "--cores", "2", *TARGETS, run_table], work, env)
     assert json.loads(design.read_text())["trials"]
     assert (work / f"{FIGURE}.csv").read_bytes() == new      # the same runs, rebuilt

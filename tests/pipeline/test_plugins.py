@@ -7,6 +7,7 @@ paper" sections describe."""
 
 from __future__ import annotations
 
+import os
 import shutil
 import sys
 
@@ -110,3 +111,64 @@ def test_an_installed_package_adds_a_scheme_and_a_paper(repo_root, tmp_path, plu
     bare = tool_env(mnist_mirror)
     done = run(["airfl", "validate"], work, bare, check=False)
     assert done.returncode == 2 and "'mini' was unexpected" in done.stderr
+
+
+# -- a broken or clashing plug-in -----------------------------------------------------------------
+
+def _plugin(site, distribution: str, entry: str, files: dict[str, str]) -> None:
+    """A distribution installed into folder `site` as pip lays one out (its package files and a
+    dist-info with METADATA and one `airfl.wings` entry point)."""
+    info = site / f"{distribution.replace('-', '_')}-0.1.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {distribution}\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text(f"[airfl.wings]\n{entry}\n")
+    for name, text in files.items():
+        (site / name).parent.mkdir(parents=True, exist_ok=True)
+        (site / name).write_text(text)
+
+
+def _airfl(repo_root, site, *args):
+    env = {**os.environ, "PYTHONPATH": str(site)}
+    return run([sys.executable, "-m", "airfl", *args], repo_root, env, check=False, timeout=300)
+
+
+@pytest.mark.parametrize("files, reason", [
+    ({"airfl_broken/__init__.py": "raise RuntimeError('the plug-in is broken\\n(two lines)')\n"},
+     "RuntimeError: the plug-in is broken (two lines)"),
+    ({"airfl_broken/__init__.py": "from airfl.core.wing import Wing\n"
+                                  "WING = Wing(name='broken', package='airfl_broken', "
+                                  "params='airfl_broken.params')\n",
+      "airfl_broken/params.py": "import no_such_module\n"},
+     "ModuleNotFoundError: No module named 'no_such_module'"),
+])
+def test_a_plugin_that_fails_to_load_is_one_line_and_the_other_wings_work(repo_root, tmp_path,
+                                                                          files, reason):
+    _plugin(tmp_path, "airfl-broken", "broken = airfl_broken:WING", files)
+    line = ("airfl: skipped wing 'broken' of airfl-broken (entry point airfl.wings: broken = "
+            f"airfl_broken:WING), which failed to load: {reason}")
+    done = _airfl(repo_root, tmp_path, "validate")
+    assert (done.returncode, done.stdout, done.stderr) == (0, "params valid; profile quick\n",
+                                                          line + "\n")
+    listed = _airfl(repo_root, tmp_path, "list")
+    assert listed.returncode == 0 and listed.stderr == line + "\n"
+    assert {row.split()[1] for row in listed.stdout.splitlines() if row.startswith("wing ")} \
+        >= set(PROJECT_WINGS)
+
+
+WING_MODULE = ("from airfl.core.wing import Wing\n"
+               "WING = Wing(name={name!r}, package='airfl_clash', schemes={schemes!r})\n")
+
+
+@pytest.mark.parametrize("entry, module, expected", [
+    ("clash = airfl_clash:WING",
+     WING_MODULE.format(name="clash", schemes={"ideal_fedavg": "airfl_clash:Fedavg"}),
+     "scheme kind 'ideal_fedavg' is offered by wings "),
+    ("cdpb = airfl_clash:WING", WING_MODULE.format(name="cdpb", schemes={}),
+     "two wings named 'cdpb': "),
+])
+def test_a_scheme_or_wing_name_clash_stops_validation(repo_root, tmp_path, entry, module, expected):
+    _plugin(tmp_path, "airfl-clash", entry, {"airfl_clash/__init__.py": module})
+    done = _airfl(repo_root, tmp_path, "validate")
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr.startswith("airfl: the installed wings clash: " + expected)
+    assert len(done.stderr.splitlines()) == 1

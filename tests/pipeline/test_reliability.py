@@ -289,3 +289,236 @@ def test_cdpb_records_claimed_and_simulated_epsilon_of_the_issue(repo_root):
                                                         7850).to_dict()]] * rounds, 1e-5)
     assert rounds == 30 and claimed[-1] == pytest.approx(16.55, abs=0.01)
     assert simulated[-1] == pytest.approx(2690.4, abs=0.1)
+
+
+# -- validation gaps: alias bombs, delta = 1, integers written as floats ------------------------
+
+ALIAS_BOMB = "".join(f"bomb_{a}: &{a} [{', '.join([f'*{b}'] * 9)}]\n"
+                     for b, a in zip("abcdefgh", "bcdefghi"))
+ALIAS_BOMB = "bomb_a: &a [x, x, x, x, x, x, x, x, x]\n" + ALIAS_BOMB     # 10 lines, 9^9 nodes
+
+
+def test_an_alias_bomb_stops_reading_at_once():
+    started = time.monotonic()
+    with pytest.raises(ConfigError, match=r"^params.yaml: YAML aliases expand the document by "
+                                          r"more than 10,000 nodes \(\d[\d,]*\)"):
+        read_yaml(ALIAS_BOMB, "params.yaml")
+    assert time.monotonic() - started < 2
+
+
+def test_a_recursive_alias_is_rejected_and_a_few_aliases_still_read():
+    with pytest.raises(ConfigError, match="params.yaml, line 1: a YAML alias refers to a node "
+                                          "that contains it"):
+        read_yaml("a: &a {b: *a}\n", "params.yaml")
+    assert read_yaml("x: &x [1, 2]\ny: [*x, *x]\n") == {"x": [1, 2], "y": [[1, 2], [1, 2]]}
+
+
+@pytest.mark.parametrize("command", [[sys.executable, "-m", "airfl", "validate"],
+                                     [str(Path(sys.executable).parent / "snakemake"), "-n",
+                                      "--cores", "1"]])
+def test_an_alias_bomb_in_params_yaml_stops_validate_and_snakemake(repo_root, tmp_path, command):
+    """Before the bound, both walked every alias-expanded node and never finished."""
+    (tmp_path / "params.yaml").write_text((repo_root / "params.yaml").read_text() + ALIAS_BOMB)
+    if "snakemake" in command[0]:
+        command = [*command, "-s", str(repo_root / "Snakefile"), "-d", str(tmp_path)]
+    done = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert done.returncode != 0
+    assert ("params.yaml: YAML aliases expand the document by more than 10,000 nodes"
+            in done.stdout + done.stderr)
+
+
+DP_DELTAS = [f"{BASE}.curves.fedavg_dp.delta", "dp_perk.analytic.delta", "audit.cdpb.delta",
+             "audit.generic.gaussian_dp.delta", "audit.generic.ota_truncated_inversion.delta"]
+
+
+@pytest.mark.parametrize("key", DP_DELTAS)
+@pytest.mark.parametrize("value", [1.0, 1, 0.0, 2.0])
+def test_a_dp_delta_outside_the_open_unit_interval_is_rejected(params, key, value):
+    """delta = 1 guarantees nothing ((eps, 1)-DP holds for every mechanism); it was accepted
+    because delta shared the schema of a sampling rate, (0, 1]."""
+    node = params
+    *parents, last = key.split(".")
+    for part in parents:
+        node = node[part]
+    assert last in node, key
+    node[last] = value
+    with pytest.raises(ConfigError, match=f"{key}: {value} is (greater|less) than or equal to"):
+        validate_params(params)
+
+
+def test_a_sampling_rate_of_one_stays_valid(params):
+    params["baselines"]["accuracy_vs_rounds"]["curves"]["fedavg_dp"]["sampling_rate"] = 1.0
+    validate_params(params)
+
+
+@pytest.mark.parametrize("key, value", [(f"{BASE}.scale.quick.rounds", 1.0e9),
+                                        (f"{BASE}.num_devices", 20.0),
+                                        ("audit.generic.gaussian_dp.num_devices", 2.0)])
+def test_a_count_written_as_a_float_is_rejected_naming_the_key(params, key, value):
+    """JSON Schema counts 1.0e+9 as an integer; train then crashed on `range(1e9)`."""
+    node = params
+    *parents, last = key.split(".")
+    for part in parents:
+        node = node[part]
+    assert last in node, key
+    node[last] = value
+    with pytest.raises(ConfigError) as info:
+        validate_params(params)
+    assert f"  {key}: {value} is not of type 'integer'." in str(info.value).splitlines()
+
+
+def test_a_float_count_from_the_command_line_stops_validate(repo_root):
+    done = subprocess.run([sys.executable, "-m", "airfl", "--set",
+                           f"{BASE}.scale.quick.rounds=1.0e+9", "validate"], cwd=repo_root,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2
+    assert f"{BASE}.scale.quick.rounds: 1000000000.0 is not of type 'integer'" in done.stderr
+
+
+def test_an_alias_bomb_in_a_set_value_stops_the_cli(repo_root):
+    bomb = "[&a [1, 1, 1, 1, 1, 1, 1, 1, 1], " + ", ".join(
+        f"&{a} [{', '.join([f'*{b}'] * 9)}]" for b, a in zip("abcdefgh", "bcdefghi")) + "]"
+    done = subprocess.run([sys.executable, "-m", "airfl", "--set", f"seed={bomb}", "validate"],
+                          cwd=repo_root, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2
+    assert "--set seed: YAML aliases expand the document by more than 10,000" in done.stderr
+
+
+# -- corrupted inputs: a stage stops naming the file, and the file is rebuilt ---------------------
+
+def _table(tmp_path):
+    from airfl.io import write_csv
+
+    path = tmp_path / "results" / "runs" / "x.csv"
+    frame = pd.DataFrame({"trial": [0, 0, 1, 1], "round": [0, 1, 0, 1],
+                          "test_accuracy": [0.1, 0.123456789, 0.2, 0.3]})
+    write_csv(path, frame)
+    return path, frame
+
+
+def test_a_stored_table_reads_back_as_written(tmp_path):
+    from airfl.io import read_table
+
+    path, frame = _table(tmp_path)
+    pd.testing.assert_frame_equal(read_table(path, ("trial", "round")), frame)
+
+
+@pytest.mark.parametrize("spoil, problem", [
+    (lambda b: b[:-5], "is cut short (its last line has no line end)"),      # a cut number
+    (lambda b: b"", "is empty"),
+    (lambda b: b"\x89PNG\x00\x00\xff\xfe\n", "is not a well-formed CSV table"),
+    (lambda b: b'trial,round\n0,"1\n', "is not a well-formed CSV table"),
+    (lambda b: b"trial,time\n0,1\n", "lacks the column(s) round"),
+])
+def test_a_spoiled_table_stops_naming_the_file_and_is_removed(tmp_path, spoil, problem):
+    from airfl.io import ArtifactError, read_table
+
+    path, _ = _table(tmp_path)
+    path.write_bytes(spoil(path.read_bytes()))
+    with pytest.raises(ArtifactError) as info:
+        read_table(path, ("trial", "round"))
+    message = str(info.value)
+    assert message.startswith(f"{path} {problem}") and "\n" not in message
+    assert message.endswith(f"(`snakemake {path}` if Snakemake finds nothing to do)")
+    assert not path.exists()
+
+
+@pytest.mark.parametrize("text", ['{"trials": [1, 2', "garbage\n", "\xff\xfe"])
+def test_a_garbled_json_artifact_stops_naming_the_file_and_is_removed(tmp_path, text):
+    from airfl.io import ArtifactError, read_json
+
+    path = tmp_path / "records.json"
+    path.write_bytes(text.encode("latin-1"))
+    with pytest.raises(ArtifactError, match=f"^{path} is not valid JSON .*removed it"):
+        read_json(path)
+    assert not path.exists()
+
+
+def test_a_run_table_missing_whole_trials_is_not_drawn(tmp_path, monkeypatch):
+    """Cut at a line end, a table has no cut number, but it lacks the later trials."""
+    from airfl.io import ArtifactError, write_csv
+    from airfl.pipeline.stages import figure
+
+    monkeypatch.chdir(tmp_path)
+    path = Path("results/runs/baselines/accuracy_vs_rounds/ideal.csv")
+    frame = pd.DataFrame({"trial": [0, 0, 1], "round": [0, 1, 0], "test_accuracy": [0.1, 0.2, 0.1]})
+    write_csv(path, frame)
+    assert len(figure.run_table("baselines/accuracy_vs_rounds", "ideal", 2)) == 3
+    with pytest.raises(ArtifactError, match=rf"^{path} holds trials \[0, 1\], not the 3 of the "):
+        figure.run_table("baselines/accuracy_vs_rounds", "ideal", 3)
+    assert not path.exists()
+
+
+def test_a_garbage_design_names_the_command_that_rebuilds_it(tmp_path):
+    from airfl.pipeline.stages import StageError
+    from airfl.pipeline.stages.train import rebuild_command, stored_designs
+
+    bad = tmp_path / "design.json"
+    bad.write_text("garbage\n")
+    with pytest.raises(StageError) as info:
+        stored_designs(bad, 1, rebuild=rebuild_command("baselines/accuracy_vs_rounds", "ideal"))
+    assert "removed it: run `snakemake results/runs/baselines/accuracy_vs_rounds/ideal.csv` " \
+           "(or `dvc repro`" in str(info.value)
+
+
+def test_a_corrupt_file_in_the_mirror_is_reported_as_corrupt_not_missing(mnist_mirror, tmp_path):
+    """The data stage copies from the mirror after an md5 check; a copy that fails it used to
+    be reported as `missing` under root."""
+    import shutil
+
+    from airfl.data import ensure_dataset
+    from airfl.data.catalogue import DatasetUnavailableError
+
+    mirror = tmp_path / "mirror"
+    shutil.copytree(mnist_mirror / "MNIST" / "raw", mirror / "MNIST" / "raw")
+    spoiled = mirror / "MNIST" / "raw" / "t10k-labels-idx1-ubyte.gz"
+    data = bytearray(spoiled.read_bytes())
+    data[100] ^= 0xFF
+    spoiled.write_bytes(bytes(data))
+    with pytest.raises(DatasetUnavailableError) as info:
+        ensure_dataset("mnist", tmp_path / "root", mirror=mirror, download=False)
+    problem = str(info.value).splitlines()[1]
+    assert problem.startswith(f"  MNIST/raw/t10k-labels-idx1-ubyte.gz: not under root; the "
+                              f"mirror's copy {spoiled} is corrupt: wrong md5 (found ")
+    assert not (tmp_path / "root" / "MNIST" / "raw" / "t10k-labels-idx1-ubyte.gz").exists()
+
+
+def test_the_data_stage_reports_a_corrupt_mirror_without_a_traceback(mnist_mirror, repo_root,
+                                                                     tmp_path):
+    import shutil
+
+    mirror = tmp_path / "mirror"
+    shutil.copytree(mnist_mirror / "MNIST" / "raw", mirror / "MNIST" / "raw")
+    (mirror / "MNIST" / "raw" / "train-labels-idx1-ubyte.gz").write_bytes(b"not gzip")
+    shutil.copy(repo_root / "params.yaml", tmp_path)
+    done = subprocess.run([sys.executable, "-m", "airfl", "--set", f"data.mirror={mirror}",
+                           "--set", "data.download=false", "data", "mnist"], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+    assert done.stderr.startswith("airfl data: dataset 'mnist' is not available")
+    assert "train-labels-idx1-ubyte.gz: not under root; the mirror's copy" in done.stderr
+
+
+# -- one job at a time: `dvc repro` of a stage while Snakemake runs it ----------------------------
+
+def test_a_job_already_running_is_refused_not_run_twice(repo_root, tmp_path):
+    """Both tools run the same `airfl <stage> <args>`; while one process runs a job (here: this
+    test holds the job's lock), the same job started by the other stops with one line and
+    writes nothing; once the lock is free it runs."""
+    import fcntl
+    import shutil
+
+    shutil.copy(repo_root / "params.yaml", tmp_path)
+    lock = tmp_path / "results" / "locks" / "analytic-dp_perk-fig2.lock"
+    lock.parent.mkdir(parents=True)
+    command = [sys.executable, "-m", "airfl", "analytic", "dp_perk/fig2"]
+    with open(lock, "a") as held:
+        fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        done = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 1 and len(done.stderr.splitlines()) == 1
+    assert done.stderr.startswith("airfl analytic: `airfl analytic dp_perk/fig2` is already "
+                                  "running in this folder")
+    assert not (tmp_path / "figures").exists()
+    again = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert again.returncode == 0, again.stderr
+    assert (tmp_path / "figures" / "dp_perk" / "fig2.csv").exists()

@@ -133,12 +133,18 @@ def _write_atomically(dest: Path, fill, expected_md5: str | None) -> None:
 
 
 def _from_mirror(spec: _Spec, root: Path, mirror: Path, todo: list[str],
-                 verify_md5: bool, notes: list[str]) -> None:
-    """Copy the files named in ``todo`` from ``mirror`` (torchvision layout) into ``root``."""
+                 verify_md5: bool, notes: list[str]) -> dict[str, str]:
+    """Copy the files named in ``todo`` from ``mirror`` (torchvision layout) into ``root``;
+    file name -> what is wrong with the mirror's copy, for those present there but unusable
+    (a corrupt copy is reported as such, not as a missing file)."""
     wanted = dict(spec.files)
+    corrupt = {}
     for fname in todo:
         src = mirror / spec.folder / fname
-        if _status(src, wanted[fname], verify_md5) is not None:
+        reason = _status(src, wanted[fname], verify_md5)
+        if reason is not None:
+            if reason != "missing":
+                corrupt[fname] = f"not under root; the mirror's copy {src} is corrupt: {reason}"
             continue
         try:
             _write_atomically(root / spec.folder / fname,
@@ -146,6 +152,7 @@ def _from_mirror(spec: _Spec, root: Path, mirror: Path, todo: list[str],
                               wanted[fname] if verify_md5 else None)
         except (OSError, ValueError) as exc:
             notes.append(f"copy of {spec.relpath(fname)} from mirror failed: {exc}")
+    return corrupt
 
 
 def _extract_from_archive(spec: _Spec, root: Path, archive: Path, todo: list[str],
@@ -292,6 +299,7 @@ def ensure_dataset(name: str, root: str | os.PathLike, mirror: str | os.PathLike
     root = Path(root)
     mirror_path = _resolve_mirror(mirror)
     notes: list[str] = []
+    in_mirror: dict[str, str] = {}               # file -> what is wrong with the mirror's copy
 
     def todo() -> list[str]:
         return [f for f, _ in _problems(spec, root, None, verify_md5)]
@@ -301,7 +309,7 @@ def ensure_dataset(name: str, root: str | os.PathLike, mirror: str | os.PathLike
         _extract_from_archive(spec, root, root / spec.archive_name, missing, verify_md5, notes)
         missing = todo()
     if missing and mirror_path is not None and not _same_dir(mirror_path, root):
-        _from_mirror(spec, root, mirror_path, missing, verify_md5, notes)
+        in_mirror = _from_mirror(spec, root, mirror_path, missing, verify_md5, notes)
         missing = todo()
         if missing and spec.archive_name and (mirror_path / spec.archive_name).is_file():
             _extract_from_archive(spec, root, mirror_path / spec.archive_name, missing,
@@ -314,8 +322,9 @@ def ensure_dataset(name: str, root: str | os.PathLike, mirror: str | os.PathLike
         missing = todo()
         download_note = "attempted, failed (see notes)" if len(notes) > n_before else "attempted"
     if missing:
-        raise _unavailable(spec, _problems(spec, root, None, verify_md5), root, mirror_path,
-                           download_note, notes)
+        problems = [(f, in_mirror.get(f, r) if r == "missing" else r)
+                    for f, r in _problems(spec, root, None, verify_md5)]
+        raise _unavailable(spec, problems, root, mirror_path, download_note, notes)
     return _manifest(spec, root)
 
 

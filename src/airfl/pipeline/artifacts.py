@@ -9,7 +9,7 @@ from typing import Any
 import pandas as pd
 
 from airfl.experiments import AnalyticFigure, Experiment, FigureSpec
-from airfl.io import read_json
+from airfl.io import read_json, read_table
 from airfl.pipeline import paths
 from airfl.styles import label_styles
 
@@ -127,6 +127,6 @@ def figure_id(experiment: Experiment, spec: FigureSpec) -> str:
 
 def load_frame(figure: AnalyticFigure) -> pd.DataFrame:
     """The stored frame with its attributes restored (claims are checked on stored data only)."""
-    frame = pd.read_csv(paths.figure(figure.id, "csv"))
+    frame = read_table(paths.figure(figure.id, "csv"))
     frame.attrs.update(read_json(paths.analytic(figure.id))["attrs"])
     return frame

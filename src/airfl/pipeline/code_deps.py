@@ -13,6 +13,7 @@ from __future__ import annotations
 import ast
 import hashlib
 import json
+import os
 from functools import cache
 from importlib.util import find_spec
 from pathlib import Path
@@ -199,21 +200,38 @@ def _covered(deps: set[Path], files: set[Path]) -> set[Path]:
 
 
 def digest(deps: tuple[str, ...]) -> str:
-    """A hash of the files (folders: every file in them but bytecode) named by `deps`, read from
-    the working directory: what Snakemake compares to decide that code changed."""
+    """A hash of the files (folders: every file in them but bytecode) named by `deps`: what
+    Snakemake compares to decide that code changed. Each dependency counts by its path inside
+    its package and its bytes (`dep_digest`), so a clone elsewhere, or the package installed
+    elsewhere, gives the same digest for the same code."""
     sha = hashlib.sha256()
-    for dep in deps:
-        sha.update(dep_digest(dep).encode())
+    for name, dep in sorted((package_path(Path(dep)), dep) for dep in deps):
+        sha.update(name.encode() + b"\0" + dep_digest(dep).encode() + b"\0")
     return sha.hexdigest()[:16]
 
 
 @cache             # a file or folder read once per process, however many jobs name it
 def dep_digest(dep: str) -> str:
-    """A hash of one code dependency (a file, or every file of a folder but bytecode)."""
+    """A hash of one code dependency (a file, or every file of a folder but bytecode): each
+    file's path inside its package (`package_path`) and its bytes, never where it lies."""
     path = Path(dep)
     files = sorted(p for p in path.rglob("*") if p.is_file() and "__pycache__" not in p.parts
                    and p.suffix != ".pyc") if path.is_dir() else [path]
     sha = hashlib.sha256()
-    for file in files:
-        sha.update(file.as_posix().encode() + b"\0" + file.read_bytes() + b"\0")
+    for name, file in sorted((package_path(file), file) for file in files):
+        sha.update(name.encode() + b"\0" + file.read_bytes() + b"\0")
     return sha.hexdigest()
+
+
+def package_path(path: Path) -> str:
+    """`path` as named inside its top-level package: from the outermost folder of the chain of
+    folders holding an `__init__.py` (src/airfl/papers/cdpb/claims.py -> airfl/papers/cdpb/
+    claims.py, wherever the clone or installation is); a file outside any package keeps its
+    own name only."""
+    path = Path(os.path.abspath(path))
+    top = path if path.is_dir() and (path / "__init__.py").is_file() else None
+    for folder in path.parents:
+        if not (folder / "__init__.py").is_file():
+            break
+        top = folder
+    return path.relative_to(top.parent).as_posix() if top is not None else path.name

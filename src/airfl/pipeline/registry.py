@@ -3,13 +3,18 @@ analytic figures and schemes. The project's own wings are found the same way as 
 wing that is not installed is simply not there.
 
 Wings are listed in name order (the order of the DAG, of CLAIMS.md and of dvc.yaml), and two
-wings may not claim the same name, experiment id or scheme kind.
+wings may not claim the same name, experiment id or scheme kind: such a clash stops validation.
+A plug-in that fails to load (its package or its parameter declarations raise on import) is
+left out with one line on stderr naming its distribution and entry point, so that one broken
+package does not take every other wing down with it.
 """
 
 from __future__ import annotations
 
+import sys
 from functools import cache
-from importlib.metadata import entry_points
+from importlib import import_module
+from importlib.metadata import EntryPoint, entry_points
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -33,7 +38,9 @@ def wings() -> tuple[Wing, ...]:
     for point in entry_points(group=GROUP):
         if point.name in found and found[point.name][0] == point.value:
             continue                      # the same distribution seen twice on sys.path
-        wing = point.load()
+        wing = _load(point)
+        if wing is None:
+            continue
         if not isinstance(wing, Wing):
             raise RegistryError(f"entry point {GROUP}:{point.name} = {point.value} is a "
                                 f"{type(wing).__name__}, not an airfl.core.wing.Wing")
@@ -44,6 +51,23 @@ def wings() -> tuple[Wing, ...]:
                                 f"{point.value}")
         found[point.name] = (point.value, wing)
     return tuple(found[name][1] for name in sorted(found))
+
+
+def _load(point: EntryPoint) -> Any:
+    """The object behind an entry point, with its parameter declarations imported (every job
+    needs them); None, after one line on stderr, when either raises."""
+    try:
+        wing = point.load()
+        if isinstance(wing, Wing) and wing.params:
+            import_module(wing.params)
+    except Exception as error:                   # a plug-in's own bug, whatever it is
+        distribution = point.dist.name if point.dist is not None else "an unknown distribution"
+        reason = " ".join(f"{type(error).__name__}: {error}".split())
+        print(f"airfl: skipped wing {point.name!r} of {distribution} (entry point {GROUP}: "
+              f"{point.name} = {point.value}), which failed to load: {reason}",
+              file=sys.stderr)
+        return None
+    return wing
 
 
 def get_wing(name: str) -> Wing:

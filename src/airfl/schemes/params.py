@@ -11,6 +11,7 @@ from airfl.declare import ByProfile, Declaration, Int, ListOf, Num, Obj, OneOf, 
 
 _POSITIVE = Ref(name="positive", required=True)
 _PROBABILITY = Ref(name="probability", required=True)
+_DP_DELTA = Ref(name="dp_delta", required=True)
 _POSITIVE_OR_GRID = OneOf(options=(Ref(name="positive"),
                                    ListOf(items=Ref(name="positive"), min_items=1)), required=True)
 
@@ -30,7 +31,7 @@ DECLARATION = Declaration(curve_schemes={
         "noise_multiplier": _POSITIVE,
         "clip_norm": _POSITIVE,
         "sampling_rate": _PROBABILITY,
-        "delta": _PROBABILITY}),
+        "delta": _DP_DELTA}),
 })
 
 AUDIT = Obj(description="settings of the generic schemes audited (a curve's parameters; a list is "
@@ -39,7 +40,7 @@ AUDIT = Obj(description="settings of the generic schemes audited (a curve's para
         "noise_multiplier": _POSITIVE_OR_GRID,
         "clip_norm": _POSITIVE,
         "sampling_rate": _PROBABILITY,
-        "delta": _PROBABILITY,
+        "delta": _DP_DELTA,
         "num_devices": Int(minimum=2, required=True),
         "multi_round": Obj(description="the T-round audit (q = 1 only); T = the quick baselines' "
                                        "round count", fields={
@@ -52,7 +53,7 @@ AUDIT = Obj(description="settings of the generic schemes audited (a curve's para
         "snr_db": OneOf(options=(Num(), ListOf(items=Num(), min_items=1)), required=True),
         "truncation_threshold": _POSITIVE,
         "clip_norm": _POSITIVE,
-        "delta": _PROBABILITY,
+        "delta": _DP_DELTA,
         "num_devices": Int(minimum=2, required=True),
         "dim": Int(minimum=1, required=True)}),
 })

@@ -111,7 +111,7 @@ DECLARATION = Declaration(properties=PROPERTIES, defs=DEFS)
 AUDIT = Obj(description="CDPB-n / -i / -mixed audit (the setting is cdpb.analytic).", fields={
     "dim": Int(description="model dimension d (quick: small, the draws cost O(K d) each)",
                minimum=1, required=True),
-    "delta": Ref(name="probability", required=True),
+    "delta": Ref(name="dp_delta", required=True),
     "beta": Num(description="CDPB-mixed's beta in the quick profile (paper - every "
                             "cdpb.analytic.mixed_betas)", minimum=0, maximum=1, required=True),
     "noise_variance": ListOf(description="readings audited (quick - the first; paper - all).",

@@ -34,7 +34,7 @@ DEFS = {
             "radius_m": Ref(name="positive", required=True),
             "min_distance_m": Ref(name="positive", required=True),
             "eps_tilde": Ref(name="positive", required=True),
-            "delta": Ref(name="probability", required=True),
+            "delta": Ref(name="dp_delta", required=True),
             "smooth_L": Ref(name="positive", required=True),
             # D = inf: unbounded
             "domain_D": Ref(name="positive", required=True, allow_infinity=True),

@@ -18,7 +18,7 @@ from airfl.experiments import CONTRADICTED, INCONCLUSIVE, VERDICTS, ClaimResult
 from airfl.pipeline import paths
 from airfl.pipeline.registry import (active_experiments, all_analytic, all_experiments, get_wing,
                                      papers)
-from airfl.io import read_json, write_json, write_text
+from airfl.io import read_json, read_table, write_json, write_text
 from airfl.pipeline.stage_params import declared
 
 
@@ -45,7 +45,7 @@ def evaluate_paper(paper: str, params: dict[str, Any] | None = None) -> list[dic
             stems = tuple(s for s in stems if s not in inactive)
             if not stems:                   # every panel it reads is off in this profile
                 continue
-            frames = [pd.read_csv(paths.figure(f"{experiment.paper}/{stem}", "csv"))
+            frames = [read_table(paths.figure(f"{experiment.paper}/{stem}", "csv"))
                       .assign(figure=stem) for stem in stems]
             figure = f"{experiment.paper}/{'+'.join(stems)}"
             result = claim.evaluate(pd.concat(frames, ignore_index=True))

@@ -11,10 +11,9 @@ from __future__ import annotations
 
 from typing import Any
 
-import pandas as pd
 import torch
 
-from airfl.io import provenance, read_json, write_csv, write_json, write_npz
+from airfl.io import provenance, read_json, read_table, write_csv, write_json, write_npz
 from airfl.pipeline import paths
 from airfl.pipeline.registry import get_experiment
 from airfl.pipeline.stages import StageError
@@ -37,7 +36,7 @@ def run(params: dict[str, Any], experiment_id: str, name: str) -> None:
     sources, targets = resolved
     inputs = {c: {"design": read_json(paths.design(experiment_id, c)),
                   "records": read_json(paths.run_records(experiment_id, c)),
-                  "table": pd.read_csv(paths.run_table(experiment_id, c))}
+                  "table": read_table(paths.run_table(experiment_id, c))}
               for c in sources}
     out = derivation.compute(params, block, inputs)
     missing = set(targets) - set(out["params"])

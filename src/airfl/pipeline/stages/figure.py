@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 from airfl.experiments import Experiment, FigureSpec
-from airfl.io import json_form, read_json, write_csv, write_json
+from airfl.io import ArtifactError, json_form, read_json, read_table, write_csv, write_json
 from airfl.pipeline import paths
 from airfl.pipeline.artifacts import (caption, figure_id, made_with, paper_scale,
                                       substitution, with_colours)
@@ -49,11 +49,27 @@ def stale_runs(params: dict[str, Any], experiment: Experiment, curves: dict[str,
     return stale
 
 
+def run_table(experiment_id: str, curve: str, trials: int) -> pd.DataFrame:
+    """A curve's stored runs, checked (airfl.io.read_table) and holding every trial of the
+    scale: a table that lost whole trials (cut at a line end) is removed like a garbled one,
+    never drawn as if it were complete. The last round is not checked: some runs stop early
+    (Biased FL stops at its target gap)."""
+    path = paths.run_table(experiment_id, curve)
+    runs = read_table(path, ("trial", "round", "test_accuracy"))
+    found = sorted(int(t) for t in runs["trial"].dropna().unique())
+    if found != list(range(trials)):
+        path.unlink(missing_ok=True)
+        raise ArtifactError(f"{path} holds trials {found}, not the {trials} of the scale; removed "
+                            f"it, so that the next run rebuilds it (`snakemake {path}` if "
+                            "Snakemake finds nothing to do)")
+    return runs
+
+
 def _curve_frame(experiment: Experiment, curve: str, curve_params: dict[str, Any],
-                 extra: tuple[str, ...] = ()) -> pd.DataFrame:
-    runs = pd.read_csv(paths.run_table(experiment.id, curve))
+                 extra: tuple[str, ...] = (), trials: int = 1) -> pd.DataFrame:
+    runs = run_table(experiment.id, curve, trials)
     if experiment.privacy:
-        eps = pd.read_csv(paths.privacy(experiment.id, curve))
+        eps = read_table(paths.privacy(experiment.id, curve), ("trial", "round", *EPSILONS))
         runs = runs.merge(eps[["trial", "round", *EPSILONS]], on=["trial", "round"], how="left")
     runs = runs.dropna(subset=["test_accuracy"])
     base = curve_legend(experiment, curve, curve_params)
@@ -135,8 +151,9 @@ def run(params: dict[str, Any], experiment_id: str) -> None:
     extra = tuple(dict.fromkeys([*(column for spec in specs for column, _ in spec.markers),
                                  *(c for spec in specs for c in (spec.x, spec.y)),
                                  *(c for spec in specs for c in spec.columns)]))
-    frame = derive(pd.concat([_curve_frame(experiment, c, p, extra) for c, p in curves.items()],
-                             ignore_index=True), reference)
+    trials = experiment.params(params)["scale"]["trials"]   # a run table must hold them all
+    frame = derive(pd.concat([_curve_frame(experiment, c, p, extra, trials)
+                              for c, p in curves.items()], ignore_index=True), reference)
     made = {c: read_json(paths.run_info(experiment.id, c))["provenance"]["params"]
             for c in curves}
     frame = with_setting(frame, made)

@@ -24,12 +24,14 @@ from airfl.pipeline.stage_params import declared
 
 
 def stored_designs(path: Path, trials: int, made_with: dict[str, Any] | None = None,
-                   panel_keys: tuple[str, ...] = ()) -> list[dict[str, Any]]:
+                   panel_keys: tuple[str, ...] = (), rebuild: str = "run again"
+                   ) -> list[dict[str, Any]]:
     """The design stage's per-trial designs. A file that is not such a design (hand-edited,
     truncated, garbage) is removed, so that the next run rebuilds it instead of this stage
     crashing on it again; so is one made with other parameters than
     `made_with` (runs.design_made_with, the curve without its figure-only `panel_keys`): the
-    train stage trains on what the design stage stored, never on a stale design."""
+    train stage trains on what the design stage stored, never on a stale design.
+    `rebuild`: what the message tells to run (`rebuild_command`)."""
     try:
         stored = json.loads(path.read_text())
         designs = stored["trials"]
@@ -38,15 +40,16 @@ def stored_designs(path: Path, trials: int, made_with: dict[str, Any] | None = N
             raise ValueError(f"it holds no design for each of the {trials} trials")
     except (ValueError, KeyError, TypeError) as error:
         path.unlink(missing_ok=True)
-        raise StageError(f"{path} is not a design made by the design stage ({error}); removed "
-                         "it: run again and the design stage rebuilds it") from None
+        raise StageError(f"{path} is not a design made by the design stage "
+                         f"({' '.join(str(error).split())}); removed it: {rebuild} and the "
+                         "design stage rebuilds it") from None
     if made_with is not None:
         differ = _differences(stored.get("provenance", {}).get("params", {}), made_with,
                               panel_keys)
         if differ:
             path.unlink(missing_ok=True)
             raise StageError(f"{path} was designed with other parameters than the train stage's "
-                             f"({', '.join(differ)} differ); removed it: run again and the "
+                             f"({', '.join(differ)} differ); removed it: {rebuild} and the "
                              "design stage rebuilds it")
     return designs
 
@@ -90,6 +93,15 @@ def check_finite_losses(frame: pd.DataFrame, experiment_id: str, curve: str) -> 
                 "run table written. Lower the step size or check the curve's parameters.")
 
 
+def rebuild_command(experiment_id: str, curve: str) -> str:
+    """The command that rebuilds a curve's design and runs for certain. This job's outputs are
+    gone once it fails, but a plain `snakemake` reruns it only when something made from them
+    is to be remade: with the figure up to date it finds "nothing to be done" (Snakemake does
+    not remake a missing intermediate file by itself); naming the run table asks for it."""
+    return (f"run `snakemake {paths.run_table(experiment_id, curve)}` (or `dvc repro`; a plain "
+            "`snakemake` does nothing while the figure is up to date)")
+
+
 @declared("train")
 def run(params: dict[str, Any], experiment_id: str, curve: str, progress: bool = True) -> None:
     started = time.perf_counter()
@@ -98,7 +110,8 @@ def run(params: dict[str, Any], experiment_id: str, curve: str, progress: bool =
     curve_params, server_lr = effective_curve(experiment, block, curve, with_calibration=True)
     designed, _ = effective_curve(experiment, block, curve, with_calibration=False)
     designs = stored_designs(paths.design(experiment_id, curve), block["scale"]["trials"],
-                             design_made_with(params, block, designed), experiment.panel_keys)
+                             design_made_with(params, block, designed), experiment.panel_keys,
+                             rebuild_command(experiment_id, curve))
     # the trials in lockstep where they allow it (full-batch gradient uploads: Biased FL),
     # equal to one-by-one runs up to float reassociation (benchmarks/README.md)
     frame, records = run_trials(params, experiment, block, curve, curve_params, server_lr, designs,

@@ -1,0 +1,38 @@
+"""One job at a time: `airfl <stage> <args>` holds an exclusive lock on results/locks/<job>.lock
+while it runs, so that the same job started twice at once (`dvc repro` of a stage while
+Snakemake runs it, or two Snakemake runs of different targets sharing it) stops with a clear
+message instead of training twice and racing for the same outputs. Snakemake already excludes
+a second Snakemake run over the same outputs; DVC a second `dvc repro`; neither knows the other.
+
+The lock is the kernel's (flock on an open file), so it ends with the process however that
+ends; the file itself stays and means nothing while no process holds it.
+"""
+
+from __future__ import annotations
+
+import fcntl
+from pathlib import Path
+from typing import IO
+
+LOCKS = Path("results") / "locks"
+
+
+class JobRunning(RuntimeError):
+    """The same job is running in another process."""
+
+
+def hold(stage: str, args: list[str]) -> IO:
+    """Take the job's lock for the life of the returned file (keep it open until the job
+    ends); JobRunning when another process holds it."""
+    name = "-".join([stage, *args]).replace("/", "-")
+    path = LOCKS / f"{name}.lock"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle = open(path, "a")
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        handle.close()
+        raise JobRunning(f"`airfl {' '.join([stage, *args])}` is already running in this "
+                         f"folder (another Snakemake or DVC run holds {path}); let that run "
+                         "finish instead of running the job twice at once") from None
+    return handle
