@@ -13,7 +13,7 @@ import yaml
 from airfl.core.scheme import ChannelStatistics, DesignContext, RoundState
 from airfl.papers.lapa import mechanism as mech
 from airfl.papers.lapa.schemes import LapaScheme
-from airfl.papers.lapa.training import CNN_DIM, compose, compose_fmnist
+from airfl.papers.lapa.training import CNN_DIMS, compose, compose_fmnist
 from airfl.rng import RoundStreams
 
 K, DIM, ROUNDS = 15, 64, 6
@@ -124,7 +124,11 @@ def test_catalogue_block(params):
     assert fmnist["dataset"] == "fashion_mnist" and sorted(fmnist["curves"]) == sorted(fig4)
     assert fmnist["training"]["lr"] == params["lapa"]["training"]["fmnist_lr"]["quick"]
     from airfl.models import build_model
-    assert build_model("cnn_mnist", (1, 28, 28), 10).dim == CNN_DIM
+    for name, dim in CNN_DIMS.items():             # the paper's CNN (BatchNorm) and without it
+        assert build_model(name, (1, 28, 28), 10).dim == dim
+    assert block["model"]["name"] == "cnn_mnist_bn" and block["partition_per"] == "trial"
+    nu4 = block["curves"]["lapa_nu4"]              # Fig. 5's x: (nu C)^2 / q of the paper's CNN
+    assert nu4["sigma_init2"] == round((4 * nu4["clip"]) ** 2 / 21880, 9)
     assert mech.gaussian_constant(block["curves"]["nodp"]["delta"]) > 0
 
 

@@ -17,6 +17,7 @@ from airfl.experiments import Experiment, FigureSpec
 from airfl.io import json_form, read_json, write_csv, write_json
 from airfl.pipeline import paths
 from airfl.pipeline.artifacts import caption, figure_id, figure_names
+from airfl.pipeline.partitioning import partition_setting
 from airfl.pipeline.registry import get_experiment
 from airfl.plotting import line_plot, save_figure
 from airfl.pipeline.stages import StageError
@@ -135,7 +136,8 @@ def run(params: dict[str, Any], experiment_id: str) -> None:
     frame = derive(pd.concat([_curve_frame(experiment, c, p, extra) for c, p in curves.items()],
                              ignore_index=True), reference)
     block = experiment.params(params)      # what was trained: a substitute dataset shows here
-    frame = frame.assign(dataset=block["dataset"], model=block["model"]["name"])
+    frame = frame.assign(dataset=block["dataset"], model=block["model"]["name"],
+                         partition_per=partition_setting(block))   # claims can state it
     if "substituted_for" in block:                 # an offline run of a paper-scale figure
         frame = frame.assign(substituted_for=block["substituted_for"])
     for spec in specs:
