@@ -77,11 +77,11 @@ DEFS = {
         "per_class": Int(minimum=1),
         "num_iid": Int(minimum=0),
         "size_range": ListOf(items=Int(minimum=1), min_items=2, max_items=2)}),
-    "partition_per": Enum(description="experiment: every trial trains on the experiment's one "
-                                      "data split; trial: each trial draws its own split from "
-                                      "(seed, experiment, trial), where the paper's seeds redraw "
-                                      "it (pipeline.trial)",
-                          values=("experiment", "trial"), default="experiment"),
+    "partition_per": Enum(description="experiment (also where absent): every trial trains on "
+                                      "the experiment's one data split; trial: each trial draws "
+                                      "its own split from (seed, experiment, trial), where the "
+                                      "paper's seeds redraw it (pipeline.partitioning)",
+                          values=("experiment", "trial")),
     "channel": Obj(extra=_CHANNEL_BRANCHES, fields={
         "model": Enum(description="how a trial's statistical CSI is built "
                                   "(pipeline.trial.CHANNEL_MODELS): geometry (devices placed in a "

@@ -195,16 +195,20 @@ def fig7_ddpg_vs_direct(frame: pd.DataFrame) -> ClaimResult:
     values = p1_values(frame)
     per_trial = "; ".join(f"trial {int(t)}: DDPG {r.ddpg:.6g}, line {r.line_search:.6g}, "
                           f"random {r.random_search:.6g}" for t, r in values.iterrows())
+    worse = [int(t) for t, r in values.iterrows()
+             if r.ddpg > min(r.line_search, r.random_search)]
     rows = frame[frame["curve"].isin(["config5", "lapa_avgp"])]
     t_th = rows.sort_values("round").groupby(["curve", "trial"])[
         ["t_th_predicted", "t_th"]].last()
+    rounds = lambda s: [None if v != v else int(v) for v in s]                # noqa: E731
     switching = "; ".join(f"T_th at {'p*' if c == 'config5' else 'p_bar'} predicted "
-                          f"{t_th.loc[c, 't_th_predicted'].tolist()} realised "
-                          f"{t_th.loc[c, 't_th'].tolist()}"
+                          f"{rounds(t_th.loc[c, 't_th_predicted'])} realised "
+                          f"{rounds(t_th.loc[c, 't_th'])}"
                           for c in ("config5", "lapa_avgp") if c in t_th.index)
     return paired_order(values, [("ddpg", "line_search"), ("ddpg", "random_search")],
                         higher_is_better=False,
-                        note=f"P1 value per trial: {per_trial}; {switching}")
+                        note=f"P1 value per trial (DDPG above a direct search in trial(s) "
+                             f"{worse or 'none'}): {per_trial}; {switching}")
 
 
 # -- Fig. 6 ------------------------------------------------------------------------------------
