@@ -84,9 +84,10 @@ def test_the_ser_fallback_is_named_in_the_fig4_claims():
 
 def test_the_summary_counts_arbs_rounds_equal_to_uniform_dp():
     rows = [{"figure": "fig5_rounds", "curve": "arb_nu4", "label": "ARB", "trial": trial,
-             "round": t, "test_accuracy": 0.8, "arb_as_uniform": float(t <= 10)}
-            for trial in range(2) for t in range(1, 16)]
+             "round": t, "test_accuracy": 0.8, "arb_as_uniform": float(t <= 10),
+             "partition_per": "trial"} for trial in range(2) for t in range(1, 16)]
     table = cl.summary_table(pd.DataFrame(rows))
     assert table.loc[0, "arb_rounds_as_uniform"] == "10/15, 10/15"
-    assert "rounds equal to uniform DP per trial 10/15, 10/15" in \
-        cl.summary(pd.DataFrame(rows)).numbers
+    numbers = cl.summary(pd.DataFrame(rows)).numbers
+    assert "rounds equal to uniform DP per trial 10/15, 10/15" in numbers
+    assert numbers.startswith("data split per trial (partition_per)")

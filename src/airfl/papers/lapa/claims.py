@@ -332,9 +332,13 @@ def _rounds_as_uniform(part: pd.DataFrame) -> str:
 
 
 def summary(frame: pd.DataFrame) -> ClaimResult:
-    """The spec's summary table as a report (no claim: n/a)."""
+    """The spec's summary table as a report (no claim: n/a), led by how the trials split the
+    data (the figure CSVs' `partition_per`)."""
     table = summary_table(frame)
     parts = []
+    if "partition_per" in frame:
+        settings = ", ".join(sorted(frame["partition_per"].dropna().astype(str).unique()))
+        parts.append(f"data split per {settings} (partition_per)")
     for r in table.itertuples():
         extra = "".join(f", {k} {v:.4g}" for k, v in (("ε^T", r.eps_total),
                                                     ("max ε_eff,tot", r.eps_eff_total_max),
