@@ -138,12 +138,15 @@ def dataset_split(dataset: str, root: str, split: str) -> tuple[np.ndarray, np.n
     return x, y
 
 
-def load_partition(experiment_id: str, block: dict[str, Any], trial: int) -> Partition:
+def load_partition(experiment_id: str, block: dict[str, Any], trial: int | None) -> Partition:
     """The partition trial `trial` trains on: the trial's own (`partition_per: trial`) or the
-    experiment's one; a file of the other kind stops (the partition stage writes it anew)."""
+    experiment's one (every trial's, also None's); a file of the other kind stops (the
+    partition stage writes it anew)."""
     path = paths.partition(experiment_id)
     try:
         if partition_setting(block) == "trial":
+            if trial is None:
+                raise ValueError(f"{path} holds one partition per trial: name the trial")
             return load_trial_partition(path, trial)
         return Partition.from_npz(path)
     except ValueError as error:
@@ -268,7 +271,7 @@ def curve_inputs(params: dict[str, Any], experiment: Experiment, block: dict[str
         if experiment.reference else {}
 
     def devices_data(trial: int | None):
-        data = client_data(params, block, load_partition(experiment.id, block, trial or 0),
+        data = client_data(params, block, load_partition(experiment.id, block, trial),
                            device)
         train_eval = train_eval_data(params, block, data, experiment.id, trial) if evaluate \
             else (data.x[:0], data.y[:0])
