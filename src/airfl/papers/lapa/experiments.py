@@ -218,7 +218,8 @@ FMNIST_PRIVACY = Experiment(
                  "ARB at p_bar over the practical channel at the Fig. 7 privacy level, calibrated on "
                  "this experiment's Pilot A (LAPA, ν = 4, ideal channel) and, where it runs, "
                  "Pilot B (spec 6.3); the ν = 4 runs also draw Fig. 6(b)'s 5 + 10 panel "
-                 "(lam = fmnist_lr; runs where lapa.training.fmnist_privacy is on)."),
+                 "(lam = fmnist_lr; runs where lapa.training.fmnist_privacy is on). ARB's first "
+                 "10 rounds spend uniform DP's split (Errata 2; `arb_as_uniform`)."),
     figure_spec=FigureSpec(**{**ROUNDS, "columns": FIG7_COLUMNS}, curves=_panel("in_fig7")),
     extra_figures=(
         FigureSpec(**ROUNDS, name="fig6b_iid5", label=strategy_label,
@@ -243,7 +244,9 @@ def _fig6(num_iid: int, fashion: bool = False) -> Experiment:
               f"ν = 4 ({data})",
         description=(f"LAPA, no DP, uniform DP (B3) and ARB (B4, reconstructed) at ν = 4 over the "
                      f"ideal channel with {num_iid} IID devices (drawn first, Errata 3) and "
-                     f"{15 - num_iid} two-class devices; λ fixed across panels (Sec. V-C)."),
+                     f"{15 - num_iid} two-class devices; λ fixed across panels (Sec. V-C). "
+                     "ARB's first 10 rounds spend uniform DP's split (Errata 2: no direction "
+                     "before two windows of 5 progress statistics; `arb_as_uniform`)."),
         figure_spec=FigureSpec(**ROUNDS, label=strategy_label), label=curve_label,
         compose=compose_mix(num_iid, fashion), enabled=mix_enabled(num_iid, fashion))
 
