@@ -12,8 +12,9 @@ from torch import nn
 
 
 class MnistCNN(nn.Module):
-    """The small MNIST CNN of the LAPA spec (sec. 8): conv(1->10,5) - pool - ReLU -
-    conv(10->20,5) - pool - ReLU - FC(320->50) - ReLU - FC(50->10); 21,840 parameters.
+    """The small MNIST CNN (LAPA Sec. V-A's layers without its BatchNorm; channel counts ours):
+    conv(1->10,5) - pool - ReLU - conv(10->20,5) - pool - ReLU - FC(320->50) - ReLU -
+    FC(50->10); 21,840 parameters.
     `first_kernel=3` (model `cnn_mnist_k3`): the OTA-FD spec's CNN (§6.2), 21,680 parameters.
 
     `batch_norm=True` (model `cnn_mnist_bn`): LAPA's CNN as the paper states it (Sec. V-A: "two

@@ -8,8 +8,8 @@ torch): the DAG, the captions and the stages read it alike.
   deterministically, device m holding class m or one dominant class; CDPB and the shared
   baselines state no per-trial split).
 * `trial`: one partition per trial, seeded by (seed, experiment, 'trial', trial, 'partition'),
-  for papers whose trials redraw the data split (LAPA: each of its seeds fixes the partition,
-  placement, channel, initialisation and noise), so that the spread over trials includes the
+  for papers whose trials redraw the data split (LAPA, our reading: Sec. V states no trial
+  procedure, and a seed fixes the partition, placement, channel, initialisation and noise), so that the spread over trials includes the
   partition's variance. Every trial's partition is in the experiment's one partition file
   (`airfl.data.partition.save_trial_partitions`): the DAG keeps one partition job and file,
   whose job also reads the number of trials.

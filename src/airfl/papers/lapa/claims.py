@@ -188,7 +188,8 @@ def p1_values(frame: pd.DataFrame) -> pd.DataFrame:
 def fig7_ddpg_vs_direct(frame: pd.DataFrame) -> ClaimResult:
     """DDPG's p* is no worse on P1 (eq. 28, lower is better) than a 1-D line search over
     uniform power and than a random search over feasible actions, each given DDPG's own number
-    of objective evaluations, paired by trial (spec §6.4's sanity check, at equal work). The
+    of objective evaluations, paired by trial (Sec. IV-C: DDPG solves P1; the direct searches at
+    equal work are our check of how well). The
     per-trial values and T_th predicted vs realised at p* and p_bar stand beside the verdict
     (the check L(p*) <= L(p_bar) it replaces holds by construction: DDPG evaluates p_bar first
     and keeps the best action seen)."""

@@ -74,7 +74,7 @@ def _fig4_claims(name: str, dataset: str) -> tuple[Claim, ...]:
               "sign, within a factor of 2).", cl.fig4_gaps(dataset)))
 
 
-#: the Fig. 7 panels' P1 claim (spec 6.4's sanity check at equal work, claims.fig7_ddpg_vs_direct)
+#: the Fig. 7 panels' P1 claim (DDPG against direct searches at equal work, claims.fig7_ddpg_vs_direct)
 P1_STATEMENT = ("DDPG's power p* solves P1 (eq. 28) no worse than a line search over uniform "
                 "power and a random search over feasible actions given the same number of "
                 "objective evaluations, per trial (Sec. IV-C: DDPG solves P1); T_th predicted vs "

@@ -16,8 +16,8 @@ Per trial (one channel draw per trial, so one P1 per trial):
    (budgets scale linearly with eps_T: exp(-e) and the shares do not depend on it).
 4. P1 (eq. 28) on that trajectory (control.p1_objective), solved by DDPG (eqs. 29-36,
    ddpg.train_ddpg) from p_bar, and directly by a 1-D line search over uniform power and by
-   random feasible actions, twice: at the spec's sizes (`line_points` values, `random_samples`
-   actions: spec §6.4's sanity check) and at DDPG's own number of objective evaluations (its
+   random feasible actions, twice: at the configured sizes (`line_points` values,
+   `random_samples` actions) and at DDPG's own number of objective evaluations (its
    start p_bar and every step: `p1_line_equal_evals`, `p1_random_equal_evals`), the comparison
    that asks whether DDPG searches better than a direct search given the same work (DDPG's p*
    is the best action it evaluated, p_bar first, so L(p*) <= L(p_bar) holds by construction
@@ -117,7 +117,7 @@ def solve(problem: Problem, *, config: DdpgConfig, seed: int, generator: np.rand
           random_generator: np.random.Generator,
           equal_generator: np.random.Generator) -> dict[str, Any]:
     """DDPG's p* (best action seen, spec §6.4) against p_bar and the two direct searches, each
-    at the spec's size and at DDPG's number of objective evaluations (`equal_generator`: the
+    at the configured size and at DDPG's number of objective evaluations (`equal_generator`: the
     random search of the latter)."""
     s = problem.settings
     average = problem.average()

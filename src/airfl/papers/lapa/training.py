@@ -17,10 +17,10 @@ Curves (Fig. 4: practical channel, every device at P_0, no DP; Fig. 5: ideal cha
           surrogate freezes (the quick profile takes spec §6.3's shortcut: Pilot A rescaled).
 All use the Wasserstein weights except the two benchmarks of Fig. 4 (spec §7 notes).
 
-Partition: one per trial (`lapa.training.partition_per: trial`): the paper's curves are means
-over seeds, and each seed draws the data split anew (spec §8: a seed fixes the partition,
-placement, channel, initialisation and noise, and within a seed every configuration shares
-them), so the spread over trials includes the partition's. Figs. 4, 5 and 7 share each trial's
+Partition: one per trial (`lapa.training.partition_per: trial`). Sec. V states no trial
+procedure; our reading: each trial (seed) fixes the partition, placement, channel,
+initialisation and noise, and within a trial every configuration shares them, so the spread
+over trials includes the partition's. Figs. 4, 5 and 7 share each trial's
 partition (one experiment). Model: the paper's CNN with its BatchNorm layer (Sec. V-A;
 `cnn_mnist_bn`, q = 21,880).
 
