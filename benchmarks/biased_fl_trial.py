@@ -182,7 +182,8 @@ def tune_inputs(params, experiment_id: str, repeats: int) -> dict:
 
     def prepare_inputs():
         start = time.perf_counter()
-        data = setup.client_data(params, block, setup.load_partition(experiment_id), device)
+        data = setup.client_data(params, block, setup.load_partition(experiment_id, block, 0),
+                                 device)
         setup.test_data(params, block, device)
         setup.train_eval_data(params, block, data, experiment_id)
         return time.perf_counter() - start

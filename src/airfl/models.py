@@ -303,6 +303,9 @@ class FunctionalNetwork(FlatModel):
         self.memory_format = memory_format
         self.channels_last_on_cpu = bool(getattr(module, "channels_last_on_cpu", False))
         self.block_order = getattr(module, "block_order", None)   # cnn_step.py can step it
+        # evaluation batch of a network whose outputs use the batch's statistics (BatchNorm
+        # without running statistics); None: any chunking gives the same logits
+        self.eval_batch = getattr(module, "eval_batch", None)
         self.manual_step = True        # False: the autograd step (benchmarks, tests compare)
         self.l2 = float(l2)
         slots, start = [], 0
@@ -314,9 +317,16 @@ class FunctionalNetwork(FlatModel):
 
     def init(self, generator: torch.Generator) -> torch.Tensor:
         """PyTorch's default initialisation (kaiming-uniform weights, fan-in uniform biases),
-        drawn from `generator` so that it is reproducible."""
+        drawn from `generator` so that it is reproducible; the parameters the module
+        initialises to a constant (its `constant_init`, e.g. BatchNorm's scale 1 and shift 0)
+        take that constant and draw nothing."""
+        constant = self.module.constant_init() if hasattr(self.module, "constant_init") else {}
         chunks = []
         for slot in self.slots:
+            if slot.name in constant:
+                chunks.append(torch.full((slot.stop - slot.start,), constant[slot.name],
+                                         dtype=torch.float64))
+                continue
             bound = 1.0 / math.sqrt(math.prod(self._fan_shape(slot)))  # kaiming_uniform(a=sqrt(5))
             noise = torch.rand(slot.stop - slot.start, generator=generator, dtype=torch.float64)
             chunks.append((noise * 2 - 1) * bound)
@@ -437,8 +447,8 @@ def check_engine(model: FlatModel, device: torch.device | str) -> None:
                          f"loop (auto = the loop engine in channels-last); vmap on CUDA")
 
 
-MODEL_NAMES = ("softmax", "mlp32", "cnn_mnist", "cnn_mnist_k3", "fedavg_cnn", "resnet18_gn",
-               "resnet18_bn")
+MODEL_NAMES = ("softmax", "mlp32", "cnn_mnist", "cnn_mnist_bn", "cnn_mnist_k3", "fedavg_cnn",
+               "resnet18_gn", "resnet18_bn")
 
 
 def build_model(name: str, image_shape: tuple[int, int, int], num_classes: int, l2: float = 0.0,
@@ -451,12 +461,14 @@ def build_model(name: str, image_shape: tuple[int, int, int], num_classes: int, 
         raise ValueError(f"precision must be one of {', '.join(PRECISIONS)}; got {precision!r}")
     if precision == "bf16" and name in ("softmax", "mlp32"):
         raise ValueError(f"precision {precision!r} is implemented for the CNN models "
-                         f"(cnn_mnist, cnn_mnist_k3, fedavg_cnn, resnet18_gn), not for {name!r}; use fp32")
+                         f"(cnn_mnist, cnn_mnist_bn, cnn_mnist_k3, fedavg_cnn, resnet18_gn), not for "
+                         f"{name!r}; use fp32")
     if name == "softmax":
         return SoftmaxRegression(channels * height * height, num_classes, l2=l2)
     if name == "mlp32":
         return TwoLayerMLP(channels * height * height, 32, num_classes, l2=l2)
     modules = {"cnn_mnist": lambda: MnistCNN(channels, num_classes, height),
+               "cnn_mnist_bn": lambda: MnistCNN(channels, num_classes, height, batch_norm=True),
                "cnn_mnist_k3": lambda: MnistCNN(channels, num_classes, height, first_kernel=3),
                "fedavg_cnn": lambda: FedAvgCNN(channels, num_classes, height),
                "resnet18_gn": lambda: ResNet18GN(channels, num_classes),

@@ -12,28 +12,49 @@ from torch import nn
 
 
 class MnistCNN(nn.Module):
-    """The small MNIST CNN of the LAPA spec (sec. 8) without BatchNorm: conv(1->10,5) - pool - ReLU
-    - conv(10->20,5) - pool - ReLU - FC(320->50) - ReLU - FC(50->10); 21,840 parameters. BatchNorm
-    is left out because its running statistics are not parameters that OTA aggregation can sum.
-    `first_kernel=3` (model `cnn_mnist_k3`): the OTA-FD spec's CNN (§6.2), 21,680 parameters."""
+    """The small MNIST CNN (LAPA Sec. V-A's layers without its BatchNorm; channel counts ours):
+    conv(1->10,5) - pool - ReLU - conv(10->20,5) - pool - ReLU - FC(320->50) - ReLU -
+    FC(50->10); 21,840 parameters.
+    `first_kernel=3` (model `cnn_mnist_k3`): the OTA-FD spec's CNN (§6.2), 21,680 parameters.
+
+    `batch_norm=True` (model `cnn_mnist_bn`): LAPA's CNN as the paper states it (Sec. V-A: "two
+    5x5 convolutional layers (each followed by a 2x2 max pooling layer), followed by a batch
+    normalization layer, a fully connected layer with 50 units, a ReLU activation layer, and a
+    softmax output layer"): BatchNorm2d(20) after the second pool, before its ReLU; 21,880
+    parameters (its scale and shift: 40). Without running statistics (`batch_norm_without_stats`:
+    the batch's own statistics in training and evaluation, so the model is its parameters alone
+    and over-the-air aggregation sums nothing but them; our reading, the paper does not say how
+    FL aggregates the statistics); evaluated in batches of `eval_batch` = 1,000 images, so a
+    prediction's batch statistics do not depend on the size of the test set. It has no
+    hand-written step (cnn_step.py knows no BatchNorm): the autograd loop trains it."""
 
     channels_last_on_cpu = True     # measured faster in NHWC at batch 10-220 (benchmarks/README.md)
-    block_order = "pool_relu"       # conv - pool - ReLU: the fp32 CPU step of cnn_step.py
 
     def __init__(self, in_channels: int = 1, num_classes: int = 10, image_size: int = 28,
-                 first_kernel: int = 5):
+                 first_kernel: int = 5, batch_norm: bool = False):
         super().__init__()
         self.conv1 = nn.Conv2d(in_channels, 10, first_kernel)
         self.conv2 = nn.Conv2d(10, 20, 5)
+        self.bn = batch_norm_without_stats(20) if batch_norm else None
+        # conv - pool - ReLU: the fp32 CPU step of cnn_step.py (none with BatchNorm)
+        self.block_order = None if batch_norm else "pool_relu"
+        self.eval_batch = 1000 if batch_norm else None
         side = ((image_size - first_kernel + 1) // 2 - 4) // 2
         self.fc1 = nn.Linear(20 * side * side, 50)
         self.fc2 = nn.Linear(50, num_classes)
 
     def forward(self, x):
         x = torch.relu(torch.max_pool2d(self.conv1(x), 2))
-        x = torch.relu(torch.max_pool2d(self.conv2(x), 2))
+        x = torch.max_pool2d(self.conv2(x), 2)
+        if self.bn is not None:
+            x = self.bn(x)
+        x = torch.relu(x)
         x = torch.relu(self.fc1(x.flatten(1)))
         return self.fc2(x)
+
+    def constant_init(self) -> dict[str, float]:
+        """Parameters PyTorch initialises to a constant: BatchNorm's scale 1 and shift 0."""
+        return {"bn.weight": 1.0, "bn.bias": 0.0} if self.bn is not None else {}
 
 
 class FedAvgCNN(nn.Module):

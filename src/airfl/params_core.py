@@ -86,6 +86,11 @@ DEFS = {
         "per_class": Int(minimum=1),
         "num_iid": Int(minimum=0),
         "size_range": ListOf(items=Int(minimum=1), min_items=2, max_items=2)}),
+    "partition_per": Enum(description="experiment (also where absent): every trial trains on "
+                                      "the experiment's one data split; trial: each trial draws "
+                                      "its own split from (seed, experiment, trial), where the "
+                                      "paper's seeds redraw it (pipeline.partitioning)",
+                          values=("experiment", "trial")),
     "channel": Obj(extra=_CHANNEL_BRANCHES, fields={
         "model": Enum(description="how a trial's statistical CSI is built "
                                   "(pipeline.trial.CHANNEL_MODELS): geometry (devices placed in a "
@@ -121,6 +126,7 @@ DEFS = {
         "input_normalization": Ref(name="input_normalization"),
         "num_devices": Int(minimum=1, required=True),
         "partition": Ref(name="partition", required=True),
+        "partition_per": Ref(name="partition_per"),
         "model": Obj(required=True, fields={
             "name": Enum(values=("softmax", "cnn_mnist", "fedavg_cnn", "resnet18_gn"),
                          required=True),

@@ -134,3 +134,60 @@ def test_logits_of_many_models_match_one_at_a_time():
         assert many.shape == (3, 9, 10)
         for e in range(3):
             assert torch.allclose(many[e], model.logits(params[e], x), atol=1e-5)
+
+
+def test_lapa_cnn_has_the_papers_batch_norm_layer():
+    """LAPA Sec. V-A: two conv layers each followed by a 2x2 max pool, then a BatchNorm layer,
+    FC(50), ReLU, softmax output: `cnn_mnist_bn` has BatchNorm2d(20) after the second pool
+    (21,880 parameters: 40 more), without running statistics, initialised as PyTorch does
+    (scale 1, shift 0); `cnn_mnist` is left as it was."""
+    model = build_model("cnn_mnist_bn", IMAGE_SHAPE, 10)
+    bn = model.module.bn
+    assert isinstance(bn, torch.nn.BatchNorm2d) and bn.num_features == 20
+    assert not bn.track_running_stats and not list(model.module.buffers())
+    assert model.dim == 21_880 == build_model("cnn_mnist", IMAGE_SHAPE, 10).dim + 40
+    names = [s.name for s in model.slots]
+    assert names.index("bn.weight") == names.index("conv2.bias") + 1      # after conv2
+    w0 = model.init(torch.Generator().manual_seed(3))
+    by_name = model.unflatten(w0)
+    assert torch.equal(by_name["bn.weight"], torch.ones(20))
+    assert torch.equal(by_name["bn.bias"], torch.zeros(20))
+    plain = build_model("cnn_mnist", IMAGE_SHAPE, 10)
+    assert plain.module.bn is None and plain.block_order == "pool_relu"   # its hand step
+    assert model.block_order is None                                       # autograd loop
+    # the layer acts: the batch's statistics normalise the pooled maps (scale 2 doubles them)
+    x = torch.randn(8, *IMAGE_SHAPE, generator=torch.Generator().manual_seed(0))
+    scaled = dict(by_name)
+    scaled["bn.weight"] = 2 * torch.ones(20)
+    flat = torch.cat([scaled[s.name].reshape(-1) for s in model.slots])
+    assert not torch.allclose(model.logits(w0, x), model.logits(flat, x))
+
+
+def test_lapa_cnn_trains_and_evaluates_in_batches_of_1000():
+    """Its gradients are autograd's through the BatchNorm layer (the loop engine), and a test
+    set is evaluated in chunks of 1,000 images (the batch statistics of each chunk)."""
+    from airfl.core.engine import evaluate_many
+
+    model = build_model("cnn_mnist_bn", IMAGE_SHAPE, 10, engine="loop")
+    params = torch.stack([model.init(torch.Generator().manual_seed(s))
+                          for s in range(N_CLIENTS)]).double()
+    x, y, weights = _client_batches(4)
+    losses, grads = model.loss_and_grads(params, x, y, weights)
+    module = MnistCNN(batch_norm=True).double()
+    torch.nn.utils.vector_to_parameters(params[0], module.parameters())
+    flat = torch.nn.utils.parameters_to_vector(module.parameters())
+    loss = _reference(module, x[0], y[0], weights[0], 0.0, flat)
+    torch.testing.assert_close(losses[0], loss, rtol=1e-10, atol=1e-12)
+    torch.testing.assert_close(grads[0], torch.cat([p.grad.reshape(-1)
+                                                    for p in module.parameters()]),
+                               rtol=1e-9, atol=1e-12)
+    assert model.eval_batch == 1000
+    n = 2500
+    images = torch.randn(n, *IMAGE_SHAPE, generator=torch.Generator().manual_seed(1))
+    labels = torch.randint(0, 10, (n,), generator=torch.Generator().manual_seed(2))
+    w = params[:1].float()
+    loss_all, acc_all = evaluate_many(model, w, images, labels)
+    chunks = [(images[i:i + 1000], labels[i:i + 1000]) for i in range(0, n, 1000)]
+    ce = sum(torch.nn.functional.cross_entropy(model.logits(w[0], a).double(), b,
+                                               reduction="sum") for a, b in chunks) / n
+    torch.testing.assert_close(loss_all[0], ce, rtol=1e-6, atol=1e-8)

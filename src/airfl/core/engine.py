@@ -183,7 +183,9 @@ def evaluate_many(model: FlatModel, params: torch.Tensor, x: torch.Tensor, y: to
                   chunk: int = 4096) -> tuple[torch.Tensor, torch.Tensor]:
     """Mean cross-entropy [E] and accuracy [E] of E models params [E, d] on (x, y). Reductions
     run on the sample-major [n, E, C] layout (contiguous for the batched softmax logits: about
-    twice as fast as on the transposed view)."""
+    twice as fast as on the transposed view). A model whose logits use the batch's statistics
+    (BatchNorm without running statistics) is evaluated in chunks of its `eval_batch`."""
+    chunk = getattr(model, "eval_batch", None) or chunk
     n_models = params.shape[0]
     total_loss = torch.zeros(n_models, dtype=torch.float64, device=params.device)
     correct = torch.zeros(n_models, dtype=torch.long, device=params.device)

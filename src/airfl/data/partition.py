@@ -2,8 +2,9 @@
 
 Per-device ``int64`` index arrays into the training set, disjoint, each sorted ascending (the set
 of samples is what a partition fixes; the order in which a device visits them belongs to the
-trainer's own random stream), with their label histograms, saved and loaded as JSON. The checks
-shared by every partitioner (:mod:`airfl.data.partitioners`) live here too.
+trainer's own random stream), with their label histograms, saved and loaded as ``.npz`` (one
+partition, or one per trial in one file: :func:`save_trial_partitions`). The checks shared by
+every partitioner (:mod:`airfl.data.partitioners`) live here too.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["Partition"]
+__all__ = ["Partition", "load_trial_partition", "save_trial_partitions"]
 
 
 # --------------------------------------------------------------------------------------------
@@ -74,6 +75,11 @@ class Partition:
         ``labels`` if the partition does not carry it), ``is_iid`` (when set), and ``kind`` /
         ``params_json`` strings. Loads with ``allow_pickle=False``.
         """
+        _write_npz(path, self._arrays(labels, num_classes))
+
+    def _arrays(self, labels: np.ndarray | None = None, num_classes: int | None = None,
+                prefix: str = "") -> dict[str, np.ndarray]:
+        """The arrays `to_npz` writes, each name prefixed by `prefix`."""
         hist = self.labels_per_device
         if labels is not None:
             hist = _histograms(np.asarray(labels), self.indices, num_classes)
@@ -88,33 +94,87 @@ class Partition:
         }
         if self.is_iid is not None:
             arrays["is_iid"] = np.asarray(self.is_iid, dtype=bool)
-        path = Path(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".part")
-        try:
-            with os.fdopen(fd, "wb") as f:
-                np.savez(f, **arrays)
-            os.replace(tmp, path)
-        finally:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
+        return {prefix + name: value for name, value in arrays.items()}
 
     @classmethod
     def from_npz(cls, path: str | os.PathLike) -> "Partition":
-        """Read a partition written by :meth:`to_npz`."""
+        """Read a partition written by :meth:`to_npz` (one per trial: :func:`load_trial_partition`)."""
         with np.load(path, allow_pickle=False) as z:
-            flat = z["indices"].astype(np.int64)
-            off = z["offsets"].astype(np.int64)
-            if off.ndim != 1 or off[0] != 0 or off[-1] != flat.size or np.any(np.diff(off) < 0):
-                raise ValueError(f"{path}: inconsistent offsets")
-            indices = [flat[off[m]:off[m + 1]].copy() for m in range(off.size - 1)]
-            return cls(
-                indices=indices,
-                labels_per_device=z["labels_per_device"].astype(np.int64),
-                is_iid=z["is_iid"].astype(bool) if "is_iid" in z.files else None,
-                kind=str(z["kind"]) if "kind" in z.files else "",
-                params=json.loads(str(z["params_json"])) if "params_json" in z.files else {},
-            )
+            if TRIALS_KEY in z.files:
+                raise ValueError(f"{path} holds one partition per trial; read one with "
+                                 "load_trial_partition(path, trial)")
+            return cls._from_arrays(z, path)
+
+    @classmethod
+    def _from_arrays(cls, z: Any, path: str | os.PathLike, prefix: str = "") -> "Partition":
+        files = set(z.files)
+        flat = z[prefix + "indices"].astype(np.int64)
+        off = z[prefix + "offsets"].astype(np.int64)
+        if off.ndim != 1 or off[0] != 0 or off[-1] != flat.size or np.any(np.diff(off) < 0):
+            raise ValueError(f"{path}: inconsistent offsets")
+        indices = [flat[off[m]:off[m + 1]].copy() for m in range(off.size - 1)]
+        return cls(
+            indices=indices,
+            labels_per_device=z[prefix + "labels_per_device"].astype(np.int64),
+            is_iid=z[prefix + "is_iid"].astype(bool) if prefix + "is_iid" in files else None,
+            kind=str(z[prefix + "kind"]) if prefix + "kind" in files else "",
+            params=json.loads(str(z[prefix + "params_json"]))
+            if prefix + "params_json" in files else {},
+        )
+
+
+#: the array of a per-trial partition file that holds its number of trials
+TRIALS_KEY = "trials"
+
+
+def _trial_prefix(trial: int) -> str:
+    return f"trial{int(trial)}_"
+
+
+def save_trial_partitions(path: str | os.PathLike, partitions: list[Partition],
+                          labels: np.ndarray | None = None, num_classes: int | None = None
+                          ) -> None:
+    """Write one partition per trial into one ``.npz``, atomically: trial t's arrays are
+    :meth:`Partition.to_npz`'s, named with the prefix ``trial<t>_``, and ``trials`` holds their
+    number (what marks the file as per-trial)."""
+    if not partitions:
+        raise ValueError("save_trial_partitions needs at least one partition")
+    arrays: dict[str, np.ndarray] = {TRIALS_KEY: np.array(len(partitions), dtype=np.int64)}
+    for trial, partition in enumerate(partitions):
+        arrays.update(partition._arrays(labels, num_classes, _trial_prefix(trial)))
+    _write_npz(path, arrays)
+
+
+def load_trial_partition(path: str | os.PathLike, trial: int) -> Partition:
+    """Trial `trial`'s partition of a file written by :func:`save_trial_partitions`."""
+    with np.load(path, allow_pickle=False) as z:
+        if TRIALS_KEY not in z.files:
+            raise ValueError(f"{path} holds one partition for every trial, not one per trial")
+        count = int(z[TRIALS_KEY])
+        if not 0 <= trial < count:
+            raise ValueError(f"{path} holds the partitions of trials 0..{count - 1}, not of "
+                             f"trial {trial}")
+        return Partition._from_arrays(z, path, _trial_prefix(trial))
+
+
+def is_per_trial(path: str | os.PathLike) -> bool:
+    """Whether a partition file holds one partition per trial (:func:`save_trial_partitions`)."""
+    with np.load(path, allow_pickle=False) as z:
+        return TRIALS_KEY in z.files
+
+
+def _write_npz(path: str | os.PathLike, arrays: dict[str, np.ndarray]) -> None:
+    """`arrays` as an ``.npz`` at `path`, written to a temporary file and renamed (atomic)."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".part")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            np.savez(f, **arrays)
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
 
 
 # --------------------------------------------------------------------------------------------

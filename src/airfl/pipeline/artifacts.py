@@ -11,6 +11,7 @@ import pandas as pd
 from airfl.experiments import AnalyticFigure, Experiment, FigureSpec
 from airfl.io import read_json, read_table
 from airfl.pipeline import paths
+from airfl.pipeline.partitioning import PARTITION_WORDS, partition_setting
 from airfl.styles import label_styles
 
 
@@ -24,7 +25,8 @@ def caption(params: dict[str, Any], experiment: Experiment) -> str:
                    if "substituted_for" in block else "")
     return (f"{experiment.description}{substituted} Dataset: {block['dataset']}, "
             f"{block['num_devices']} devices, "
-            f"{block['partition']['kind']} partition, model {block['model']['name']}. "
+            f"{block['partition']['kind']} partition ({PARTITION_WORDS[partition_setting(block)]}),"
+            f" model {block['model']['name']}. "
             f"Profile '{params['profile']}': {horizon}, mean and +-1 s.d. band over "
             f"{scale['trials']} trials (seed {params['seed']}).")
 

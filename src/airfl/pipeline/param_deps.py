@@ -32,6 +32,7 @@ from typing import Any
 
 from airfl.config import flatten, get_dotted, set_dotted
 from airfl.experiments import Experiment
+from airfl.pipeline.partitioning import partition_trials
 
 CURVE_STAGES = ("tune", "design", "train", "privacy")
 
@@ -51,8 +52,11 @@ def block_view(stage: str, block: dict[str, Any], curve: str | None = None,
         named = sum(derivation.resolve(block["curves"]) or ((), ()), ())
         return {"setting": setting, "curves": {c: block["curves"].get(c) for c in named},
                 "shared": shared}
-    if stage == "partition":                # stages/partition.py: the split only
-        return {k: block[k] for k in ("dataset", "num_devices", "partition")}
+    if stage == "partition":                # stages/partition.py: the split only, and with one
+        view = {k: block[k] for k in ("dataset", "num_devices", "partition")}
+        if partition_trials(block) is not None:      # per trial, how many (pipeline.partitioning)
+            view.update(partition_per=block["partition_per"], trials=block["scale"]["trials"])
+        return view
     if stage == "calibrate":    # stages/calibrate.py: noise-free norms at theta_0; its first
         return {"setting": setting}     # curve only places devices, which the norms never see
     if stage in ("tune", "design", "train"):   # design_trials and the round loop get the block

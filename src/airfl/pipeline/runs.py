@@ -18,6 +18,7 @@ from airfl.io import read_json
 from airfl.models import build_model
 from airfl.pipeline import paths
 from airfl.pipeline.registry import build_scheme
+from airfl.pipeline.partitioning import partition_trials
 from airfl.pipeline.trial import (CurveInputs, channel_statistics, curve_inputs, load_partition,
                                  trial_setup)
 
@@ -30,23 +31,27 @@ def model_dim(block: dict[str, Any]) -> int:
 
 def design_trials(params: dict[str, Any], experiment_id: str, block: dict[str, Any], curve: str,
                   curve_params: dict[str, Any], trials: range) -> list[dict[str, Any]]:
-    """The scheme's design for each trial, from that trial's statistical CSI (a stage checks the
+    """The scheme's design for each trial, from that trial's statistical CSI and partition
+    (the experiment's one, or the trial's own: `trial.partition_setting`; a stage checks the
     block's channel model first, naming its key: `trial.check_channel_model`)."""
     scheme = build_scheme(curve, curve_params)
-    partition = load_partition(experiment_id)
-    sizes = torch.tensor([len(i) for i in partition.indices], dtype=torch.long)
+    per_trial = partition_trials(block) is not None
     dim = model_dim(block)
     designs, solved = [], {}
     for trial in trials:
+        partition = load_partition(experiment_id, block, trial)
+        sizes = torch.tensor([len(i) for i in partition.indices], dtype=torch.long)
         stats = channel_statistics(params, block, experiment_id, trial, curve_params)
         future = functools.partial(channel_power_sequence, params["seed"], experiment_id, trial,
                                    stats.path_gain)
         context = DesignContext(block["num_devices"], dim, block["scale"]["rounds"], sizes, stats,
                                 trial, future, params["seed"], experiment_id,
                                 label_histograms=partition.labels_per_device)
-        # A design depends on the trial only through its statistics (placement), unless the
-        # scheme reads the trial's future channels: equal statistics reuse one solve.
-        key = trial if scheme.uses_future_channels else tuple(stats.distances_m.tolist())
+        # A design depends on the trial only through its statistics (placement) and its
+        # partition, unless the scheme reads the trial's future channels: equal statistics on
+        # one shared partition reuse one solve.
+        key = trial if scheme.uses_future_channels or per_trial else \
+            tuple(stats.distances_m.tolist())
         if key not in solved:
             solved[key] = scheme.design(context)
         designs.append({"trial": trial, "statistics": stats.to_record(), **solved[key]})

@@ -2,8 +2,7 @@
 and the one call that builds a trial's set-up (`trial_setup`) for the train, tune and calibrate
 stages alike.
 
-Partition: one per experiment (seeded by (seed, experiment, 'partition')), so trials differ in
-placement, fading, noise, initialisation and mini-batches, as in papers that fix a dataset split.
+Partition: the experiment's one, or each trial's own (`partition_per`: pipeline.partitioning).
 Channel: the block's `channel.model` names the builder of the trial's statistics
 (`CHANNEL_MODELS`: `geometry`, `rayleigh_mean_gain`). Placement (geometry): one per trial (seeded
 by (seed, experiment, trial, 'placement')), unless `placement: quantile` (deterministic
@@ -23,6 +22,7 @@ import numpy as np
 import torch
 
 from airfl.pipeline import paths
+from airfl.pipeline.partitioning import partition_setting, partition_trials
 from airfl.channel.geometry import quantile_radii, uniform_disc
 from airfl.channel.pathloss import dbm_to_watt, free_space_db, gain_from_db, log_distance_db
 from airfl.config import ConfigError
@@ -30,7 +30,7 @@ from airfl.core.engine import ClientData
 from airfl.core.trial_setup import LocalWork, Schedule, ServerStep, TrialSetup
 from airfl.core.scheme import ChannelStatistics
 from airfl.data import dataset_info, load_dataset, to_float_tensor
-from airfl.data.partition import Partition
+from airfl.data.partition import Partition, load_trial_partition
 from airfl.experiments import Experiment
 from airfl.io import read_json
 from airfl.models import FlatModel, build_model, check_engine
@@ -119,8 +119,13 @@ def check_channel_model(block: dict[str, Any], where: str = "channel") -> None:
                           + ", ".join(CHANNEL_MODELS))
 
 
-def partition_generator(params: dict[str, Any], experiment_id: str) -> np.random.Generator:
-    return numpy_generator(params["seed"], experiment_id, "partition")
+def partition_generator(params: dict[str, Any], experiment_id: str, trial: int | None = None
+                        ) -> np.random.Generator:
+    """The stream a partition is drawn from: (seed, experiment, 'partition') for the
+    experiment's one partition, (seed, experiment, 'trial', trial, 'partition') for a trial's."""
+    if trial is None:
+        return numpy_generator(params["seed"], experiment_id, "partition")
+    return numpy_generator(params["seed"], experiment_id, "trial", trial, "partition")
 
 
 @functools.lru_cache(maxsize=4)
@@ -134,8 +139,20 @@ def dataset_split(dataset: str, root: str, split: str) -> tuple[np.ndarray, np.n
     return x, y
 
 
-def load_partition(experiment_id: str) -> Partition:
-    return Partition.from_npz(paths.partition(experiment_id))
+def load_partition(experiment_id: str, block: dict[str, Any], trial: int | None) -> Partition:
+    """The partition trial `trial` trains on: the trial's own (`partition_per: trial`) or the
+    experiment's one (every trial's, also None's); a file of the other kind stops (the
+    partition stage writes it anew)."""
+    path = paths.partition(experiment_id)
+    try:
+        if partition_setting(block) == "trial":
+            if trial is None:
+                raise ValueError(f"{path} holds one partition per trial: name the trial")
+            return load_trial_partition(path, trial)
+        return Partition.from_npz(path)
+    except ValueError as error:
+        raise ConfigError(f"{error}: the block says partition_per {partition_setting(block)!r}; "
+                          f"run the partition stage of {experiment_id} again") from error
 
 
 def input_tensor(x: np.ndarray, block: dict[str, Any]) -> torch.Tensor:
@@ -177,9 +194,12 @@ def test_data(params: dict[str, Any], block: dict[str, Any], device: torch.devic
 
 
 def train_eval_data(params: dict[str, Any], block: dict[str, Any], data: ClientData,
-                    experiment_id: str):
-    """A fixed, seeded subset of the devices' training samples for the training loss."""
-    rng = numpy_generator(params["seed"], experiment_id, "train_eval")
+                    experiment_id: str, trial: int | None = None):
+    """A fixed, seeded subset of the devices' training samples for the training loss: one per
+    experiment, or with `trial` (a partition per trial) one per trial, from the trial's own
+    stream."""
+    keys = ("train_eval",) if trial is None else ("trial", trial, "train_eval")
+    rng = numpy_generator(params["seed"], experiment_id, *keys)
     pool = data.client_index.cpu().numpy()
     size = min(block["scale"]["train_eval_subset"], pool.size)
     chosen = torch.from_numpy(np.sort(rng.choice(pool, size=size, replace=False))).to(data.x.device)
@@ -228,31 +248,58 @@ def torch_device(params: dict[str, Any]) -> torch.device:
 
 @dataclass(frozen=True)
 class CurveInputs:
-    """What every trial of a curve shares: the model, the devices' data, the evaluation sets and
-    the paper's reference (empty without one)."""
+    """What every trial of a curve shares: the model, the evaluation set and the paper's
+    reference (empty without one), and the devices' data with the training-loss subset: the
+    experiment's one partition's, or, with `per_trial` (`partition_per: trial`), each trial's
+    own, built on first use (`trial_data`)."""
 
     model: FlatModel
-    data: ClientData
+    data: ClientData | None
     test: tuple[torch.Tensor, torch.Tensor]
-    train_eval: tuple[torch.Tensor, torch.Tensor]
+    train_eval: tuple[torch.Tensor, torch.Tensor] | None
     reference: dict[str, Any]
+    per_trial: Callable[[int], tuple[ClientData, tuple[torch.Tensor, torch.Tensor]]] | None = None
+
+    def trial_data(self, trial: int) -> tuple[ClientData, tuple[torch.Tensor, torch.Tensor]]:
+        """(devices' data, training-loss subset) of one trial."""
+        if self.per_trial is None:
+            return self.data, self.train_eval
+        return self.per_trial(trial)
 
 
 def curve_inputs(params: dict[str, Any], experiment: Experiment, block: dict[str, Any],
                  evaluate: bool = True) -> CurveInputs:
-    """Load the data and build the model once per curve; `evaluate=False` skips the evaluation
-    sets (a calibration round evaluates nothing)."""
+    """Load the data and build the model once per curve (with a partition per trial, each
+    trial's data once, when a trial first asks); `evaluate=False` skips the evaluation sets (a
+    calibration round evaluates nothing)."""
     device = torch_device(params)
-    data = client_data(params, block, load_partition(experiment.id), device)
     model = block_model(block, device, f"{experiment.config_key}.model")
-    if evaluate:
-        test = test_data(params, block, device)
-        train_eval = train_eval_data(params, block, data, experiment.id)
-    else:
-        test = train_eval = (data.x[:0], data.y[:0])
+    test = test_data(params, block, device) if evaluate else None
     reference = read_json(paths.reference(experiment.reference.name, "json")) \
         if experiment.reference else {}
-    return CurveInputs(model, data, test, train_eval, reference)
+
+    def devices_data(trial: int | None):
+        data = client_data(params, block, load_partition(experiment.id, block, trial),
+                           device)
+        train_eval = train_eval_data(params, block, data, experiment.id, trial) if evaluate \
+            else (data.x[:0], data.y[:0])
+        return data, train_eval
+
+    if partition_trials(block) is None:
+        data, train_eval = devices_data(None)
+        return CurveInputs(model, data, test if evaluate else (data.x[:0], data.y[:0]),
+                           train_eval, reference)
+    built: dict[int, tuple[ClientData, tuple[torch.Tensor, torch.Tensor]]] = {}
+
+    def per_trial(trial: int):
+        if trial not in built:
+            built[trial] = devices_data(trial)
+        return built[trial]
+
+    if test is None:                         # no evaluation: empty sets of the inputs' shape
+        first, _ = per_trial(0)
+        test = (first.x[:0], first.y[:0])
+    return CurveInputs(model, None, test, None, reference, per_trial)
 
 
 NEVER = 10 ** 9                 # final_only: no evaluation before the last round
@@ -274,7 +321,8 @@ def trial_setup(params: dict[str, Any], experiment: Experiment, block: dict[str,
     server = ServerStep(server_lr, projection_radius=shared.reference.get("projection_radius"))
     schedule = Schedule(horizon_s=scale.get("horizon_s"),
                         eval_every_s=None if final_only else scale.get("eval_every_s"))
-    return TrialSetup(experiment.id, params["seed"], trial, shared.model, shared.data, shared.test,
-                      shared.train_eval, statistics, rounds or scale["rounds"],
+    data, train_eval = shared.trial_data(trial)
+    return TrialSetup(experiment.id, params["seed"], trial, shared.model, data, shared.test,
+                      train_eval, statistics, rounds or scale["rounds"],
                       NEVER if final_only else scale["eval_every"], local, server, schedule,
                       track_objective=bool(shared.reference))

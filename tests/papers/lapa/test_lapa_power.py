@@ -56,11 +56,43 @@ def test_ddpg_is_within_tolerance_of_the_direct_solution_of_p1():
     direct = min(v for v, _ in values)
     assert len({t for _, t in values}) > 5 and max(v for v, _ in values) > 2 * direct  # not flat
     out = power.solve(problem, config=_config(), seed=1, generator=np.random.default_rng(1),
-                      random_generator=np.random.default_rng(2))
+                      random_generator=np.random.default_rng(2),
+                      equal_generator=np.random.default_rng(3))
     assert out["p1_ddpg"] <= out["p1_average"]                               # L(p*) <= L(p_bar)
     assert out["p1_ddpg"] <= TOLERANCE * direct, (out["p1_ddpg"], direct)
     p = out["power_ddpg"]
     assert np.all(p <= 1.0 + 1e-12) and 0.3 - 1e-9 <= p.sum() <= 3.0 + 1e-9   # eqs. 5, 28c
+
+
+def test_direct_searches_get_ddpgs_number_of_evaluations():
+    """The line and random searches the Fig. 7 claim compares DDPG with make as many objective
+    evaluations as DDPG did (its start p_bar and every step); their best values are those of
+    the searches run with that size, the random one from its own generator."""
+    problem = _small_problem()
+    calls = []
+    config = _config(episodes=4)
+
+    def counted(action):
+        calls.append(1)
+        return problem.value(problem.power(action))
+
+    from airfl.papers.lapa.ddpg import train_ddpg
+    average = problem.average()
+    result = train_ddpg(counted, start=problem.action(average), rounds=problem.eps.shape[0],
+                        reference=problem.value(average)[0], config=config, seed=1,
+                        generator=np.random.default_rng(1))
+    assert result.evaluations == len(calls) == 1 + config.episodes * config.steps
+    out = power.solve(problem, config=config, seed=1, generator=np.random.default_rng(1),
+                      random_generator=np.random.default_rng(2),
+                      equal_generator=np.random.default_rng(3))
+    assert out["evaluations"] == result.evaluations
+    objective = lambda p: problem.value(p)[0]                                  # noqa: E731
+    kw = dict(p0=1.0, p_min=0.3, p_max=3.0, devices=3)
+    assert out["p1_line_equal_evals"] == ctl.line_search(objective, **kw,
+                                                         points=out["evaluations"])[1]
+    assert out["p1_random_equal_evals"] == ctl.random_search(
+        objective, **kw, samples=out["evaluations"], floor_fraction=1e-3,
+        generator=np.random.default_rng(3))[1]
 
 
 def _pilot_inputs(trials: int = 2, k: int = 15, rounds: int = 12):
@@ -114,6 +146,9 @@ def test_fig7_privacy_level_puts_the_requirement_on_the_channel_noise_at_half_ti
         assert report["eps_total_fig7"] == pytest.approx(1.0 * 4.0 / report["nu7"])
     assert set(out["params"]) == set(power.TARGETS)
     assert len(out["params"]["config5"]["powers"]) == 2
+    for key in power.EQUAL_EVALS:          # Config 5's runs carry the equal-work searches
+        assert out["params"]["config5"][key] == [t[key] for t in out["report"]["trials"]]
+        assert len(out["params"]["config5"][key]) == 2
     assert out["params"]["config5"]["nu"] == pytest.approx(
         np.mean([t["nu7"] for t in out["report"]["trials"]]))
     assert any(k.startswith("trial0_actor_") for k in out["arrays"])         # the policy

@@ -13,7 +13,7 @@ import yaml
 from airfl.core.scheme import ChannelStatistics, DesignContext, RoundState
 from airfl.papers.lapa import mechanism as mech
 from airfl.papers.lapa.schemes import LapaScheme
-from airfl.papers.lapa.training import CNN_DIM, compose, compose_fmnist
+from airfl.papers.lapa.training import CNN_DIMS, compose, compose_fmnist
 from airfl.rng import RoundStreams
 
 K, DIM, ROUNDS = 15, 64, 6
@@ -124,7 +124,11 @@ def test_catalogue_block(params):
     assert fmnist["dataset"] == "fashion_mnist" and sorted(fmnist["curves"]) == sorted(fig4)
     assert fmnist["training"]["lr"] == params["lapa"]["training"]["fmnist_lr"]["quick"]
     from airfl.models import build_model
-    assert build_model("cnn_mnist", (1, 28, 28), 10).dim == CNN_DIM
+    for name, dim in CNN_DIMS.items():             # the paper's CNN (BatchNorm) and without it
+        assert build_model(name, (1, 28, 28), 10).dim == dim
+    assert block["model"]["name"] == "cnn_mnist_bn" and block["partition_per"] == "trial"
+    nu4 = block["curves"]["lapa_nu4"]              # Fig. 5's x: (nu C)^2 / q of the paper's CNN
+    assert nu4["sigma_init2"] == round((4 * nu4["clip"]) ** 2 / 21880, 9)
     assert mech.gaussian_constant(block["curves"]["nodp"]["delta"]) > 0
 
 
@@ -242,3 +246,43 @@ def test_non_private_curves_carry_no_events(params):
     record = _round(1, torch.zeros(K, DIM, dtype=torch.float64), _scheme(params),
                     _scheme(params).design(_context([200] * K)))[1]
     assert record["privacy"] is None and "privacy_simulated" not in record
+
+
+def test_a_threshold_no_device_meets_keeps_the_best_one_and_says_so(params):
+    """Eq. 22 with a threshold above every device's SNR leaves no device: the selection keeps
+    the single best one (our reading), and the design and every round record mark it."""
+    sizes = [200] * K
+    strict = _scheme(params, channel="practical", ser_threshold=1e-300)     # gamma_th huge
+    design = strict.design(_context(sizes))
+    assert design["ser_fallback"] is True and sum(design["selected"]) == 1
+    assert design["selected"][int(np.argmax(design["symbol_snr"]))]
+    updates = 1e-3 * torch.randn(K, DIM, generator=torch.Generator().manual_seed(5),
+                                 dtype=torch.float64)
+    _, record = _round(1, updates, strict, design)
+    assert record["ser_fallback"] is True and record["selected"] == 1
+    loose = _scheme(params, channel="practical", ser_threshold=0.49)
+    design = loose.design(_context(sizes))
+    assert design["ser_fallback"] is False and sum(design["selected"]) > 1
+    assert _round(1, updates, loose, design)[1]["ser_fallback"] is False
+    assert "ser_fallback" not in _round(1, updates, _scheme(params), _scheme(params).design(
+        _context(sizes)))[1]                                       # no threshold: no field
+
+
+def test_arb_spends_uniform_dps_split_until_it_has_two_windows_of_progress(params):
+    """Errata 2: ARB's direction is 0 before two windows of 5 progress statistics, so its
+    budgets equal uniform DP's eps^T / (T K) in rounds 1-10 and move from round 11 on; the
+    records' `arb_as_uniform` counts those rounds (what the Fig. 5 caption states)."""
+    rounds = 15
+    sizes = [200] * K
+    scheme = _scheme(params, privacy="arb", nu=4.0)
+    context = dataclasses.replace(_context(sizes), rounds=rounds)
+    design = scheme.design(context)
+    generator = torch.Generator().manual_seed(6)
+    flags = []
+    for t in range(1, rounds + 1):
+        updates = 1e-3 * (1 + t) * torch.randn(K, DIM, generator=generator, dtype=torch.float64)
+        _, record = _round(t, updates, scheme, design)
+        flags.append(record["arb_as_uniform"])
+    assert flags == [True] * 10 + [False] * 5
+    uniform = _scheme(params, privacy="uniform", nu=4.0)
+    assert "arb_as_uniform" not in _round(1, updates, uniform, uniform.design(context))[1]

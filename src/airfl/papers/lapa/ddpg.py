@@ -83,6 +83,7 @@ class DdpgResult:
     episode_best: np.ndarray            # best objective seen up to each episode
     greedy_action: np.ndarray           # the actor's output from the starting state
     actor: dict[str, np.ndarray]        # the trained actor's weights (the policy)
+    evaluations: int                    # objective evaluations made (the start's included)
 
 
 def train_ddpg(evaluate: Callable[[np.ndarray], tuple[float, int]], *, start: np.ndarray,
@@ -104,6 +105,7 @@ def train_ddpg(evaluate: Callable[[np.ndarray], tuple[float, int]], *, start: np
         return np.concatenate([action, [t_th / rounds, math.log10(value / reference)]])
 
     value0, t0 = evaluate(start)
+    evaluations = 1
     best_action, best_value = start.copy(), value0
     sigma, steps_done = config.expl_sigma, 0
     rewards, bests = [], []
@@ -117,6 +119,7 @@ def train_ddpg(evaluate: Callable[[np.ndarray], tuple[float, int]], *, start: np
                     a = actor(torch.as_tensor(s).unsqueeze(0))[0].numpy()
                 a = np.clip(a + sigma * generator.standard_normal(k), 0.0, 1.0)
             value, t_th = evaluate(a)
+            evaluations += 1
             reward = -value / reference
             s2 = state(a, value, t_th)
             buffer.add(s, a, reward, s2)
@@ -132,7 +135,8 @@ def train_ddpg(evaluate: Callable[[np.ndarray], tuple[float, int]], *, start: np
     with torch.no_grad():
         greedy = actor(torch.as_tensor(state(start, value0, t0)).unsqueeze(0))[0].numpy()
     policy = {k: v.detach().numpy().copy() for k, v in actor.state_dict().items()}
-    return DdpgResult(best_action, best_value, np.array(rewards), np.array(bests), greedy, policy)
+    return DdpgResult(best_action, best_value, np.array(rewards), np.array(bests), greedy, policy,
+                      evaluations)
 
 
 def _update(buffer, config, actor, critic, actor_t, critic_t, opt_a, opt_c, generator) -> None:

@@ -11,8 +11,9 @@ import pandas as pd
 
 from .radio import draw_radio, layout_generator
 
-#: kappa needs E_s = C^2 / q; the layout and path loss do not (q of the paper's CNN).
-LAYOUT_DIM = 21840
+#: kappa needs E_s = C^2 / q; the layout and path loss do not (q of the paper's CNN with its
+#: BatchNorm layer, Sec. V-A; the frame is the same for any q).
+LAYOUT_DIM = 21880
 
 
 def layout_frame(radio: dict[str, Any]) -> pd.DataFrame:

@@ -56,7 +56,8 @@ DEFS = {
             "fmnist_normalization": Obj(required=True, fields={
                 "mean": ListOf(items=Num(), min_items=1, required=True),
                 "std": ListOf(items=Num(gt=0), min_items=1, required=True)}),
-            "model": Enum(values=("cnn_mnist",), required=True),
+            "model": Enum(values=("cnn_mnist_bn", "cnn_mnist"), required=True),
+            "partition_per": Ref(name="partition_per", required=True),
             "num_iid": Int(minimum=0, maximum=15, required=True),
             "size_range": ByProfile(of=Ref(name="lapa_size_range"), required=True),
             "batch_fraction": Num(maximum=1, gt=0, required=True),

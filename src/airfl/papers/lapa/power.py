@@ -16,11 +16,17 @@ Per trial (one channel draw per trial, so one P1 per trial):
    (budgets scale linearly with eps_T: exp(-e) and the shares do not depend on it).
 4. P1 (eq. 28) on that trajectory (control.p1_objective), solved by DDPG (eqs. 29-36,
    ddpg.train_ddpg) from p_bar, and directly by a 1-D line search over uniform power and by
-   random feasible actions (spec §6.4 sanity check); all values are stored.
+   random feasible actions, twice: at the configured sizes (`line_points` values,
+   `random_samples` actions) and at DDPG's own number of objective evaluations (its
+   start p_bar and every step: `p1_line_equal_evals`, `p1_random_equal_evals`), the comparison
+   that asks whether DDPG searches better than a direct search given the same work (DDPG's p*
+   is the best action it evaluated, p_bar first, so L(p*) <= L(p_bar) holds by construction
+   and tests nothing). All values are stored per trial, and the equal-evaluation ones reach
+   Configuration 5's run records (the Fig. 7 claims read them there).
 Draws: DDPG's exploration and minibatches from stream (seed, "lapa", trial, "ddpg"), its network
-initialisation from that stream's derived torch seed, the random search from "p1_random"; the
-same streams in Fig. 7(a) (lapa/fig4) and 7(b) (lapa/fig7b): common random numbers across the
-two datasets' panels.
+initialisation from that stream's derived torch seed, the random searches from "p1_random" and
+"p1_random_equal_evals"; the same streams in Fig. 7(a) (lapa/fig4) and 7(b) (lapa/fig7b): common
+random numbers across the two datasets' panels.
 """
 
 from __future__ import annotations
@@ -44,6 +50,9 @@ PILOT = "lapa_nu4"
 #: `lapa.training.pilot_b` is on (training.PILOT_B)
 PILOT_B = "pilot_b"
 TARGETS = ("config5", "lapa_avgp", "arb_avgp")
+#: P1's best value found by the line and the random search at DDPG's number of objective
+#: evaluations, per trial: Configuration 5's parameters, so its run records carry them
+EQUAL_EVALS = ("p1_line_equal_evals", "p1_random_equal_evals")
 
 
 def control_settings(params: dict[str, Any]) -> dict[str, Any]:
@@ -105,8 +114,11 @@ class Problem:
 
 
 def solve(problem: Problem, *, config: DdpgConfig, seed: int, generator: np.random.Generator,
-          random_generator: np.random.Generator) -> dict[str, Any]:
-    """DDPG's p* (best action seen) against p_bar and the two direct searches."""
+          random_generator: np.random.Generator,
+          equal_generator: np.random.Generator) -> dict[str, Any]:
+    """DDPG's p* (best action seen) against p_bar and the two direct searches, each
+    at the configured size and at DDPG's number of objective evaluations (`equal_generator`: the
+    random search of the latter)."""
     s = problem.settings
     average = problem.average()
     value_avg, t_th_avg = problem.value(average)
@@ -123,11 +135,21 @@ def solve(problem: Problem, *, config: DdpgConfig, seed: int, generator: np.rand
         objective, p0=s["p0_w"], p_min=s["p_min_w"], p_max=s["p_max_w"],
         devices=problem.devices, samples=s["random_samples"],
         floor_fraction=s["floor_fraction"], generator=random_generator)
+    evaluations = result.evaluations
+    _, line_equal = control.line_search(objective, p0=s["p0_w"], p_min=s["p_min_w"],
+                                        p_max=s["p_max_w"], devices=problem.devices,
+                                        points=evaluations)
+    _, random_equal = control.random_search(
+        objective, p0=s["p0_w"], p_min=s["p_min_w"], p_max=s["p_max_w"],
+        devices=problem.devices, samples=evaluations, floor_fraction=s["floor_fraction"],
+        generator=equal_generator)
     greedy = problem.power(result.greedy_action)
     return {"power_ddpg": best, "power_greedy": greedy, "power_average": average,
             "power_line": line_p, "power_random": rand_p,
             "p1_ddpg": value_best, "p1_average": value_avg, "p1_line": line_value,
             "p1_random": rand_value, "p1_greedy": problem.value(greedy)[0],
+            "evaluations": evaluations, "p1_line_equal_evals": line_equal,
+            "p1_random_equal_evals": random_equal,
             "t_th_ddpg": t_th_best, "t_th_average": t_th_avg, "contraction": problem.a,
             "episode_reward": result.episode_reward, "episode_best": result.episode_best,
             "actor": result.actor}
@@ -202,7 +224,9 @@ def compute(params: dict[str, Any], block: dict[str, Any], inputs: dict[str, Any
         seed = derive_seed(params["seed"], "lapa", trial, "ddpg")
         out = solve(problem, config=ddpg_config(settings), seed=seed,
                     generator=numpy_generator(params["seed"], "lapa", trial, "ddpg"),
-                    random_generator=numpy_generator(params["seed"], "lapa", trial, "p1_random"))
+                    random_generator=numpy_generator(params["seed"], "lapa", trial, "p1_random"),
+                    equal_generator=numpy_generator(params["seed"], "lapa", trial,
+                                                    "p1_random_equal_evals"))
         nus.append(nu7)
         trials.append({"trial": trial, "nu7": nu7, "eps_total_pilot": design["eps_total"],
                        "eps_total_fig7": design["eps_total"] * PILOT_NU / nu7,
@@ -211,7 +235,10 @@ def compute(params: dict[str, Any], block: dict[str, Any], inputs: dict[str, Any
                        **{k: (v.tolist() if isinstance(v, np.ndarray) else v)
                           for k, v in out.items() if not k.startswith("episode") and k != "actor"},
                        "ddpg_not_above_direct": bool(out["p1_ddpg"] <= min(out["p1_line"],
-                                                                         out["p1_random"]))})
+                                                                         out["p1_random"])),
+                       "ddpg_not_above_direct_equal_evals": bool(
+                           out["p1_ddpg"] <= min(out["p1_line_equal_evals"],
+                                                 out["p1_random_equal_evals"]))})
         rows.append(pd.DataFrame({"trial": trial,
                                   "episode": np.arange(1, out["episode_reward"].size + 1),
                                   "mean_reward": out["episode_reward"],
@@ -223,12 +250,15 @@ def compute(params: dict[str, Any], block: dict[str, Any], inputs: dict[str, Any
             arrays[f"trial{trial}_actor_{name.replace('.', '_')}"] = weights
     nu7 = float(np.mean(nus))
     powers = [t["power_ddpg"] for t in trials]
-    report_keys = ("p1_ddpg", "p1_average", "t_th_ddpg", "t_th_average")
+    report_keys = ("p1_ddpg", "p1_average", "t_th_ddpg", "t_th_average",
+                   "p1_line_equal_evals", "p1_random_equal_evals")
     shared = {"nu": nu7}
     per_trial = {k: [t[k] for t in trials] for k in report_keys}
     return {"params": {"config5": {**shared, "powers": powers,
                                    "p1_value": per_trial["p1_ddpg"],
-                                   "t_th_predicted": per_trial["t_th_ddpg"]},
+                                   "t_th_predicted": per_trial["t_th_ddpg"],
+                                   # the direct searches at DDPG's number of evaluations
+                                   **{k: per_trial[k] for k in EQUAL_EVALS}},
                        "lapa_avgp": {**shared, "p1_value": per_trial["p1_average"],
                                      "t_th_predicted": per_trial["t_th_average"]},
                        "arb_avgp": dict(shared)},

@@ -35,7 +35,7 @@ from airfl.privacy.parallel import WorstUnitGaussian
 from . import mechanism as mech
 from .control import FIRST_SWITCH_ROUND
 from .radio import bpsk_snr_threshold, channel_noise_std, draw_radio, layout_generator, symbol_snr
-from .weights import fedadp_weights, selected_devices, selection_weights
+from .weights import fedadp_weights, selected_devices, selection_fallback, selection_weights
 
 AGGREGATIONS = ("fedavg", "beda", "wasserstein")
 PRIVACY = ("none", "lapa", "uniform", "arb")
@@ -56,7 +56,8 @@ class LapaScheme(Scheme):
                  renormalize: bool = True, switching: bool = False,
                  power_w: float | None = None, powers: list[list[float]] | None = None,
                  p1_value: list[float] | None = None, t_th_predicted: list[int] | None = None,
-                 **unused: Any):
+                 p1_line_equal_evals: list[float] | None = None,
+                 p1_random_equal_evals: list[float] | None = None, **unused: Any):
         for key, value, allowed in (("aggregation", aggregation, AGGREGATIONS),
                                     ("privacy", privacy, PRIVACY), ("channel", channel, CHANNELS)):
             if value not in allowed:
@@ -75,8 +76,11 @@ class LapaScheme(Scheme):
         self.switching = bool(switching)
         self.power_w = float(radio["max_power_w"] if power_w is None else power_w)
         self.powers = None if powers is None else [list(map(float, p)) for p in powers]
-        # P1's value and T_th predicted at this power per trial (the ddpg derivation), logged
-        self.predicted = {"p1_value": p1_value, "t_th_predicted": t_th_predicted}
+        # P1's value and T_th predicted at this power per trial (the ddpg derivation), and the
+        # best values of the line and random searches at DDPG's number of evaluations, logged
+        self.predicted = {"p1_value": p1_value, "t_th_predicted": t_th_predicted,
+                          "p1_line_equal_evals": p1_line_equal_evals,
+                          "p1_random_equal_evals": p1_random_equal_evals}
         self._runs: dict[int, dict[str, Any]] = {}
 
     # -- design ---------------------------------------------------------------------------
@@ -98,6 +102,7 @@ class LapaScheme(Scheme):
                               noise_w=self.radio["noise_w"])
         threshold = None if self.ser_threshold is None else bpsk_snr_threshold(self.ser_threshold)
         mask = selected_devices(snr, threshold)
+        fallback = selection_fallback(snr, threshold)     # no device meets it: the best alone
         sizes = context.data_sizes.numpy().astype(np.float64)
         distances = wasserstein_to_global(context.label_histograms)
         weights = data_size_weights(sizes) if self.aggregation == "fedavg" else \
@@ -107,7 +112,8 @@ class LapaScheme(Scheme):
             rounds=context.rounds, devices=context.num_devices, delta=self.delta)
         return {"trial": context.trial, "radio": radio.to_record(), "symbol_snr": snr.tolist(),
                 "snr_threshold": threshold, "selected": mask.tolist(),
-                "excluded": int((~mask).sum()), "sigma_ch": sigma_ch.tolist(),
+                "excluded": int((~mask).sum()), "ser_fallback": fallback,
+                "sigma_ch": sigma_ch.tolist(),
                 "wasserstein": distances.tolist(), "weights": weights.tolist(),
                 "power_w": power.tolist(),
                 **{k: v[context.trial] for k, v in self.predicted.items() if v is not None},
@@ -176,6 +182,8 @@ class LapaScheme(Scheme):
                            "sigma_ch_sum": float(sigma_ch[mask].sum())})
             if self.channel == "practical":         # eq. 23: the switch when this reaches 1
                 record["noise_ratio"] = float(need.sum() / sigma_ch[mask].sum())
+        if self.privacy == "arb":     # Errata 2: no direction before two windows of progress
+            record["arb_as_uniform"] = self._as_uniform(run, design, mask)
         self._advance(run, design, t, received, global_grad, mask, weights, sigma, sigma_ch, dim,
                       lambda: state.streams.trial_numpy("round", t, "lapa_pid"))
         if self.privacy == "lapa":
@@ -193,7 +201,17 @@ class LapaScheme(Scheme):
             record["eps_total"] = float(design["eps_total"])      # eps^T of the curve
         record.update({"selected": int(mask.sum()), "weight_sum": float(weights.sum()),
                        "clipped_fraction": float((norms > self.clip).double().mean())})
+        if self.ser_threshold is not None:       # eq. 22: no device met it, the best trains alone
+            record["ser_fallback"] = bool(design["ser_fallback"])
         return -self.lr * global_grad, record                                # eq. 3
+
+    @staticmethod
+    def _as_uniform(run: dict[str, Any], design: dict[str, Any], mask: np.ndarray) -> bool:
+        """Whether ARB's per-device budgets this round are uniform DP's eps^T / (T K) (to
+        1e-9, relative): Errata 2's rule sets no direction before it has two windows of 5
+        progress statistics, so its first 10 rounds spend the uniform split."""
+        uniform = design["eps_total"] / design["rounds"] / mask.size
+        return bool(np.allclose(run["eps"][mask], uniform, rtol=1e-9, atol=0.0))
 
     def _beda_weights(self, run: dict[str, Any], received: torch.Tensor, sizes: np.ndarray
                       ) -> np.ndarray:

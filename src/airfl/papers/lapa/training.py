@@ -1,6 +1,6 @@
-"""LAPA's training figures (quick = spec §11.2 shrunk to the CI budget) as one
-generic run block, so Figs. 4 and 5 share one partition (the default 5 IID + 10 non-IID mix,
-Errata 3: IID devices drawn first) and common random numbers.
+"""LAPA's training figures (quick = the paper's setting shrunk to the CI budget) as one
+generic run block, so Figs. 4 and 5 share each trial's partition (the default 5 IID + 10
+non-IID mix, IID devices drawn first) and common random numbers.
 
 Curves (Fig. 4: practical channel, every device at P_0, no DP; Fig. 5: ideal channel):
   Fig. 4: ``fedavg`` (Benchmark 1), ``beda`` (Benchmark 2 = FedAdp), ``wasserstein``
@@ -17,6 +17,13 @@ Curves (Fig. 4: practical channel, every device at P_0, no DP; Fig. 5: ideal cha
           surrogate freezes (the quick profile takes spec §6.3's shortcut: Pilot A rescaled).
 All use the Wasserstein weights except the two benchmarks of Fig. 4 (spec §7 notes).
 
+Partition: one per trial (`lapa.training.partition_per: trial`). Sec. V states no trial
+procedure; our reading: each trial (seed) fixes the partition, placement, channel,
+initialisation and noise, and within a trial every configuration shares them, so the spread
+over trials includes the partition's. Figs. 4, 5 and 7 share each trial's
+partition (one experiment). Model: the paper's CNN with its BatchNorm layer (Sec. V-A;
+`cnn_mnist_bn`, q = 21,880).
+
 Local work [M/I]: `local_steps` SGD steps from w^[t] with mini-batches of 10 % of
 the *mean* local size, drawn with replacement (the core's batched engine trains all 15 devices
 at once, which needs one batch size: a deviation from "10 % of each device's data, without
@@ -32,8 +39,9 @@ from airfl.declare import resolve
 #: Pilot B's curve, the paper profile's source of DDPG's frozen budget trajectory
 PILOT_B = "pilot_b"
 
-#: q of the LAPA CNN (`cnn_mnist`: spec §2.1's 21,880 less BatchNorm's 40); a test checks it.
-CNN_DIM = 21840
+#: q of each LAPA CNN `lapa.training.model` offers: `cnn_mnist_bn`, the paper's (Sec. V-A, with
+#: its BatchNorm layer: 21,880), and `cnn_mnist` without it (21,840); a test checks both.
+CNN_DIMS = {"cnn_mnist_bn": 21880, "cnn_mnist": 21840}
 
 
 def token(value: float) -> str:
@@ -94,12 +102,14 @@ def compose(params: dict[str, Any], pick: dict[str, Any] | None = None) -> dict[
     curves = _curves(params, pick)
     for curve in curves.values():               # Fig. 5's x: sigma_init^2 = (nu C / sqrt q)^2
         if "nu" in curve and not curve["in_fig7"] and not curve.get("pilot"):
-            curve["sigma_init2"] = round((curve["nu"] * pick["clip"]) ** 2 / CNN_DIM, 9)
+            curve["sigma_init2"] = round((curve["nu"] * pick["clip"]) ** 2
+                                         / CNN_DIMS[pick["model"]], 9)
     return {
         "dataset": pick["dataset"], "num_devices": sum(params["lapa"]["radio"]["region_devices"]),
         "input_normalization": pick["input_normalization"],
         "partition": {"kind": "mixed", "num_iid": pick["num_iid"],
                       "size_range": list(pick["size_range"])},   # 2 classes per non-IID device
+        "partition_per": pick["partition_per"],      # trial: module docstring
         "model": {"name": pick["model"], "l2": 0.0, "engine": "auto",
                   "precision": pick.get("precision", "fp32")},
         "training": {"local_steps": pick["local_steps"], "batch_size": batch, "lr": pick["lr"],

@@ -14,13 +14,20 @@ from .mechanism import gompertz
 
 def selected_devices(snr: np.ndarray, threshold: float | None) -> np.ndarray:
     """gamma_k >= gamma_th (eq. 22); None selects everyone. An empty set keeps the single best
-    device, so a round always aggregates something."""
+    device (our reading, the paper does not say), so a round always aggregates
+    something: `selection_fallback` tells when that happened (the design records it)."""
     if threshold is None:
         return np.ones(snr.size, dtype=bool)
     mask = snr >= threshold
     if not mask.any():
         mask[int(np.argmax(snr))] = True
     return mask
+
+
+def selection_fallback(snr: np.ndarray, threshold: float | None) -> bool:
+    """Whether no device meets gamma_k >= gamma_th (eq. 22), so that `selected_devices` keeps
+    the single best device, which then trains alone."""
+    return threshold is not None and not bool(np.any(snr >= threshold))
 
 
 def selection_weights(distances: np.ndarray, sizes: np.ndarray, mask: np.ndarray, *,

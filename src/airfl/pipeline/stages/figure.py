@@ -18,6 +18,7 @@ from airfl.io import ArtifactError, json_form, read_json, read_table, write_csv,
 from airfl.pipeline import paths
 from airfl.pipeline.artifacts import (caption, figure_id, made_with, paper_scale,
                                       substitution, with_colours)
+from airfl.pipeline.partitioning import partition_setting
 from airfl.pipeline.registry import curve_legend, get_experiment
 from airfl.plotting import line_plot, save_figure
 from airfl.pipeline.stages import StageError
@@ -151,13 +152,14 @@ def run(params: dict[str, Any], experiment_id: str) -> None:
     extra = tuple(dict.fromkeys([*(column for spec in specs for column, _ in spec.markers),
                                  *(c for spec in specs for c in (spec.x, spec.y)),
                                  *(c for spec in specs for c in spec.columns)]))
-    trials = experiment.params(params)["scale"]["trials"]   # a run table must hold them all
+    block = experiment.params(params)
+    trials = block["scale"]["trials"]                       # a run table must hold them all
     frame = derive(pd.concat([_curve_frame(experiment, c, p, extra, trials)
                               for c, p in curves.items()], ignore_index=True), reference)
     made = {c: read_json(paths.run_info(experiment.id, c))["provenance"]["params"]
             for c in curves}
-    frame = with_setting(frame, made)
-    paper = paper_scale(params, experiment)
+    frame = with_setting(frame, made).assign(partition_per=partition_setting(block))  # claims
+    paper = paper_scale(params, experiment)                                             # state it
     for spec in specs:
         fid = figure_id(experiment, spec)
         drawn = with_colours(drawn_frame(frame, spec, curves))
