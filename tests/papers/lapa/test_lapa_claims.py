@@ -8,8 +8,8 @@ import pandas as pd
 
 from airfl.papers.lapa import claims as cl
 
-HOLDS = ("yes", "holds")
-FAILS = ("no", "contradicted")
+HOLDS = ("holds",)
+FAILS = ("contradicted",)
 
 
 def _fig7_frame(ddpg, line, random, rounds: int = 3) -> pd.DataFrame:
