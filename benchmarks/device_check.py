@@ -53,7 +53,7 @@ from airfl.precision import apply_precision
 ROUNDS = (
     ("cdpb", "cnn_mnist", "fashion_mnist", 100, 10, 50, False),      # offline substitute
     ("dp_perk", "fedavg_cnn", "fashion_mnist", 45, 5, 10, False),     # steps mode (Q = 5)
-    ("lapa", "cnn_mnist", "mnist", 15, 10, 220, False),
+    ("lapa", "cnn_mnist_bn", "mnist", 15, 10, 220, False),
     ("ota_fd", "cnn_mnist_k3", "fashion_mnist", 10, 5, 64, True),    # X2's substitute sizes
 )
 STEP_CLIENTS = (45, 450)

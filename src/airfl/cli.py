@@ -153,10 +153,10 @@ def main(argv: list[str] | None = None) -> int:
     from airfl.config import ConfigError
     from airfl.pipeline.params import load_params
 
-    overrides = _overrides(args.set)
-    if args.stage == "plan" and args.profile:
-        overrides["profile"] = args.profile
     try:
+        overrides = _overrides(args.set)
+        if args.stage == "plan" and args.profile:
+            overrides["profile"] = args.profile
         params = load_params(args.params, overrides)
     except ConfigError as error:
         print(f"airfl: {error}", file=sys.stderr)
@@ -212,21 +212,22 @@ def main(argv: list[str] | None = None) -> int:
             lock = job_lock.hold(args.stage, positional)      # held until the job returns
             with lock:
                 stage.run(params, *positional)
-        except (StageError, ArtifactError, DatasetUnavailableError, job_lock.JobRunning) as error:
-            # a known failure (a stage's own, a corrupt stored input, a dataset that cannot be
-            # supplied): its message, no traceback
-            print(f"airfl {args.stage}: {error}", file=sys.stderr)
-            return 1
-        except FileNotFoundError as error:      # an input an earlier stage makes is not there
-            if args.stage in LIGHT_STAGES:      # names unchecked so far (no registry import)
-                unknown = check_names(args, params)
+        except (StageError, ArtifactError, DatasetUnavailableError, job_lock.JobRunning,
+                FileNotFoundError) as error:
+            # a known failure (a stage's own, a corrupt or missing stored input, a dataset that
+            # cannot be supplied): its message, no traceback
+            if args.stage in LIGHT_STAGES and isinstance(error, (ArtifactError,
+                                                                 FileNotFoundError)):
+                unknown = check_names(args, params)     # names unchecked so far (no registry)
                 if unknown:
+                    job_lock.discard(args.stage, positional)
                     print(f"airfl {args.stage}: {unknown}", file=sys.stderr)
                     return 2
-            missing = error.filename or str(error)
-            print(f"airfl {args.stage}: missing input {missing} (an earlier stage writes it: "
-                  f"run `snakemake` for this target, `snakemake -n` shows the jobs)",
-                  file=sys.stderr)
+            message = str(error)
+            if isinstance(error, FileNotFoundError) and not isinstance(error, ArtifactError):
+                message = (f"missing input {error.filename or error} (an earlier stage writes "
+                           "it: run `snakemake` for this target, `snakemake -n` shows the jobs)")
+            print(f"airfl {args.stage}: {message}", file=sys.stderr)
             return 1
     return 0
 

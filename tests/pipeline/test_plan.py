@@ -182,7 +182,7 @@ def test_the_device_check_runs_dry_on_cpu_and_writes_what_the_plan_reads(
     table = json.loads(units_copy.read_text())
     assert table["models"] == json.loads((repo_root / plan.UNIT_COSTS).read_text())["models"]
     assert table["gpu"]["machine"]["device"] == "cpu (dry run)"
-    assert set(table["gpu"]["models"]) == {"cnn_mnist", "cnn_mnist_k3", "fedavg_cnn"}
+    assert set(table["gpu"]["models"]) == {"cnn_mnist", "cnn_mnist_bn", "cnn_mnist_k3", "fedavg_cnn"}
     params, _, _, dag = quick
     monkeypatch.chdir(repo_root)
     gpu_units = plan.UnitCosts.load(units_copy)

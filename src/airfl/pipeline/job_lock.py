@@ -36,3 +36,16 @@ def hold(stage: str, args: list[str]) -> IO:
                          f"folder (another Snakemake or DVC run holds {path}); let that run "
                          "finish instead of running the job twice at once") from None
     return handle
+
+
+def discard(stage: str, args: list[str]) -> None:
+    """Remove the lock file of a job that turned out not to exist (an unknown experiment or
+    curve found only after the lock was taken), and the folders it alone made: a typo leaves
+    nothing behind. Only for a name no other process can be running."""
+    name = "-".join([stage, *args]).replace("/", "-")
+    (LOCKS / f"{name}.lock").unlink(missing_ok=True)
+    for folder in (LOCKS, LOCKS.parent):
+        try:
+            folder.rmdir()                      # only when empty
+        except OSError:
+            break

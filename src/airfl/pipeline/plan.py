@@ -282,7 +282,7 @@ def job_cost(job, params: dict[str, Any], units: UnitCosts) -> JobCost:
 
 def needed_jobs(all_jobs: list, targets: list[str]) -> list:
     """The jobs that make `targets` and everything upstream of them, in DAG order."""
-    maker = {out: job for job in all_jobs for out in job.outs + [p[0] for p in job.plots]
+    maker = {out: job for job in all_jobs for out in job.outs + [p.path for p in job.plots]
              + job.metrics}
     wanted: set[str] = set()
     stack = list(targets)
@@ -306,7 +306,7 @@ def target_outputs(target: str | None, params: dict[str, Any], all_jobs: list) -
         return [out for job in all_jobs for out in job.outs]
     if target in papers():
         return paper_targets(target, params)
-    known = {out for job in all_jobs for out in job.outs + [p[0] for p in job.plots] + job.metrics}
+    known = {out for job in all_jobs for out in job.outs + [p.path for p in job.plots] + job.metrics}
     if target not in known:
         raise ConfigError(f"plan: target {target!r} is neither 'all', a paper ("
                           + ", ".join(papers()) + ") nor an output of the DAG")
