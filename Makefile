@@ -58,6 +58,7 @@ lock: install clean-results
 	$(BIN)/snakemake --cores 2 --config profile=quick
 	rm -f dvc.lock
 	$(MAKE) dvc-record
+	$(BIN)/python -m airfl.pipeline.crosscheck write reference/quick_summary.json
 	$(BIN)/dvc status
 
 clean-results:

@@ -16,8 +16,7 @@ import pandas as pd
 
 from airfl.experiments import CONTRADICTED, INCONCLUSIVE, VERDICTS, ClaimResult
 from airfl.pipeline import paths
-from airfl.pipeline.registry import (active_experiments, all_analytic, all_experiments, get_wing,
-                                     papers)
+from airfl.pipeline.registry import all_analytic, all_experiments, get_wing, papers
 from airfl.io import read_json, read_table, write_json, write_text
 from airfl.pipeline.stage_params import declared
 
@@ -36,8 +35,8 @@ def evaluate_paper(paper: str, params: dict[str, Any] | None = None) -> list[dic
     results = []
     inactive = {name for e in all_experiments() if e.paper == paper
                 and params is not None and not e.is_enabled(params) for name in figure_names(e)}
-    for experiment in active_experiments(params):
-        if experiment.paper != paper:
+    for experiment in all_experiments():        # this paper's only: a stage reads its own
+        if experiment.paper != paper or (params is not None and not experiment.is_enabled(params)):
             continue
         for claim in experiment.claims:
             stems = claim.panel if isinstance(claim.panel, tuple) else \
