@@ -83,3 +83,20 @@ def test_tune_reading_an_undeclared_device_fails_in_the_stage(params, monkeypatc
     monkeypatch.setattr(stage_params, "GLOBALS", undeclared)
     with pytest.raises(UndeclaredParam, match="stage 'tune' read params.yaml key 'device'"):
         tune.run(grid, "biased_fl/fig2a", "ota_opt")
+
+
+@pytest.mark.parametrize("paper", sorted({e.paper for e in dag.all_experiments()}))
+def test_a_paper_s_claims_run_on_its_declared_params(paper, params, tmp_path, monkeypatch):
+    """The claims job of one paper reads only its own section: with no figures written it stops
+    on the missing figure data, never on another paper's key (asking every wing's experiments
+    whether they run read LAPA's section from the DP-as-a-perk claims job)."""
+    from airfl.io import ArtifactError
+    from airfl.pipeline.stages import claims
+
+    monkeypatch.chdir(tmp_path)
+    try:
+        claims.run(params, paper)
+    except UndeclaredParam:
+        raise
+    except (ArtifactError, FileNotFoundError, KeyError):
+        pass                                          # no figure data here: expected

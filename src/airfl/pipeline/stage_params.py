@@ -81,6 +81,12 @@ def stage_keys(stage: str, *args: str) -> tuple[str, ...]:
         wing = get_wing(args[0])
         return (*OTHER_GLOBALS[stage], f"audit.{wing.name}", *([wing.name] if wing.catalogue
                                                                else []))
+    if stage == "claims" and args:         # one paper's: which of its panels run reads its
+        from airfl.pipeline.registry import all_experiments   # sections (`Experiment.enabled`)
+
+        sections = sorted({e.config_key.split(".")[0] for e in all_experiments()
+                           if e.paper == args[0]})
+        return (*OTHER_GLOBALS[stage], *COMPOSED_FROM[1:], *sections)
     if stage in OTHER_GLOBALS:
         return OTHER_GLOBALS[stage]
     raise ValueError(f"no declared params for stage {stage!r}")
