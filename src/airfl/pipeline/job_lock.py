@@ -21,11 +21,15 @@ class JobRunning(RuntimeError):
     """The same job is running in another process."""
 
 
+def _path(stage: str, args: list[str]) -> Path:
+    """The lock file of the job `airfl <stage> <args>`."""
+    return LOCKS / ("-".join([stage, *args]).replace("/", "-") + ".lock")
+
+
 def hold(stage: str, args: list[str]) -> IO:
     """Take the job's lock for the life of the returned file (keep it open until the job
     ends); JobRunning when another process holds it."""
-    name = "-".join([stage, *args]).replace("/", "-")
-    path = LOCKS / f"{name}.lock"
+    path = _path(stage, args)
     path.parent.mkdir(parents=True, exist_ok=True)
     handle = open(path, "a")
     try:
@@ -42,8 +46,7 @@ def discard(stage: str, args: list[str]) -> None:
     """Remove the lock file of a job that turned out not to exist (an unknown experiment or
     curve found only after the lock was taken), and the folders it alone made: a typo leaves
     nothing behind. Only for a name no other process can be running."""
-    name = "-".join([stage, *args]).replace("/", "-")
-    (LOCKS / f"{name}.lock").unlink(missing_ok=True)
+    _path(stage, args).unlink(missing_ok=True)
     for folder in (LOCKS, LOCKS.parent):
         try:
             folder.rmdir()                      # only when empty
