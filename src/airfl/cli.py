@@ -100,7 +100,7 @@ def _parser() -> argparse.ArgumentParser:
     plan.add_argument("--json", action="store_true", help="print the per-paper table as JSON")
     stage("list", "list the installed wings, their experiments and curves")
     schema = stage("schema", "write workflow/schemas/params.schema.yaml, the schema assembled "
-                   "from the installed wings")
+                   "from the installed wings, and docs/parameters.md, the parameter reference")
     schema.add_argument("--check", action="store_true", help="fail if the committed copy differs")
     return parser
 

@@ -7,8 +7,9 @@ parameters of schemes that any training experiment's generic curves may use (the
 `$defs.curve`, one if/then per kind). A value that differs by profile is a `ByProfile` node
 (resolved in code with airfl.declare.resolve). `airfl schema` writes the assembly to
 workflow/schemas/params.schema.yaml, the readable copy Snakemake's `validate` reads (key order as
-declared, one key per line, descriptions kept); `airfl schema --check` prints a unified diff when
-the copy drifts, and a test fails with it.
+declared, one key per line, descriptions kept), and the parameter reference docs/parameters.md
+generated from it (airfl.pipeline.params_doc); `airfl schema --check` prints a unified diff when
+either copy drifts, and a test fails with it.
 """
 
 from __future__ import annotations
@@ -131,11 +132,14 @@ def override_args(path: str | Path, effective: dict[str, Any]) -> str:
 
 
 def write_schema(check: bool = False) -> int:
-    """`airfl schema`: write the assembled schema to its committed copy (or, with check, fail
-    with a diff when the copy is stale)."""
+    """`airfl schema`: write the assembled schema to its committed copy and the parameter
+    reference generated from it, docs/parameters.md (or, with check, fail with a diff when
+    either is stale)."""
     from airfl.io import write_generated
+    from airfl.pipeline.params_doc import write_params_doc
 
-    return write_generated(GENERATED, schema_yaml(), check, "airfl schema")
+    schema_status = write_generated(GENERATED, schema_yaml(), check, "airfl schema")
+    return max(schema_status, write_params_doc(params_schema(), check))
 
 
 __all__ = ["ConfigError", "params_schema", "schema_yaml", "schema_file", "validate_params",
