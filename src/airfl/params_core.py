@@ -23,7 +23,8 @@ PROPERTIES = {
                    values=("cpu", "cuda", "auto"), default="cpu"),
     "threads": Int(description="torch/BLAS threads per job (1 when Snakemake runs jobs in "
                                "parallel).", minimum=1, default=1),
-    "data": Obj(required=True, fields={
+    "data": Obj(description="where datasets are read from and whether they may be downloaded.",
+                required=True, fields={
         "root": Str(description="folder with datasets in torchvision's layout.", required=True),
         "mirror": Str(description="local folder in torchvision's layout to copy datasets from "
                                   "when offline (else env AIRFL_DATA_MIRROR).",
@@ -58,56 +59,87 @@ _CHANNEL_BRANCHES = {
 }
 
 DEFS = {
-    "positive": Num(gt=0),
-    "probability": Num(gt=0, maximum=1),
+    "positive": Num(description="a number > 0", gt=0),
+    "probability": Num(description="a probability in (0, 1]", gt=0, maximum=1),
     # (eps, delta)-DP's delta is a failure probability strictly below 1: delta = 1 guarantees
     # nothing (every mechanism is (0, 1)-DP) and the conversions take log(1/delta)
     "dp_delta": Num(description="(eps, delta)-DP's delta, in (0, 1)", gt=0, lt=1),
-    "scale": Obj(fields={
-        "rounds": Int(minimum=1, required=True),
-        "trials": Int(minimum=1, required=True),
-        "eval_every": Int(minimum=1, default=1),
+    "scale": Obj(description="how long and how often an experiment runs in one profile.", fields={
+        "rounds": Int(description="communication rounds T of every trial.", minimum=1,
+                      required=True),
+        "trials": Int(description="independent trials (seeds) averaged per curve.", minimum=1,
+                      required=True),
+        "eval_every": Int(description="evaluate test accuracy and training loss every n rounds "
+                                      "(and at round 0 and the last round).", minimum=1, default=1),
         "test_subset": Int(description="evaluate on the first n test images (null = the whole "
                                        "test set).", minimum=1, nullable=True, default=None),
         "train_eval_subset": Int(description="training loss is measured on this many training "
                                              "samples of the devices (fixed, seeded).",
                                  minimum=1, default=2000)}),
-    "partition": Obj(fields={
-        "kind": Enum(values=("iid", "shards", "one_class", "dirichlet", "mixed",
+    "partition": Obj(description="how the training set is split across the devices "
+                                 "(airfl.data.partitioners).", fields={
+        "kind": Enum(description="iid (uniform at random), shards (sort-and-shard label skew, "
+                                 "classes_per_device shards each), one_class (device m holds class "
+                                 "m mod C), dirichlet (Dirichlet(alpha) class proportions), mixed "
+                                 "(num_iid IID devices, the rest two-class, sizes in size_range) or "
+                                 "per_class_one_class (one_class over the first per_class images "
+                                 "of every class)", values=("iid", "shards", "one_class", "dirichlet", "mixed",
                              "per_class_one_class"), required=True),
         "balanced": Bool(description="iid: the same number of samples of every class per device"),
-        "class_pure": Bool(),
+        "class_pure": Bool(description="shards: every shard lies inside one class (true, the "
+                                       "default) or equal shards along the label-sorted order "
+                                       "(false, McMahan et al.'s literal scheme)"),
         "pool_per_class": Int(description="draw from the first n images of every class (file "
                                           "order)", minimum=1),
-        "classes_per_device": Int(minimum=1),
-        "alpha": _POSITIVE,
-        "min_size": Int(minimum=1),
-        "samples_per_device": Int(minimum=1),
-        "per_class": Int(minimum=1),
-        "num_iid": Int(minimum=0),
-        "size_range": ListOf(items=Int(minimum=1), min_items=2, max_items=2)}),
+        "classes_per_device": Int(description="shards: shards (so classes) per device",
+                                  minimum=1),
+        "alpha": Ref(description="dirichlet: concentration alpha (small: strong label skew; "
+                                 "large: close to IID)", name="positive"),
+        "min_size": Int(description="dirichlet: redraw until every device holds at least this "
+                                    "many samples (default 10)", minimum=1),
+        "samples_per_device": Int(description="iid, one_class, per_class_one_class: samples per "
+                                              "device (absent: the pool split evenly)", minimum=1),
+        "per_class": Int(description="per_class_one_class: use the first n images of every "
+                                     "class (file order)", minimum=1),
+        "num_iid": Int(description="mixed: number of IID devices (the others hold two classes "
+                                   "each)", minimum=0),
+        "size_range": ListOf(description="mixed: [low, high], device sizes |D_k| drawn uniformly "
+                                         "from these integers (inclusive)",
+                             items=Int(minimum=1), min_items=2, max_items=2)}),
     "partition_per": Enum(description="experiment (also where absent): every trial trains on "
                                       "the experiment's one data split; trial: each trial draws "
                                       "its own split from (seed, experiment, trial), where the "
                                       "paper's seeds redraw it (pipeline.partitioning)",
                           values=("experiment", "trial")),
-    "channel": Obj(extra=_CHANNEL_BRANCHES, fields={
+    "channel": Obj(description="the wireless channel of a training experiment: large-scale "
+                               "gains from a device layout and path loss, or one mean gain.",
+                   extra=_CHANNEL_BRANCHES, fields={
         "model": Enum(description="how a trial's statistical CSI is built "
                                   "(pipeline.trial.CHANNEL_MODELS): geometry (devices placed in a "
                                   "disc, path loss; needs radius_m and pathloss) or "
                                   "rayleigh_mean_gain (i.i.d. Rayleigh, E|h|^2 = mean_gain for "
                                   "every device, no layout)",
                       values=("geometry", "rayleigh_mean_gain"), default="geometry"),
-        "mean_gain": _POSITIVE,
-        "radius_m": _POSITIVE,
-        "min_radius_m": Num(minimum=0, default=1.0),
-        "placement": Enum(values=("uniform", "quantile"), default="uniform"),
-        "pathloss": Obj(fields={
-            "model": Enum(values=("log_distance", "free_space"), required=True),
-            "pl0_db": Num(default=30.0),
-            "exponent": _POSITIVE,
-            "carrier_hz": _POSITIVE}),
-        "bandwidth_hz": Ref(name="positive", default=1.0e6)}),
+        "mean_gain": Ref(description="rayleigh_mean_gain: E|h|^2 of every device (linear)",
+                         name="positive"),
+        "radius_m": Ref(description="geometry: cell radius in metres; devices lie in the disc "
+                                    "around the server", name="positive"),
+        "min_radius_m": Num(description="geometry: smallest device distance in metres",
+                            minimum=0, default=1.0),
+        "placement": Enum(description="geometry: uniform (uniform in the disc, one draw per "
+                                      "trial) or quantile (deterministic equal-area radii)",
+                          values=("uniform", "quantile"), default="uniform"),
+        "pathloss": Obj(description="geometry: the path-loss law giving each device's mean gain",
+                        fields={
+            "model": Enum(description="log_distance (PL0 + 10 n log10(d / 1 m)) or free_space "
+                                      "(Friis at carrier_hz)",
+                          values=("log_distance", "free_space"), required=True),
+            "pl0_db": Num(description="log_distance: path loss at 1 m, dB", default=30.0),
+            "exponent": Ref(description="log_distance: path-loss exponent n", name="positive"),
+            "carrier_hz": Ref(description="free_space: carrier frequency, Hz",
+                              name="positive")}),
+        "bandwidth_hz": Ref(description="system bandwidth B, Hz (noise power and digital rates)",
+                            name="positive", default=1.0e6)}),
     # arithmetic of local training, one value per training experiment block
     "precision": Enum(description="arithmetic of local training: fp32 (exact, default; on CUDA "
                                   "TF32 off), tf32 (CUDA only: TF32 tensor-core matmuls and "
@@ -119,29 +151,50 @@ DEFS = {
     "input_normalization": Obj(description="model inputs (x/255 - mean)/std, one mean and one std "
                                            "per image channel; null or absent: x/255",
                                nullable=True, fields={
-        "mean": Ref(name="number_list", required=True),
-        "std": ListOf(items=_POSITIVE, min_items=1, required=True)}),
-    "training_experiment": Obj(fields={
-        "dataset": Enum(values=("mnist", "fashion_mnist", "cifar10", "cifar100"), required=True),
+        "mean": Ref(description="per-channel mean subtracted from x/255", name="number_list",
+                    required=True),
+        "std": ListOf(description="per-channel standard deviation dividing (x/255 - mean)",
+                      items=_POSITIVE, min_items=1, required=True)}),
+    "training_experiment": Obj(description="a generic federated training experiment: data, "
+                                           "split, model, local training, channel, the curves "
+                                           "drawn and their scale per profile.", fields={
+        "dataset": Enum(description="training and test set", values=("mnist", "fashion_mnist",
+                                                                     "cifar10", "cifar100"),
+                        required=True),
         "input_normalization": Ref(name="input_normalization"),
-        "num_devices": Int(minimum=1, required=True),
+        "num_devices": Int(description="number of devices N", minimum=1, required=True),
         "partition": Ref(name="partition", required=True),
-        "partition_per": Ref(name="partition_per"),
-        "model": Obj(required=True, fields={
-            "name": Enum(values=("softmax", "cnn_mnist", "fedavg_cnn", "resnet18_gn"),
+        "partition_per": Ref(description="one data split per experiment or per trial",
+                             name="partition_per"),
+        "model": Obj(description="the model trained", required=True, fields={
+            "name": Enum(description="softmax (multinomial logistic regression), cnn_mnist, "
+                                     "fedavg_cnn (McMahan et al.'s CNN) or resnet18_gn (ResNet-18 "
+                                     "with GroupNorm)",
+                         values=("softmax", "cnn_mnist", "fedavg_cnn", "resnet18_gn"),
                          required=True),
-            "l2": Num(minimum=0, default=0.0),
-            "engine": Enum(values=("auto", "vmap", "loop"), default="auto")}),
-        "training": Obj(required=True, fields={
-            "local_steps": Int(minimum=1, required=True),
-            "batch_size": Int(minimum=1, required=True),
-            "lr": Ref(name="positive", required=True),
-            "server_lr": Ref(name="positive", default=1.0)}),
+            "l2": Num(description="weight of the regulariser (l2/2)||w||^2 in every loss",
+                      minimum=0, default=0.0),
+            "engine": Enum(description="how devices' local steps run: vmap (all devices batched "
+                                       "in one call), loop (one device at a time) or auto "
+                                       "(vmap where the model offers it)",
+                           values=("auto", "vmap", "loop"), default="auto")}),
+        "training": Obj(description="local SGD and the server step", required=True, fields={
+            "local_steps": Int(description="local SGD steps per device per round", minimum=1,
+                               required=True),
+            "batch_size": Int(description="mini-batch size of a local step", minimum=1,
+                              required=True),
+            "lr": Ref(description="local learning rate (step size)", name="positive",
+                      required=True),
+            "server_lr": Ref(description="server step size applied to the aggregated update "
+                                         "(1: the model moves by the aggregate)",
+                             name="positive", default=1.0)}),
         "channel": Ref(name="channel", required=True),
-        "curves": MapOf(values=Ref(name="curve"), key_pattern="^[a-z][a-z0-9_]*$",
-                        min_properties=1, required=True),
-        "scale": ByProfile(of=Ref(name="scale"), always=True, required=True)}),
-    "number_list": ListOf(items=Num(), min_items=1),
+        "curves": MapOf(description="the figure's curves: curve name -> its scheme and the "
+                                    "scheme's parameters", values=Ref(name="curve"),
+                        key_pattern="^[a-z][a-z0-9_]*$", min_properties=1, required=True),
+        "scale": ByProfile(description="rounds, trials and evaluation per profile",
+                           of=Ref(name="scale"), always=True, required=True)}),
+    "number_list": ListOf(description="a non-empty list of numbers", items=Num(), min_items=1),
 }
 
 DECLARATION = Declaration(properties=PROPERTIES, defs=DEFS)

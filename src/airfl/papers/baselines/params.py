@@ -7,8 +7,11 @@ from __future__ import annotations
 from airfl.declare import Declaration, Obj, Ref
 
 PROPERTIES = {
-    "baselines": Obj(required=True, fields={
-        "accuracy_vs_rounds": Ref(name="training_experiment", required=True)}),
+    "baselines": Obj(description="the shared baselines: the generic schemes compared on one "
+                                 "training task (figures/baselines/).", required=True, fields={
+        "accuracy_vs_rounds": Ref(description="test accuracy and training loss against rounds "
+                                              "of every generic scheme's curves",
+                                  name="training_experiment", required=True)}),
 }
 
 DECLARATION = Declaration(properties=PROPERTIES)
