@@ -81,7 +81,7 @@ def type_text(schema: dict[str, Any]) -> str:
         return "one of " + ", ".join(_code(v) for v in schema["enum"])
     if "const" in schema:
         return _code(schema["const"])
-    if any("if" in option for option in schema.get("allOf", [])):    # a generic curve
+    if _curve_union(schema):
         return "block whose `scheme` is " + type_text(schema["properties"]["scheme"])
     for combinator, word in (("oneOf", " or "), ("anyOf", " or "), ("allOf", " and ")):
         if combinator in schema:
@@ -200,10 +200,15 @@ def every_parameter(schema: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
 def undescribed(schema: dict[str, Any]) -> list[str]:
     """Key paths of declared parameters without a description (a bare reference to a named block
     type that has one counts as described, a reference to a plain value type such as `positive`
-    does not; the generic curve's union is described by its kinds)."""
+    does not; a curve type, one if/then per scheme kind, is described by its kinds' keys)."""
     defs = schema["$defs"]
     return [path for path, sub in every_parameter(schema)
-            if not _described(sub, defs) and path != "$defs.curve"]
+            if not _described(sub, defs) and not _curve_union(sub)]
+
+
+def _curve_union(schema: dict[str, Any]) -> bool:
+    """A curve type: `scheme` picks one kind's keys (one if/then per kind)."""
+    return any("if" in option for option in schema.get("allOf", []))
 
 
 # ---------------------------------------------------------------- the page

@@ -18,12 +18,14 @@ _G = Num(description="gradient-norm bound G_max used in the design and truncatio
          required=True)
 _ETA = Num(description="learning step size eta entering the design", gt=0, default=0.05)
 _MU = Num(description="strong-convexity constant mu", gt=0, default=0.01)
-_SCA_MAX_ITER = Int(minimum=1, default=200)
-_SCA_SOLVER = Enum(values=("CLARABEL", "SCS"), default="CLARABEL")
+_SCA_MAX_ITER = Int(description="most SCA iterations of the design", minimum=1, default=200)
+_SCA_SOLVER = Enum(description="convex solver (cvxpy) of each SCA step",
+                   values=("CLARABEL", "SCS"), default="CLARABEL")
 
 _BBFL = {
     "radius_m": Num(description="disc radius rho_max (m)", gt=0, required=True),
-    "rho_in_frac": Num(gt=0, maximum=1, default=0.7),
+    "rho_in_frac": Num(description="BB-FL's interior radius rho_in as a fraction of rho_max: "
+                                   "devices within it form S_in", gt=0, maximum=1, default=0.7),
     "g_th": Num(description="power-cutoff threshold of [16] on the path-loss-normalised fading "
                             "|h|^2/Lambda: a scheduled device transmits iff it is >= g_th, "
                             "probability exp(-g_th) for every device [A: value not in the paper]",
@@ -56,7 +58,8 @@ OTA_KINDS: dict[str, Obj] = {
     "lcpc_ota_comp": _ota(),
     "opc_ota_fl": _ota(
         kappa_peak=Num(description="peak/average energy ratio", gt=0, default=4.0),
-        eta0_grid=Int(minimum=2, default=60),
+        eta0_grid=Int(description="points of the grid searched for the receive scaling eta0",
+                      minimum=2, default=60),
         eta=_ETA, mu=_MU),
     "vanilla_ota_fl": _ota(),
     "bbfl_interior": _ota(**_BBFL),
@@ -86,7 +89,8 @@ _BUDGET = {
                     default=4000),
     "design_seed": Int(description="seed of the T_BC draws: numpy_generator(design_seed, "
                                    "design_key, 'trial', trial, 'design')", minimum=0, default=0),
-    "design_key": Str(default="biased_fl_digital"),
+    "design_key": Str(description="name of the T_BC draws' random stream (the experiment id "
+                                  "where the panel runs it)", default="biased_fl_digital"),
 }
 
 DIGITAL_KINDS: dict[str, Obj] = {
@@ -96,8 +100,9 @@ DIGITAL_KINDS: dict[str, Obj] = {
                         values=("opt", "zb_opt", "zb_qnv"), default="opt"),
         "G": Num(description="G_max in the design (paper Fig. 3: 50 kappa)", **_POS, default=0.5),
         "eta": Num(description="step size eta entering Psi", **_POS, default=0.05),
-        "mu": Num(**_POS, default=0.01),
-        "kappa": Num(minimum=0, default=0.01),
+        "mu": Num(description="strong-convexity constant mu", **_POS, default=0.01),
+        "kappa": Num(description="data-heterogeneity constant kappa of the bias term", minimum=0,
+                     default=0.01),
         "T_max_s": Num(description="average round-latency budget (23b)", **_POS, default=0.25),
         "r_max": _RMAX,
         "sca_max_iter": _SCA_MAX_ITER,
@@ -116,11 +121,12 @@ DIGITAL_KINDS: dict[str, Obj] = {
         "r_max": _RMAX}),
     "uqos": Obj(fields={
         "K": _K, "R": Num(description="common fixed rate (bit/s/Hz)", **_POS, default=0.2),
-        "r_U": Int(minimum=1, maximum=16, default=8),
+        "r_U": Int(description="common bit width per entry", minimum=1, maximum=16, default=8),
         "latency_mode": _LAT_FIXED}),
     "qml": Obj(fields={
         "K": _K, "eps0_rel": Num(description="eps_0 = eps0_rel G^2", **_POS, default=0.01),
-        "G": Num(**_POS, default=0.5), "r_max": _RMAX}),
+        "G": Num(description="gradient-norm bound G_max of eps_0", **_POS, default=0.5),
+        "r_max": _RMAX}),
     "fedtoe": Obj(fields={
         "K": _K, "p_out": Num(description="common outage probability", gt=0, lt=1, default=0.1),
         "T_TOE_s": Num(description="per-round budget", **_POS, default=0.5),
