@@ -60,3 +60,14 @@ def test_the_reference_tabulates_type_default_and_per_profile_defaults():
             "rounds T (Eq. 3) |") in page
     assert "| `block.lr` | [positive](#def-positive) | `0.1` | step size \\| eta |" in page
     assert '<a id="def-positive"></a>' in page and '<a id="key-block"></a>' in page
+
+
+def test_descriptions_cite_the_paper_not_a_reading_aid():
+    """A description cites the paper (section, equation) or states our reading plainly; it
+    never names a spec, errata or a tag of one."""
+    import re
+
+    wording = re.compile(r"\bspec\b|\berrata\b|\[[ARM](?:[:\]])", re.IGNORECASE)
+    found = [f"{path}: {sub['description']}" for path, sub in every_parameter(params_schema())
+             if wording.search(sub.get("description") or "")]
+    assert not found, "\n".join(found)

@@ -28,7 +28,7 @@ _BBFL = {
                                    "devices within it form S_in", gt=0, maximum=1, default=0.7),
     "g_th": Num(description="power-cutoff threshold of [16] on the path-loss-normalised fading "
                             "|h|^2/Lambda: a scheduled device transmits iff it is >= g_th, "
-                            "probability exp(-g_th) for every device [A: value not in the paper]",
+                            "probability exp(-g_th) for every device (the paper gives no value)",
                 gt=0, default=0.1),
     "power_constraint": Enum(description="average: [16]'s average-energy constraint, receive "
                                          "level min_S qbar / E1(g_th); peak: every transmission "
@@ -73,17 +73,18 @@ OTA_KINDS: dict[str, Obj] = {
 
 
 _POS = {"gt": 0}
-_K = Int(description="devices scheduled per round (spec §6.5 quick default 5)", minimum=1,
+_K = Int(description="devices scheduled per round K", minimum=1,
          default=5)
 _RMAX = Int(description="largest bit width per entry (paper §V-D: r <= 16)", minimum=1,
             maximum=16, default=16)
-_LAT_FIXED = Enum(description="capacity_on_success: L/(B C_t) when decoded (paper §V-D), L/(B R) "
-                              "on outage [A]; fixed_rate: L/(B R) always; capacity: L/(B C_t) "
-                              "always", values=("capacity_on_success", "fixed_rate", "capacity"),
+_LAT_FIXED = Enum(description="capacity_on_success: L/(B C_t) when decoded (paper Sec. V-D), "
+                              "L/(B R) on outage (our reading); fixed_rate: L/(B R) always; "
+                              "capacity: L/(B C_t) always", values=("capacity_on_success", "fixed_rate", "capacity"),
                   default="capacity_on_success")
 _BUDGET = {
-    "T_BC_s": Num(description="per-round budget; null: median over Monte-Carlo draws of the time "
-                              "K best-channel devices need for r_max bits (spec §6.4-1 [A])",
+    "T_BC_s": Num(description="per-round latency budget, s; null: median over Monte-Carlo draws "
+                              "of the time K best-channel devices need for r_max bits (our "
+                              "reading: the paper gives no value)",
                   gt=0, nullable=True, default=None),
     "mc_draws": Int(description="Monte-Carlo channel draws of the T_BC rule", minimum=1,
                     default=4000),
@@ -103,13 +104,14 @@ DIGITAL_KINDS: dict[str, Obj] = {
         "mu": Num(description="strong-convexity constant mu", **_POS, default=0.01),
         "kappa": Num(description="data-heterogeneity constant kappa of the bias term", minimum=0,
                      default=0.01),
-        "T_max_s": Num(description="average round-latency budget (23b)", **_POS, default=0.25),
+        "T_max_s": Num(description="average round-latency budget, s (23b)", **_POS, default=0.25),
         "r_max": _RMAX,
         "sca_max_iter": _SCA_MAX_ITER,
         "sca_tol": Num(description="relative decrease of the true relaxed objective", **_POS,
                        default=1.0e-9),
         "sca_solver": _SCA_SOLVER,
-        "latency_mode": Enum(description="errata 1: capacity L/(B C_t) (default) or L/(B R_m)",
+        "latency_mode": Enum(description="upload time of L bits: capacity L/(B C_t) (default) "
+                                         "or fixed_rate L/(B R_m)",
                              values=("capacity", "fixed_rate"), default="capacity")}),
     "best_channel": Obj(fields={"K": _K, "r_max": _RMAX, **_BUDGET}),
     "best_channel_norm": Obj(fields={
@@ -117,7 +119,7 @@ DIGITAL_KINDS: dict[str, Obj] = {
                                 minimum=1, default=7),
         "r_max": _RMAX, **_BUDGET}),
     "proportional_fairness": Obj(fields={
-        "K": _K, "T_PF_s": Num(description="per-round budget", **_POS, default=0.5),
+        "K": _K, "T_PF_s": Num(description="per-round latency budget, s", **_POS, default=0.5),
         "r_max": _RMAX}),
     "uqos": Obj(fields={
         "K": _K, "R": Num(description="common fixed rate (bit/s/Hz)", **_POS, default=0.2),
@@ -129,7 +131,7 @@ DIGITAL_KINDS: dict[str, Obj] = {
         "r_max": _RMAX}),
     "fedtoe": Obj(fields={
         "K": _K, "p_out": Num(description="common outage probability", gt=0, lt=1, default=0.1),
-        "T_TOE_s": Num(description="per-round budget", **_POS, default=0.5),
+        "T_TOE_s": Num(description="per-round latency budget, s", **_POS, default=0.5),
         "r_max": _RMAX, "latency_mode": _LAT_FIXED}),
 }
 
