@@ -139,7 +139,7 @@ class Derivation:
     targets: tuple[str, ...]
     compute: Callable[[dict[str, Any], dict[str, Any], dict[str, Any]], dict[str, Any]]
     # sources read only where the composed block holds them (a profile that runs a pilot the
-    # other skips, e.g. LAPA's Pilot B: paper profile only, spec lapa 6.3's quick shortcut)
+    # other skips, e.g. LAPA's Pilot B: paper profile only; quick rescales Pilot A's trajectory)
     optional: tuple[str, ...] = ()
 
     def resolve(self, curves) -> tuple[tuple[str, ...], tuple[str, ...]] | None:
@@ -147,7 +147,7 @@ class Derivation:
         derivation does not run in this profile: a required source pattern matches none of them
         (e.g. OTA-FD's eta_0 calibration runs, paper profile only) or no target is left (e.g.
         LAPA's Pilot B level where Pilot B does not run). An `optional` source is read only
-        where it matches (LAPA's Pilot B: spec lapa 6.3's quick shortcut skips it)."""
+        where it matches (LAPA's Pilot B: the quick profile skips it)."""
         names = list(curves)
         found = [[c for c in names if fnmatch.fnmatchcase(c, p)] for p in self.sources]
         if not all(group or p in self.optional for p, group in zip(self.sources, found)):

@@ -15,7 +15,7 @@ class MnistCNN(nn.Module):
     """The small MNIST CNN (LAPA Sec. V-A's layers without its BatchNorm; channel counts ours):
     conv(1->10,5) - pool - ReLU - conv(10->20,5) - pool - ReLU - FC(320->50) - ReLU -
     FC(50->10); 21,840 parameters.
-    `first_kernel=3` (model `cnn_mnist_k3`): the OTA-FD spec's CNN (§6.2), 21,680 parameters.
+    `first_kernel=3` (model `cnn_mnist_k3`): OTA-FD's CNN (paper appendix: 21,680 parameters).
 
     `batch_norm=True` (model `cnn_mnist_bn`): LAPA's CNN as the paper states it (Sec. V-A: "two
     5x5 convolutional layers (each followed by a 2x2 max pooling layer), followed by a batch

@@ -2,9 +2,9 @@
 
 Rates are spectral efficiencies in bit/s/Hz; a device with rate R on bandwidth B uploads L bits in
 ``L / (B R)`` seconds. In TDMA every transmitting device uses the full band in its own slot, so the
-round latency is the sum of the slot lengths (biased_fl §2.6, eq. 17).
+round latency is the sum of the slot lengths (Biased FL paper, eq. 17).
 
-biased_fl errata 1: every digital scheme in its figures is *timed* by capacity,
+Our reading of Biased FL's digital figures (Sec. V-D): every scheme is *timed* by capacity,
 ``C_{m,t} = log2(1 + E_s |h_{m,t}|^2 / N0)`` (pass ``rates`` of shape ``[T, N]``), while the fixed rate
 ``R_m = log2(1 + E_s rho_m^2 / N0)`` (no outage above the threshold) enters only the design's budget.
 """
@@ -30,7 +30,7 @@ __all__ = [
 def shannon_rate(snr) -> torch.Tensor:
     """Capacity ``log2(1 + snr)`` in bit/s/Hz for a linear SNR >= 0."""
     s = _validated(snr, "snr", low=0.0)
-    return torch.log2(1.0 + s)  # Shannon: C = log2(1 + SNR); biased_fl §2.6 R_m, errata 1 C_{m,t}
+    return torch.log2(1.0 + s)  # Shannon: C = log2(1 + SNR); Biased FL's R_m and C_{m,t}
 
 
 def capacity_bits(snr, *, bandwidth_hz, duration_s) -> torch.Tensor:

@@ -36,8 +36,8 @@ __all__ = [
     "gain_from_db",
 ]
 
-#: Speed of light used by the specs (dp_perk_airfl §2.2 and lapa §2.3 both write c = 3e8 m/s).
-#: With it, free space at 1 km and 2.4 GHz is 100.046 dB and Lambda_min = 9.8946e-11 (dp_perk §2.2).
+#: Speed of light c = 3e8 m/s, as DP as a perk (Sec. V-A: c_l = 3e8) and LAPA (eq. 39) take it.
+#: With it, free space at 1 km and 2.4 GHz is 100.046 dB: Lambda_min = 9.8946e-11 (DP as a perk).
 SPEED_OF_LIGHT = 3.0e8
 
 
@@ -84,7 +84,7 @@ def free_space_db(distance, *, carrier_hz, exponent: float = 2.0, antenna_gain_d
     n = _validated(exponent, "exponent", low=0.0)
     if speed_of_light <= 0:
         raise ValueError(f"speed_of_light must be > 0; got {speed_of_light}")
-    # Friis / dp_perk spec §2.2: Lambda = (c/(4 pi f r))^2; lapa eq. 39: G (c/(4 pi f d))^3.76
+    # Friis (DP as a perk, Sec. V-A): Lambda = (c/(4 pi f r))^2; LAPA eq. 39: G (c/(4 pi f d))^3.76
     return 10.0 * n * torch.log10(4.0 * math.pi * d * f / speed_of_light) - antenna_gain_db
 
 

@@ -99,10 +99,10 @@ def grid_indices(x: torch.Tensor, scale: torch.Tensor, levels: torch.Tensor,
     noise [..., d]; x may be float32 (converted exactly). Q(x) = s (-1 + 2k/(2^r - 1)).
 
     With pos = (x/s + 1)(2^r - 1)/2 = k_low + f (f in [0, 1)): k = k_low + 1 exactly when U < f,
-    i.e. k = ceil(pos - U) (spec §2.6 stochastic rounding, P(up) = f). Evaluated in this order
-    pos stays in [0, 2^r - 1] in floats too (|x/s| <= 1 and each step rounds monotonically), so
-    k needs no clamp. Five in-place passes over the rows (the digital tune jobs
-    quantize ~1e9 entries)."""
+    i.e. k = ceil(pos - U) (stochastic rounding, P(up) = f: Biased FL eq. 14's unbiased quantizer).
+    Evaluated in this order pos stays in [0, 2^r - 1] in floats too (|x/s| <= 1 and each step
+    rounds monotonically), so k needs no clamp. Five in-place passes over the rows (the digital
+    tune jobs quantize ~1e9 entries)."""
     safe = torch.where(scale > 0, scale, torch.ones_like(scale))
     pos = x.to(torch.float64, copy=True).div_(safe).add_(1.0).mul_(levels / 2.0)
     return pos.sub_(noise).ceil_()

@@ -4,14 +4,14 @@ infeasible instead of failing).
 
 A design that leaves (almost) no device transmitting does not train: the estimate is 0 (or pure
 noise) in nearly every round and the model stays at w_0 (at the literal SNR, LCPC OTA-Comp's
-fading-averaged MSE rule and the old BB-FL reading of spec §6.3 both gave a gap of exactly
-F(0) - F* = 1.8531). Such a design stops with NoTransmissionError instead of running silently.
+fading-averaged MSE rule gives a gap of exactly F(0) - F* = 1.8531). Such a design stops with
+NoTransmissionError instead of running silently.
 
-"Almost no" [A]: the design's expected number of device updates that reach the PS per round is
-below MIN_EXPECTED_PARTICIPANTS = 0.1, i.e. on average fewer than one received update every ten
-rounds (50 of the 500 OTA rounds of Fig. 2). The threshold is fixed in code, not a knob: it is a
-sanity bound far below every design that trains in the paper's figures, so it never decides a
-comparison between designs that transmit.
+"Almost no" (our reading): the design's expected number of device updates that reach the PS per
+round is below MIN_EXPECTED_PARTICIPANTS = 0.1, i.e. on average fewer than one received update
+every ten rounds (50 of the 500 OTA rounds of Fig. 2). The threshold is fixed in code, not a knob:
+it is a sanity bound far below every design that trains in the paper's figures, so it never decides
+a comparison between designs that transmit.
 """
 
 from __future__ import annotations

@@ -26,7 +26,7 @@ __all__ = [
     "wasserstein_to_global",
 ]
 
-#: Floor on W_k in eq. 21 (``lapa.md`` §4.2): 1/W is capped at 1e6, so W = 0 cannot overflow.
+#: Floor on W_k in LAPA eq. 21 (our choice): 1/W is capped at 1e6, so W = 0 cannot overflow.
 W_FLOOR = 1e-6
 
 
@@ -65,10 +65,10 @@ def label_pmfs(histograms: Any) -> np.ndarray:
 def wasserstein_to_global(histograms: Any) -> np.ndarray:
     """W1 distance between each device's label PMF and the global label PMF, ``[N]``.
 
-    LAPA eq. 20 with the labels 0..C-1 as points on the real line (ground cost |i - j|), as the
-    spec fixes it (``lapa.md`` §4.1): ``scipy.stats.wasserstein_distance(arange(C), arange(C),
-    pmf_k, pmf_G)``, equal to sum_c |CDF_k(c) - CDF_G(c)|. The global PMF is that of the union
-    of all devices' data (weighted by count), not a balanced prior.
+    LAPA eq. 20 with the labels 0..C-1 as points on the real line (ground cost |i - j|; our
+    reading, the paper names no ground cost): ``scipy.stats.wasserstein_distance(arange(C),
+    arange(C), pmf_k, pmf_G)``, equal to sum_c |CDF_k(c) - CDF_G(c)|. The global PMF is that of the
+    union of all devices' data (weighted by count), not a balanced prior.
     """
     h = _check_histograms(histograms)
     support = np.arange(h.shape[1], dtype=np.float64)
@@ -100,9 +100,9 @@ def _check_sizes(sizes: Any, n: int | None = None) -> np.ndarray:
 def wasserstein_softmax_weights(distances: Any, sizes: Any, mask: Any = None) -> np.ndarray:
     """LAPA eq. 21: G_k = |D_k| e^{1/W_k} / sum_j |D_j| e^{1/W_j} over participating devices.
 
-    Computed in log space (``lapa.md`` §4.2): logit_k = ln|D_k| + 1/max(W_k, 1e-6), softmax
+    Computed in log space: logit_k = ln|D_k| + 1/max(W_k, 1e-6), softmax
     over the devices with ``mask`` True (all by default; a SINR-selected set renormalises over
-    that set, §4.3); devices outside the mask get weight 0. e^{1/W} itself would overflow
+    that set, eq. 22); devices outside the mask get weight 0. e^{1/W} itself would overflow
     float64 for W < 0.0014.
     """
     w = np.asarray(distances, dtype=np.float64)

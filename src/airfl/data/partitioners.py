@@ -4,7 +4,7 @@ Every function is pure numpy and deterministic given the ``np.random.Generator``
 global random state). Each returns a :class:`~airfl.data.partition.Partition`.
 
 All functions accept ``pool`` (a subset of training indices to split instead of the whole set),
-which is how subset-based specs are built (e.g. Biased FL: :func:`per_class_subset` + one class
+which is how subset-based splits are built (e.g. Biased FL: :func:`per_class_subset` + one class
 per device). :func:`make_partition` builds one by name (the pipeline's ``partition`` stage).
 """
 
@@ -48,10 +48,10 @@ def iid(labels: Any, num_devices: int, rng: np.random.Generator,
     """IID split: equal-size shares drawn uniformly without replacement.
 
     Models statistically homogeneous devices (FedAvg's IID baseline, McMahan et al. 2017; the
-    CDPB spec's default split, ``cdpb.md`` §7). ``samples_per_device`` defaults to
+    split of CDPB's training figures). ``samples_per_device`` defaults to
     ``len(pool) // num_devices`` (the remainder is unused). ``balanced=True`` gives each device
-    exactly ``samples_per_device / C`` samples of every class (the DP-PerK spec's "class-balanced"
-    IID split, ``dp_perk_airfl.md`` §7: 50 clients x 120 images of each Fashion-MNIST class).
+    exactly ``samples_per_device / C`` samples of every class (DP as a perk's "class-balanced"
+    IID split, after the authors' code: 50 clients x 120 images of each Fashion-MNIST class).
     """
     lab = _check_labels(labels)
     n_dev = _check_devices(num_devices)
@@ -162,8 +162,8 @@ def shards(labels: Any, num_devices: int, classes_per_device: int, rng: np.rando
     """Sort-and-shard label skew: each device holds ``classes_per_device`` (k) shards of k classes.
 
     McMahan et al. 2017 (FedAvg, "pathological non-IID"): sort the samples by label, cut
-    ``num_devices * k`` shards, give each device k shards. Used by the DP-PerK spec's non-IID
-    split (``dp_perk_airfl.md`` §7: k = 2, each Fashion-MNIST class cut into 10 shards of 600) and
+    ``num_devices * k`` shards, give each device k shards. Used by DP as a perk's non-IID
+    split (k = 2, each Fashion-MNIST class cut into 10 shards of 600) and
     as a generic "k classes per device" partition.
 
     With ``class_pure=True`` (default) every shard lies inside one class: the number of shards
@@ -210,7 +210,7 @@ def one_class(labels: Any, num_devices: int, rng: np.random.Generator,
               num_classes: int | None = None) -> Partition:
     """Extreme label skew: device m holds only class ``m mod C``.
 
-    Used by the Biased FL spec (``biased_fl.md`` §7: 10 devices, device m <-> one MNIST class,
+    Used by Biased FL (Sec. V: 10 devices, device m <-> one MNIST class,
     100 samples each; there device index 0 holds class 0). Devices sharing a class (N > C) split
     that class's candidates evenly at random. With ``samples_per_device=None`` a device owning a
     class alone gets all of its candidates, deterministically (no randomness used); otherwise
@@ -244,8 +244,9 @@ def one_class(labels: Any, num_devices: int, rng: np.random.Generator,
 def per_class_subset(labels: Any, per_class: int, num_classes: int | None = None) -> np.ndarray:
     """The first ``per_class`` indices of every class, in canonical file order (sorted, int64).
 
-    Biased FL spec (``biased_fl.md`` §7): the 1000-sample MNIST training subset is "the first
-    100 images of each class in the canonical training-file order" (deterministic, no seed).
+    Biased FL (Sec. V; our reading of which images): the 1000-sample MNIST training subset is
+    the first 100 images of each class in the canonical training-file order (deterministic, no
+    seed).
     Combine with :func:`one_class` (``pool=``) for the Biased FL partition.
     """
     lab = _check_labels(labels)
@@ -267,8 +268,7 @@ def dirichlet(labels: Any, num_devices: int, alpha: float, rng: np.random.Genera
     Dirichlet(alpha * 1_N) (the per-class form of Hsu et al. 2019, arXiv:1909.06335, as
     implemented by Yurochkin et al. 2019 / Wang et al. 2020 FedMA); small alpha means strong
     skew, large alpha approaches IID. The whole draw is repeated until every device has at
-    least ``min_size`` samples (ValueError after ``max_tries``). The CDPB spec offers
-    Dirichlet(0.5) as an ablation (``cdpb.md`` §7).
+    least ``min_size`` samples (ValueError after ``max_tries``).
     """
     lab = _check_labels(labels)
     n_dev = _check_devices(num_devices)
@@ -296,10 +296,11 @@ def dirichlet(labels: Any, num_devices: int, alpha: float, rng: np.random.Genera
 
 
 def noniid_classes(j: int, classes_per_noniid: int = 2, num_classes: int = 10) -> list[int]:
-    """Classes of the j-th non-IID device of the LAPA mixed partition (``lapa.md`` §8).
+    """Classes of the j-th non-IID device of the LAPA mixed partition (LAPA Sec. V-A; which
+    two classes each device holds is our reading, the paper does not list them).
 
     c1 = (k j + floor(j / (C // k))) mod C and c_i = (c1 + i) mod C; with k = 2, C = 10 this is
-    the spec's c1 = (2j + floor(j/5)) mod 10, c2 = (c1 + 1) mod 10 (each class used <= 3 times
+    c1 = (2j + floor(j/5)) mod 10, c2 = (c1 + 1) mod 10 (each class used <= 3 times
     over 15 devices).
     """
     k, c_num = int(classes_per_noniid), int(num_classes)
@@ -312,11 +313,11 @@ def noniid_classes(j: int, classes_per_noniid: int = 2, num_classes: int = 10) -
 def mixed(labels: Any, num_iid: int, num_noniid: int, size_range: tuple[int, int],
           classes_per_noniid: int, rng: np.random.Generator, pool: Any = None,
           num_classes: int | None = None, max_tries: int = 100) -> Partition:
-    """LAPA's mix of IID and few-class devices with unequal sizes (``lapa.md`` §8 + Errata 3).
+    """LAPA's mix of IID and few-class devices with unequal sizes (LAPA Sec. V-A).
 
     Sizes |D_k| are uniform integers in ``size_range`` (inclusive), drawn first so that one seed
     gives the same sizes for every type mix; then which devices are IID is a seeded random
-    choice. Order (the spec's Errata 3, which overrides the §8 table): the IID devices are drawn
+    choice. Order (our reading; the paper does not say): the IID devices are drawn
     first, uniformly without replacement from the whole pool; the non-IID devices are then filled
     from the remainder, non-IID device j (j-th in device order) getting classes
     :func:`noniid_classes` with an equal share of its samples each (extra samples to the first
@@ -380,7 +381,7 @@ def dominant_class(labels: Any, num_devices: int, rng: np.random.Generator,
                    num_classes: int | None = None) -> Partition:
     """Device m gets ``dominant`` samples of class ``m mod C`` and ``others`` of every other class.
 
-    The OTA-FD spec's non-IID MNIST split (``ota_fd.md`` §6.1: 1110 of one class + 10 of each of
+    OTA-FD's non-IID MNIST split (paper appendix: 1110 of one class + 10 of each of
     the other nine, 1200 per device). Samples are drawn at random without replacement.
     """
     lab = _check_labels(labels)

@@ -1,11 +1,10 @@
 """One successive-convex-approximation (majorisation-minimisation) loop for every design.
 
 Three designs minimise a non-convex objective by solving a convex surrogate at the current iterate
-and moving to its (post-processed) solution: Biased FL's OTA pre-scalers (paper eq. 21, spec
-§5.2), its digital thresholds, scalers and bits (paper eq. 24) and DP as a perk's
-receive beamformer (problem P1). They differ only in what one step solves and in how
-strict they are about a step that does not help; the loop, its accounting and the words for why
-it stopped are the same, and live here.
+and moving to its (post-processed) solution: Biased FL's OTA pre-scalers (paper eq. 21), its
+digital thresholds, scalers and bits (paper eq. 24) and DP as a perk's receive beamformer (problem
+P1). They differ only in what one step solves and in how strict they are about a step that does not
+help; the loop, its accounting and the words for why it stopped are the same, and live here.
 
 A wing supplies ``propose(point, k) -> (status, candidate)`` (the surrogate solved at ``point``
 and post-processed; ``candidate`` None when the solver gave nothing) and ``objective(point)``
@@ -15,7 +14,8 @@ and post-processed; ``candidate`` None when the solver gave nothing) and ``objec
   status): ``on_solver_failure="raise"`` raises ``error``; ``"stop"`` ends the loop with reason
   ``"solver_failed"`` (not converged), keeping the last taken iterate;
 * ``feasible(candidate)`` false: an ``optimal_inaccurate`` candidate with ``reject_inaccurate``
-  stops the loop (``"inaccurate_rejected"``, errata 2 of the Biased FL spec); otherwise raise;
+  stops the loop (``"inaccurate_rejected"``; our reading: an inaccurate solution that breaks a
+  constraint is not a step); otherwise raise;
 * the candidate lowers the objective: taken; the loop stops with ``"tol"`` when the relative
   decrease ``(J_old - J_new) / |J_old|`` is at most ``tol``;
 * it does not: an ``optimal_inaccurate`` one with ``reject_inaccurate`` stops

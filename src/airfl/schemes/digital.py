@@ -1,7 +1,7 @@
 """Digital FL: stochastic quantization, fixed-rate transmission with outage, TDMA latency.
 
-Each device quantizes its update with the unbiased r-bit dithered quantizer (Biased FL spec
-2.6, eq. 14) and sends L = 64 + d r bits at a fixed rate R bit/s/Hz in its own TDMA slot. The
+Each device quantizes its update with the unbiased r-bit dithered quantizer (Biased FL paper
+Sec. II-C, eq. 14) and sends L = 64 + d r bits at a fixed rate R bit/s/Hz in its own TDMA slot. The
 slot is lost (outage) when log2(1 + E_s |h|^2 / N0) < R (Shannon). The server averages the
 received updates with data-size weights renormalised over the devices it received (a biased
 estimator when outage correlates with data, as in non-iid partitions).

@@ -6,7 +6,7 @@ IEEE TWC 2020 (truncated channel inversion, Sec. III): device m transmits x_m = 
 receives y = b sum_{m in S} Delta_m + z and estimates Delta = y / (b |S|).
 
 Energy: with ||Delta_m|| <= C (clipping) and |h_m|^2 >= h_th, ||x_m||^2 <= b^2 C^2 / h_th. Setting
-b^2 = d E_s h_th / C^2 meets the per-round energy budget d E_s (Biased FL spec eq. 8 has the same
+b^2 = d E_s h_th / C^2 meets the per-round energy budget d E_s (Biased FL's eq. 8 has the same
 form). Units: noise power per real entry N0 = 1, so E_s = snr_edge / Lambda_edge, and with
 h_th = threshold * Lambda_edge:  b^2 = d * snr_edge * threshold / C^2  (dimensionless).
 """

@@ -1,8 +1,8 @@
 """Stage `derive`: a step between two trainings of one experiment (experiments.Derivation).
 
 It reads the stored designs and run records of the derivation's source curves, runs the wing's
-`compute` (e.g. LAPA's DDPG power control trained on a pilot run's budget trajectory, spec
-lapa 6.3-6.4) and writes its JSON (the parameters its target curves train with, under "params",
+`compute` (e.g. LAPA's DDPG power control trained on a pilot run's budget trajectory, LAPA
+Sec. IV-C) and writes its JSON (the parameters its target curves train with, under "params",
 plus a report), its table (CSV) and its arrays (NPZ), each atomically. The design and train
 stages of the target curves merge the stored parameters (pipeline/runs.py `derived`).
 """

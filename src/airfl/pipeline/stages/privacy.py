@@ -6,7 +6,7 @@ Two accountings, named for what they hold:
   states it (CDPB: Theorem 1 with sigma_q^2 as the mechanism's variance; DP as a perk:
   Proposition III.1 with sigma^2 and Bernoulli(r) amplification; LAPA: each round's worst
   device at the clipped update's sensitivity 2C; OTA-FD: Lemma 1's sensitivity
-  under Theorem 2's design, per (WD, class), spec §5.4's accountant; DP-FedAvg and the OTA
+  under Theorem 2's design, per (WD, class), composed over the T rounds; DP-FedAvg and the OTA
   baselines: the RDP of the Gaussian mechanism they add).
 * ``epsilon_simulated``: the mechanism as the run simulates it. A record's
   ``privacy_simulated`` events where the scheme's paper accounts something else (CDPB: the
