@@ -72,7 +72,7 @@ def paper_gaps(table: dict[tuple[str, str], float], pairs: list[tuple[str, str]]
 
 
 def fig4_ordering(frame: pd.DataFrame, dataset: str | None = None) -> ClaimResult:
-    """Config 2(1e-1) > Config 1 > B2 > B1 (spec §9 Fig. 4, both datasets); with `dataset`, an
+    """Config 2(1e-1) > Config 1 > B2 > B1 (Sec. V-B, Fig. 4, both datasets); with `dataset`, an
     inconclusive pair says how many trials would detect the paper's own difference."""
     values = final_accuracy(frame)
     fallback = fallback_note(frame)
@@ -137,7 +137,7 @@ def fig5_nodp_highest(frame: pd.DataFrame) -> ClaimResult:
 
 
 def fig5_over_uniform(strategy: str):
-    """LAPA (or ARB) above uniform DP at every noise level (spec §9 Fig. 5 claim 3)."""
+    """LAPA (or ARB) above uniform DP at every noise level (Sec. V-C, Fig. 5)."""
     def check(frame: pd.DataFrame) -> ClaimResult:
         values = final_accuracy(frame)
         return paired_order(values, [(_curve(strategy, nu, frame), _curve("uniform", nu, frame))
@@ -146,7 +146,7 @@ def fig5_over_uniform(strategy: str):
 
 
 def fig5_lapa_ge_arb(frame: pd.DataFrame) -> ClaimResult:
-    """LAPA >= ARB at every noise level (spec §9 Fig. 5 claim 5; Errata 2)."""
+    """LAPA >= ARB at every noise level (Sec. V-C, Fig. 5; ARB is our reconstruction)."""
     values = final_accuracy(frame)
     return paired_order(values, [(_curve("lapa", nu, frame), _curve("arb", nu, frame))
                                  for nu in _levels(frame)], MARGIN, scale=100, unit=" pp")
@@ -154,7 +154,7 @@ def fig5_lapa_ge_arb(frame: pd.DataFrame) -> ClaimResult:
 
 def fig5_lapa_closest(frame: pd.DataFrame) -> ClaimResult:
     """LAPA's gap to no DP is <= 1.5 points at nu <= 4 and the smallest of the three DP
-    strategies at every nu (spec §9 Fig. 5 claim 4)."""
+    strategies at every nu (Sec. V-C, Fig. 5)."""
     values = final_accuracy(frame)
     parts = []
     for nu in _levels(frame):
@@ -169,7 +169,7 @@ def fig5_lapa_closest(frame: pd.DataFrame) -> ClaimResult:
 
 
 def fig5_degrades(frame: pd.DataFrame) -> ClaimResult:
-    """Every DP strategy degrades as the initial noise level grows (spec §9 Fig. 5 claim 2)."""
+    """Every DP strategy degrades as the initial noise level grows (Sec. V-C, Fig. 5)."""
     values = final_accuracy(frame)
     levels = _levels(frame)[::-1]                       # decreasing noise: accuracy rises
     return all_of([named(s, paired_trend(values, [_curve(s, nu, frame) for nu in levels], MARGIN,
@@ -186,7 +186,7 @@ FIG7_PAPER = {"mnist": {("config5", "lapa_avgp"): 1.465, ("config5", "arb_avgp")
 
 
 def fig7_ordering(frame: pd.DataFrame, dataset: str | None = None) -> ClaimResult:
-    """Config 5 > LAPA(p_bar) > ARB(p_bar) in final accuracy (spec §9 Fig. 7); with `dataset`,
+    """Config 5 > LAPA(p_bar) > ARB(p_bar) in final accuracy (Sec. V-D, Fig. 7); with `dataset`,
     the paper's differences for an inconclusive pair."""
     values = final_accuracy(frame)
     pairs = chain(["config5", "lapa_avgp", "arb_avgp"])
@@ -196,7 +196,7 @@ def fig7_ordering(frame: pd.DataFrame, dataset: str | None = None) -> ClaimResul
 
 
 def fig7_over_arb(frame: pd.DataFrame) -> ClaimResult:
-    """Config 5 >= ARB(p_bar) (spec §11.2 quick acceptance 5)."""
+    """Config 5 >= ARB(p_bar) (a check of our own, the weakest form of Fig. 7's ordering)."""
     return paired_order(final_accuracy(frame), [("config5", "arb_avgp")], MARGIN, scale=100,
                         unit=" pp")
 
@@ -268,7 +268,7 @@ def _panels(frame: pd.DataFrame) -> dict[int, pd.DataFrame]:
 
 
 def fig6_lapa_best_dp(frame: pd.DataFrame) -> ClaimResult:
-    """In every panel LAPA > Benchmark 3 and LAPA > Benchmark 4 at the end (spec §9 Fig. 6, 1)."""
+    """In every panel LAPA > Benchmark 3 and LAPA > Benchmark 4 at the end (Sec. V-C, Fig. 6)."""
     return all_of([named(f"{n} IID", paired_order(v, [("lapa_nu4", "uniform_nu4"),
                                                      ("lapa_nu4", "arb_nu4")], MARGIN,
                                                     scale=100, unit=" pp"))
@@ -297,7 +297,7 @@ def fig6_gap_shrinks(frame: pd.DataFrame) -> ClaimResult:
 
 def fig6_all_iid(frame: pd.DataFrame) -> ClaimResult:
     """With all devices IID, LAPA's early accuracy slightly above no DP's, its final slightly
-    below (spec §9 Fig. 6, 3; soft: reported, not an acceptance check)."""
+    below (Sec. V-C, Fig. 6; soft: reported, not an acceptance check)."""
     rows = frame[frame["figure"].str.endswith("_iid15") & frame["curve"].isin(["nodp", "lapa_nu4"])]
     if rows.empty:
         return ClaimResult(None, "no 15 + 0 panel")
@@ -312,7 +312,7 @@ def fig6_all_iid(frame: pd.DataFrame) -> ClaimResult:
 
 def fig6_robust(frame: pd.DataFrame) -> ClaimResult:
     """LAPA's margin over the better of B3/B4 does not shrink as IID devices decrease and is
-    largest at 0 + 15 or 3 + 12 (spec §9 Fig. 6, 4)."""
+    largest at 0 + 15 or 3 + 12 (Sec. V-C, Fig. 6)."""
     margin = _gap_table(frame, "lapa_nu4", ("uniform_nu4", "arb_nu4"))
     ordered = [c for c in margin.columns if c != "iid15"][::-1]          # fewer IID devices
     mean = margin.mean()
@@ -337,7 +337,7 @@ def fig6_robust(frame: pd.DataFrame) -> ClaimResult:
     return ClaimResult.of(verdict, numbers, trend.why)
 
 
-# -- summary table (spec §9 "Tables") ------------------------------------------------------------
+# -- summary table -------------------------------------------------------------------------------
 
 SUMMARY_COLUMNS = ("selected", "eps_total", "eps_effective_total_max", "t_th", "ser_fallback",
                    "arb_as_uniform")
@@ -383,7 +383,7 @@ def _rounds_as_uniform(part: pd.DataFrame) -> str:
 
 
 def summary(frame: pd.DataFrame) -> ClaimResult:
-    """The spec's summary table as a report (no claim: n/a), led by how the trials split the
+    """Our summary table as a report (no claim: n/a), led by how the trials split the
     data (the figure CSVs' `partition_per`)."""
     table = summary_table(frame)
     parts = []

@@ -1,9 +1,9 @@
-"""Dynamic noise control (paper Sec. IV; spec §6, Errata 1): the switching round T_th (eq. 23),
+"""Dynamic noise control (paper Sec. IV): the switching round T_th (eq. 23),
 the convergence bound of Theorem 1 (eq. 24) as problem P1's objective (eq. 28), the power
 feasibility set (eqs. 5, 28c) and the two baselines DDPG is checked against.
 
 Power is handled as p_k^2 in W throughout. The budget trajectory eps[t, k] (rounds 1..T) is a
-frozen pilot trajectory (spec §6.3 surrogate), so one evaluation of the objective is O(T K).
+frozen pilot trajectory (our surrogate), so one evaluation of the objective is O(T K).
 """
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ import math
 
 import numpy as np
 
-#: Errata 1: the switching condition is tested only from round t0 = 3 (the first round with a PID
-#: error and personalised shares); rounds 1-2 always carry artificial noise.
+#: Our reading: the switching condition is tested only from round t0 = 3 (the first round with
+#: a PID error and personalised shares); rounds 1-2 always carry artificial noise.
 FIRST_SWITCH_ROUND = 3
 
 
@@ -24,7 +24,7 @@ def channel_std(power2, channel_norm2, noise_w: float) -> np.ndarray:
 
 def switching_round(sigma_ch: np.ndarray, required: np.ndarray, *,
                     first_round: int = FIRST_SWITCH_ROUND, per_device: bool = False) -> int:
-    """T_th (eq. 23, online form of spec §6.1): before round t >= t0, switch when
+    """T_th (eq. 23 in online form): before round t >= t0, switch when
     sum_k sigma_ch,k >= sum_k sigma_req,k^[t] (or, with `per_device`, for every k); then
     T_th = t - 1 and no artificial noise is added from round t on. T if it never holds.
     `required` is sigma_req [T, K] = c Delta s_k / eps_k^[t]."""
@@ -73,7 +73,7 @@ def p1_objective(power2: np.ndarray, *, channel_norm2: np.ndarray, weights: np.n
 
 
 def average_power(*, p_min: float, p_max: float, devices: int) -> np.ndarray:
-    """p_bar_k^2 = (P_min + P_max) / (2K) for every device (spec §6.4 [M])."""
+    """p_bar_k^2 = (P_min + P_max) / (2K) for every device (our reading of the average power)."""
     return np.full(devices, (p_min + p_max) / (2.0 * devices))
 
 
@@ -102,7 +102,7 @@ def action_to_power(action: np.ndarray, *, p0: float, floor_fraction: float) -> 
 
 def line_search(objective, *, p0: float, p_min: float, p_max: float, devices: int,
                 points: int = 50) -> tuple[np.ndarray, float]:
-    """Best uniform power over `points` values in [P_min/K, P_0] (spec §6.4 sanity check)."""
+    """Best uniform power over `points` values in [P_min/K, P_0] (a sanity check of DDPG)."""
     best, best_value = None, math.inf
     for level in np.linspace(p_min / devices, p0, points):
         power = project_power(np.full(devices, level), p0=p0, p_min=p_min, p_max=p_max)
@@ -115,7 +115,7 @@ def line_search(objective, *, p0: float, p_min: float, p_max: float, devices: in
 def random_search(objective, *, p0: float, p_min: float, p_max: float, devices: int,
                   samples: int, floor_fraction: float, generator: np.random.Generator
                   ) -> tuple[np.ndarray, float]:
-    """Best of `samples` uniform random feasible actions (spec §6.4 sanity check)."""
+    """Best of `samples` uniform random feasible actions (a sanity check of DDPG)."""
     best, best_value = None, math.inf
     for action in generator.random((samples, devices)):
         power = project_power(action_to_power(action, p0=p0, floor_fraction=floor_fraction),

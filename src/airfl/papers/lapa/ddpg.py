@@ -1,4 +1,5 @@
-"""The DDPG agent that solves P1 (paper Sec. IV-C, eqs. 29-36; hyperparameters spec §6.4 [M]).
+"""The DDPG agent that solves P1 (paper Sec. IV-C, eqs. 29-36; hyperparameters: ours, the paper
+gives none).
 
 State s_n = [p^(n-1)^2 / P_0, T_th(p^(n-1)) / T, log10(L^(n-1) / L_ref)] (eq. 29, normalised);
 action a_n in [0, 1]^K from a sigmoid actor (eq. 30) plus Gaussian exploration (eq. 32); reward

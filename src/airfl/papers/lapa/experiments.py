@@ -7,7 +7,7 @@ and common random numbers; Fig. 7's power and privacy level come from the deriva
 profile). Fig. 6's other panels (`lapa.training.fig6_mixes`) are experiments of their own (one
 partition each); Figs. 6(b) and 7(b) on Fashion-MNIST (`lapa.training.fmnist_privacy`, paper
 profile) are the experiment FMNIST_PRIVACY and its own mix panels. Which of them a profile runs
-is each experiment's `enabled`. Claims of spec §9 / §11.2.
+is each experiment's `enabled`. Claims: the paper's statements in Sec. V.
 """
 
 from __future__ import annotations
@@ -100,7 +100,7 @@ FIG6B_PANELS = tuple(f"fig6b_iid{n}" for n in sorted((*FIG6_MIX_CHOICES, 5)))
 
 
 def _fig6_claims(name: str, panels: tuple[str, ...]) -> tuple[Claim, ...]:
-    """Spec §9 Fig. 6 claims 1-4 over one dataset's panels, in the paper's words (Sec. V-C)."""
+    """Fig. 6's four claims over one dataset's panels, in the paper's words (Sec. V-C)."""
     return (
         Claim(f"{name}_lapa_best_dp", "'Regardless of the degree of data heterogeneity, the LAPA "
               "algorithm proposed in this paper consistently outperforms Benchmark 3 and "
@@ -119,7 +119,7 @@ def _fig6_claims(name: str, panels: tuple[str, ...]) -> tuple[Claim, ...]:
 
 
 def _fig7_claims(name: str, dataset: str) -> tuple[Claim, ...]:
-    """Spec §9 Fig. 7 claims on one dataset's panel (Sec. V-D), orderings first."""
+    """Fig. 7's claims on one dataset's panel (Sec. V-D), orderings first."""
     sentence = ("'on the MNIST dataset, Configuration 5 achieves a 1.465% improvement compared "
                 "to its average power setting, and a 5.872% improvement compared to the average "
                 "power setting of Benchmark 4'" if dataset == "mnist" else
@@ -151,7 +151,7 @@ TRAINING = Experiment(
                  "median symbol SNR +1.5 dB), no DP, 5 IID + 10 two-class devices. Where no "
                  "device meets an SER threshold in a trial, the single best device is kept and "
                  "trains alone (our reading; the run records' and CSV's `ser_fallback` mark it, "
-                 "the Fig. 4 claims name the trials). ARB (Errata 2's reconstruction) sets no "
+                 "the Fig. 4 claims name the trials). ARB (our reconstruction of [27]) sets no "
                  "direction before two windows of 5 progress statistics, so its first 10 rounds "
                  "spend uniform DP's split eps^T/(T K) (`arb_as_uniform` per round): in a run of "
                  "15 rounds ARB differs from uniform DP in its last 5 only. Quick profile: "
@@ -191,7 +191,8 @@ TRAINING = Experiment(
               cl.fig5_degrades, "fig5_rounds"),
         Claim("fig5_lapa_over_uniform", "LAPA is clearly above uniform DP.",
               cl.fig5_over_uniform("lapa"), "fig5_rounds"),
-        Claim("fig5_arb_over_uniform", "ARB is clearly above uniform DP (report-only, Errata 2).",
+        Claim("fig5_arb_over_uniform", "ARB is clearly above uniform DP (report-only; ARB is our "
+              "reconstruction).",
               cl.fig5_over_uniform("arb"), "fig5_rounds"),
         Claim("fig5_lapa_ge_arb", "LAPA >= ARB at every noise level (Sec. V-D).",
               cl.fig5_lapa_ge_arb, "fig5_rounds"),
@@ -248,9 +249,9 @@ def _fig6(num_iid: int, fashion: bool = False) -> Experiment:
         title=f"Fig. 6({panel}), {num_iid} IID + {15 - num_iid} non-IID: privacy strategies at "
               f"ν = 4 ({data})",
         description=(f"LAPA, no DP, uniform DP (B3) and ARB (B4, reconstructed) at ν = 4 over the "
-                     f"ideal channel with {num_iid} IID devices (drawn first, Errata 3) and "
+                     f"ideal channel with {num_iid} IID devices (drawn first: our reading) and "
                      f"{15 - num_iid} two-class devices; λ fixed across panels (Sec. V-C). "
-                     "ARB's first 10 rounds spend uniform DP's split (Errata 2: no direction "
+                     "ARB's first 10 rounds spend uniform DP's split (our ARB: no direction "
                      "before two windows of 5 progress statistics; `arb_as_uniform`)."),
         figure_spec=FigureSpec(**ROUNDS, label=strategy_label), label=curve_label,
         compose=compose_mix(num_iid, fashion), enabled=mix_enabled(num_iid, fashion))

@@ -1,12 +1,12 @@
 """LAPA's privacy allocation (paper Sec. III-B, eqs. 10-19) and the two privacy
-benchmarks it is compared with (uniform DP, Benchmark 3; ARB, Benchmark 4, reconstructed per the
-spec's Errata 2). Pure math and a small per-run state; the round's noise is drawn by the scheme.
+benchmarks it is compared with (uniform DP, Benchmark 3; ARB, Benchmark 4, our reconstruction
+of ref. [27]). Pure math and a small per-run state; the round's noise is drawn by the scheme.
 
-Round-level budget: B_1 = eps_T / T and B_{t+1} = exp(-e^[t]) (eps_T - S_t) / (T - t) (eq. 12
-with the index convention of spec §3.1), where e^[t] is the PID-like error (eq. 11) of the
-sampled history of perturbed global gradients (eq. 10). Device-level split: eps_k proportional
-to the Gompertz map (eq. 15) of each device's smoothed angle (eqs. 13-14), eq. 16. Noise:
-sigma_k = c Delta s_k / eps_k with Delta s_k = 2 lam C / |D_k| (eqs. 18-19).
+Round-level budget: B_1 = eps_T / T and B_{t+1} = exp(-e^[t]) (eps_T - S_t) / (T - t) (eq. 12 with
+our index convention: S_t is the budget spent in rounds 1..t), where e^[t] is the PID-like error
+(eq. 11) of the sampled history of perturbed global gradients (eq. 10). Device-level split: eps_k
+proportional to the Gompertz map (eq. 15) of each device's smoothed angle (eqs. 13-14), eq. 16.
+Noise: sigma_k = c Delta s_k / eps_k with Delta s_k = 2 lam C / |D_k| (eqs. 18-19).
 """
 
 from __future__ import annotations
@@ -18,7 +18,8 @@ import numpy as np
 import torch
 
 REDUCTIONS = ("mean_abs", "l2", "l2_rel")
-#: Errata 4: a run whose smallest round budget falls below this fraction of B_1 has collapsed.
+#: Our safeguard: a run whose smallest round budget falls below this fraction of B_1 has
+#: collapsed.
 COLLAPSE_FRACTION = 0.2
 
 
@@ -91,7 +92,7 @@ def next_round_budget(*, error: float, total: float, spent: float, rounds: int, 
 
 def split_budget(budget: float, scores: np.ndarray, mask: np.ndarray) -> np.ndarray:
     """eps_k = B f_k / sum_j f_j over the participants (eq. 16), with the guard
-    eps_k >= 1e-3 B / K and then a rescale so that sum_k eps_k = B (Errata 5)."""
+    eps_k >= 1e-3 B / K and then a rescale so that sum_k eps_k = B (our guard)."""
     eps = np.zeros(scores.size)
     if not mask.any() or budget <= 0:
         return eps
@@ -114,7 +115,7 @@ class LapaState:
     smoothed: np.ndarray | None = None
     counts: np.ndarray | None = None
     budgets: list[float] = field(default_factory=list)
-    fallback: bool = False        # Errata 4: switched to `l2_rel` after a budget collapse
+    fallback: bool = False        # switched to `l2_rel` after a budget collapse
 
     def __post_init__(self):
         self.smoothed = np.zeros(self.devices)
@@ -134,15 +135,15 @@ class LapaState:
         return self.smoothed
 
     def collapsed(self) -> bool:
-        """Errata 4: min_t B_t < 0.2 B_1 flags a budget collapse (rerun with `l2_rel`)."""
+        """Our safeguard: min_t B_t < 0.2 B_1 flags a budget collapse (rerun with `l2_rel`)."""
         return self.fallback or min(self.budgets) < COLLAPSE_FRACTION * self.budgets[0]
 
     def next_budget(self, *, t: int, kp: float, ks: float, window: int, reduction: str,
                     generator) -> tuple[float, float]:
-        """(e^[t], B_{t+1}) with the run's error reduction (eqs. 11-12). Errata 4's fallback:
+        """(e^[t], B_{t+1}) with the run's error reduction (eqs. 11-12). Our fallback:
         a budget below 0.2 B_1 marks a collapse, and this round and every later one use the
         scale-free `l2_rel` instead (the pipeline runs a curve once, so the rerun with `l2_rel`
-        that the Errata ask for starts from the round the collapse shows). `generator()` gives
+        starts from the round the collapse shows). `generator()` gives
         the round's index-sampling generator (the same draws for both reductions)."""
         def attempt(how: str) -> tuple[float, float]:
             error = pid_error(self.history, kp=kp, ks=ks, window=window, reduction=how,
@@ -160,7 +161,7 @@ class LapaState:
 def arb_progress(global_norm2: float, *, weights: np.ndarray, clip_sigma2: np.ndarray,
                  dim: int) -> float:
     """ARB's noise-debiased progress statistic P_t = ||g^||^2 - q sum_k G_k^2 (sigma_k^2 +
-    sigma_ch,k^2) (Errata 2's reconstruction of ref. [27]; the paper does not state its rule)."""
+    sigma_ch,k^2) (our reconstruction of ref. [27]; the paper does not state its rule)."""
     return float(global_norm2 - dim * np.sum(weights ** 2 * clip_sigma2))
 
 
@@ -168,7 +169,8 @@ def arb_next_budget(progress: list[float], *, total: float, spent: float, rounds
                     window: int = 5, rate: float = 0.05) -> float:
     """B_{t+1} = min{(1 + rate d_t) (eps_T - S_t) / (T - t), eps_T - S_t}, d_t = +1 when the
     mean of the last `window` progress statistics is below that of the `window` before (the
-    gradient shrinks: training progresses), -1 otherwise, 0 before 2 windows (Errata 2)."""
+    gradient shrinks: training progresses), -1 otherwise, 0 before 2 windows (our
+    reconstruction)."""
     left = max(total - spent, 0.0)
     direction = 0.0
     if len(progress) >= 2 * window:

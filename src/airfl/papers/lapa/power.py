@@ -5,14 +5,14 @@ the Fig. 7 privacy level and to DDPG's power allocation p* for Configuration 5.
 Per trial (one channel draw per trial, so one P1 per trial):
 1. The pilot's budget trajectory eps_A[t, k] (records `eps`), its Wasserstein weights G_k, the
    sizes (Delta s_k, eq. 18) and the channel norms ||h_k||^2 come from its design and records.
-2. Fig. 7 privacy level (spec §8 "Fig. 7 privacy level"): eps_T7 = eps_T_A S_req^A(T/2) /
+2. Fig. 7 privacy level (our derivation; the paper gives no level): eps_T7 = eps_T_A S_req^A(T/2) /
    S_ch(p_bar), S_req(t) = sum_k c Delta s_k / eps_k^[t], S_ch = sum_k sigma_ch,k (eq. 23's two
    sides). Runs are parameterised by nu (eps_T proportional to 1/nu), so
    nu_7 = nu_A S_ch(p_bar) / S_req^A(T/2); the Fig. 7 curves take the mean over trials.
 3. The frozen surrogate: where the block holds Pilot B (`lapa.training.pilot_b`, the
    paper profile), its own budget trajectory: LAPA over the ideal channel at nu_7 (the mean over
    trials, the level the Fig. 7 curves run at; derivation `fig7_level`, :func:`level`, sets it);
-   otherwise the quick shortcut the spec allows (Pilot B skipped): eps_7 = eps_A nu_A / nu_7
+   otherwise the quick profile's shortcut (Pilot B skipped): eps_7 = eps_A nu_A / nu_7
    (budgets scale linearly with eps_T: exp(-e) and the shares do not depend on it).
 4. P1 (eq. 28) on that trajectory (control.p1_objective), solved by DDPG (eqs. 29-36,
    ddpg.train_ddpg) from p_bar, and directly by a 1-D line search over uniform power and by
@@ -161,7 +161,7 @@ def _budgets(records: dict[str, Any]) -> np.ndarray:
 
 
 def fig7_nu(params: dict[str, Any], pilot: dict[str, Any]) -> list[tuple[float, float, float]]:
-    """Per trial of Pilot A: (nu_7, S_req^A(T/2), S_ch(p_bar)) of spec §8's Fig. 7 privacy
+    """Per trial of Pilot A: (nu_7, S_req^A(T/2), S_ch(p_bar)) of the Fig. 7 privacy
     level (module docstring, step 2)."""
     settings = control_settings(params)
     curve = pilot["records"]["params"]
@@ -183,7 +183,7 @@ def fig7_nu(params: dict[str, Any], pilot: dict[str, Any]) -> list[tuple[float, 
 
 def level(params: dict[str, Any], block: dict[str, Any], inputs: dict[str, Any]
           ) -> dict[str, Any]:
-    """The derivation `fig7_level`: Pilot B's noise level nu_7 (spec §6.3 step 2, §8), the
+    """The derivation `fig7_level`: Pilot B's noise level nu_7 (module docstring, step 2), the
     mean over Pilot A's trials (one Pilot B curve, as the Fig. 7 curves)."""
     per_trial = fig7_nu(params, inputs[PILOT])
     nu7 = float(np.mean([n for n, _, _ in per_trial]))

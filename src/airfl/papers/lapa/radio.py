@@ -26,8 +26,8 @@ BS_POSITION = (-50.0, 0.0, 10.0)
 
 
 def layout_generator(seed: int, trial: int) -> torch.Generator:
-    """The layout and fading stream of one trial, keyed by `lapa.radio.layout_seed` (spec §9
-    Fig. 3: "the geometry matches §8 for seed 0") and the trial, not by the figure: Fig. 3 and
+    """The layout and fading stream of one trial, keyed by `lapa.radio.layout_seed` (Fig. 3
+    draws the Sec. V-A layout at seed 0) and the trial, not by the figure: Fig. 3 and
     every training figure see the same devices and channels (common random numbers)."""
     return torch_generator(seed, "lapa", "trial", trial, "placement")
 
@@ -82,7 +82,7 @@ def draw_radio(radio: dict[str, Any], *, clip: float, dim: int, generator: torch
                ) -> Radio:
     """The trial's layout and block-fading channels (drawn once per trial: Sec. II-B).
 
-    h_k = sqrt(kappa PL_k / mean_j PL_j) g_k, g_k ~ CN(0, I_Na) (Rayleigh law [M]).
+    h_k = sqrt(kappa PL_k / mean_j PL_j) g_k, g_k ~ CN(0, I_Na) (Rayleigh law: our reading).
     kappa normalises the paper's literal path loss (~ -120 dB, which would give an SNR of about
     -75 dB) while keeping its relative spread: the median device at P_0 has symbol
     SNR `median_snr_db` (+1.5 dB).
@@ -113,7 +113,7 @@ def channel_noise_std(*, channel_norm2, power_w, noise_w: float) -> np.ndarray:
 
 
 def bpsk_snr_threshold(ser: float) -> float:
-    """gamma_th with SER = Q(sqrt(2 gamma_th)) for uncoded BPSK (spec §4.3 [M]; the paper gives
+    """gamma_th with SER = Q(sqrt(2 gamma_th)) for uncoded BPSK (our reading: the paper gives
     no modulation): gamma_th = [Q^-1(SER)]^2 / 2."""
     from scipy.stats import norm
 

@@ -2,11 +2,11 @@
 
 A curve picks three things: `aggregation` (fedavg = Benchmark 1, beda = FedAdp = Benchmark 2,
 wasserstein = eq. 21, with `ser_threshold` = eq. 22 = Configuration 2), `privacy` (none, lapa =
-Configuration 3, uniform = Benchmark 3, arb = Benchmark 4, a reconstruction per Errata 2) and
+Configuration 3, uniform = Benchmark 3, arb = Benchmark 4, our reconstruction of ref. [27]) and
 `channel` (ideal: sigma_ch = 0; practical: every device at `power_w` (default P_0) over its
 block-fading channel, or at the per-device `powers` of each trial that the DDPG derivation stores
 for Configuration 5) and, for LAPA over the practical channel, `switching` (dynamic noise
-control, Sec. IV-A: from round t0 = 3 on (Errata 1), artificial noise stops for good once the
+control, Sec. IV-A: from round t0 = 3 on (our reading), artificial noise stops for good once the
 channel noise meets the requirement, eq. 23; T_th is logged).
 
 Design (per trial): the layout and channels of :mod:`.radio` (one per (seed, trial), shared by all
@@ -182,7 +182,7 @@ class LapaScheme(Scheme):
                            "sigma_ch_sum": float(sigma_ch[mask].sum())})
             if self.channel == "practical":         # eq. 23: the switch when this reaches 1
                 record["noise_ratio"] = float(need.sum() / sigma_ch[mask].sum())
-        if self.privacy == "arb":     # Errata 2: no direction before two windows of progress
+        if self.privacy == "arb":     # ARB: no direction before two windows of progress
             record["arb_as_uniform"] = self._as_uniform(run, design, mask)
         self._advance(run, design, t, received, global_grad, mask, weights, sigma, sigma_ch, dim,
                       lambda: state.streams.trial_numpy("round", t, "lapa_pid"))
@@ -208,7 +208,7 @@ class LapaScheme(Scheme):
     @staticmethod
     def _as_uniform(run: dict[str, Any], design: dict[str, Any], mask: np.ndarray) -> bool:
         """Whether ARB's per-device budgets this round are uniform DP's eps^T / (T K) (to
-        1e-9, relative): Errata 2's rule sets no direction before it has two windows of 5
+        1e-9, relative): our ARB rule sets no direction before it has two windows of 5
         progress statistics, so its first 10 rounds spend the uniform split."""
         uniform = design["eps_total"] / design["rounds"] / mask.size
         return bool(np.allclose(run["eps"][mask], uniform, rtol=1e-9, atol=0.0))
@@ -229,11 +229,11 @@ class LapaScheme(Scheme):
         two events for the privacy stage.
 
         * ``privacy`` (the record's accounting, `epsilon_paper`): a Gaussian event with the
-          defensible sensitivity 2C of a clipped update (spec §5's rigorous caveat, §10 A4; the
-          paper's Delta s_k would give eps smaller by |D_k| / lam, logged as the nominal
-          eps): the smallest noise multiplier over the selected devices, sqrt(sigma_k^2 +
-          sigma_ch,k^2) / 2C (spec §5's effective noise), bounds every device's loss in this
-          round (parallel composition), and the rounds compose these worst cases.
+          defensible sensitivity 2C of a clipped update (our reading: one sample can move a clipped
+          update by 2C; the paper's Delta s_k would give eps smaller by |D_k| / lam, logged as the
+          nominal eps): the smallest noise multiplier over the selected devices, sqrt(sigma_k^2 +
+          sigma_ch,k^2) / 2C (DP noise and channel noise together), bounds every device's loss in
+          this round (parallel composition), and the rounds compose these worst cases.
         * ``privacy_simulated`` (`epsilon_simulated`): the mechanism as run. Each
           device's upload is g_k + sigma_k z_k + sigma_ch,k z'_k with real standard normals
           per coordinate (`aggregate`'s two randn(K, d) draws, eq. 19 and Sec. II-B): a
@@ -274,7 +274,7 @@ class LapaScheme(Scheme):
 
     def _advance(self, run, design, t, received, global_grad, mask, weights, sigma, sigma_ch,
                  dim, pid_generator) -> None:
-        """Next round's per-device budgets (spec §3.4 for LAPA, Errata 2 for ARB)."""
+        """Next round's per-device budgets (eqs. 11-16 for LAPA, our reconstruction for ARB)."""
         rounds, total = design["rounds"], design["eps_total"]
         if self.privacy in ("none", "uniform") or t >= rounds:
             return

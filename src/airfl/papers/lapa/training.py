@@ -11,11 +11,11 @@ Curves (Fig. 4: practical channel, every device at P_0, no DP; Fig. 5: ideal cha
           ``lapa_avgp`` (LAPA + switching at p_bar) and ``arb_avgp`` (ARB at p_bar, artificial
           noise every round); their nu (the Fig. 7 privacy level) and config5's powers come from
           the derivation ``ddpg`` (power.py) on the Pilot A run ``lapa_nu4``;
-  ``pilot_b`` (spec §6.3 Pilot B, where `lapa.training.pilot_b` is on: the paper profile): LAPA
+  ``pilot_b`` (Pilot B, where `lapa.training.pilot_b` is on: the paper profile): LAPA
           over the ideal channel, artificial noise in every round, at the Fig. 7 privacy level
           (its nu from the derivation ``fig7_level``); its budget trajectory is what DDPG's
-          surrogate freezes (the quick profile takes spec §6.3's shortcut: Pilot A rescaled).
-All use the Wasserstein weights except the two benchmarks of Fig. 4 (spec §7 notes).
+          surrogate freezes (the quick profile takes a shortcut: Pilot A rescaled).
+All use the Wasserstein weights except the two benchmarks of Fig. 4 (Sec. V-B).
 
 Partition: one per trial (`lapa.training.partition_per: trial`). Sec. V states no trial
 procedure; our reading: each trial (seed) fixes the partition, placement, channel,
@@ -121,8 +121,8 @@ def compose(params: dict[str, Any], pick: dict[str, Any] | None = None) -> dict[
 
 #: Fig. 6's four strategies: no DP and the three DP allocations at nu = 4
 FIG6_CURVES = ("nodp", "lapa_nu4", "uniform_nu4", "arb_nu4")
-#: Fig. 6's panels besides the default 5 + 10 (the paper's 3, 7, 9 and 0 IID devices, and 15 + 0
-#: of Errata 5): `lapa.training.fig6_mixes` picks among these per profile (schema enum)
+#: Fig. 6's panels besides the default 5 + 10 (the paper's 3, 7, 9 and 0 IID devices, and our
+#: 15 + 0): `lapa.training.fig6_mixes` picks among these per profile (schema enum)
 FIG6_MIX_CHOICES = (0, 3, 7, 9, 15)
 
 
@@ -148,7 +148,7 @@ def fmnist_privacy_enabled(params: dict[str, Any]) -> bool:
 
 
 def compose_mix(num_iid: int, fashion: bool = False):
-    """Fig. 6's panel with `num_iid` IID devices (Errata 3: drawn first) and 15 - num_iid
+    """Fig. 6's panel with `num_iid` IID devices (drawn first: our reading) and 15 - num_iid
     two-class devices: the four strategies at nu = 4 over the ideal channel, lam fixed per
     dataset (Sec. V-C). The 5 + 10 panels are drawn from the Fig. 5 runs (MNIST) and from the
     Fig. 7(b) experiment's nu = 4 runs (Fashion-MNIST) instead."""

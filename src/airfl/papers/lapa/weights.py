@@ -36,7 +36,7 @@ def selection_weights(distances: np.ndarray, sizes: np.ndarray, mask: np.ndarray
 
     The paper keeps the full-K denominator (weights sum to < 1: an implicit step shrink); with
     `renormalize` the softmax runs over the selected set instead so that sum_k G_k = 1, as eq. 2
-    requires (§10 A7 and Errata 5 offer both)."""
+    requires (both readings are offered: `lapa.training.renormalize`)."""
     if renormalize:
         return wasserstein_softmax_weights(distances, sizes, mask)
     return wasserstein_softmax_weights(distances, sizes) * mask
