@@ -71,3 +71,19 @@ def test_descriptions_cite_the_paper_not_a_reading_aid():
     found = [f"{path}: {sub['description']}" for path, sub in every_parameter(params_schema())
              if wording.search(sub.get("description") or "")]
     assert not found, "\n".join(found)
+
+
+def test_a_named_type_lists_the_keys_that_use_it_as_params_yaml_spells_them():
+    """A type that one top-level key is (e.g. `cdpb`) lends that key to the paths inside it."""
+    from airfl.pipeline.params_doc import used_at
+
+    schema = _schema(Declaration(
+        properties={"paper": Ref(description="a paper", name="paper")},
+        defs={"positive": Int(description="a positive integer", minimum=1),
+              "paper": Obj(description="the paper's block", fields={
+                  "rounds": Ref(description="rounds", name="positive"),
+                  "trials": Ref(description="trials", name="positive")})}))
+    assert used_at(schema) == {"paper": ["paper"],
+                               "positive": ["paper.rounds", "paper.trials"]}
+    page = params_markdown(schema)
+    assert "Used at: `paper.rounds`, `paper.trials`." in page

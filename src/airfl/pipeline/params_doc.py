@@ -85,7 +85,10 @@ def type_text(schema: dict[str, Any]) -> str:
         return "block whose `scheme` is " + type_text(schema["properties"]["scheme"])
     for combinator, word in (("oneOf", " or "), ("anyOf", " or "), ("allOf", " and ")):
         if combinator in schema:
-            return word.join(type_text(option) for option in schema[combinator])
+            typed = [type_text(o) for o in schema[combinator] if not _only_required(o)]
+            needed = [k for o in schema[combinator] if _only_required(o) for k in o["required"]]
+            return word.join(typed) + (" requiring " + ", ".join(f"`{k}`" for k in needed)
+                                       if needed else "")
     kind = schema.get("type")
     nullable = isinstance(kind, list) and "null" in kind
     if isinstance(kind, list):
@@ -111,6 +114,11 @@ def type_text(schema: dict[str, Any]) -> str:
     if schema.get("allowInfinity"):
         text += " (inf allowed)"
     return text + (" or null" if nullable else "")
+
+
+def _only_required(schema: dict[str, Any]) -> bool:
+    """An option that only names required keys (e.g. X1 must name its whole setting)."""
+    return bool(schema.get("required")) and set(schema) <= {"required", "description"}
 
 
 def _bounds(schema: dict[str, Any]) -> str:
@@ -229,7 +237,11 @@ def _table(rows: list[tuple[str, dict[str, Any]]], defs: dict[str, Any]) -> list
     return lines
 
 
-def _section(title: str, anchor: str | None, schema: dict[str, Any], rows, defs) -> list[str]:
+USED_AT_SHOWN = 8          # key paths listed under a named type (then "and N more")
+
+
+def _section(title: str, anchor: str | None, schema: dict[str, Any], rows, defs,
+             users: list[str] = ()) -> list[str]:
     lines = [""]
     if anchor:
         lines.append(f'<a id="{anchor}"></a>')
@@ -237,11 +249,52 @@ def _section(title: str, anchor: str | None, schema: dict[str, Any], rows, defs)
     lines.append("")
     if schema.get("description"):
         lines += [_cell(schema["description"]), ""]
+    if users:
+        shown = ", ".join(f"`{_cell(p)}`" for p in users[:USED_AT_SHOWN])
+        more = len(users) - USED_AT_SHOWN
+        lines += [f"Used at: {shown}" + (f" and {more} more" if more > 0 else "") + ".", ""]
     lines.append(f"Type: {_cell(type_text(schema))}."
                  + (f" Default: {_cell(default_text(schema))}." if "default" in schema else ""))
     if rows:
         lines += [""] + _table(rows, defs)
     return lines
+
+
+def _refs(schema: dict[str, Any]) -> set[str]:
+    """The named types a parameter's own schema refers to (not those of its keys)."""
+    found = set()
+    if "$ref" in schema:
+        found.add(schema["$ref"].rsplit("/", 1)[-1])
+    for key in ("oneOf", "anyOf", "allOf"):
+        for option in schema.get(key) or []:
+            if "if" not in option:
+                found |= _refs(option)
+    for key in ("items", "additionalProperties"):
+        if isinstance(schema.get(key), dict):
+            found |= _refs(schema[key])
+    profiled = _profile_split(schema)
+    if profiled is not None:
+        found |= _refs(profiled)
+    return found
+
+
+def used_at(schema: dict[str, Any]) -> dict[str, list[str]]:
+    """Named type -> the key paths whose value is (or holds) it, as params.yaml spells them:
+    a path inside a type that exactly one top-level key is (e.g. `cdpb`) starts with that key."""
+    out: dict[str, list[str]] = {}
+    for path, sub in every_parameter(schema):
+        for name in sorted(_refs(sub)):
+            out.setdefault(name, []).append(path)
+    aliases = {f"$defs.{name}": paths[0] for name, paths in out.items()
+               if len(paths) == 1 and paths[0] in schema["properties"]
+               and schema["properties"][paths[0]].get("$ref") == f"#/$defs/{name}"}
+
+    def spelled(path: str) -> str:
+        head, dot, rest = path.partition(".")
+        prefix = f"{head}.{rest.split('.')[0].split('[')[0]}" if head == "$defs" else head
+        return aliases[prefix] + path[len(prefix):] if prefix in aliases else path
+
+    return {name: [spelled(p) for p in paths] for name, paths in out.items()}
 
 
 def params_markdown(schema: dict[str, Any]) -> str:
@@ -256,9 +309,11 @@ def params_markdown(schema: dict[str, Any]) -> str:
     for name, sub in schema["properties"].items():
         title = f"`{name}`" + (" (required)" if name in required else "")
         lines += _section(title, _top_anchor(name), sub, list(parameters(sub, name)), defs)
+    users = used_at(schema)
     for name, sub in defs.items():
-        rows = [(p if p.startswith("[") else p, s) for p, s in parameters(sub, "")]
-        lines += _section(f"`$defs.{name}`", _anchor(name), sub, rows, defs)
+        rows = list(parameters(sub, ""))
+        lines += _section(f"`$defs.{name}`", _anchor(name), sub, rows, defs,
+                          users.get(name, []))
     return "\n".join(lines) + "\n"
 
 
