@@ -87,3 +87,13 @@ def test_a_named_type_lists_the_keys_that_use_it_as_params_yaml_spells_them():
                                "positive": ["paper.rounds", "paper.trials"]}
     page = params_markdown(schema)
     assert "Used at: `paper.rounds`, `paper.trials`." in page
+
+
+def test_text_that_would_open_an_html_tag_is_escaped_outside_code():
+    """`audit.<wing>` in a description would vanish as an HTML tag; `< 0.5` and code stay."""
+    schema = _schema(Declaration(properties={"audit": Obj(
+        description="settings as audit.<wing> (stage `audit.<wing>`)", fields={
+            "alpha": Int(description="below 0.5: alpha < 0.5", minimum=1)})}))
+    page = params_markdown(schema)
+    assert "settings as audit.&lt;wing> (stage `audit.<wing>`)" in page
+    assert "below 0.5: alpha < 0.5 |" in page

@@ -13,6 +13,7 @@ A key path reads as in params.yaml: `a.b` is key b of block a, `a[]` an element 
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -223,7 +224,13 @@ def _curve_union(schema: dict[str, Any]) -> bool:
 
 
 def _cell(text: str) -> str:
-    return " ".join(text.split()).replace("|", "\\|")
+    """Text for one line of a table or paragraph: one line, `|` escaped, and a `<` that would
+    open an HTML tag outside code spans (`<wing>`) written as `&lt;`."""
+    parts = " ".join(text.split()).replace("|", "\\|").split("`")
+    return "`".join(p if i % 2 else _TAG_START.sub("&lt;", p) for i, p in enumerate(parts))
+
+
+_TAG_START = re.compile(r"<(?=[A-Za-z/!?])")
 
 
 def _table(rows: list[tuple[str, dict[str, Any]]], defs: dict[str, Any]) -> list[str]:
