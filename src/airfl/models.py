@@ -1,15 +1,15 @@
 """Models as flat parameter vectors, with per-client losses and gradients for all clients at once.
 
 The simulator keeps the global model as one vector [d] and the clients' models as one tensor
-[N, d] (DESIGN.md). A `FlatModel` computes per-client losses and gradients on a batch
+[N, d]. A `FlatModel` computes per-client losses and gradients on a batch
 x[N, B, ...], y[N, B] with per-sample weights [N, B] (1/B for a mini-batch, mask/|D_m| for a
 padded full batch), so that aggregation and local training never loop over clients in Python
 where a batched form is faster.
 
 Softmax regression has a closed-form batched gradient (einsum). For CNNs, two engines are
 available: `vmap` (torch.func over clients) and `loop` (one functional call per client on
-views of the [N, d] tensor); ENVIRONMENT.md measured the loop faster on CPU for small CNNs, so
-`auto` picks the loop there and vmap on CUDA. benchmarks/engine.py measures both.
+views of the [N, d] tensor); the loop measures faster on CPU for small CNNs, so `auto` picks
+the loop there and vmap on CUDA. benchmarks/engine.py measures both.
 
 The small CNNs (MnistCNN, FedAvgCNN) run on CPU in the channels-last memory format (NHWC),
 which oneDNN's convolution and max-pooling kernels prefer: benchmarks/README.md measured it

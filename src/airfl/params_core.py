@@ -174,9 +174,9 @@ DEFS = {
                          required=True),
             "l2": Num(description="weight of the regulariser (l2/2)||w||^2 in every loss",
                       minimum=0, default=0.0),
-            "engine": Enum(description="how devices' local steps run: vmap (all devices batched "
-                                       "in one call), loop (one device at a time) or auto "
-                                       "(vmap where the model offers it)",
+            "engine": Enum(description="how the CNNs' local steps run over the devices: vmap "
+                                       "(torch.func, all devices in one call), loop (one call "
+                                       "per device) or auto (loop on CPU, vmap on CUDA)",
                            values=("auto", "vmap", "loop"), default="auto")}),
         "training": Obj(description="local SGD and the server step", required=True, fields={
             "local_steps": Int(description="local SGD steps per device per round", minimum=1,

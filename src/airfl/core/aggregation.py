@@ -1,7 +1,7 @@
 """Aggregation primitives shared by schemes: per-client clipping and weighted sums, batched.
 
 Clipping per client and noise on the aggregate are separate composable steps (pfl-research's
-mechanism = clip + add noise; DESIGN.md convention 9).
+mechanism = clip + add noise), so a scheme composes the two it needs.
 """
 
 from __future__ import annotations
