@@ -286,7 +286,7 @@ def _gap_table(frame: pd.DataFrame, a: str, b: str | tuple[str, ...]) -> pd.Data
 
 def fig6_gap_shrinks(frame: pd.DataFrame) -> ClaimResult:
     """The no-DP - LAPA gap shrinks as IID devices are added (0 -> 3 -> 5 -> 7 -> 9; the 15 + 0
-    panel is reported, spec §9 Fig. 6, 2)."""
+    panel is reported; Sec. V-C, Fig. 6)."""
     gaps = _gap_table(frame, "nodp", "lapa_nu4")
     ordered = [c for c in gaps.columns if c != "iid15"]
     result = paired_trend(gaps, ordered, MARGIN, higher_is_better=False, scale=100, unit=" pp")
