@@ -82,8 +82,12 @@ DEFS = {
             "pl0_db": Num(required=True),
             "exponent": Ref(name="positive", required=True),
             "placement": Enum(values=("quantile", "uniform"), required=True),
-            "snr_offset_db": Num(description="spec A1: multiplies E_s by 10^(offset/10)",
-                                 required=True)}),
+            "snr_offset_db": Num(description="multiplies E_s by 10^(offset/10); 0 is the paper's "
+                                             "literal E_s = P/B", required=True),
+            "ota_noise": Enum(description="OTA receiver noise per real entry, passed to every OTA "
+                                          "curve: real_full: N(0, N0); real_part: the real part "
+                                          "of the CN(0, N0) noise of paper eq. 6, N(0, N0/2)",
+                              values=("real_full", "real_part"), default="real_full")}),
         "fig2a": Ref(name="biased_fl_panel", required=True),
         "fig2b": Ref(name="biased_fl_panel", required=True),
         "fig3a": Ref(name="biased_fl_panel", required=True),

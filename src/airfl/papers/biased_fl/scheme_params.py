@@ -18,6 +18,11 @@ _G = Num(description="gradient-norm bound G_max used in the design and truncatio
          required=True)
 _ETA = Num(description="learning step size eta entering the design", gt=0, default=0.05)
 _MU = Num(description="strong-convexity constant mu", gt=0, default=0.01)
+_OTA_NOISE = Enum(description="receiver noise per real entry (paper eq. 6: z_t ~ CN(0, N0 I), the "
+                              "gradient real): real_full: N(0, N0), the d N0/alpha^2 of Lemma 1 "
+                              "(our default reading); real_part: the PS keeps Re(y_t), N(0, N0/2), "
+                              "half the noise power. The designs use N0 either way",
+                  values=("real_full", "real_part"), default="real_full")
 _SCA_MAX_ITER = Int(minimum=1, default=200)
 _SCA_SOLVER = Enum(values=("CLARABEL", "SCS"), default="CLARABEL")
 
@@ -37,7 +42,7 @@ _BBFL = {
 
 
 def _ota(**fields) -> Obj:
-    return Obj(fields={"G": _G, **fields})
+    return Obj(fields={"G": _G, "ota_noise": _OTA_NOISE, **fields})
 
 
 OTA_KINDS: dict[str, Obj] = {
@@ -143,12 +148,13 @@ DIGITAL_PARAMS: dict[str, dict] = {kind: _kind_schema(declared, {"const": kind},
                                    for kind, declared in DIGITAL_KINDS.items()}
 PARAMS_SCHEMA: dict[str, dict] = {**OTA_PARAMS, **DIGITAL_PARAMS}
 PANEL_DEFAULTS = ("G", "kappa", "eta", "T_max_s", "radius_m")
+RADIO_DEFAULTS = ("ota_noise",)
 
 
 def curve_schema() -> dict[str, Any]:
     """The JSON schema of one Biased FL curve in params.yaml: one if/then per scheme kind, from
     PARAMS_SCHEMA; keys the panel or the problem supplies are optional there."""
-    supplied = {*PANEL_DEFAULTS, "mu", "design_seed", "design_key"}
+    supplied = {*PANEL_DEFAULTS, *RADIO_DEFAULTS, "mu", "design_seed", "design_key"}
     branches = []
     for kind, fragment in sorted(PARAMS_SCHEMA.items()):
         properties = {k: v for k, v in fragment["properties"].items() if k != "scheme"}

@@ -6,8 +6,8 @@ Paper: Ul Abrar, Michelusi, "Biased Federated Learning under Wireless Heterogene
 
 Every scheme aggregates per-round GRADIENTS g [N, d] in physical units:
 Lambda_m = statistics.path_gain, |h_{m,t}|^2 = state.channel_power, E_s = energy_per_symbol,
-N0 = noise_psd, B = bandwidth_hz. The receiver noise is real N(0, N0 I_d) (A8), drawn from the
-round's "noise" stream; every OTA round lasts d/B (A14). No clipping: when ||g|| > G the energy
+N0 = noise_psd, B = bandwidth_hz. The receiver noise is real N(0, N0 I_d), or N(0, N0/2 I_d) with
+`ota_noise: real_part` (KEPT_NOISE_POWER), drawn from the round's "noise" stream; every OTA round lasts d/B (A14). No clipping: when ||g|| > G the energy
 budget d E_s is exceeded and logged (A3, record "max_energy_ratio" / "energy_violations").
 
 The six OTA baselines of Fig. 2(b,c) are in :mod:`airfl.papers.biased_fl.schemes_ota_baselines`.
@@ -27,7 +27,14 @@ from airfl.core.scheme import DesignContext, RoundState, Scheme
 from airfl.papers.biased_fl import design_ota
 from airfl.papers.biased_fl.scheme_params import OTA_PARAMS as PARAMS_SCHEMA
 
-__all__ = ["PARAMS_SCHEMA", "BiasedOta", "energy_ratio", "ota_estimate", "update_norms"]
+__all__ = ["KEPT_NOISE_POWER", "PARAMS_SCHEMA", "BiasedOta", "energy_ratio", "ota_estimate", "update_norms"]
+
+KEPT_NOISE_POWER = {"real_full": 1.0, "real_part": 0.5}
+"""The receiver noise per real entry of g_hat, as a fraction of N0. Paper eq. 6: z_t ~ CN(0, N0 I)
+while the gradient is real. real_full (default, our reading): real N(0, N0) noise per entry, the
+d N0 / alpha^2 variance Lemma 1 and the designs use. real_part: the PS keeps Re(y_t), and the real
+part of a CN(0, N0) entry is N(0, N0/2): half the noise power."""
+
 
 class _OtaScheme(Scheme):
     """Shared parameter access (schema defaults) and radio constants."""
@@ -45,6 +52,13 @@ class _OtaScheme(Scheme):
         if statistics.energy_per_symbol is None or statistics.noise_psd is None:
             raise ValueError("Biased FL OTA schemes need energy_per_symbol and noise_psd")
         return float(statistics.energy_per_symbol), float(statistics.noise_psd)
+
+    def received_radio(self, statistics) -> tuple[float, float]:
+        """E_s and the noise power per real entry that the receiver keeps, N0 x
+        KEPT_NOISE_POWER[ota_noise]: the simulated noise of a round (the designs keep the
+        paper's N0, as Lemma 1's d N0 / alpha^2 has it)."""
+        es, n0 = self.radio(statistics)
+        return es, n0 * KEPT_NOISE_POWER[self.param("ota_noise")]
 
     def quality(self, channel_power: torch.Tensor, dim: int, statistics) -> torch.Tensor:
         """q_{m,t} = d E_s |h|^2 / G^2 (spec §6.3 notation)."""
@@ -146,7 +160,7 @@ class BiasedOta(_OtaScheme):
         return result
 
     def aggregate(self, updates, state: RoundState, design):
-        es, n0 = self.radio(state.statistics)
+        es, n0 = self.received_radio(state.statistics)
         dim = updates.shape[1]
         gamma = torch.as_tensor(design["gamma"], dtype=torch.float64)
         alpha = float(design["alpha"])

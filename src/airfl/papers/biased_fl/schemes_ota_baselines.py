@@ -60,11 +60,11 @@ def opc_denoising_factor(q: torch.Tensor, s2: float) -> tuple[float, float]:
     return float(cand[best]), float(mse[best])
 
 
-def denoised_mean(updates: torch.Tensor, a: torch.Tensor, eta: float, state: RoundState,
-                  **extra) -> tuple[torch.Tensor, dict[str, Any]]:
+def denoised_mean(scheme: _OtaScheme, updates: torch.Tensor, a: torch.Tensor, eta: float,
+                  state: RoundState, **extra) -> tuple[torch.Tensor, dict[str, Any]]:
     """g_hat = (1/N)[sum_m a_m g_m + n/sqrt(eta)], all devices transmitting with received
     amplitude sqrt(eta) a_m (OPC OTA-Comp and Vanilla OTA-FL)."""
-    es, n0 = _OtaScheme.radio(state.statistics)
+    es, n0 = scheme.received_radio(state.statistics)
     n, dim = updates.shape
     noise_std = math.sqrt(n0 / eta) / n
     estimate = ota_estimate(updates, a / n, noise_std, state)
@@ -83,7 +83,7 @@ class OpcOtaComp(_OtaScheme):
         q = self.quality(state.channel_power, dim, state.statistics)
         eta, mse = opc_denoising_factor(q, self.noise_ratio(dim, state.statistics))
         a = torch.clamp(torch.sqrt(q / eta), max=1.0)             # weak: full energy; strong: invert
-        return denoised_mean(updates, a, eta, state, mse=mse)
+        return denoised_mean(self, updates, a, eta, state, mse=mse)
 
 
 # --------------------------------------------------------------------------------------------
@@ -132,7 +132,7 @@ class _CommonThreshold(_OtaScheme):
 
     def threshold_round(self, updates, state, eta: float):
         """LCPC [19]: a_m = 1{q_m >= eta}; g_hat = (1/N)[sum a g + n/sqrt(eta)]."""
-        es, n0 = self.radio(state.statistics)
+        es, n0 = self.received_radio(state.statistics)
         n, dim = updates.shape
         q = self.quality(state.channel_power, dim, state.statistics)
         active = q >= eta                                              # truncated channel inversion
@@ -252,7 +252,7 @@ class BbflInterior(_CommonThreshold):
     def cutoff_round(self, updates, state: RoundState, eta: float, scheduled: torch.Tensor,
                      g_th: float):
         """A_t = {m in S: |h_m|^2/Lambda_m >= g_th}; g_hat = [sum_{A_t} g + n/sqrt(eta)]/|A_t| [16]."""
-        es, n0 = self.radio(state.statistics)
+        es, n0 = self.received_radio(state.statistics)
         dim = updates.shape[1]
         fading = state.channel_power.to(torch.float64) / state.statistics.path_gain.to(torch.float64)
         active = scheduled & (fading >= g_th)                         # [16]: power-cutoff threshold
@@ -308,7 +308,7 @@ class VanillaOtaFl(_OtaScheme):
         n, dim = updates.shape
         q = self.quality(state.channel_power, dim, state.statistics)
         eta = float(q.min())
-        return denoised_mean(updates, torch.ones(n, dtype=torch.float64), eta, state)
+        return denoised_mean(self, updates, torch.ones(n, dtype=torch.float64), eta, state)
 
 
 # --------------------------------------------------------------------------------------------
@@ -404,7 +404,7 @@ class OpcOtaFl(_OtaScheme):
                 "peak_energy": energy.max(axis=0).tolist()}
 
     def aggregate(self, updates, state: RoundState, design):
-        es, n0 = self.radio(state.statistics)
+        es, n0 = self.received_radio(state.statistics)
         n, dim = updates.shape
         t = state.round_index                                  # rounds are 1..T (future row t-1)
         if not 1 <= t <= len(design["gains"]):
