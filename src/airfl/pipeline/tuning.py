@@ -50,6 +50,7 @@ from typing import Any, Callable
 import numpy as np
 
 from airfl.pipeline import paths
+from airfl.pipeline.param_search import edge_of
 from airfl.core.participation import NoTransmissionError
 from airfl.experiments import Experiment
 from airfl.io import read_json
@@ -215,6 +216,15 @@ def _rose(scored: list[Any]) -> bool:
         return True
     gaps = [s["final_gap"] for s in scored]
     return any(b > a for a, b in zip(gaps, gaps[1:]))
+
+
+def eta_edge(eta: float, factors: list[float], eta_max: float) -> dict[str, str]:
+    """{"eta": "lowest" | "highest"} when the chosen step size is the smallest or largest of the
+    grid factors x eta_max (the largest factor 1 is the bound eta <= 2/(mu + L) the papers
+    state, which the grid cannot pass), else {} (param_search.edge_of)."""
+    factor = min(factors, key=lambda f: abs(f * eta_max - eta))
+    edge = edge_of(factor, list(factors))
+    return {"eta": edge} if edge else {}
 
 
 def select_eta(grid: list[dict[str, Any]]) -> dict[str, Any]:
