@@ -315,3 +315,24 @@ def test_descending_eta_search_stops_at_the_first_rise_and_on_a_failed_design():
     with pytest.raises(ValueError, match="eta_search 'up'.*all, descending"):
         tuning.eta_search([1.0], "up", score)
 
+
+
+def test_a_scheme_scored_by_its_trained_loss_cannot_win_by_not_moving():
+    """Constructed scores: the smallest eta has the lowest global gap (it barely moves a model
+    whose training raises the loss of the classes it never sees) but no trained-loss decrease;
+    with the trained-loss score the selection takes the step size that trains."""
+    import pandas as pd
+
+    def candidate(eta, gaps, start, end):
+        frame = pd.DataFrame({"trial": [0, 0, 1, 1], "round": [0, 9, 0, 9],
+                              "objective_trained": [start, end[0], start, end[1]]})
+        return {**_candidate(eta, gaps), **tuning.trained_loss_score(frame)}
+
+    still = candidate(0.01, [1.8, 1.8], 2.3, (2.3, 2.3))              # does not move
+    moving = candidate(0.05, [4.0, 4.2], 2.3, (0.5, 0.6))             # trains S, gap rises
+    assert still["selection_score"] == pytest.approx(0.0)
+    assert moving["selection_score"] == pytest.approx(((0.5 - 2.3) / 2.3 + (0.6 - 2.3) / 2.3) / 2)
+    assert tuning.select_eta([still, moving])["eta"] == 0.05
+    plain = [_candidate(0.01, [1.8, 1.8]), _candidate(0.05, [4.0, 4.2])]
+    assert tuning.select_eta(plain)["eta"] == 0.01                    # the gap rule would not
+    assert tuning.trained_loss_score(pd.DataFrame({"trial": [0], "objective": [1.0]})) == {}

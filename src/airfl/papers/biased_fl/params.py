@@ -34,7 +34,9 @@ DEFS = {
                                         "combinations) or a list of {param: value} combinations; "
                                         "searched at the panel's eta before the eta grid, on the "
                                         "selection trials, by the lowest mean final sub-optimality"
-                                        " gap (ties: accuracy)",
+                                        " gap (BB-FL Interior, which trains on the interior "
+                                        "devices only: by the relative change of its objective "
+                                        "over them; ties: accuracy)",
                             values=OneOf(options=(
                                                      MapOf(values=ListOf(min_items=1),
                                                            min_properties=1),

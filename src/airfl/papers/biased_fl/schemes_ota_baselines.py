@@ -244,6 +244,10 @@ class BbflInterior(_CommonThreshold):
                 "eta_in": self.scheduled_level(qbar, inside),
                 "transmit_probability": math.exp(-g_th), "expected_participants": expected}
 
+    def trained_clients(self, design: dict[str, Any]) -> tuple[int, ...]:
+        """S_in: the only devices whose gradients BB-FL Interior ever aggregates."""
+        return tuple(int(m) for m in np.flatnonzero(design["interior"]))
+
     def aggregate(self, updates, state: RoundState, design):
         scheduled = torch.as_tensor(design["interior"], dtype=torch.bool)
         return self.cutoff_round(updates, state, float(design["eta_in"]), scheduled,
@@ -283,6 +287,10 @@ class BbflAlternative(BbflInterior):
         out["expected_participants"] = self.check_participation(
             q_alt * qbar.size + (1.0 - q_alt) * interior)
         return out
+
+    def trained_clients(self, design: dict[str, Any]) -> None:
+        """Every device: the all-device rounds schedule the exterior ones too."""
+        return None
 
     def aggregate(self, updates, state: RoundState, design):
         draw = float(torch.rand((), generator=state.streams("sampling"), dtype=torch.float64))
