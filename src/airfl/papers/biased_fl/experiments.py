@@ -1,5 +1,6 @@
 """Biased FL's figures (Figs. 2(a-c), 3(a-c)) and the SNR-offset sensitivity, with the claims of
-spec section 8, checked on the stored figure data. Thresholds are the spec's acceptance values."""
+the paper's Sec. V (its text on Figs. 2 and 3), checked on the stored figure data. Numeric
+thresholds are our readings of the paper's "about" values (stated in each claim)."""
 
 from __future__ import annotations
 

@@ -31,7 +31,7 @@ _BBFL = {
     "rho_in_frac": Num(gt=0, maximum=1, default=0.7),
     "g_th": Num(description="power-cutoff threshold of [16] on the path-loss-normalised fading "
                             "|h|^2/Lambda: a scheduled device transmits iff it is >= g_th, "
-                            "probability exp(-g_th) for every device [A: value not in the paper]",
+                            "probability exp(-g_th) for every device (value not in the paper: ours)",
                 gt=0, default=0.1),
     "power_constraint": Enum(description="average: [16]'s average-energy constraint, receive "
                                          "level min_S qbar / E1(g_th); peak: every transmission "
@@ -75,17 +75,17 @@ OTA_KINDS: dict[str, Obj] = {
 
 
 _POS = {"gt": 0}
-_K = Int(description="devices scheduled per round (spec §6.5 quick default 5)", minimum=1,
+_K = Int(description="devices scheduled per round (our default 5; searched in the paper profile)", minimum=1,
          default=5)
 _RMAX = Int(description="largest bit width per entry (paper §V-D: r <= 16)", minimum=1,
             maximum=16, default=16)
 _LAT_FIXED = Enum(description="capacity_on_success: L/(B C_t) when decoded (paper §V-D), L/(B R) "
-                              "on outage [A]; fixed_rate: L/(B R) always; capacity: L/(B C_t) "
+                              "on outage (our reading); fixed_rate: L/(B R) always; capacity: L/(B C_t) "
                               "always", values=("capacity_on_success", "fixed_rate", "capacity"),
                   default="capacity_on_success")
 _BUDGET = {
     "T_BC_s": Num(description="per-round budget; null: median over Monte-Carlo draws of the time "
-                              "K best-channel devices need for r_max bits (spec §6.4-1 [A])",
+                              "K best-channel devices need for r_max bits (our reading of paper Sec. V-D: r ~ 16)",
                   gt=0, nullable=True, default=None),
     "mc_draws": Int(description="Monte-Carlo channel draws of the T_BC rule", minimum=1,
                     default=4000),
@@ -109,7 +109,7 @@ DIGITAL_KINDS: dict[str, Obj] = {
         "sca_tol": Num(description="relative decrease of the true relaxed objective", **_POS,
                        default=1.0e-9),
         "sca_solver": _SCA_SOLVER,
-        "latency_mode": Enum(description="errata 1: capacity L/(B C_t) (default) or L/(B R_m)",
+        "latency_mode": Enum(description="capacity: L/(B C_t) (default; paper Sec. V-D: capacity for all schemes) or fixed_rate: L/(B R_m)",
                              values=("capacity", "fixed_rate"), default="capacity")}),
     "best_channel": Obj(fields={"K": _K, "r_max": _RMAX, **_BUDGET}),
     "best_channel_norm": Obj(fields={
