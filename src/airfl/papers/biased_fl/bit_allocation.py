@@ -34,7 +34,7 @@ returns the same point, bit for bit and tie for tie, much faster
 * General case: a depth-first search over the devices in their order, with the programme's own
   partial sums and cap tests (its leaves are exactly the members of S it does not prune) and
   the key compared at the leaves, pruned by a Lagrangian bound. The greedy marginal allocation
-  of the greedy marginal allocation gives a vector of S (the incumbent) and the multiplier lambda of the continuous
+  gives a vector of S (the incumbent) and the multiplier lambda of the continuous
   relaxation (any lambda >= 0 gives a valid bound; this one a tight one). QML: with
   f_k(r) = cost_k(r) + lambda var_k(r) and delta_k = f_k - min_r f_k >= 0, a vector with
   V <= cap and C <= C_incumbent has sum_k delta_k(r_k) = C + lambda V - sum_k min f_k
@@ -175,6 +175,11 @@ def _search(inst: _Instance, delta: list[list[float]], slack: float,
     depth-first over the devices in order from a vector of S with sums ``incumbent``. Raises
     _TooLarge past ``node_limit`` prefixes."""
     k_count, last = inst.k_count, inst.k_count - 1
+    # Only the incumbent's primary sum is read (it sets the bound), not its vector: that vector
+    # is in S and within the bound, so the search visits it as a leaf and `found` cannot stay
+    # empty; any key-smaller vector of no larger primary sum replaces it. Not a departure from
+    # the allocation the baselines solve (the programme's point, `pareto_bits`): the same
+    # answer, found faster (tests/papers/biased_fl/test_bit_allocation.py compares them).
     best = incumbent[1] if lowest_var else incumbent[0]
     limit = slack + best                                    # the Lagrangian bound on the delta sum
     choices = [sorted((d, i) for i, d in enumerate(row) if d <= limit) for row in delta]
