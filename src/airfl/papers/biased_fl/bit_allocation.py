@@ -231,8 +231,8 @@ def _key(path_c: list[float], path_v: list[float], path_i: list[int], lowest_var
 
 def _greedy(cost: np.ndarray, var: np.ndarray, cap: float,
             lowest_var: bool) -> tuple[np.ndarray, range, float]:
-    """The greedy marginal allocation (our first reading of QML/FedTOE's bit loading): raise the width with the least cost per unit of
-    variance removed, d t_k / (var_k(r) - var_k(r + 1)), while the variance exceeds the cap
+    """The greedy marginal allocation (our first reading of QML/FedTOE's bit loading): raise
+    the width with the least cost per unit of variance removed, d t_k / (var_k(r) - var_k(r + 1)), while the variance exceeds the cap
     (QML) or while the budget allows (FedTOE). Returns (the device of each step in greedy
     order, the step counts to try for a vector of S, best first, the multiplier): lambda = the
     last step's ratio (QML), mu = 1/(the first refused step's ratio) (FedTOE), the continuous

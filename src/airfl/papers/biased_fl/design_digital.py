@@ -9,7 +9,8 @@ the paper's surrogate (24); three variants:
                 the ``zb_opt`` solution (the paper's "low-complexity design" start, Sec. IV-B);
 * ``zb_opt`` -- p_m = 1/N fixed (zero bias), Psi minimised over (nu, r', R);
 * ``zb_qnv`` -- p_m = 1/N and only the quantization-noise term sum_m p_m/(nu_m (2^{r'_m+1}-1)^2)
-                minimised, as ``cp.log_sum_exp`` of the log-epigraph variables (same minimiser as the sum; numerically stable).
+                minimised, as ``cp.log_sum_exp`` of the log-epigraph variables (the sum's
+                minimiser, numerically stable).
 
 Numerics:
 
@@ -148,7 +149,8 @@ def design_sca(lam, *, G, d, Es, N0, B, eta, mu, kappa, T_max, r_max: int = 16, 
                max_iter: int = 200, tol: float = 1e-9, solver: str = "CLARABEL", sigma2=0.0) -> dict:
     """Optimised digital design by SCA on (24) (paper Sec. IV-B).
 
-    ``zero_bias=False``: the fully optimised design; two starts (the paper's "low-complexity design" start, Sec. IV-B; which ones is our choice):
+    ``zero_bias=False``: the fully optimised design; two starts (the paper's "low-complexity
+    design" start, Sec. IV-B; which ones is our choice):
     the default start of :func:`initial_point` and the optimised zero-bias solution; the one with
     the lower true Psi (integer r) is returned (``start`` says which; ``starts`` has both).
     ``zero_bias=True``: the optimised zero-bias design from the default start.
@@ -179,7 +181,8 @@ def design_zb_qnv(lam, *, G, d, Es, N0, B, eta, mu, kappa, T_max, r_max: int = 1
                   tol: float = 1e-9, solver: str = "CLARABEL", sigma2=0.0) -> dict:
     """Zero-bias minimum quantization-noise-variance design (paper Sec. IV-B variant 2).
 
-    p = 1/N; the SCA minimises log sum_m p_m/(nu_m (2^{r'_m+1} - 1)^2) (log-sum-exp: same minimiser, stable) under the same
+    p = 1/N; the SCA minimises log sum_m p_m/(nu_m (2^{r'_m+1} - 1)^2) (log-sum-exp: the
+    sum's minimiser, stable) under the same
     constraints; ``psi`` is still the true Psi (23a) of the result (G, eta, mu, kappa only enter it).
     """
     setup = _make_setup(lam, G=G, d=d, Es=Es, N0=N0, B=B, eta=eta, mu=mu, kappa=kappa, T_max=T_max,

@@ -6,8 +6,10 @@ Paper: Ul Abrar, Michelusi, "Biased Federated Learning under Wireless Heterogene
 Every scheme aggregates per-round GRADIENTS g [N, d] in physical units:
 Lambda_m = statistics.path_gain, |h_{m,t}|^2 = state.channel_power, E_s = energy_per_symbol,
 N0 = noise_psd, B = bandwidth_hz. The receiver noise is real N(0, N0 I_d), or N(0, N0/2 I_d) with
-`ota_noise: real_part` (KEPT_NOISE_POWER), drawn from the round's "noise" stream; every OTA round lasts d/B (d symbols at B symbols/s: our reading). No clipping: when ||g|| > G the energy
-budget d E_s is exceeded and logged (the paper does not clip; record "max_energy_ratio" / "energy_violations").
+`ota_noise: real_part` (KEPT_NOISE_POWER), drawn from the round's "noise" stream; every OTA
+round lasts d/B (d symbols at B symbols/s: our reading). No clipping: when ||g|| > G the energy
+budget d E_s is exceeded and logged (the paper does not clip; record "max_energy_ratio" /
+"energy_violations").
 
 The six OTA baselines of Fig. 2(b,c) are in :mod:`airfl.papers.biased_fl.schemes_ota_baselines`.
 """
