@@ -163,6 +163,7 @@ def test_batched_evaluation_matches_one_model_at_a_time():
     loss, accuracy = evaluate_many(model, snapshots, data.x, data.y, chunk=7)   # chunks too
     full = gather(data, full_batches(data))
     objective = objective_many(model, snapshots, full)
+    some = objective_many(model, snapshots, full, clients=(0, 2))      # a subset of the clients
     for e, w in enumerate(snapshots):
         logits = _with_bias_feature(data.x) @ w.view(3, 7).T
         assert torch.isclose(loss[e].float(),
@@ -170,6 +171,7 @@ def test_batched_evaluation_matches_one_model_at_a_time():
         assert accuracy[e] == (logits.argmax(1) == data.y).double().mean()
         losses, _ = client_gradients(model, w, data, full)
         assert torch.isclose(objective[e], losses.double().mean(), atol=1e-6)
+        assert torch.isclose(some[e], losses.double()[[0, 2]].mean(), atol=1e-6)
 
 
 def test_deferred_evaluation_fills_the_same_rows_whatever_the_batch():

@@ -67,6 +67,7 @@ def test_grid_picks_the_largest_eta_within_one_standard_error(workspace, monkeyp
     assert out["best_eta"] == pytest.approx(0.025)
     assert out["best_score"] == pytest.approx(1.0) and out["best_score_se"] == pytest.approx(0.1)
     assert out["score"] == pytest.approx(1.1) and out["score_se"] == pytest.approx(0.1)
+    assert out["at_grid_edge"] == {}                                 # 0.05: inside [0.025, 0.1]
     assert [s[2] for s in seen] == [[0, 1]] * 3                      # selection trials only
     # the other variants share the lead's eta: no tune job, no search of their own
     experiment = get_experiment("biased_fl/fig2a")
@@ -183,6 +184,24 @@ def test_param_grid_combinations_in_a_fixed_order():
     assert param_search.candidates(explicit) == explicit
 
 
+def test_grid_edges_name_the_chosen_values_at_the_ends_of_their_grids():
+    from airfl.pipeline import param_search
+
+    grid = [{"K": 3, "K_prime": 5}, {"K": 3, "K_prime": 10}, {"K": 5, "K_prime": 7},
+            {"K": 7, "K_prime": 10}]
+    assert param_search.grid_edges({"K": 3, "K_prime": 5}, grid) == {"K": "lowest",
+                                                                     "K_prime": "lowest"}
+    assert param_search.grid_edges({"K": 5, "K_prime": 7}, grid) == {}
+    assert param_search.grid_edges({"K": 7, "K_prime": 10}, grid) == {"K": "highest",
+                                                                      "K_prime": "highest"}
+    assert param_search.edge_of(0.2, [0.2]) is None                  # one value: no edge
+    assert param_search.edge_of("a", ["a", "b"]) is None             # not numbers
+    factors = [1.0, 0.5, 0.25, 0.125, 0.0625]
+    assert tuning.eta_edge(0.0625 * 0.0545, factors, 0.0545) == {"eta": "lowest"}
+    assert tuning.eta_edge(0.0545, factors, 0.0545) == {"eta": "highest"}
+    assert tuning.eta_edge(0.25 * 0.0545, factors, 0.0545) == {}
+
+
 def test_param_search_selects_then_tunes_eta_and_the_stages_apply_it(workspace, monkeypatch):
     """Lowest final gap at the panel's eta, ties by accuracy; a combination that leaves
     nobody transmitting is recorded as infeasible; eta is then searched with the chosen values."""
@@ -209,6 +228,9 @@ def test_param_search_selects_then_tunes_eta_and_the_stages_apply_it(workspace, 
     tune.run(params, "biased_fl/fig3b", "fedtoe")
     out = json.loads(paths.tuning("biased_fl/fig3b", "fedtoe").read_text())
     assert out["params"] == {"K": 5, "p_out": 0.1}                   # tie at 0.5 -> accuracy 0.95
+    # K = 5 and p_out = 0.1 are the top and bottom of their grids, eta = 0.05 the grid's lowest
+    assert out["at_grid_edge"] == {"K": "highest", "p_out": "lowest", "eta": "lowest"}
+    assert out["param_search"]["at_grid_edge"] == {"K": "highest", "p_out": "lowest"}
     assert [s[2] for s in seen[:4]] == [0.05] * 4                    # grid at the panel's eta
     assert seen[4:] == [(5, 0.1, 0.1), (5, 0.1, 0.05)]               # eta grid with the choice
     assert out["eta"] == pytest.approx(0.05)
@@ -293,3 +315,24 @@ def test_descending_eta_search_stops_at_the_first_rise_and_on_a_failed_design():
     with pytest.raises(ValueError, match="eta_search 'up'.*all, descending"):
         tuning.eta_search([1.0], "up", score)
 
+
+
+def test_a_scheme_scored_by_its_trained_loss_cannot_win_by_not_moving():
+    """Constructed scores: the smallest eta has the lowest global gap (it barely moves a model
+    whose training raises the loss of the classes it never sees) but no trained-loss decrease;
+    with the trained-loss score the selection takes the step size that trains."""
+    import pandas as pd
+
+    def candidate(eta, gaps, start, end):
+        frame = pd.DataFrame({"trial": [0, 0, 1, 1], "round": [0, 9, 0, 9],
+                              "objective_trained": [start, end[0], start, end[1]]})
+        return {**_candidate(eta, gaps), **tuning.trained_loss_score(frame)}
+
+    still = candidate(0.01, [1.8, 1.8], 2.3, (2.3, 2.3))              # does not move
+    moving = candidate(0.05, [4.0, 4.2], 2.3, (0.5, 0.6))             # trains S, gap rises
+    assert still["selection_score"] == pytest.approx(0.0)
+    assert moving["selection_score"] == pytest.approx(((0.5 - 2.3) / 2.3 + (0.6 - 2.3) / 2.3) / 2)
+    assert tuning.select_eta([still, moving])["eta"] == 0.05
+    plain = [_candidate(0.01, [1.8, 1.8]), _candidate(0.05, [4.0, 4.2])]
+    assert tuning.select_eta(plain)["eta"] == 0.01                    # the gap rule would not
+    assert tuning.trained_loss_score(pd.DataFrame({"trial": [0], "objective": [1.0]})) == {}

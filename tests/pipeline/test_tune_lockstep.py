@@ -128,3 +128,27 @@ def test_a_candidate_with_the_runs_of_an_earlier_one_is_not_run_again(workspace,
     assert "same_runs_as" not in out[0] and "same_runs_as" not in out[1]
     assert out[2] == {**out[0], "same_runs_as": 0}
     assert out[1]["final_gap"] != out[0]["final_gap"]
+
+
+def test_bbfl_interior_is_scored_by_the_loss_over_the_devices_it_trains_on(workspace):
+    """BB-FL Interior aggregates only S_in: its candidates carry the relative change of the
+    objective over S_in, which a model that does not move scores 0 and a training one below 0,
+    so the selection (the one-SE rule on that score) cannot prefer a step size that barely
+    moves; every other scheme keeps the final-gap score."""
+    from airfl.io import read_json
+    from airfl.pipeline import paths
+    from airfl.pipeline.tuning import candidate_scores, score_of, select_eta
+
+    params, experiment = workspace, get_experiment(EXPERIMENT)
+    block = _short_block(params)
+    reference = read_json(paths.reference("biased_fl", "json"))
+    tiny, trained = candidate_scores(params, experiment, [(block, 1e-9), (block, 0.02)],
+                                     "bbfl_interior", range(2), reference)
+    assert tiny["trained_loss_changes"] == pytest.approx([0.0, 0.0], abs=1e-6)   # does not move
+    assert all(c < -0.05 for c in trained["trained_loss_changes"])             # F_S descends
+    assert score_of(trained)[0] < score_of(tiny)[0]
+    assert select_eta([tiny, trained])["eta"] == 0.02
+    assert select_eta([tiny, trained])["score_metric"].startswith("relative change")
+    proposed = candidate_scores(params, experiment, [(block, 0.02)], "proposed", range(1),
+                                reference)[0]
+    assert "selection_score" not in proposed and score_of(proposed)[0] == proposed["final_gap"]

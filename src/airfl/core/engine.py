@@ -198,13 +198,17 @@ def evaluate_many(model: FlatModel, params: torch.Tensor, x: torch.Tensor, y: to
 
 
 @torch.no_grad()
-def objective_many(model: FlatModel, params: torch.Tensor, batch: GatheredBatch) -> torch.Tensor:
+def objective_many(model: FlatModel, params: torch.Tensor, batch: GatheredBatch,
+                   clients: tuple[int, ...] | None = None) -> torch.Tensor:
     """F(w) = (1/N) sum_m f_m(w) [E] for E models on every client's whole batch (regulariser
-    included, as in each client's loss)."""
+    included, as in each client's loss); with `clients`, the mean over those clients only
+    (the objective a scheme that trains on them alone minimises)."""
     n_clients, per_client = batch.y.shape
     logits = model.logits_many(params, batch.x.reshape(n_clients * per_client,
                                                        *batch.x.shape[2:])).transpose(0, 1)
     target = batch.y.reshape(-1, 1).expand(-1, params.shape[0])            # [N B, E]
     loss = _cross_entropy(logits, target).view(n_clients, per_client, -1)  # [N, B, E]
     local = (loss * batch.weights.to(loss).unsqueeze(-1)).sum(dim=1)       # [N, E]
+    if clients is not None:
+        local = local[list(clients)]
     return local.double().mean(dim=0) + model.penalty(params).double()

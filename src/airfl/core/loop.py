@@ -75,6 +75,9 @@ class DeferredEvaluation:
                    "test_accuracy": test_acc}
         if setup.track_objective:                          # F(w) = (1/N) sum_m f_m(w)
             columns["objective"] = objective_many(setup.model, params, setup.full_batch_data)
+            if setup.objective_clients is not None:        # over the clients trained on
+                columns["objective_trained"] = objective_many(
+                    setup.model, params, setup.full_batch_data, setup.objective_clients)
         for i, (row, _) in enumerate(self.pending):
             row.update({name: float(values[i]) for name, values in columns.items()})
         self.pending = []

@@ -117,6 +117,14 @@ class Scheme:
         use K of N uploads). The default reads every row."""
         return None
 
+    def trained_clients(self, design: dict[str, Any]) -> tuple[int, ...] | None:
+        """The clients whose data this scheme ever aggregates with this design, when it is a
+        fixed subset of them (None: every client may be aggregated). The step-size search
+        scores such a scheme by the objective over these clients (airfl.pipeline.tuning): the
+        global gap of a scheme that never sees some clients can be lowest for a model that does
+        not move. The default: every client."""
+        return None
+
     def inert_params(self, design: dict[str, Any], statistics: ChannelStatistics,
                      dim: int) -> frozenset[str]:
         """Parameters that provably change nothing in any run with this design (e.g. a

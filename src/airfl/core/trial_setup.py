@@ -91,6 +91,9 @@ class TrialSetup:
     server: ServerStep
     schedule: Schedule = field(default_factory=Schedule)
     track_objective: bool = False         # also log F(w) = (1/N) sum_m f_m(w) (regularised)
+    objective_clients: tuple[int, ...] | None = None
+    """With track_objective: also log `objective_trained`, the mean of f_m over these clients
+    only (the clients a scheme ever trains on, `Scheme.trained_clients`; step-size selection)."""
     eval_batch: int | None = None         # snapshots evaluated together (None: <= 64, ~64 MB)
     full_batch_data: GatheredBatch | None = field(init=False, default=None)
     """Every client's whole batch, gathered once (full-batch local work or a tracked objective;

@@ -7,12 +7,18 @@ either {param: [values]} (every combination, in sorted-key order) or an explicit
 no grid (mode fixed): the baselines keep their defaults.
 
 Protocol: every combination is run on the selection trials at the panel's step size;
-the selected one has the lowest mean final sub-optimality gap, ties broken by the higher mean
-final normalised accuracy. The tune stage then searches the step size with the selected
+the selected one has the lowest mean final sub-optimality gap (a scheme that trains on a fixed
+subset of the clients: the lowest change of its objective over them, airfl.pipeline.tuning.
+score_of), ties broken by the higher mean final normalised accuracy. The tune stage then searches the step size with the selected
 parameters, so the search is coordinate-wise (parameters, then eta) instead of the full product
 with the eta grid (5x the cost). A combination whose design leaves (almost) no device
 transmitting (NoTransmissionError, e.g. UQOS with R = 2 bit/s/Hz at the literal SNR) is recorded
 as infeasible with the error text; if every combination is infeasible the search fails.
+
+Grid edges: the result names each selected value that is the lowest or highest value its
+parameter takes anywhere in the grid (`at_grid_edge`, e.g. {"K": "lowest"}). A choice on an edge
+says the best value may lie beyond the grid: widen the grid there (a value at a hard bound, such
+as K = 1, is then the bound's choice, not the grid's).
 """
 
 from __future__ import annotations
@@ -24,7 +30,7 @@ from typing import Any, Callable
 
 from airfl.core.participation import NoTransmissionError
 
-__all__ = ["grid_of", "candidates", "with_curve_params", "search"]
+__all__ = ["grid_of", "candidates", "with_curve_params", "search", "grid_edges", "edge_of"]
 
 
 def grid_of(block: dict[str, Any], curve: str) -> Any:
@@ -47,9 +53,32 @@ def with_curve_params(block: dict[str, Any], curve: str, values: dict[str, Any])
     return out
 
 
+def edge_of(value: Any, values: list[Any]) -> str | None:
+    """"lowest" or "highest" when `value` is the smallest or largest of the distinct numeric
+    `values` (at least two of them), else None (one value, or values that are not numbers)."""
+    numbers = sorted({v for v in values if isinstance(v, (int, float)) and not isinstance(v, bool)})
+    if len(numbers) < 2 or value not in numbers:
+        return None
+    return "lowest" if value == numbers[0] else "highest" if value == numbers[-1] else None
+
+
+def grid_edges(chosen: dict[str, Any], combinations: list[dict[str, Any]]) -> dict[str, str]:
+    """The selected values that sit on an edge of the grid: parameter -> "lowest" | "highest",
+    each value against every value its parameter takes in the grid (module docstring)."""
+    out = {}
+    for key, value in chosen.items():
+        edge = edge_of(value, [c[key] for c in combinations if key in c])
+        if edge:
+            out[key] = edge
+    return out
+
+
 def _key(entry: dict[str, Any]) -> tuple[float, float]:
-    """The search criterion: lowest final gap, ties -> higher final normalised accuracy."""
-    return entry["final_gap"], -entry["final_normalized_accuracy"]
+    """The search criterion: lowest score (the final gap, or for a scheme that trains on a fixed
+    subset of the clients its trained-loss change: airfl.pipeline.tuning.score_of), ties ->
+    higher final normalised accuracy."""
+    score = entry.get("selection_score", entry["final_gap"])
+    return (score if math.isfinite(score) else math.inf), -entry["final_normalized_accuracy"]
 
 
 def search(block: dict[str, Any], curve: str, eta: float,
@@ -75,6 +104,8 @@ def search(block: dict[str, Any], curve: str, eta: float,
         rows.append({"params": values, "feasible": True,
                      "final_gap": gap if math.isfinite(gap) else math.inf,
                      "final_normalized_accuracy": scores["final_normalized_accuracy"],
+                     **{k: scores[k] for k in ("selection_score", "selection_metric")
+                        if k in scores},
                      **({"same_runs_as": combinations[scores["same_runs_as"]]}
                         if "same_runs_as" in scores else {})})
     feasible = [r for r in rows if r["feasible"]]
@@ -83,5 +114,7 @@ def search(block: dict[str, Any], curve: str, eta: float,
                          f"({len(rows)} tried); first error: {rows[0]['reason']}")
     best = min(feasible, key=_key)
     return {"params": best["params"], "eta": eta, "grid": rows,
-            "criterion": "lowest mean final sub-optimality gap on the selection trials, ties by "
-                         "accuracy"}
+            "at_grid_edge": grid_edges(best["params"], combinations),
+            "criterion": "lowest mean final sub-optimality gap on the selection trials (a scheme "
+                         "that trains on a fixed subset of the clients: its trained-loss change), "
+                         "ties by accuracy"}

@@ -64,7 +64,9 @@ def trial_jobs(params: dict[str, Any], experiment: Experiment, block: dict[str, 
                ) -> list[tuple[Any, Any, dict[str, Any]]]:
     """(set-up, scheme, design) of each given trial of one curve, each on the channel
     statistics its design stored; `shared`: the experiment's data and model when already
-    loaded (a tune job's candidates share one copy, and so can run in lockstep)."""
+    loaded (a tune job's candidates share one copy, and so can run in lockstep). A
+    `final_only` job (a tune candidate) of a scheme that trains on a fixed subset of the clients
+    also logs the objective over them (`Scheme.trained_clients`)."""
     torch.set_num_threads(params["threads"])
     scheme = build_scheme(curve, curve_params)
     shared = shared or curve_inputs(params, experiment, block)
@@ -72,7 +74,9 @@ def trial_jobs(params: dict[str, Any], experiment: Experiment, block: dict[str, 
     for trial, stored in zip(trials, designs):
         design, statistics = stored_design(stored)
         setup = trial_setup(params, experiment, block, shared, trial, server_lr=server_lr,
-                            statistics=statistics, final_only=final_only)
+                            statistics=statistics, final_only=final_only,
+                            objective_clients=scheme.trained_clients(design) if final_only
+                            else None)
         jobs.append((setup, scheme, design))
     return jobs
 

@@ -308,11 +308,13 @@ NEVER = 10 ** 9                 # final_only: no evaluation before the last roun
 def trial_setup(params: dict[str, Any], experiment: Experiment, block: dict[str, Any],
                 shared: CurveInputs, trial: int, *, server_lr: float,
                 statistics: ChannelStatistics, final_only: bool = False,
-                rounds: int | None = None) -> TrialSetup:
+                rounds: int | None = None,
+                objective_clients: tuple[int, ...] | None = None) -> TrialSetup:
     """One trial's set-up from the experiment's resolved block, in one call: its local work
     (`training`: steps or epochs, the upload), its server step (`server_lr` and the reference's
     projection radius, Biased FL eq. 3), its schedule (`scale`: rounds, horizon, evaluation).
-    `rounds` overrides the block's (a calibration round is round 1 only)."""
+    `rounds` overrides the block's (a calibration round is round 1 only); `objective_clients`:
+    also log the objective over these clients (`objective_trained`, step-size selection)."""
     training, scale = block["training"], block["scale"]
     local = LocalWork(training["local_steps"], training["batch_size"], training["lr"],
                       epochs=training.get("local_epochs"),
@@ -325,4 +327,5 @@ def trial_setup(params: dict[str, Any], experiment: Experiment, block: dict[str,
     return TrialSetup(experiment.id, params["seed"], trial, shared.model, data, shared.test,
                       train_eval, statistics, rounds or scale["rounds"],
                       NEVER if final_only else scale["eval_every"], local, server, schedule,
-                      track_objective=bool(shared.reference))
+                      track_objective=bool(shared.reference),
+                      objective_clients=objective_clients if shared.reference else None)

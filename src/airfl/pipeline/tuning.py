@@ -9,7 +9,10 @@ gets its own. An experiment with `tuning_source` reuses that experiment's result
 its own; Biased FL's SOTA panels at +30/+60 dB search their own).
 
 Selection rule (one-standard-error rule; the paper says "tuned" but not how near-ties are broken):
-each candidate's score is its mean final sub-optimality gap over the selection trials, with the
+each candidate's score is its mean final sub-optimality gap over the selection trials (a scheme
+that trains on a fixed subset of the clients, such as BB-FL Interior, is scored instead by the
+relative change of its objective over those clients, `trained_loss_score`: a rule under which a
+model that does not move cannot win), with the
 standard error s / sqrt(n) of that mean (s: sample standard deviation over the n trials). The
 chosen eta is the LARGEST one whose score is within one standard error of the best score:
 score(eta) <= score_best + SE_best. Why: with 3 selection trials two step sizes often differ by
@@ -50,6 +53,7 @@ from typing import Any, Callable
 import numpy as np
 
 from airfl.pipeline import paths
+from airfl.pipeline.param_search import edge_of
 from airfl.core.participation import NoTransmissionError
 from airfl.experiments import Experiment
 from airfl.io import read_json
@@ -145,7 +149,7 @@ def candidate_scores(params: dict[str, Any], experiment: Experiment,
         frame = trial_frame([table for table, _ in results[start:start + len(trials)]], trials)
         gaps, accuracy = final_results(frame, reference)
         out[index] = {"eta": eta, "final_gaps": gaps, **gap_score(gaps),
-                      "final_normalized_accuracy": accuracy}
+                      "final_normalized_accuracy": accuracy, **trained_loss_score(frame)}
     return [{**out[entry], "same_runs_as": entry} if isinstance(entry, int) else entry
             for entry in out]
 
@@ -175,6 +179,40 @@ def final_results(frame, reference: dict[str, Any]) -> tuple[list[float], float]
     last = frame.dropna(subset=["test_accuracy"]).groupby("trial").tail(1)
     gaps = [float(g) for g in last["objective"] - reference["F_star"]]
     return gaps, float(last["test_accuracy"].mean() / reference["accuracy_star"])
+
+
+TRAINED_LOSS_METRIC = ("relative change of the objective over the clients the scheme trains on, "
+                       "(F_S(w_T) - F_S(w_0)) / F_S(w_0), mean over the selection trials")
+
+
+def trained_loss_score(frame) -> dict[str, Any]:
+    """The selection score of a scheme that trains on a fixed subset S of the clients
+    (`Scheme.trained_clients`; the frame then has `objective_trained`, F_S): each trial's
+    relative change of F_S from the first to the last evaluated round, their mean
+    (`selection_score`, lower is better) and its standard error; {} for other schemes (their
+    score is the final gap). Why: F_S is what such a scheme descends, so a step size that does
+    not move the model scores 0 and any step size that trains scores below it, while the global
+    gap of a scheme that never sees some classes can be lowest for a model that barely moves
+    (BB-FL Interior: training on the interior classes raises the loss of the others). Not
+    finite (diverged): inf."""
+    if "objective_trained" not in frame:
+        return {}
+    rows = frame.dropna(subset=["objective_trained"]).groupby("trial")
+    first, last = rows.head(1).set_index("trial"), rows.tail(1).set_index("trial")
+    changes = ((last["objective_trained"] - first["objective_trained"])
+               / first["objective_trained"]).tolist()
+    score = gap_score(changes)
+    return {"trained_loss_changes": [float(c) for c in changes],
+            "selection_score": score["final_gap"], "selection_score_se": score["final_gap_se"],
+            "selection_metric": TRAINED_LOSS_METRIC}
+
+
+def score_of(entry: dict[str, Any]) -> tuple[float, float]:
+    """A candidate's selection score and its standard error: the trained-loss change where the
+    candidate has one (`trained_loss_score`), else the mean final gap."""
+    if "selection_score" in entry:
+        return entry["selection_score"], entry["selection_score_se"]
+    return entry["final_gap"], entry["final_gap_se"]
 
 
 def gap_score(gaps: list[float]) -> dict[str, float]:
@@ -213,23 +251,34 @@ def _rose(scored: list[Any]) -> bool:
     infeasible candidate stops the search: the stage then reports it)."""
     if any(isinstance(s, Exception) for s in scored):
         return True
-    gaps = [s["final_gap"] for s in scored]
+    gaps = [score_of(s)[0] for s in scored]
     return any(b > a for a, b in zip(gaps, gaps[1:]))
 
 
+def eta_edge(eta: float, factors: list[float], eta_max: float) -> dict[str, str]:
+    """{"eta": "lowest" | "highest"} when the chosen step size is the smallest or largest of the
+    grid factors x eta_max (the largest factor 1 is the bound eta <= 2/(mu + L) the papers
+    state, which the grid cannot pass), else {} (param_search.edge_of)."""
+    factor = min(factors, key=lambda f: abs(f * eta_max - eta))
+    edge = edge_of(factor, list(factors))
+    return {"eta": edge} if edge else {}
+
+
 def select_eta(grid: list[dict[str, Any]]) -> dict[str, Any]:
-    """The one-standard-error rule (module docstring): the largest eta whose mean final gap is
-    within one standard error of the best mean, score <= best + SE_best. Returns the chosen eta,
-    the best candidate's eta, score and SE, and the threshold used. Reads only the stored
-    scores (`final_gap`, `final_gap_se`), so a grid search of other parameters can reuse it."""
-    finite = [g for g in grid if math.isfinite(g["final_gap"])]
+    """The one-standard-error rule (module docstring): the largest eta whose score is within
+    one standard error of the best score, score <= best + SE_best (`score_of`: the mean final
+    gap, or the trained-loss change). Returns the chosen eta, the best candidate's eta, score and
+    SE, the threshold used and the metric. Reads only the stored scores, so a grid search of
+    other parameters can reuse it."""
+    finite = [g for g in grid if math.isfinite(score_of(g)[0])]
     if not finite:
         raise ValueError("step-size search: every candidate eta diverged (final gap not finite): "
                          + ", ".join(f"{g['eta']:.4g}" for g in grid))
-    best = min(finite, key=lambda g: g["final_gap"])
-    threshold = best["final_gap"] + best["final_gap_se"]
-    chosen = max((g for g in finite if g["final_gap"] <= threshold), key=lambda g: g["eta"])
-    return {"eta": chosen["eta"], "score": chosen["final_gap"], "score_se": chosen["final_gap_se"],
-            "best_eta": best["eta"], "best_score": best["final_gap"],
-            "best_score_se": best["final_gap_se"], "threshold": threshold,
-            "rule": "largest eta with mean final gap <= best mean + one standard error"}
+    best = min(finite, key=lambda g: score_of(g)[0])
+    threshold = sum(score_of(best))
+    chosen = max((g for g in finite if score_of(g)[0] <= threshold), key=lambda g: g["eta"])
+    metric = best.get("selection_metric", "mean final gap")
+    return {"eta": chosen["eta"], "score": score_of(chosen)[0], "score_se": score_of(chosen)[1],
+            "best_eta": best["eta"], "best_score": score_of(best)[0],
+            "best_score_se": score_of(best)[1], "threshold": threshold, "score_metric": metric,
+            "rule": "largest eta with score <= best score + one standard error"}

@@ -32,12 +32,14 @@ D = MODEL.dim                                             # 21
 
 # two parameter sets per kind: a group mixes candidates, as a tune job's grid does
 GRID = {
-    "best_channel": [{"K": 2, "T_BC_s": 2e-4}, {"K": 3, "T_BC_s": 1e-4}],
-    "best_channel_norm": [{"K": 2, "K_prime": 3, "T_BC_s": 2e-4}, {"K": 3, "K_prime": 4}],
-    "proportional_fairness": [{"K": 2, "T_PF_s": 2e-4}, {"K": 3, "T_PF_s": 1e-4}],
-    "uqos": [{"K": 2, "R": 0.05, "r_U": 3}, {"K": 3, "R": 0.2, "r_U": 8}],
-    "qml": [{"K": 2, "eps0_rel": 0.01}, {"K": 3, "eps0_rel": 1.0}],
-    "fedtoe": [{"K": 2, "p_out": 0.3, "T_TOE_s": 5e-4}, {"K": 3, "p_out": 0.1, "T_TOE_s": 2e-4}],
+    "best_channel": [{"K": 2, "T_BC_s": 2e-4}, {"K": 3, "T_BC_s": 1e-4}, {"K": 1}],
+    "best_channel_norm": [{"K": 2, "K_prime": 3, "T_BC_s": 2e-4}, {"K": 3, "K_prime": 4},
+                          {"K": 1, "K_prime": 3}],
+    "proportional_fairness": [{"K": 2, "T_PF_s": 2e-4}, {"K": 3, "T_PF_s": 1e-4}, {"K": 1}],
+    "uqos": [{"K": 2, "R": 0.05, "r_U": 3}, {"K": 3, "R": 0.2, "r_U": 8}, {"K": 1}],
+    "qml": [{"K": 2, "eps0_rel": 0.01}, {"K": 3, "eps0_rel": 1.0}, {"K": 1}],
+    "fedtoe": [{"K": 2, "p_out": 0.3, "T_TOE_s": 5e-4}, {"K": 3, "p_out": 0.1, "T_TOE_s": 2e-4},
+               {"K": 1}],
     "biased_digital": [{}, {"latency_mode": "fixed_rate"}],
 }
 

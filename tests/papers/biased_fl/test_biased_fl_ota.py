@@ -476,3 +476,45 @@ def test_lcpc_at_the_papers_geometry_transmits_only_above_the_literal_snr(offset
     else:
         with pytest.raises(NoTransmissionError, match="lcpc_ota_comp.*edge of its search range"):
             lcpc.design(context)
+
+
+@pytest.mark.parametrize("kind,params", [
+    ("biased_ota", {"variant": "nv"}), ("opc_ota_comp", {}), ("lcpc_ota_comp", {}),
+    ("opc_ota_fl", {"eta0_grid": 5}), ("vanilla_ota_fl", {}),
+    ("bbfl_interior", {"radius_m": 1000.0}), ("bbfl_alternative", {"radius_m": 1000.0})])
+def test_ota_noise_real_part_halves_the_noise_variance(kind, params):
+    """ota_noise: real_part keeps Re of the CN(0, N0) noise of paper eq. 6: with zero gradients
+    the estimate is the noise alone, the same draw scaled by sqrt(1/2) (variance halved), and the
+    record's noise_std says so; the design is the same (it keeps the paper's N0)."""
+    future = torch.stack([_state(t).channel_power for t in range(1, 6)])
+    context = _context(rounds=5, future=lambda rounds: future[:rounds])
+    full, half = _scheme(kind, **params), _scheme(kind, ota_noise="real_part", **params)
+    assert full.param("ota_noise") == "real_full"                        # default unchanged
+    design = full.design(context)
+    assert half.design(context) == design
+    zero = torch.zeros(NS, DS, dtype=torch.float64)
+    powers = []
+    for t in range(1, 6):
+        a, rec_a = full.aggregate(zero, _state(t), design)
+        b, rec_b = half.aggregate(zero, _state(t), design)
+        assert rec_b["noise_std"] == pytest.approx(rec_a["noise_std"] * math.sqrt(0.5), rel=1e-12)
+        assert torch.allclose(b, a * math.sqrt(0.5), rtol=1e-12, atol=0.0)
+        powers.append((float(a.pow(2).sum()), float(b.pow(2).sum())))
+    full_power, half_power = map(sum, zip(*powers))
+    if full_power > 0:                                     # a round with someone received
+        assert half_power / full_power == pytest.approx(0.5, rel=1e-12)
+
+
+def test_ota_noise_is_passed_from_the_radio_to_ota_curves_only():
+    from airfl.papers.biased_fl.training import curve_params
+
+    params = {"seed": 0, "biased_fl": {"problem": {"mu": 0.01},
+                                       "radio": {"ota_noise": "real_part"}}}
+    panel = {"G": 5.0, "eta": 0.05}
+    ota = curve_params(params, panel, {"scheme": "opc_ota_comp"}, "biased_fl/fig2b")
+    digital = curve_params(params, panel, {"scheme": "qml", "K": 3}, "biased_fl/fig3b")
+    assert ota["ota_noise"] == "real_part" and "ota_noise" not in digital
+    assert _scheme("opc_ota_comp", ota_noise="real_part").param("ota_noise") == "real_part"
+    validator = jsonschema.Draft202012Validator(osch.PARAMS_SCHEMA["opc_ota_comp"])
+    assert validator.is_valid({"scheme": "opc_ota_comp", "G": 1.0, "ota_noise": "real_part"})
+    assert not validator.is_valid({"scheme": "opc_ota_comp", "G": 1.0, "ota_noise": "imaginary"})

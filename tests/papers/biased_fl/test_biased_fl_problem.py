@@ -90,7 +90,8 @@ def test_offset_only_curves_run_in_the_offset_panels_and_their_claims_say_na(rep
     result = claims["fig2b_beats_lcpc"].evaluate(frame)               # LCPC is its subject: n/a
     assert result.holds is None and "lcpc_ota_comp not run at this SNR" in result.numbers
     gaps = {"proposed": 0.5, "opc_ota_comp": 0.7, "opc_ota_fl": 0.4, "vanilla_ota_fl": 1.0,
-            "bbfl_interior": 2.0, "bbfl_alternative": 1.5}                # every curve but LCPC
+            "bbfl_interior": 2.0, "bbfl_alternative": 1.5, "bbfl_interior_per_round": 2.5,
+            "bbfl_alternative_per_round": 1.8}                            # every curve but LCPC
     frame = pd.DataFrame([{"curve": c, "trial": t, "time_s": 1.0,
                            "suboptimality_gap": g * (1 + 0.01 * t * (c == "opc_ota_fl"))}
                           for t in range(3) for c, g in gaps.items()])      # three trials

@@ -34,7 +34,7 @@ returns the same point, bit for bit and tie for tie, much faster
 * General case: a depth-first search over the devices in their order, with the programme's own
   partial sums and cap tests (its leaves are exactly the members of S it does not prune) and
   the key compared at the leaves, pruned by a Lagrangian bound. The greedy marginal allocation
-  of spec §6.4 gives a vector of S (the incumbent) and the multiplier lambda of the continuous
+  gives a vector of S (the incumbent) and the multiplier lambda of the continuous
   relaxation (any lambda >= 0 gives a valid bound; this one a tight one). QML: with
   f_k(r) = cost_k(r) + lambda var_k(r) and delta_k = f_k - min_r f_k >= 0, a vector with
   V <= cap and C <= C_incumbent has sum_k delta_k(r_k) = C + lambda V - sum_k min f_k
@@ -66,14 +66,14 @@ _NODE_LIMIT = 3000      # prefixes a search may visit before the reference progr
 
 def quant_var(sinf2: np.ndarray, r: np.ndarray, dim: int) -> np.ndarray:
     """Quantization variance of an r-bit upload."""
-    return dim * sinf2 / (2.0 ** r - 1.0) ** 2        # spec §2.6 / paper (14): d ||g||_inf^2/(2^r - 1)^2
+    return dim * sinf2 / (2.0 ** r - 1.0) ** 2        # paper eq. 14: d ||g||_inf^2/(2^r - 1)^2
 
 
 def allocation_tables(sinf2: np.ndarray, seconds_per_bit: np.ndarray, dim: int,
                       r_max: int) -> tuple[np.ndarray, np.ndarray]:
     """Per device and width r = 1..r_max: (payload seconds d r t_k, variance) [K, r_max]."""
     levels = np.arange(1, r_max + 1, dtype=np.float64)
-    cost = dim * np.outer(seconds_per_bit, levels)     # spec §6.4-5/6: d r_k t_k (64 t_k is fixed)
+    cost = dim * np.outer(seconds_per_bit, levels)     # paper eq. 17 form: d r_k t_k (64 t_k is fixed)
     var = quant_var(np.asarray(sinf2)[:, None], levels[None, :], dim)    # per device and width
     return cost, var
 
@@ -175,6 +175,11 @@ def _search(inst: _Instance, delta: list[list[float]], slack: float,
     depth-first over the devices in order from a vector of S with sums ``incumbent``. Raises
     _TooLarge past ``node_limit`` prefixes."""
     k_count, last = inst.k_count, inst.k_count - 1
+    # Only the incumbent's primary sum is read (it sets the bound), not its vector: that vector
+    # is in S and within the bound, so the search visits it as a leaf and `found` cannot stay
+    # empty; any key-smaller vector of no larger primary sum replaces it. Not a departure from
+    # the allocation the baselines solve (the programme's point, `pareto_bits`): the same
+    # answer, found faster (tests/papers/biased_fl/test_bit_allocation.py compares them).
     best = incumbent[1] if lowest_var else incumbent[0]
     limit = slack + best                                    # the Lagrangian bound on the delta sum
     choices = [sorted((d, i) for i, d in enumerate(row) if d <= limit) for row in delta]
@@ -226,8 +231,8 @@ def _key(path_c: list[float], path_v: list[float], path_i: list[int], lowest_var
 
 def _greedy(cost: np.ndarray, var: np.ndarray, cap: float,
             lowest_var: bool) -> tuple[np.ndarray, range, float]:
-    """Spec §6.4's greedy marginal allocation: raise the width with the least cost per unit of
-    variance removed, d t_k / (var_k(r) - var_k(r + 1)), while the variance exceeds the cap
+    """The greedy marginal allocation (our first reading of QML/FedTOE's bit loading): raise
+    the width with the least cost per unit of variance removed, d t_k / (var_k(r) - var_k(r + 1)), while the variance exceeds the cap
     (QML) or while the budget allows (FedTOE). Returns (the device of each step in greedy
     order, the step counts to try for a vector of S, best first, the multiplier): lambda = the
     last step's ratio (QML), mu = 1/(the first refused step's ratio) (FedTOE), the continuous
@@ -322,8 +327,8 @@ def qml_allocate(sinf2: np.ndarray, seconds_per_bit: np.ndarray, dim: int, eps0:
                  r_max: int) -> tuple[np.ndarray, bool]:
     """Bits minimising sum_k (64 + d r_k) t_k s.t. (1/K) sum_k d ||g_k||_inf^2/(2^r_k - 1)^2 <= eps0.
 
-    t_k = 1/(B C_k) seconds per bit. Solved exactly [A]: the cheapest point of
-    :func:`pareto_bits`'s front, computed by :func:`front_point`; the spec's greedy marginal
+    t_k = 1/(B C_k) seconds per bit. Solved exactly (our choice): the cheapest point of
+    :func:`pareto_bits`'s front, computed by :func:`front_point`; the greedy marginal
     allocation missed the optimum in ~25% of random 3-device cases (it overshoots the constraint
     with its last increments). Returns (r, feasible); when even r = r_max everywhere violates
     the constraint the allocation is r_max everywhere and feasible = False.
@@ -343,13 +348,13 @@ def fedtoe_allocate(sinf2: np.ndarray, seconds_per_bit: np.ndarray, dim: int, bu
                     r_max: int) -> tuple[np.ndarray, bool]:
     """Bits minimising sum_k d ||g_k||_inf^2/(2^r_k - 1)^2 s.t. sum_k (64 + d r_k) t_k <= T_TOE.
 
-    t_k = 1/(B R_k). Solved exactly [A] (the spec's greedy is not optimal in
+    t_k = 1/(B R_k). Solved exactly (our choice; the greedy allocation is not optimal in
     general): the lowest-variance point of :func:`pareto_bits`'s front, computed by
     :func:`front_point`. If r = 1 already overruns the budget, r = 1 is used and the round
     overruns (within_budget = False).
     """
     cost, var = allocation_tables(sinf2, seconds_per_bit, dim, r_max)
-    cost_cap = budget_s - HEADER_BITS * float(np.sum(seconds_per_bit))  # §6.4-6: T_TOE - sum 64 t_k
+    cost_cap = budget_s - HEADER_BITS * float(np.sum(seconds_per_bit))  # T_TOE - sum 64 t_k (the headers' time is fixed)
     if _plain(np.asarray(sinf2).tolist(), np.asarray(seconds_per_bit).tolist()) and dim > 0:
         bits = _front_point(cost, var, math.inf, cost_cap, True, _NODE_LIMIT)
     else:

@@ -1,4 +1,4 @@
-"""Digital biased-FL design (paper Sec. II-C, IV-B; spec §2.6, §4.1, §5.4-5.6, errata 2).
+"""Digital biased-FL design (paper Sec. II-C, IV-B: eqs. 12-17, 23, 24).
 
 The PS picks, once before training and from statistical CSI only, per-device fading thresholds
 rho_m, post-scalers nu_m and bit widths r_m minimising Psi (paper (23a)) under the average
@@ -6,10 +6,11 @@ round-latency budget (23b). The problem is solved by successive convex approxima
 the paper's surrogate (24); three variants:
 
 * ``opt``    -- fully optimised over (p, nu, r', R), multi-start from the default start and from
-                the ``zb_opt`` solution (spec §5.5 "Initialization");
+                the ``zb_opt`` solution (the paper's "low-complexity design" start, Sec. IV-B);
 * ``zb_opt`` -- p_m = 1/N fixed (zero bias), Psi minimised over (nu, r', R);
 * ``zb_qnv`` -- p_m = 1/N and only the quantization-noise term sum_m p_m/(nu_m (2^{r'_m+1}-1)^2)
-                minimised, as ``cp.log_sum_exp`` of the log-epigraph variables (errata 2, §5.6-2).
+                minimised, as ``cp.log_sum_exp`` of the log-epigraph variables (the sum's
+                minimiser, numerically stable).
 
 Numerics:
 
@@ -22,13 +23,13 @@ Numerics:
 * the convex problem is compiled once with cvxpy Parameters (DPP) and re-solved per iteration;
 * after every solve the point is post-processed: p <- p/sum p, beta = p nu (<= 1),
   R recomputed from rho by (23c) (the relaxed (24e) only lowers R). The post-processed point is
-  accepted when the solver says ``optimal`` and the point is feasible, or -- errata 2 -- when it
+  accepted when the solver says ``optimal`` and the point is feasible, or (our acceptance rule) when it
   says ``optimal_inaccurate`` and the point is feasible *and* lowers the true relaxed objective.
   Any other status (infeasible, unbounded, solver error) raises :class:`DesignError`: there is no
-  silent fallback to another solver or to a previous iterate. The one retry policy [A]: when
+  silent fallback to another solver or to a previous iterate. The one retry policy (ours): when
   CLARABEL raises instead of answering, the same problem is re-solved with CLARABEL under the
   settings of ``RETRY_SETTINGS`` and the design's ``statuses`` record "(retry k: settings)".
-  With it, every paper setting we swept (G = 0.5, T_max = 0.25 s, eta on the spec §6.5 grid, +0/+30/
+  With it, every paper setting we swept (G = 0.5, T_max = 0.25 s, eta on the paper profile's grid, +0/+30/
   +60 dB, quantile and random placements: 225 designs) solves; failures remain only far outside
   (e.g. -10 dB with G = 5, where p spans six decades) and raise.
 
@@ -36,19 +37,19 @@ Numerics:
 quantization term ((2^{r'+1} - 1)^2, paper Sec. IV-B); the reported ``psi`` is (23a) with the
 integer r = floor(r') + 1, which can only be larger.
 
-Choices the spec leaves open, made here:
+Choices the paper leaves open, made here:
 
-* Stopping [A]: stop when the true relaxed objective falls by <= ``tol`` (relative) between
+* Stopping (ours): stop when the true relaxed objective falls by <= ``tol`` (relative) between
   accepted iterates, when an ``optimal`` solve does not lower it at all (MM cannot increase it:
   no progress is left at solver accuracy; converged, stop_reason "no_decrease"), when an
-  ``optimal_inaccurate`` solve is rejected (errata 2; converged = False, iterate kept:
+  ``optimal_inaccurate`` solve is rejected (our acceptance rule; converged = False, iterate kept:
   "inaccurate_rejected"), or at ``max_iter``; the loop and these words are airfl.optim.sca's.
-  ``tol`` defaults to 1e-9 as requested (spec §5.5 writes 1e-7 on the surrogate optimum).
+  ``tol`` defaults to 1e-9 (the paper states no tolerance; it runs "K iterations").
 * Rounding: r = floor(r') + 1 applied to the solver's r'. When r' sits on its upper
   bound r_max - 1 the interior-point solver returns it as (r_max - 1) - O(1e-9), which floors to
-  r = r_max - 1 (not r_max): this is what gives the errata's zb_qnv result r = 15 with latency
+  r = r_max - 1 (not r_max): this is what gives our zb_qnv result r = 15 with latency
   0.234 s = 0.25 s (64 + 15 d)/(64 + 16 d). We keep the printed rule rather than snapping.
-* Latency margin [A]: (24f) uses T_max (1 - 1e-6); a post-processed point must meet T_max exactly.
+* Latency margin (ours): (24f) uses T_max (1 - 1e-6); a post-processed point must meet T_max exactly.
 * Multi-start for ``opt``: default start and the ``zb_opt`` solution; the lower true
   Psi (integer r) wins.
 """
@@ -86,7 +87,7 @@ def _run_sca(setup: _Setup, variant: str, start, max_iter: int, tol: float, solv
     """Majorisation-minimisation on (24) from ``start`` = (p, nu, r'): the shared loop
     (airfl.optim.sca) with this design's step and rules (module docstring): a post-processed point
     must meet T_max, an ``optimal_inaccurate`` one that is infeasible or not lower is rejected
-    (errata 2), an ``optimal`` one may not raise the objective by more than MM_RTOL.
+    (our acceptance rule), an ``optimal`` one may not raise the objective by more than MM_RTOL.
 
     ``iterations`` counts surrogate solves (the last one may be rejected); ``objective_history``
     and ``psi_history`` hold the start and every accepted iterate (relaxed r' + 1).
@@ -148,7 +149,8 @@ def design_sca(lam, *, G, d, Es, N0, B, eta, mu, kappa, T_max, r_max: int = 16, 
                max_iter: int = 200, tol: float = 1e-9, solver: str = "CLARABEL", sigma2=0.0) -> dict:
     """Optimised digital design by SCA on (24) (paper Sec. IV-B).
 
-    ``zero_bias=False``: the fully optimised design; two starts (spec §5.5 "Initialization" [A]):
+    ``zero_bias=False``: the fully optimised design; two starts (the paper's "low-complexity
+    design" start, Sec. IV-B; which ones is our choice):
     the default start of :func:`initial_point` and the optimised zero-bias solution; the one with
     the lower true Psi (integer r) is returned (``start`` says which; ``starts`` has both).
     ``zero_bias=True``: the optimised zero-bias design from the default start.
@@ -179,7 +181,8 @@ def design_zb_qnv(lam, *, G, d, Es, N0, B, eta, mu, kappa, T_max, r_max: int = 1
                   tol: float = 1e-9, solver: str = "CLARABEL", sigma2=0.0) -> dict:
     """Zero-bias minimum quantization-noise-variance design (paper Sec. IV-B variant 2).
 
-    p = 1/N; the SCA minimises log sum_m p_m/(nu_m (2^{r'_m+1} - 1)^2) (errata 2) under the same
+    p = 1/N; the SCA minimises log sum_m p_m/(nu_m (2^{r'_m+1} - 1)^2) (log-sum-exp: the
+    sum's minimiser, stable) under the same
     constraints; ``psi`` is still the true Psi (23a) of the result (G, eta, mu, kappa only enter it).
     """
     setup = _make_setup(lam, G=G, d=d, Es=Es, N0=N0, B=B, eta=eta, mu=mu, kappa=kappa, T_max=T_max,

@@ -132,7 +132,8 @@ def _true_psi_relaxed(setup: _Setup, p, nu, rp) -> float:
 
 
 def initial_point(setup: _Setup, fraction: float = 0.9):
-    """Default SCA start (spec §5.5 "Initialization" [A]): p = 1/N, r' = 0 (r = 1), a common beta.
+    """Default SCA start (our low-complexity start, paper Sec. IV-B): p = 1/N, r' = 0 (r = 1),
+    a common beta.
 
     beta is the largest value on {0.01, ..., 0.99} with sum_m beta (64 + d)/(B R_m(beta)) <=
     ``fraction`` T_max; nu = beta/p. Raises DesignError when even beta = 0.01 is too slow.

@@ -27,12 +27,12 @@ cp = lazy_import("cvxpy")   # only design jobs solve; the others never load it
 __all__ = ["DigitalSurrogate", "RETRY_SETTINGS"]
 
 LN2 = math.log(2.0)
-P_MIN = 1e-9              # [A] lower bound on p_m in the surrogate (keeps ln p_bar finite), as in spec §5.2
-RATE_MIN = 1e-9           # R_m >= 1e-9 [A]
-BETA_MAX = 1.0 - 1e-12    # spec §5.5 post-processing: beta clipped to <= 1 - 1e-12
-T_MARGIN = 1e-6           # [A] the surrogate uses T_max (1 - 1e-6) so that solver tolerance never
+P_MIN = 1e-9              # (ours) lower bound on p_m in the surrogate (keeps ln p_bar finite)
+RATE_MIN = 1e-9           # R_m >= 1e-9 (ours: keeps ln R finite)
+BETA_MAX = 1.0 - 1e-12    # post-processing (ours): beta clipped to <= 1 - 1e-12
+T_MARGIN = 1e-6           # (ours) the surrogate uses T_max (1 - 1e-6) so that solver tolerance never
                           # makes the post-processed point exceed T_max (which is checked exactly)
-#: CLARABEL settings tried, in order, when a surrogate solve stops without a solution [A]
+#: CLARABEL settings tried, in order, when a surrogate solve stops without a solution (ours)
 RETRY_SETTINGS = ({"max_step_fraction": 0.9}, {"static_regularization_constant": 1e-7},
                   {"equilibrate_enable": False})
 
@@ -43,7 +43,7 @@ class DigitalSurrogate:
     """Paper eq. (24) as a DPP cvxpy problem; ``update(p_bar, nu_bar, rp_bar)`` moves the iterate.
 
     For p fixed to 1/N (zero-bias variants) the linearisations of ln p and 1/p in (24b)-(24e),
-    (24g) are exact, which gives spec §5.6-1's exact constraints (z nu >= 1/N, nu <= N).
+    (24g) are exact, which gives the zero-bias variants' exact constraints (z nu >= 1/N, nu <= N).
 
     Variables are shifted / scaled around the iterate -- an exact change of variables, the convex
     problem is the same -- because at high SNR (+60 dB) the raw form asks the solver to cancel
@@ -90,13 +90,13 @@ class DigitalSurrogate:
                                     - cp.multiply(par["e_p"], rel_p)),                     # (24e)
             cp.sum(self.Tt) <= 1.0 - T_MARGIN,                                             # (24f) / T_max
             self.X <= par["x_max"] - cp.multiply(par["x_p"], rel_p),                       # (24g)
-            self.Rp >= 0, self.Rp <= setup.rp_max, self.Rr >= par["r_min"],                # [A] spec §5.5
+            self.Rp >= 0, self.Rp <= setup.rp_max, self.Rr >= par["r_min"],                # bounds of r' (paper: 0 <= r <= 16)
         ]
         if not self.zero_bias:
             cons += [self.Pr >= par["pr_min"], self.Pr <= par["pr_max"],
                      par["p_bar"] @ self.Pr == par["p_sum_gap"]]                           # (24h)
         if variant == "zb_qnv":
-            objective = cp.log_sum_exp(par["ln_w"] + self.W)   # errata 2: ln sum_m omega_m, same minimiser
+            objective = cp.log_sum_exp(par["ln_w"] + self.W)   # ln sum_m omega_m: same minimiser, stable
         else:
             objective = par["c_z"] @ self.Zr + par["c_w"] @ cp.exp(self.W)                # (24a) / J
             if not self.zero_bias:   # quadratic and linear parts in Pr; constants in _const_offset
@@ -151,7 +151,7 @@ class DigitalSurrogate:
         J = relaxed_objective(s, p_bar, nu_bar, rp_bar, self.variant)
         if not (np.isfinite(J) and J > 0):
             raise DesignError(f"true objective at the SCA iterate is {J!r}")
-        self.scale = J                                         # errata 2: re-normalise every iteration
+        self.scale = J                                         # re-normalise every iteration (O(1) objective)
         a = s.eta / s.mu
         par["c_z"].value = a * s.G ** 2 * z_bar / J                    # G^2 sum z = G^2 sum z_bar (1 + Zr)
         par["c_w"].value = a * s.G ** 2 * s.d * w_bar / J              # G^2 d sum omega_bar exp(W)
@@ -178,14 +178,14 @@ class DigitalSurrogate:
 
         When CLARABEL stops without any answer (it raises, typically "InsufficientProgress" near
         a converged iterate at extreme SNR or with p spread over decades), the *same* problem is
-        re-solved with the same solver and the settings of ``RETRY_SETTINGS`` in turn [A]; the
+        re-solved with the same solver and the settings of ``RETRY_SETTINGS`` in turn (ours); the
         record says which settings answered, so a retry is visible in the design's statuses.
         """
         attempts = [{}] + (list(RETRY_SETTINGS) if solver == "CLARABEL" else [])
         error = ""
         for k, settings in enumerate(attempts):
             try:
-                with warnings.catch_warnings():    # the status is checked by the caller (errata 2 rule)
+                with warnings.catch_warnings():    # the status is checked by the caller (acceptance rule)
                     warnings.simplefilter("ignore", UserWarning)
                     self.problem.solve(solver=solver, **settings)
             except (cp.error.SolverError, cp.error.DCPError, ValueError, ArithmeticError) as exc:
@@ -196,7 +196,7 @@ class DigitalSurrogate:
         return error, error
 
     def point(self):
-        """Post-processed (p, nu, r') of the last solve (spec §5.5 post-processing, A12)."""
+        """Post-processed (p, nu, r') of the last solve (post-processing: p <- p/sum p, beta = p nu, R by (23c))."""
         p_bar, nu_bar, _ = self._bar
         if self.zero_bias:
             p = p_bar.copy()

@@ -2,11 +2,10 @@
 
 Paper sections: II-B (truncated channel inversion, eqs. 7-10), Lemma 1 (variance), Theorem 1
 (optimality-error bound), IV-A (design problem (20), SCA surrogate (21), closed forms (22) and ZB).
-5, §4, §5.1-5.3, §9 (A4, A11, A12) and its Errata.
 
 Units are physical throughout the public API: Lambda_m (linear mean channel power gain), E_s in J
 per channel use, N0 in W/Hz (= J), gamma and alpha in the units they get from these. The SCA
-works internally in the normalised variables of spec §5.2 (raw gamma, alpha ~ 1e-11...1e-9):
+works internally in normalised variables (raw gamma, alpha ~ 1e-11...1e-9):
 
     s_m = gamma^NV_m,  a_ref = max_m s_m,  ct_m = s_m / a_ref,  gt_m = gamma_m / s_m in (0, 1],
     at = alpha / a_ref,  sig2t = d N0 / a_ref^2,
@@ -45,9 +44,9 @@ __all__ = [
 ]
 
 E_HALF = math.exp(-0.5)           # beta at gamma^NV, and max_x x exp(-x^2/2)
-GT_MIN = 1e-6                     # spec §5.2 code: Gt >= 1e-6 (normalised gamma lower bound)
-A_MIN = 1e-9                      # spec §5.2 code: A >= 1e-9
-P_MIN = 1e-9                      # spec §5.2 code: P >= 1e-9
+GT_MIN = 1e-6                     # (ours) Gt >= 1e-6 (normalised gamma lower bound)
+A_MIN = 1e-9                      # (ours) A >= 1e-9
+P_MIN = 1e-9                      # (ours) P >= 1e-9
 STALL_TOL = 1e-6                  # relative Psi rise of a step at solver accuracy ('no_decrease'), not a failure
 #: CLARABEL defaults are 1e-8; late SCA steps at +60 dB are ~1e-7 relative (see _sca_from).
 DEFAULT_CLARABEL_OPTS = {"tol_feas": 1e-10, "tol_gap_abs": 1e-10, "tol_gap_rel": 1e-10}
@@ -92,13 +91,13 @@ def bias_sum(p) -> float:
 def psi(zeta, p, eta, mu, kappa) -> float:
     """Design objective Psi = (eta/mu) zeta + (N kappa^2/mu^2) sum (p - 1/N)^2 (paper eqs. 20a/23a)."""
     n = np.asarray(p).size
-    return float(eta / mu * zeta + n * kappa ** 2 / mu ** 2 * bias_sum(p))  # spec §4.2, eq. 20a
+    return float(eta / mu * zeta + n * kappa ** 2 / mu ** 2 * bias_sum(p))  # paper eq. 20a
 
 
 def bound_terms(p, zeta, eta, mu, kappa, D, t) -> dict:
-    """Theorem 1 terms at round t: init 2 D^2 (1-eta mu)^{2t} (A4: D^2, not D), bias, var, total."""
+    """Theorem 1 terms at round t: init 2 D^2 (1-eta mu)^{2t} (the proof's D^2; the theorem's statement prints D), bias, var, total."""
     n = np.asarray(p).size
-    init = 2.0 * D ** 2 * (1.0 - eta * mu) ** (2 * t)             # Thm 1 with the proof's D^2 (A4)
+    init = 2.0 * D ** 2 * (1.0 - eta * mu) ** (2 * t)             # Thm 1 with the proof's D^2
     bias = 2.0 * n * kappa ** 2 / mu ** 2 * bias_sum(p)           # Thm 1: 2 (N kappa^2/mu^2) sum (1/N - p)^2
     var = 2.0 * eta / mu * zeta                                   # Thm 1: 2 (eta/mu) zeta
     return {"init": float(init), "bias": float(bias), "var": float(var),
@@ -117,7 +116,7 @@ def true_psi(gamma, lam, *, G, d, Es, N0, eta, mu, kappa, sigma2=0.0) -> float:
 # --------------------------------------------------------------------------------------------
 
 def normalisation(lam, *, G, d, Es, N0) -> dict:
-    """s_m = gamma^NV_m, a_ref, ct_m = s_m/a_ref, sig2t = d N0/a_ref^2 (spec §5.2 scaling)."""
+    """s_m = gamma^NV_m, a_ref, ct_m = s_m/a_ref, sig2t = d N0/a_ref^2 (the normalisation of the module docstring)."""
     lam = np.asarray(lam, dtype=float)
     s = np.sqrt(d * lam * Es / (2.0 * G ** 2))          # paper eq. 22: gamma^NV = sqrt(d Lambda E_s/(2 G^2))
     aref = float(s.max())
@@ -125,7 +124,7 @@ def normalisation(lam, *, G, d, Es, N0) -> dict:
 
 
 def lower_branch_root(y, steps: int = 200) -> np.ndarray:
-    """x in (0, 1] with x exp(-x^2/2) = y for y in (0, e^{-1/2}] (lower branch; bisection, A12).
+    """x in (0, 1] with x exp(-x^2/2) = y for y in (0, e^{-1/2}] (lower branch; bisection).
 
     x exp(-x^2/2) is increasing on (0, 1]; the returned upper end of the bracket satisfies
     x exp(-x^2/2) >= y (to machine precision: 200 halvings of (0, 1]).
@@ -141,7 +140,7 @@ def lower_branch_root(y, steps: int = 200) -> np.ndarray:
 
 
 def _design_from_gt(gt, norm) -> dict:
-    """Physical (gamma, alpha, p, beta) of normalised pre-scalers gt (spec §5.2 post-processing)."""
+    """Physical (gamma, alpha, p, beta) of normalised pre-scalers gt (post-processing)."""
     gt = np.asarray(gt, dtype=float)
     beta = np.exp(-gt ** 2 / 2.0)                       # gamma^2 G^2/(d Lambda E_s) = gt^2/2
     alpha_m = norm["aref"] * norm["ct"] * gt * beta     # alpha_m = a_ref ct gt exp(-gt^2/2)
@@ -210,7 +209,7 @@ def surrogate_feasible(gt, p, z, at, gt_bar, p_bar, at_bar, ct, tol=1e-9) -> boo
 class _Surrogate:
     """The surrogate (21) as one DPP cvxpy problem; the iterate enters through Parameters.
 
-    Normalisation (spec §5.2 'mandatory', strengthened as in the Errata's digital item 2): the
+    Normalisation (needed for the solver; re-done at every iteration as in the digital design): the
     objective is divided by the true Psi of the *current* iterate (not only of the start point),
     and the constant G^2 sum p_bar^2 of the linearised -p^2 is kept, so problem.value is exactly
     surrogate/Psi(iterate): 1 at the iterate, <= 1 at the optimum, at every SNR.
@@ -284,11 +283,11 @@ def _sca_from(start_gt, surrogate, norm, consts, max_iter, tol, solver, solver_o
     """One SCA run from normalised pre-scalers start_gt: the shared loop (airfl.optim.sca) with
     this design's step; returns (gt, history, statuses, stop_reason).
 
-    Each step solves (21) at the iterate, then post-processes (A12): p <- P/sum P and gt <- the
+    Each step solves (21) at the iterate, then post-processes: p <- P/sum P and gt <- the
     lower-branch root of gt exp(-gt^2/2) = A p/ct, which restores (20b) with equality and, for an
     exact solve, never raises the true Psi (the surrogate is a tight majoriser). A solver error,
     a status other than 'optimal'/'optimal_inaccurate' or a non-finite point is a DesignError;
-    an 'optimal_inaccurate' step that lowers the true Psi is taken (as the Errata prescribe for
+    an 'optimal_inaccurate' step that lowers the true Psi is taken (our acceptance rule, as for
     the digital SCA); a step that does not lower it by more than STALL_TOL (relative) is the SCA
     at solver accuracy (seen at +60 dB after ~500-1300 iterations, relative steps ~1e-7): stop
     with 'no_decrease' (converged), a larger rise is a DesignError. Never a silent fallback.
@@ -305,8 +304,8 @@ def _sca_from(start_gt, surrogate, norm, consts, max_iter, tol, solver, solver_o
             and np.isfinite(A) and float(A) > 0
         if not usable:
             return status, None
-        pn = np.maximum(P, 0.0) / np.maximum(P, 0.0).sum()        # A12: restore sum p = 1
-        return status, lower_branch_root(float(A) * pn / norm["ct"])   # A12: (20b) with equality, lower branch
+        pn = np.maximum(P, 0.0) / np.maximum(P, 0.0).sum()        # restore sum p = 1
+        return status, lower_branch_root(float(A) * pn / norm["ct"])   # (20b) with equality, lower branch
 
     run = sca.minimise(np.asarray(start_gt, dtype=float), propose=propose,
                        objective=lambda gt: consts(_design_from_gt(gt, norm)),
@@ -319,9 +318,9 @@ def design_sca(lam, *, G, d, Es, N0, eta, mu, kappa, sigma2=0.0, max_iter=200, t
                solver="CLARABEL", solver_opts=None) -> dict:
     """Optimised OTA pre-scalers: SCA of paper eq. 21 from NV and from ZB.
 
-    Multistart (A11; the paper only says 'a suitable low-complexity solution, e.g. NV or ZB'): run
+    Multistart (ours; the paper only says 'a suitable low-complexity solution, e.g. NV or ZB'): run
     from both and keep the lower true Psi (ties -> NV). Stopping: relative change of the true Psi
-    <= tol, capped at max_iter; 'converged' says which (the Errata: iterations grow from 3-7 at the
+    <= tol, capped at max_iter; 'converged' says which (measured: iterations grow from 3-7 at the
     literal SNR to ~60 at +30 dB and 600-1000 at +60 dB). solver_opts default to tighter CLARABEL
     tolerances (DEFAULT_CLARABEL_OPTS) because the late SCA steps are ~1e-7 relative.
 

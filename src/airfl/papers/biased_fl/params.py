@@ -39,7 +39,9 @@ DEFS = {
                                         "combinations) or a list of {param: value} combinations; "
                                         "searched at the panel's eta before the eta grid, on the "
                                         "selection trials, by the lowest mean final sub-optimality"
-                                        " gap (ties: accuracy)",
+                                        " gap (BB-FL Interior, which trains on the interior "
+                                        "devices only: by the relative change of its objective "
+                                        "over them; ties: accuracy)",
                             values=OneOf(options=(
                                                      MapOf(values=ListOf(min_items=1),
                                                            min_properties=1),
@@ -104,8 +106,12 @@ DEFS = {
                                           "the m-th radius; uniform: seeded uniform in the disc",
                               values=("quantile", "uniform"), required=True),
             "snr_offset_db": Num(description="multiplies E_s by 10^(offset/10), dB (0: the "
-                                             "paper's literal setting)",
-                                 required=True)}),
+                                             "paper's literal E_s = P/B)",
+                                 required=True),
+            "ota_noise": Enum(description="OTA receiver noise per real entry, passed to every OTA "
+                                          "curve: real_full: N(0, N0); real_part: the real part "
+                                          "of the CN(0, N0) noise of paper eq. 6, N(0, N0/2)",
+                              values=("real_full", "real_part"), default="real_full")}),
         "fig2a": Ref(description="Fig. 2(a): the OTA design variants (opt, nv, zb)",
                      name="biased_fl_panel", required=True),
         "fig2b": Ref(description="Figs. 2(b, c): the optimised OTA design against OTA baselines",

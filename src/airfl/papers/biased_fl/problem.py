@@ -86,7 +86,7 @@ def constants(problem: Problem, w_star: np.ndarray) -> dict[str, float | list[fl
     grads_at_opt = [local_objective(problem, w_star, m)[1] for m in range(len(problem.x))]
     grads_at_zero = [local_objective(problem, np.zeros(problem.dim), m)[1]
                      for m in range(len(problem.x))]
-    radius = max(np.linalg.norm(g) for g in grads_at_zero) / problem.mu   # rho_W (spec eq. 3)
+    radius = max(np.linalg.norm(g) for g in grads_at_zero) / problem.mu   # rho_W (paper eq. 3's projection set)
     lipschitz = smoothness(problem)
     return {"F_star": global_objective(problem, w_star)[0],
             "kappa_true": float(np.sqrt(np.mean([g @ g for g in grads_at_opt]))),  # kappa^2 def.

@@ -18,6 +18,11 @@ _G = Num(description="gradient-norm bound G_max used in the design and truncatio
          required=True)
 _ETA = Num(description="learning step size eta entering the design", gt=0, default=0.05)
 _MU = Num(description="strong-convexity constant mu", gt=0, default=0.01)
+_OTA_NOISE = Enum(description="receiver noise per real entry (paper eq. 6: z_t ~ CN(0, N0 I), the "
+                              "gradient real): real_full: N(0, N0), the d N0/alpha^2 of Lemma 1 "
+                              "(our default reading); real_part: the PS keeps Re(y_t), N(0, N0/2), "
+                              "half the noise power. The designs use N0 either way",
+                  values=("real_full", "real_part"), default="real_full")
 _SCA_MAX_ITER = Int(description="most SCA iterations of the design", minimum=1, default=200)
 _SCA_SOLVER = Enum(description="convex solver (cvxpy) of each SCA step",
                    values=("CLARABEL", "SCS"), default="CLARABEL")
@@ -28,7 +33,7 @@ _BBFL = {
                                    "devices within it form S_in", gt=0, maximum=1, default=0.7),
     "g_th": Num(description="power-cutoff threshold of [16] on the path-loss-normalised fading "
                             "|h|^2/Lambda: a scheduled device transmits iff it is >= g_th, "
-                            "probability exp(-g_th) for every device (the paper gives no value)",
+                            "probability exp(-g_th) for every device (value not in the paper: ours)",
                 gt=0, default=0.1),
     "power_constraint": Enum(description="average: [16]'s average-energy constraint, receive "
                                          "level min_S qbar / E1(g_th); peak: every transmission "
@@ -39,7 +44,7 @@ _BBFL = {
 
 
 def _ota(**fields) -> Obj:
-    return Obj(fields={"G": _G, **fields})
+    return Obj(fields={"G": _G, "ota_noise": _OTA_NOISE, **fields})
 
 
 OTA_KINDS: dict[str, Obj] = {
@@ -73,18 +78,17 @@ OTA_KINDS: dict[str, Obj] = {
 
 
 _POS = {"gt": 0}
-_K = Int(description="devices scheduled per round K", minimum=1,
+_K = Int(description="devices scheduled per round (our default 5; searched in the paper profile)", minimum=1,
          default=5)
 _RMAX = Int(description="largest bit width per entry (paper §V-D: r <= 16)", minimum=1,
             maximum=16, default=16)
-_LAT_FIXED = Enum(description="capacity_on_success: L/(B C_t) when decoded (paper Sec. V-D), "
-                              "L/(B R) on outage (our reading); fixed_rate: L/(B R) always; "
-                              "capacity: L/(B C_t) always", values=("capacity_on_success", "fixed_rate", "capacity"),
+_LAT_FIXED = Enum(description="capacity_on_success: L/(B C_t) when decoded (paper §V-D), L/(B R) "
+                              "on outage (our reading); fixed_rate: L/(B R) always; capacity: L/(B C_t) "
+                              "always", values=("capacity_on_success", "fixed_rate", "capacity"),
                   default="capacity_on_success")
 _BUDGET = {
-    "T_BC_s": Num(description="per-round latency budget, s; null: median over Monte-Carlo draws "
-                              "of the time K best-channel devices need for r_max bits (our "
-                              "reading: the paper gives no value)",
+    "T_BC_s": Num(description="per-round latency budget, s; null: median over Monte-Carlo draws of the time "
+                              "K best-channel devices need for r_max bits (our reading of paper Sec. V-D: r ~ 16)",
                   gt=0, nullable=True, default=None),
     "mc_draws": Int(description="Monte-Carlo channel draws of the T_BC rule", minimum=1,
                     default=4000),
@@ -110,8 +114,7 @@ DIGITAL_KINDS: dict[str, Obj] = {
         "sca_tol": Num(description="relative decrease of the true relaxed objective", **_POS,
                        default=1.0e-9),
         "sca_solver": _SCA_SOLVER,
-        "latency_mode": Enum(description="upload time of L bits: capacity L/(B C_t) (default) "
-                                         "or fixed_rate L/(B R_m)",
+        "latency_mode": Enum(description="capacity: L/(B C_t) (default; paper Sec. V-D: capacity for all schemes) or fixed_rate: L/(B R_m)",
                              values=("capacity", "fixed_rate"), default="capacity")}),
     "best_channel": Obj(fields={"K": _K, "r_max": _RMAX, **_BUDGET}),
     "best_channel_norm": Obj(fields={
@@ -151,12 +154,13 @@ DIGITAL_PARAMS: dict[str, dict] = {kind: _kind_schema(declared, {"const": kind},
                                    for kind, declared in DIGITAL_KINDS.items()}
 PARAMS_SCHEMA: dict[str, dict] = {**OTA_PARAMS, **DIGITAL_PARAMS}
 PANEL_DEFAULTS = ("G", "kappa", "eta", "T_max_s", "radius_m")
+RADIO_DEFAULTS = ("ota_noise",)
 
 
 def curve_schema() -> dict[str, Any]:
     """The JSON schema of one Biased FL curve in params.yaml: one if/then per scheme kind, from
     PARAMS_SCHEMA; keys the panel or the problem supplies are optional there."""
-    supplied = {*PANEL_DEFAULTS, "mu", "design_seed", "design_key"}
+    supplied = {*PANEL_DEFAULTS, *RADIO_DEFAULTS, "mu", "design_seed", "design_key"}
     branches = []
     for kind, fragment in sorted(PARAMS_SCHEMA.items()):
         properties = {k: v for k, v in fragment["properties"].items() if k != "scheme"}

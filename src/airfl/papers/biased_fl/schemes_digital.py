@@ -1,28 +1,27 @@
 """The proposed digital FL scheme of Biased FL and what its six baselines share (Fig. 3(b,c)).
 
 Paper: Ul Abrar, Michelusi, "Biased Federated Learning under Wireless Heterogeneity" (arXiv
-2503.06078), §II-C (eqs. 12-17), §IV-B, §V-C/D. 6, §3.2, §6.2,
-§6.4 (exact adapted algorithms of the baselines), §9 (A5, A6, A7, A10) and its Errata.
+2503.06078), §II-C (eqs. 12-17), §IV-B, §V-C/D.
 
 Every scheme aggregates per-round GRADIENTS g [N, d] in physical units: Lambda_m =
 statistics.path_gain, |h_{m,t}|^2 = state.channel_power, E_s = energy_per_symbol, N0 = noise_psd,
-B = bandwidth_hz. Every upload is quantized by the dithered r-bit quantizer of spec §2.6
+B = bandwidth_hz. Every upload is quantized by the dithered r-bit quantizer of paper §II-C (eqs. 12-14)
 (``airfl.channel.quantized_sums``, uniforms from the round's "quantization" stream: one [N, d]
 block whatever is scheduled, ``RoundStreams.uniform_block``; only the rows that enter the
 estimate are computed) and costs L = 64 + d r bits
 (``payload_bits``). Device sampling draws from the round's "sampling" stream.
 
-Round latency (errata 1): TDMA, the sum over uploading devices of L/(B C_{m,t}) with the
+Round latency (paper §V-D: "channel capacity for all schemes"): TDMA, the sum over uploading devices of L/(B C_{m,t}) with the
 capacity C_{m,t} = log2(1 + E_s |h_{m,t}|^2 / N0). Paper §V-D: "Since the majority of SOTA
 candidates use channel capacity-based transmission for local gradient upload, our per-round
 latency calculation uses channel capacity for all schemes." So the fixed-rate schemes (UQOS,
 FedTOE) are charged L/(B C_{m,t}) too for every upload that is decoded (default ``latency_mode:
 capacity_on_success``); an upload in outage has no capacity to speak of (the device sent at its
 fixed rate R > C_{m,t} and the PS could not decode), and the paper does not say how it is charged
-[A, errata 1]: it pays its fixed-rate slot L/(B R). On success C_{m,t} >= R, so this never charges
+(our reading): it pays its fixed-rate slot L/(B R). On success C_{m,t} >= R, so this never charges
 more than the fixed rate. ``fixed_rate`` (every upload L/(B R)) and ``capacity`` (every upload
 L/(B C_{m,t}), outages included) remain as sensitivity options.
-A round in which nobody uploads has g_hat = 0 and latency 0 (spec §3.2 note).
+A round in which nobody uploads has g_hat = 0 and latency 0.
 
 Record of a round: participants (devices whose update enters g_hat), scheduled (devices that used
 a slot), latency_s, bits (total uploaded, failed uploads included), privacy None, and per-scheme
@@ -103,12 +102,12 @@ class _DigitalScheme(Scheme):
                 float(statistics.bandwidth_hz))
 
     def capacity(self, state: RoundState) -> np.ndarray:
-        """C_{m,t} = log2(1 + E_s |h_{m,t}|^2 / N0) [N] float64 (errata 1), once per round."""
+        """C_{m,t} = log2(1 + E_s |h_{m,t}|^2 / N0) [N] float64 (paper §V-D), once per round."""
         found = state.extras.get("digital_capacity")
         if found is None:
             es, n0, _ = self.radio(state.statistics)
             snr = es * state.channel_power.to(torch.float64) / n0    # >= 0: |h|^2 Exp draws
-            found = torch.log2(1.0 + snr).numpy()  # errata 1: capacity (shannon_rate, unchecked)
+            found = torch.log2(1.0 + snr).numpy()  # paper §V-D: capacity (shannon_rate, unchecked)
             found.flags.writeable = False
             state.extras["digital_capacity"] = found
         return found
@@ -218,7 +217,7 @@ def _record(participants, scheduled, latency, bits, **extra) -> dict[str, Any]:
 
 def _tdma_latency(bits: np.ndarray, rates: np.ndarray, bandwidth: float,
                   mask: np.ndarray) -> float:
-    """sum over mask of L/(B rate) (spec §2.6 eq. 17 form; errata 1 with capacity rates): the
+    """sum over mask of L/(B rate) (paper eq. 17 form, with capacity rates as §V-D says): the
     arithmetic of `airfl.channel.digital.tdma_round_latency` for one round, without its input
     checks (called every round of every run; the inputs here are the scheme's own arrays)."""
     with np.errstate(divide="ignore"):                # rate 0 off the mask: an unused inf slot
@@ -249,10 +248,10 @@ def _top_k(score: np.ndarray, k: int) -> np.ndarray:
 
 def fixed_rate_charge(mode: str, fixed: np.ndarray, capacity: np.ndarray,
                       decoded: np.ndarray) -> np.ndarray:
-    """Per-device rate a fixed-rate upload is charged at, L/(B rate) (paper §V-D, errata 1).
+    """Per-device rate a fixed-rate upload is charged at, L/(B rate) (paper §V-D).
 
     capacity_on_success: C_{m,t} when decoded ("our per-round latency calculation uses channel
-    capacity for all schemes", §V-D), the fixed rate R_m on outage [A]; fixed_rate: R_m always;
+    capacity for all schemes", §V-D), the fixed rate R_m on outage (our reading); fixed_rate: R_m always;
     capacity: C_{m,t} always.
     """
     fixed = np.asarray(fixed, dtype=np.float64)
@@ -326,7 +325,7 @@ class BiasedDigital(_DigitalScheme):
         payload = payload_bits(x.shape[1], bits)                           # L_m = 64 + d r_m
         _, _, bw = self.radio(state.statistics)
         if self.param("latency_mode") == "capacity":
-            rates = self.capacity(state)                                   # errata 1: L/(B C_t)
+            rates = self.capacity(state)                                   # paper §V-D: L/(B C_t)
         else:
             rates = run["R"]                                               # L/(B R_m)
         latency = _tdma_latency(payload, rates, bw, chi)

@@ -1,18 +1,17 @@
-"""The six digital baselines of Biased FL's Fig. 3(b,c), adapted as spec §6.4 prescribes.
+"""The six digital baselines of Biased FL's Fig. 3(b,c) (paper §V-D), as we adapt them.
 
 Paper: Ul Abrar, Michelusi, "Biased Federated Learning under Wireless Heterogeneity" (arXiv
-2503.06078), §V-C/D. 4 (exact adapted algorithms), §9 (A5, A6,
-A7, A10) and its Errata. Units, quantizer, latency rule and round record are those of
+2503.06078), §V-C/D. Units, quantizer, latency rule and round record are those of
 :mod:`airfl.papers.biased_fl.schemes_digital` (shared with the proposed scheme).
 
-Choices the spec leaves open (all [A]):
+Choices the paper leaves open (all ours):
 
-* Best Channel(-Norm) budget T_BC: spec §6.4-1's Monte-Carlo median rule with ``mc_draws`` = 4000
+* Best Channel(-Norm) budget T_BC (paper §V-D: "chosen to have r_m ~ 16 bits"): a Monte-Carlo median rule with ``mc_draws`` = 4000
   draws from ``numpy_generator(design_seed, design_key, "trial", trial, "design")`` (params, default
   0 and "biased_fl_digital"): a per-trial, reproducible design that does not consume the training
   streams; ``T_BC_s`` overrides it.
 * QML and FedTOE bit allocation: solved exactly (the Pareto dynamic programme's point,
-  :mod:`airfl.papers.biased_fl.bit_allocation`) instead of the spec's greedy marginal
+  :mod:`airfl.papers.biased_fl.bit_allocation`) instead of a greedy marginal
   allocation, which missed the optimum in about a quarter of random 3-device cases.
 * Best Channel-Norm with all selected gradients zero: r = 1.
 * UQOS sampling without replacement: Madow systematic sampling (exact inclusion probabilities pi,
@@ -78,7 +77,7 @@ def equal_bit_width(budget_s: float, capacities: np.ndarray, dim: int, bandwidth
 
 def best_channel_budget(lam: np.ndarray, es: float, n0: float, bandwidth: float, dim: int, k: int,
                         r_max: int, draws: int, generator: np.random.Generator) -> float:
-    """T_BC = median over channel draws of sum_{K best} (64 + r_max d)/(B C_k) (spec §6.4-1 [A]).
+    """T_BC = median over channel draws of sum_{K best} (64 + r_max d)/(B C_k) (our reading of paper §V-D's r_m ~ 16).
 
     Chosen so that the selected devices 'typically' get r ~ r_max bits (paper §V-D: r ~ 16).
     """
@@ -175,7 +174,7 @@ class BestChannelNorm(_BestChannelBudget, _DigitalScheme):
     """Amiri et al. [7]: K' best channels, then the K largest ||g||; bits proportional to ||g||.
 
     L_k = lambda ||g_k|| with sum_k L_k/(B C_k) = T_BC, r_k = clip(floor((L_k - 64)/d), 1, r_max).
-    When every selected gradient is zero, r = 1 [A] (nothing to send).
+    When every selected gradient is zero, r = 1 (ours: nothing to send).
     """
 
     kind = "best_channel_norm"
@@ -241,7 +240,7 @@ def uqos_inclusion(success: np.ndarray, k: int) -> np.ndarray:
 
 
 def madow_sample(pi: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
-    """Systematic (Madow) sampling: exactly sum(pi) = K units, unit m with probability pi_m [A].
+    """Systematic (Madow) sampling: exactly sum(pi) = K units, unit m with probability pi_m (our sampler).
 
     One U ~ U[0, 1); unit m is taken when some U + j (j = 0..K-1) falls in [C_{m-1}, C_m), C the
     cumulative sums of pi (pi_m <= 1 makes that at most one j). Vectorised; returns a bool mask.
@@ -267,7 +266,7 @@ def madow_draw(bounds: tuple[np.ndarray, np.ndarray], u: float) -> np.ndarray:
 class Uqos(_DigitalScheme):
     """Yao et al. [32]: common fixed rate R, sampling without replacement with inclusion pi_m.
 
-    s_m = exp(-(2^R - 1) N0/(E_s Lambda_m)) (success probability, A7); g_hat =
+    s_m = exp(-(2^R - 1) N0/(E_s Lambda_m)) (success probability under Rayleigh fading); g_hat =
     (1/N) sum_{sampled & decoded} g^q_m/(pi_m s_m), unbiased for the mean gradient.
     """
 
@@ -313,7 +312,7 @@ class Uqos(_DigitalScheme):
         _, _, bw = self.radio(state.statistics)
         rates = fixed_rate_charge(self.param("latency_mode"), run["rate"], self.capacity(state),
                                   decoded)                              # §V-D: capacity if decoded
-        latency = _tdma_latency(payload, rates, bw, sampled)            # outage: slot L/(B R) [A]
+        latency = _tdma_latency(payload, rates, bw, sampled)            # outage: slot L/(B R) (our reading)
         n_decoded, n_sampled = int(np.count_nonzero(decoded)), int(np.count_nonzero(sampled))
         return Plan(run["bits"], decoded, weights, _record(            # undecoded rows: weight 0
             n_decoded, n_sampled, latency, payload[sampled].sum(),
@@ -330,7 +329,7 @@ def _uniform_k(n: int, k: int, state: RoundState) -> np.ndarray:
 
 
 class Qml(_DigitalScheme):
-    """Bouzinis et al. [11], with uniform K-device sampling [S §V-D]: per round, the latency-minimal
+    """Bouzinis et al. [11], with uniform K-device sampling (paper §V-D): per round, the latency-minimal
     bits under the average quantization-variance constraint eps_0 = eps0_rel G^2.
     g_hat = (1/K) sum_S g^q; latency = the minimised value, sum_S (64 + d r_k)/(B C_k)."""
 
@@ -434,7 +433,7 @@ class FedToe(_DigitalScheme):
         payload = payload_bits(dim, bits)
         charge = fixed_rate_charge(self.param("latency_mode"), rates, self.capacity(state),
                                    decoded)                                # §V-D: capacity if decoded
-        latency = _tdma_latency(payload, charge, bw, mask)                 # outage: slot L/(B R_k) [A]
+        latency = _tdma_latency(payload, charge, bw, mask)                 # outage: slot L/(B R_k) (our reading)
         n_decoded = int(np.count_nonzero(decoded))
         return Plan(bits, decoded, weights, _record(                   # undecoded rows: weight 0
             n_decoded, k, latency, payload[mask].sum(), outages=k - n_decoded,

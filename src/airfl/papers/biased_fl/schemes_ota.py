@@ -1,14 +1,15 @@
 """The proposed OTA-FL scheme of Biased FL and the round primitives its baselines share.
 
 Paper: Ul Abrar, Michelusi, "Biased Federated Learning under Wireless Heterogeneity" (arXiv
-2503.06078), §II-B (eqs. 6-10), §IV-A, §V-A/B. 5, §3.1, §6.1,
-§6.3 (exact adapted algorithms of the baselines), §9 (A3, A8, A14).
+2503.06078), §II-B (eqs. 6-10), §IV-A, §V-A/B.
 
 Every scheme aggregates per-round GRADIENTS g [N, d] in physical units:
 Lambda_m = statistics.path_gain, |h_{m,t}|^2 = state.channel_power, E_s = energy_per_symbol,
-N0 = noise_psd, B = bandwidth_hz. The receiver noise is real N(0, N0 I_d) (A8), drawn from the
-round's "noise" stream; every OTA round lasts d/B (A14). No clipping: when ||g|| > G the energy
-budget d E_s is exceeded and logged (A3, record "max_energy_ratio" / "energy_violations").
+N0 = noise_psd, B = bandwidth_hz. The receiver noise is real N(0, N0 I_d), or N(0, N0/2 I_d) with
+`ota_noise: real_part` (KEPT_NOISE_POWER), drawn from the round's "noise" stream; every OTA
+round lasts d/B (d symbols at B symbols/s: our reading). No clipping: when ||g|| > G the energy
+budget d E_s is exceeded and logged (the paper does not clip; record "max_energy_ratio" /
+"energy_violations").
 
 The six OTA baselines of Fig. 2(b,c) are in :mod:`airfl.papers.biased_fl.schemes_ota_baselines`.
 """
@@ -27,7 +28,14 @@ from airfl.core.scheme import DesignContext, RoundState, Scheme
 from airfl.papers.biased_fl import design_ota
 from airfl.papers.biased_fl.scheme_params import OTA_PARAMS as PARAMS_SCHEMA
 
-__all__ = ["PARAMS_SCHEMA", "BiasedOta", "energy_ratio", "ota_estimate", "update_norms"]
+__all__ = ["KEPT_NOISE_POWER", "PARAMS_SCHEMA", "BiasedOta", "energy_ratio", "ota_estimate", "update_norms"]
+
+KEPT_NOISE_POWER = {"real_full": 1.0, "real_part": 0.5}
+"""The receiver noise per real entry of g_hat, as a fraction of N0. Paper eq. 6: z_t ~ CN(0, N0 I)
+while the gradient is real. real_full (default, our reading): real N(0, N0) noise per entry, the
+d N0 / alpha^2 variance Lemma 1 and the designs use. real_part: the PS keeps Re(y_t), and the real
+part of a CN(0, N0) entry is N(0, N0/2): half the noise power."""
+
 
 class _OtaScheme(Scheme):
     """Shared parameter access (schema defaults) and radio constants."""
@@ -46,13 +54,20 @@ class _OtaScheme(Scheme):
             raise ValueError("Biased FL OTA schemes need energy_per_symbol and noise_psd")
         return float(statistics.energy_per_symbol), float(statistics.noise_psd)
 
+    def received_radio(self, statistics) -> tuple[float, float]:
+        """E_s and the noise power per real entry that the receiver keeps, N0 x
+        KEPT_NOISE_POWER[ota_noise]: the simulated noise of a round (the designs keep the
+        paper's N0, as Lemma 1's d N0 / alpha^2 has it)."""
+        es, n0 = self.radio(statistics)
+        return es, n0 * KEPT_NOISE_POWER[self.param("ota_noise")]
+
     def quality(self, channel_power: torch.Tensor, dim: int, statistics) -> torch.Tensor:
-        """q_{m,t} = d E_s |h|^2 / G^2 (spec §6.3 notation)."""
+        """q_{m,t} = d E_s |h|^2 / G^2 (our baselines' notation)."""
         es, _ = self.radio(statistics)
         return dim * es * channel_power.to(torch.float64) / self.param("G") ** 2
 
     def noise_ratio(self, dim: int, statistics) -> float:
-        """s2 = d N0 / G^2 (spec §6.3 notation)."""
+        """s2 = d N0 / G^2 (our baselines' notation)."""
         _, n0 = self.radio(statistics)
         return dim * n0 / self.param("G") ** 2
 
@@ -63,7 +78,7 @@ class _OtaScheme(Scheme):
 
 def ota_estimate(updates: torch.Tensor, weights: torch.Tensor, noise_std: float,
                  state: RoundState) -> torch.Tensor:
-    """g_hat = sum_m w_m g_m + noise_std * n, n ~ N(0, I_d) from the round's noise stream (A8)."""
+    """g_hat = sum_m w_m g_m + noise_std * n, n ~ N(0, I_d) from the round's noise stream (KEPT_NOISE_POWER)."""
     noise = torch.randn(updates.shape[1], generator=state.streams("noise"), dtype=torch.float64)
     weights = weights.to(device=updates.device, dtype=torch.float64)
     estimate = weights @ updates.to(torch.float64) + noise_std * noise.to(updates.device)  # eq. 9 form
@@ -84,7 +99,7 @@ def energy_ratio(received_amplitude: torch.Tensor, norms: torch.Tensor,
 
 def _record(participants: int, dim: int, statistics, noise_std: float, ratios: torch.Tensor,
             **extra) -> dict[str, Any]:
-    """The per-round record shared by every OTA scheme (latency d/B, A14; energy log, A3)."""
+    """The per-round record shared by every OTA scheme (latency d/B; energy log, no clipping)."""
     return {"participants": int(participants), "latency_s": dim / statistics.bandwidth_hz,
             "privacy": None, "noise_std": float(noise_std),
             "max_energy_ratio": float(ratios.max()) if ratios.numel() else 0.0,
@@ -146,7 +161,7 @@ class BiasedOta(_OtaScheme):
         return result
 
     def aggregate(self, updates, state: RoundState, design):
-        es, n0 = self.radio(state.statistics)
+        es, n0 = self.received_radio(state.statistics)
         dim = updates.shape[1]
         gamma = torch.as_tensor(design["gamma"], dtype=torch.float64)
         alpha = float(design["alpha"])

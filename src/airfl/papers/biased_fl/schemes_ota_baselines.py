@@ -1,8 +1,7 @@
-"""The six OTA baselines of Biased FL's Fig. 2(b,c), adapted as spec §6.3 prescribes.
+"""The six OTA baselines of Biased FL's Fig. 2(b,c) (paper §V-B), as we adapt them.
 
 Paper: Ul Abrar, Michelusi, "Biased Federated Learning under Wireless Heterogeneity" (arXiv
-2503.06078), §V-A/B. 3 (exact adapted algorithms), §9 (A3, A8,
-A14). Units, receiver noise and round record are those of
+2503.06078), §V-A/B. Units, receiver noise and round record are those of
 :mod:`airfl.papers.biased_fl.schemes_ota` (shared with the proposed scheme).
 
 Baseline notation: q_{m,t} = d E_s |h_{m,t}|^2 / G^2 (largest received amplitude^2 a
@@ -37,7 +36,7 @@ __all__ = ["BbflAlternative", "BbflInterior", "LcpcOtaComp", "OpcOtaComp", "OpcO
 
 
 # --------------------------------------------------------------------------------------------
-# OPC OTA-Comp (Cao, Zhu, Xu, Huang, TWC 2020) — spec §6.3 item 1
+# OPC OTA-Comp (Cao, Zhu, Xu, Huang, TWC 2020) — paper §V-B [19]
 # --------------------------------------------------------------------------------------------
 
 def opc_mse(eta, q: torch.Tensor, s2: float) -> torch.Tensor:
@@ -60,11 +59,11 @@ def opc_denoising_factor(q: torch.Tensor, s2: float) -> tuple[float, float]:
     return float(cand[best]), float(mse[best])
 
 
-def denoised_mean(updates: torch.Tensor, a: torch.Tensor, eta: float, state: RoundState,
-                  **extra) -> tuple[torch.Tensor, dict[str, Any]]:
+def denoised_mean(scheme: _OtaScheme, updates: torch.Tensor, a: torch.Tensor, eta: float,
+                  state: RoundState, **extra) -> tuple[torch.Tensor, dict[str, Any]]:
     """g_hat = (1/N)[sum_m a_m g_m + n/sqrt(eta)], all devices transmitting with received
     amplitude sqrt(eta) a_m (OPC OTA-Comp and Vanilla OTA-FL)."""
-    es, n0 = _OtaScheme.radio(state.statistics)
+    es, n0 = scheme.received_radio(state.statistics)
     n, dim = updates.shape
     noise_std = math.sqrt(n0 / eta) / n
     estimate = ota_estimate(updates, a / n, noise_std, state)
@@ -83,7 +82,7 @@ class OpcOtaComp(_OtaScheme):
         q = self.quality(state.channel_power, dim, state.statistics)
         eta, mse = opc_denoising_factor(q, self.noise_ratio(dim, state.statistics))
         a = torch.clamp(torch.sqrt(q / eta), max=1.0)             # weak: full energy; strong: invert
-        return denoised_mean(updates, a, eta, state, mse=mse)
+        return denoised_mean(self, updates, a, eta, state, mse=mse)
 
 
 # --------------------------------------------------------------------------------------------
@@ -98,11 +97,11 @@ def average_mse(eta, qbar: np.ndarray, s2: float) -> float:
 def truncation_level(qbar, s2: float, points: int = 2001) -> tuple[float, bool]:
     """argmin_eta J(eta) over [1e-4, 1e4] * min qbar: log grid, then bounded refinement.
 
-    Returns (eta, at_edge). The spec suggests golden section on log eta, which presumes J
+    Returns (eta, at_edge). Golden section on log eta would presume J
     unimodal; J is a sum of saturating terms and s2/eta, so a dense log grid first (2001 points)
     guards against a second local minimum, and a bounded Brent search between the best point's
     neighbours refines it. at_edge flags a minimiser on the upper end of the range: J decreases
-    towards N (nobody transmits) when the noise term dominates, as at the literal SNR (A1); the
+    towards N (nobody transmits) when the noise term dominates, as at the literal SNR; the
     LCPC design then stops with NoTransmissionError (airfl.core.participation) instead of
     training nothing.
     """
@@ -132,7 +131,7 @@ class _CommonThreshold(_OtaScheme):
 
     def threshold_round(self, updates, state, eta: float):
         """LCPC [19]: a_m = 1{q_m >= eta}; g_hat = (1/N)[sum a g + n/sqrt(eta)]."""
-        es, n0 = self.radio(state.statistics)
+        es, n0 = self.received_radio(state.statistics)
         n, dim = updates.shape
         q = self.quality(state.channel_power, dim, state.statistics)
         active = q >= eta                                              # truncated channel inversion
@@ -180,7 +179,7 @@ def bbfl_receive_level(qbar_scheduled: np.ndarray, g_th: float, power_constraint
     the fraction of data exploited): a scheduled device inverts its channel to one common
     receive SNR rho_0 when its path-loss-normalised fading |h|^2/Lambda is >= the power-cutoff
     threshold g_th, and is silent otherwise; rho_0 is the largest level the scheduled devices'
-    power constraint allows, i.e. the weakest one's (the interior radius sets it). In the units q = d E_s |h|^2/G^2 of spec §6.3
+    power constraint allows, i.e. the weakest one's (the interior radius sets it). In the units q = d E_s |h|^2/G^2 of this module
     (energy ratio of a transmission eta/q when ||g|| = G):
     * average (the constraint of [16]): E[eta/q 1{q >= g_th qbar}] = (eta/qbar) E1(g_th) <= 1 for
       every scheduled device, E1 the exponential integral => eta = min_S qbar / E1(g_th);
@@ -200,7 +199,7 @@ def bbfl_receive_level(qbar_scheduled: np.ndarray, g_th: float, power_constraint
 class BbflInterior(_CommonThreshold):
     """BB-FL [16] restricted to the interior devices (distance <= 0.7 rho_max, paper §V-B).
 
-    Rule of [16] (not spec §6.3-5's reading, see below): scheduled device m transmits iff
+    Rule of [16] (not the LCPC-like reading, see below): scheduled device m transmits iff
     |h_{m,t}|^2 / Lambda_m >= g_th (power-cutoff threshold on the small-scale fading; [16]
     compensates the path loss in the transmit power), with received level eta common to all
     (bbfl_receive_level). Every scheduled device is thus received with the same probability
@@ -208,9 +207,9 @@ class BbflInterior(_CommonThreshold):
     so, given the number |A_t| = k >= 1 of devices received, A_t is a uniformly random k-subset
     of S and g_hat = [sum_{A_t} g + n/sqrt(eta)] / |A_t| is unbiased for the scheduled-set mean
     (1/|S|) sum_S g. g_th is a system parameter in [16] (it trades receive SNR against truncation);
-    the paper does not report its value: default 0.1 [A], searched in the paper profile.
+    the paper does not report its value: default 0.1 (ours), searched in the paper profile.
 
-    Spec §6.3-5 read BB-FL as LCPC's threshold (one eta on q for everyone, chosen by the
+    A first reading took BB-FL as LCPC's threshold (one eta on q for everyone, chosen by the
     fading-averaged MSE J_S of [19]). That is not [16]'s rule: it truncates far devices far more
     often than near ones (biasing the average BB-FL takes over the received set) and J_S, which
     counts a missing device as error 1 and ignores the division by |A_t|, is minimised at "nobody
@@ -244,6 +243,10 @@ class BbflInterior(_CommonThreshold):
                 "eta_in": self.scheduled_level(qbar, inside),
                 "transmit_probability": math.exp(-g_th), "expected_participants": expected}
 
+    def trained_clients(self, design: dict[str, Any]) -> tuple[int, ...]:
+        """S_in: the only devices whose gradients BB-FL Interior ever aggregates."""
+        return tuple(int(m) for m in np.flatnonzero(design["interior"]))
+
     def aggregate(self, updates, state: RoundState, design):
         scheduled = torch.as_tensor(design["interior"], dtype=torch.bool)
         return self.cutoff_round(updates, state, float(design["eta_in"]), scheduled,
@@ -252,7 +255,7 @@ class BbflInterior(_CommonThreshold):
     def cutoff_round(self, updates, state: RoundState, eta: float, scheduled: torch.Tensor,
                      g_th: float):
         """A_t = {m in S: |h_m|^2/Lambda_m >= g_th}; g_hat = [sum_{A_t} g + n/sqrt(eta)]/|A_t| [16]."""
-        es, n0 = self.radio(state.statistics)
+        es, n0 = self.received_radio(state.statistics)
         dim = updates.shape[1]
         fading = state.channel_power.to(torch.float64) / state.statistics.path_gain.to(torch.float64)
         active = scheduled & (fading >= g_th)                         # [16]: power-cutoff threshold
@@ -262,7 +265,7 @@ class BbflInterior(_CommonThreshold):
         if count == 0:                                                # A_t empty -> 0
             estimate = torch.zeros(dim, dtype=updates.dtype, device=updates.device)
             return estimate, _record(0, dim, state.statistics, 0.0, ratios)
-        noise_std = math.sqrt(n0 / eta) / count                       # PS divides by |A_t| [A]
+        noise_std = math.sqrt(n0 / eta) / count                       # PS divides by |A_t| (our reading)
         estimate = ota_estimate(updates, active.to(torch.float64) / count, noise_std, state)
         return estimate, _record(count, dim, state.statistics, noise_std, ratios)
 
@@ -284,9 +287,13 @@ class BbflAlternative(BbflInterior):
             q_alt * qbar.size + (1.0 - q_alt) * interior)
         return out
 
+    def trained_clients(self, design: dict[str, Any]) -> None:
+        """Every device: the all-device rounds schedule the exterior ones too."""
+        return None
+
     def aggregate(self, updates, state: RoundState, design):
         draw = float(torch.rand((), generator=state.streams("sampling"), dtype=torch.float64))
-        use_all = draw < float(self.param("q_alt"))                      # spec §6.3-6 [A]
+        use_all = draw < float(self.param("q_alt"))                      # "randomly alternating" (paper §V-B): q_alt
         scheduled = torch.ones(updates.shape[0], dtype=torch.bool) if use_all else \
             torch.as_tensor(design["interior"], dtype=torch.bool)
         eta = float(design["eta_all"] if use_all else design["eta_in"])
@@ -296,7 +303,7 @@ class BbflAlternative(BbflInterior):
 
 
 # --------------------------------------------------------------------------------------------
-# Vanilla OTA-FL (Yang, Jiang, Shi, Ding, TWC 2020) — spec §6.3 item 4
+# Vanilla OTA-FL (Yang, Jiang, Shi, Ding, TWC 2020) — paper §V-B [13]
 # --------------------------------------------------------------------------------------------
 
 class VanillaOtaFl(_OtaScheme):
@@ -308,11 +315,11 @@ class VanillaOtaFl(_OtaScheme):
         n, dim = updates.shape
         q = self.quality(state.channel_power, dim, state.statistics)
         eta = float(q.min())
-        return denoised_mean(updates, torch.ones(n, dtype=torch.float64), eta, state)
+        return denoised_mean(self, updates, torch.ones(n, dtype=torch.float64), eta, state)
 
 
 # --------------------------------------------------------------------------------------------
-# OPC OTA-FL (Cao, Zhu, Xu, Wang, Cui, JSAC 2022), genie-aided — spec §6.3 item 3
+# OPC OTA-FL (Cao, Zhu, Xu, Wang, Cui, JSAC 2022), genie-aided — paper §V-B [20]
 # --------------------------------------------------------------------------------------------
 
 def _opc_fl_candidate(q, omega, eta0, kappa_peak, lam):
@@ -404,7 +411,7 @@ class OpcOtaFl(_OtaScheme):
                 "peak_energy": energy.max(axis=0).tolist()}
 
     def aggregate(self, updates, state: RoundState, design):
-        es, n0 = self.radio(state.statistics)
+        es, n0 = self.received_radio(state.statistics)
         n, dim = updates.shape
         t = state.round_index                                  # rounds are 1..T (future row t-1)
         if not 1 <= t <= len(design["gains"]):

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from airfl.declare import resolve
-from airfl.papers.biased_fl.scheme_params import PANEL_DEFAULTS, PARAMS_SCHEMA
+from airfl.papers.biased_fl.scheme_params import PANEL_DEFAULTS, PARAMS_SCHEMA, RADIO_DEFAULTS
 
 
 def _accepted(kind: str) -> set[str]:
@@ -24,11 +24,14 @@ def _accepted(kind: str) -> set[str]:
 
 def curve_params(params: dict[str, Any], panel: dict[str, Any], curve: dict[str, Any],
                  experiment_id: str) -> dict[str, Any]:
-    """A curve's params with the panel's design constants and the problem's mu filled in."""
+    """A curve's params with the panel's design constants, the radio's receiver-noise reading
+    (OTA schemes) and the problem's mu filled in."""
     kind = curve["scheme"]
     accepted = _accepted(kind)
     out = dict(curve)
+    radio = params["biased_fl"]["radio"]
     sources = {**{k: panel[k] for k in PANEL_DEFAULTS if k in panel},
+               **{k: radio[k] for k in RADIO_DEFAULTS if k in radio},
                "mu": params["biased_fl"]["problem"]["mu"], "design_seed": params["seed"],
                "design_key": experiment_id}
     for key, value in sources.items():

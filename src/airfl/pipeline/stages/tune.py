@@ -1,16 +1,19 @@
 """Stage `tune`: search a curve's step size (and its scheme's parameter grid) by the protocol of
-airfl.pipeline.tuning; write the choice and every candidate's scores. The candidates of each
+airfl.pipeline.tuning; write the choice, every candidate's scores, and which chosen values sit on an edge of their
+grid (`at_grid_edge`: the step size and the searched scheme parameters). The candidates of each
 search (the parameter combinations, then the step sizes) run together, their gradients batched
 (airfl.pipeline.tuning.candidate_scores)."""
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 from airfl.io import read_json, write_json
 from airfl.pipeline import param_search, paths
 from airfl.pipeline.registry import get_experiment
-from airfl.pipeline.tuning import candidate_scores, eta_search, select_eta, tuned_curves
+from airfl.pipeline.tuning import (candidate_scores, eta_edge, eta_search, select_eta,
+                                   tuned_curves)
 from airfl.pipeline.stage_params import declared
 
 
@@ -43,8 +46,14 @@ def run(params: dict[str, Any], experiment_id: str, curve: str) -> None:
         selection = select_eta(grid)
     except ValueError as error:
         raise ValueError(f"{experiment_id} {curve}: {error}") from None
+    edges = {**({} if chosen is None else chosen["at_grid_edge"]),
+             **eta_edge(selection["eta"], settings["eta_factors"], reference["eta_max"])}
+    if edges:      # the best value may lie beyond the grid: say so where the run is watched
+        print(f"{experiment_id} {curve}: choice on a grid edge: "
+              + ", ".join(f"{k} {v}" for k, v in sorted(edges.items())), file=sys.stderr)
     write_json(paths.tuning(experiment_id, curve), {
-        "mode": settings["mode"], **selection, "grid": grid, "eta_search": eta_mode,
+        "mode": settings["mode"], **selection, "at_grid_edge": edges, "grid": grid,
+        "eta_search": eta_mode,
         **({"etas_not_run": skipped} if skipped else {}),
         "selection_trials": settings["selection_trials"], "eta_max": reference["eta_max"],
         **({} if chosen is None else {"params": chosen["params"], "param_search": chosen})})
