@@ -30,6 +30,8 @@ register_styles({"OTA-FL with DP (ε_i ≥ 1e6)": ("#393b79", "D"), "Noiseless F
 ROUNDS = dict(x="round", xlabel="FD round t")
 OMEGA_COLUMNS = ("theorem1_omega", "theorem1_bound", "theorem1_init", "theorem1_noise",
                  "theorem1_bias")
+#: each run's share of DP-limited class-rounds (Case II) and mean per-entry noise nu (X3's claim)
+SHARED_NOISE_COLUMNS = ("case2_share", "nu_mean_run")
 ACC = dict(y="test_accuracy", ylabel="Test accuracy (mean over WDs; FL: global model)")
 CAPTION_R = (" Reconstructed [R]: methods other than the proposed one, the channel (Rayleigh, "
              "10 dB SNR), γ = 1, η_0, the FL mechanism (A10); quick profile: 20 % of the data "
@@ -115,7 +117,8 @@ X3 = _experiment(
     "own budgets ε_i ~ U(1e6, 1e7) (stated) and is reported in the claims.",
     figure_spec=FigureSpec(x="param_eps_full", **ACC, final=True, logx=True,
                            xlabel="Privacy budget ε (full-scale equivalent, δ = 1e-8)",
-                           curves=lambda c, p: "eps_full" in p, label=_method_only),
+                           curves=lambda c, p: "eps_full" in p, label=_method_only,
+                           columns=SHARED_NOISE_COLUMNS),
     extra_figures=(_channel_uses("x3_channel_uses", "FD: K² = 100 per round; FL: D"),),
     claims=(
         Claim("x3_tradeoff", "Abstract claim (i): OTA-FD's accuracy rises with ε (monotone up to "

@@ -17,8 +17,8 @@ method shares nothing (local only). Methods:
   (core `clip_by_norm`), sent over the air with Prop. 1's data-weighted channel inversion
   (one "class" of D entries, weights B_i/B) and lambda = min(lambda_PA, lambda_DP) under the FL
   budgets (the mechanism is reconstructed [R], sensitivity 2C/B_i).
-* ``fl_noiseless`` - FedSGD/FedAvg with perfect aggregation of the unclipped updates, weights
-  B_i/B (upper bound of FL).
+* ``fl_noiseless`` - the upper bound of ``otafl_dp``: the same updates clipped to C and the same
+  weights B_i/B, aggregated without channel or DP noise (r = sum_i (B_i/B) clip_C(u_i)).
 
 The two FL methods average models (`model_averaging`): the wing's trainer runs them through
 the core's FL round loop (`airfl.core.loop.run_trial`) on the same data, channels and CRN.
@@ -157,7 +157,8 @@ class OtaFdScheme(Scheme):
         r = tx.receive(soft_labels=q, h_abs=h_abs, design=d, sigma_n2=self.sigma_n2,
                        noise=noise, artificial=artificial)
         record = {"case2_fraction": float(np.mean(d.case == 2)), "nu_median": float(np.median(d.nu)),
-                  "nu_max": float(np.max(d.nu)), **self._theorem1(counts, d.weights, d.nu, q)}
+                  "nu_mean": float(np.mean(d.nu)), "nu_max": float(np.max(d.nu)),
+                  **self._theorem1(counts, d.weights, d.nu, q)}
         if self.private:
             eps_real = tx.realised_eps(h_abs=h_abs, design=d, class_counts=counts,
                                        sigma_n2=self.sigma_n2, delta=delta, T=T, K=K,
@@ -193,8 +194,8 @@ class OtaFdScheme(Scheme):
                                    sensitivity_mode=self.params["sensitivity_mode"]),
             dp.digital_multipliers(std=std, class_counts=counts, sensitivity_mode="per_class"))
         return torch.from_numpy(r.reshape(-1)), {
-            "nu_median": float(np.median(nu)), "nu_max": float(np.max(nu)),
-            "eps_real_ratio": 1.0, **events}  # each WD's own noise meets its budget exactly
+            "nu_median": float(np.median(nu)), "nu_mean": float(np.mean(nu)),
+            "nu_max": float(np.max(nu)), "eps_real_ratio": 1.0, **events}  # each WD's own noise meets its budget exactly
 
     def _federated(self, updates: torch.Tensor, state: RoundState, design: dict[str, Any]):
         """OTA-FL with DP / noiseless FL on model updates [M, D] (A10 [R]). Each update is
@@ -204,10 +205,11 @@ class OtaFdScheme(Scheme):
         c_i = |h_i| P1_i sqrt(D) / lambda = B_i/B (A21). Returns C r."""
         sizes = state.data_sizes.double().cpu().numpy()
         weights = sizes / sizes.sum()
-        if self.method == "fl_noiseless":      # perfect aggregation, no clipping (upper bound)
-            return torch.from_numpy(weights).to(updates) @ updates, {}
         clip = float(self.params["clip_C"])
         clipped, norms = clip_by_norm(updates, clip)
+        if self.method == "fl_noiseless":      # otafl_dp without its noise: its upper bound
+            return torch.from_numpy(weights).to(updates) @ clipped, {
+                "clipped_fraction": float((norms > clip).float().mean())}
         M, D, T = updates.shape[0], int(design["dim"]), int(design["T"])
         h_abs = np.sqrt(state.channel_power.double().cpu().numpy())
         counts = sizes[:, None]                                   # one "class": B_i
