@@ -123,8 +123,8 @@ def test_ota_fd_paper_formula_bounds_the_exact_gaussian_and_the_audit(params):
     def mechanism(mode):
         setting = {**params["ota_fd"]["setting"], "sensitivity_mode": mode}
         p = {**params, "audit": audit, "ota_fd": {**params["ota_fd"], "setting": setting}}
-        (one,) = get_wing("ota_fd").audit_factory("otafd")(p)
-        return one
+        return next(m for m in get_wing("ota_fd").audit_factory("otafd")(p)
+                    if m.name.startswith("otafd_"))
 
     sound = mechanism("per_class")
     assert sound.eps_simulated <= sound.eps_claimed
@@ -176,3 +176,21 @@ def test_ota_fd_audit_fails_on_a_noise_too_small_for_the_codes_sensitivity(param
         2 ** 0.5 / p["ota_fd"]["analysis"]["minor" if leaky.settings["class"] else "dominant"])
     sound = run_audit(_mechanism(p, 1.0), 20_000, seed=3)
     assert sound["holds"]
+
+
+def test_ota_fl_benchmark_audited_with_the_codes_2C_exceeds_its_accounting(params):
+    """The FL benchmark clips whole updates, so one sample moves a WD's update by 2C, B_i times
+    the accounting's 2C/B_i: audited at a target eps, the lower bound exceeds the claim (and 0);
+    with the noise scaled up by B_i (what 2C needs) it does not."""
+    from airfl.papers.ota_fd.audit import _fl_mechanism
+
+    p = {**params, "audit": {**params["audit"], "ota_fd": {
+        **params["audit"]["ota_fd"], "eps": [1.0], "T": 5}}}
+    leaky = _fl_mechanism(p, 1.0)
+    assert leaky.eps_simulated > 100 * leaky.eps_claimed
+    result = run_audit(leaky, 20_000, seed=5)
+    assert result["eps_audited_lower"] > max(1.0, result["eps_claimed"]) and not result["holds"]
+    analysis = p["ota_fd"]["analysis"]
+    B = analysis["dominant"] + (analysis["K"] - 1) * analysis["minor"]
+    covered = run_audit(_fl_mechanism(p, 1.0, noise_scale=float(B)), 20_000, seed=5)
+    assert covered["holds"]

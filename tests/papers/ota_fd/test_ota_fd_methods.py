@@ -31,11 +31,17 @@ def _updates(seed=0):
     return torch.randn(M, D, generator=g, dtype=torch.float64) * torch.tensor([[0.5], [2.0], [3.0]])
 
 
-def test_fl_noiseless_is_the_data_weighted_mean_of_the_updates():
+def test_fl_noiseless_is_otafl_dp_without_noise():
+    """The upper bound of OTA-FL with DP: the same clipping to C and weights B_i/B, no noise;
+    OTA-FL at an inactive budget differs from it by its receiver noise only."""
     sizes = torch.tensor([10, 30, 60])
     u = _updates()
-    r, _ = _scheme("fl_noiseless").aggregate(u, _state(1, torch.ones(M), sizes), {"T": 5, "dim": D})
-    assert r == pytest.approx(torch.tensor([0.1, 0.3, 0.6], dtype=torch.float64) @ u)
+    assert (torch.linalg.vector_norm(u, dim=1) > 1.0).any()        # clipping bites
+    r, record = _scheme("fl_noiseless").aggregate(u, _state(1, torch.ones(M), sizes),
+                                                  {"T": 5, "dim": D})
+    truth = torch.tensor([0.1, 0.3, 0.6], dtype=torch.float64) @ clip_by_norm(u, 1.0)[0]
+    assert r == pytest.approx(truth) and record["clipped_fraction"] > 0
+    assert not torch.allclose(r, torch.tensor([0.1, 0.3, 0.6], dtype=torch.float64) @ u)
 
 
 @pytest.mark.parametrize("eps", [1e-3, 1e6])

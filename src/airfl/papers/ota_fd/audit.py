@@ -118,6 +118,73 @@ def _mechanism(params: dict[str, Any], eps: float, noise_scale: float = 1.0
                   "canary_step": float(step)})
 
 
+def _fl_mechanism(params: dict[str, Any], eps: float, noise_scale: float = 1.0
+                  ) -> AuditableMechanism:
+    """The FL benchmark's over-the-air aggregation (`transceiver.receive_fl`, what
+    :meth:`.schemes.OtaFdScheme._federated` runs) at target `eps` for every WD. Its stated
+    budgets eps_i ~ U(1e6, 1e7) (Appendix E) are beyond any audit, so the mechanism is audited
+    at the audit's targets. The code clips each WD's whole update to C (no per-sample
+    clipping), so one replaced sample can move it across the ball: the canary moves WD 0's unit
+    update by 2 (2C / C; present 2 e_0, absent 0); the run's accounting divides that by B_i
+    (Lemma 1's form with the ball's diameter, `BALL_SPREAD`). D is the CNN's (Appendix E:
+    21,680)."""
+    from airfl.models import build_model
+
+    setting, analysis = params["ota_fd"]["setting"], params["ota_fd"]["analysis"]
+    audit, seed = params["audit"]["ota_fd"], int(params["seed"])
+    m, k, T = int(analysis["num_devices"]), int(analysis["K"]), int(audit["T"])
+    dim = int(build_model("cnn_mnist_k3", (1, 28, 28), k).dim)
+    counts = np.full((m, 1), float(analysis["dominant"]) + (k - 1) * float(analysis["minor"]))
+    delta = float(setting["delta"])
+    sigma_n2 = sigma_n2_of(power=float(setting["power"]), snr_db=float(setting["snr_db"]))
+    h_abs = np.sqrt(numpy_generator(seed, "audit/ota_fd", "channel").exponential(size=m))
+    rho = tx.privacy_coefficients(eps=np.full(m, eps), delta=np.full(m, delta),
+                                  class_counts=counts, spread=tx.BALL_SPREAD)
+    design = tx.prop1_design(h_abs=h_abs, power=np.full(m, float(setting["power"])),
+                             class_counts=counts, rho=rho, sigma_n2=sigma_n2, T=T, K=dim)
+    step = 2.0                                    # 2C / C: the whole unit ball's diameter
+    label = f"otafl/eps={eps:g}"
+
+    def release(row, call: int, width: int) -> torch.Tensor:
+        """The statistic summed over T rounds, each with fresh receiver noise."""
+        updates = np.zeros((m, width))
+        updates[0] = row.numpy()
+        total = np.zeros(width)
+        for t in range(T):
+            noise = noise_scale * numpy_generator(seed, f"audit/{label}", call, t
+                                                  ).standard_normal(width)
+            total += tx.receive_fl(unit_updates=updates, h_abs=h_abs, design=design,
+                                   sigma_n2=sigma_n2, noise=noise, dim=dim)
+        return torch.from_numpy(total)
+
+    def sample(world: str, draws: int, sub_seed: int):
+        value = step if world == "present" else 0.0
+        return linear_draws(lambda row, call, width: release(row, sub_seed * 1_000_003 + call,
+                                                             width), value, draws)
+
+    claimed = float(tx.realised_eps(h_abs=h_abs, design=design, class_counts=counts,
+                                    sigma_n2=sigma_n2, delta=np.full(m, delta), T=T, K=dim,
+                                    spread=tx.BALL_SPREAD)[0])
+    sens = tx.sensitivity(h_abs=h_abs, p1=design.p1, class_counts=np.ones_like(counts), K=dim,
+                          spread=tx.BALL_SPREAD)      # 2 sqrt(D) |h_0 P1_0|: the code's 2C
+    mu = float(sens[0, 0] / (noise_scale * np.sqrt(sigma_n2)))
+    simulated = gaussian_mechanism_epsilon(1.0 / (mu * np.sqrt(T)), delta)
+    return AuditableMechanism(
+        name=f"otafl_eps{eps:g}", paper="ota_fd", delta=delta, eps_claimed=claimed,
+        eps_simulated=simulated,
+        claimed_accountant=f"realised_eps with 2C/B_i (Lemma 1's form, the ball's diameter) "
+                           f"over T = {T} rounds",
+        simulated_note="exact: T Gaussian releases, sqrt(T) Delta/s GDP, Delta = the code's 2C",
+        neighbours="WD 0 replaces one sample: its whole clipped update can cross the ball (2C)",
+        conditioning="one channel draw |h|^2 ~ Exp(1) for all T rounds (the design's input)",
+        aggregation="airfl.papers.ota_fd.transceiver:receive_fl", sample=sample, gaussian=True,
+        draws=resolve(audit["draws"], params["profile"]),
+        settings={"eps_target": eps, "T": T, "case": int(design.case[0]), "mu": mu,
+                  "devices": m, "D": dim, "canary_step": step})
+
+
 def ota_fd(params: dict[str, Any]) -> list[AuditableMechanism]:
-    """The proposed OTA-FD at every target eps of ``audit.ota_fd.eps`` (batched draws)."""
-    return [_mechanism(params, float(e)) for e in params["audit"]["ota_fd"]["eps"]]
+    """The proposed OTA-FD and the OTA-FL benchmark at every target eps of
+    ``audit.ota_fd.eps`` (batched draws)."""
+    eps = [float(e) for e in params["audit"]["ota_fd"]["eps"]]
+    return [_mechanism(params, e) for e in eps] + [_fl_mechanism(params, e) for e in eps]

@@ -37,7 +37,6 @@ noise from ``dp``, so all methods of a figure see the same channel and noise dra
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import numpy as np
@@ -198,11 +197,10 @@ class OtaFdScheme(Scheme):
             "nu_max": float(np.max(nu)), "eps_real_ratio": 1.0, **events}  # each WD's own noise meets its budget exactly
 
     def _federated(self, updates: torch.Tensor, state: RoundState, design: dict[str, Any]):
-        """OTA-FL with DP / noiseless FL on model updates [M, D] (A10 [R]). Each update is
-        clipped to C and divided by C (unit ball), WD i sends P1_i sqrt(D) u_i with Prop. 1's
-        P1 for weights B_i/B (one class, K -> D), the PS receives sum_i |h_i| x_i + z and
-        de-scales by lambda = min(lambda_PA, lambda_DP): r = sum_i c_i u_i + z / lambda with
-        c_i = |h_i| P1_i sqrt(D) / lambda = B_i/B (A21). Returns C r."""
+        """OTA-FL with DP / noiseless FL on model updates [M, D] ([R]). Each update is
+        clipped to C and divided by C (unit ball) and aggregated by `transceiver.receive_fl`
+        with Prop. 1's P1 for weights B_i/B (one class, K -> D) and lambda = min(lambda_PA,
+        lambda_DP). Returns C r."""
         sizes = state.data_sizes.double().cpu().numpy()
         weights = sizes / sizes.sum()
         clip = float(self.params["clip_C"])
@@ -218,10 +216,9 @@ class OtaFdScheme(Scheme):
                                       class_counts=counts, spread=tx.BALL_SPREAD)
         d = tx.prop1_design(h_abs=h_abs, power=np.full(M, self.power), class_counts=counts,
                             rho=rho, sigma_n2=self.sigma_n2, T=T, K=D)
-        c = h_abs * d.p1[:, 0] * np.sqrt(D) / d.lam[0]            # = B_i/B, computed from P1
-        noise = gaussian_noise(D, math.sqrt(self.sigma_n2) / float(d.lam[0]),
-                               state.streams("noise"), torch.float64)
-        r = torch.from_numpy(c).to(updates) @ (clipped / clip) + noise.to(updates)
+        noise = gaussian_noise(D, 1.0, state.streams("noise"), torch.float64).to(updates)
+        r = tx.receive_fl(unit_updates=clipped / clip, h_abs=h_abs, design=d,
+                          sigma_n2=self.sigma_n2, noise=noise, dim=D)
         eps_real = tx.realised_eps(h_abs=h_abs, design=d, class_counts=counts,
                                    sigma_n2=self.sigma_n2, delta=delta, T=T, K=D,
                                    spread=tx.BALL_SPREAD)

@@ -157,6 +157,20 @@ def receive(*, soft_labels: np.ndarray, h_abs: np.ndarray, design: Design, sigma
     return y / design.lam[:, None]
 
 
+def receive_fl(*, unit_updates, h_abs: np.ndarray, design: Design, sigma_n2: float, noise,
+               dim: int):
+    """The FL benchmark's over-the-air aggregation ([R]: Prop. 1 with one "class" of `dim`
+    entries, weights B_i/B): WD i sends P1_i sqrt(D) u_i for its update u_i in the unit ball
+    (clipped to C, then / C), the PS receives sum_i |h_i| P1_i sqrt(D) u_i + sigma_n z and
+    de-scales by lambda: r = sum_i c_i u_i + (sigma_n / lambda) z with c_i = |h_i| P1_i sqrt(D) /
+    lambda = B_i/B ((A21), computed from P1). `unit_updates` [M, E] and unit normal `noise` [E]
+    (numpy, or torch tensors of one dtype and device: the model's updates)."""
+    gain = h_abs * design.p1[:, 0] * np.sqrt(dim) / design.lam[0]
+    if hasattr(unit_updates, "new_tensor"):                      # a torch tensor
+        gain = unit_updates.new_tensor(gain)
+    return gain @ unit_updates + (np.sqrt(sigma_n2) / float(design.lam[0])) * noise
+
+
 def receive_equivalent(*, soft_labels: np.ndarray, design: Design, noise: np.ndarray
                        ) -> np.ndarray:
     """The nu-level form (exact in distribution when P2 = 0): r^k = sum_i c_i^k q_i^k
