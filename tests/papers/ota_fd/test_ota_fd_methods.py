@@ -1,4 +1,4 @@
-"""OTA-FD's FL benchmarks and fixed-T curves (spec ota_fd.md §7 methods `otafl_dp`,
+"""OTA-FD's FL benchmarks and fixed-T curves (methods `otafl_dp`,
 `fl_noiseless`, `otafd_fixedT`; A10: the FL mechanism is reconstructed)."""
 
 import numpy as np

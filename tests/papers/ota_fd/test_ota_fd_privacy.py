@@ -1,5 +1,5 @@
-"""OTA-FD's per-round DP events (airfl.papers.ota_fd.privacy; spec ota_fd.md §5):
-the paper's accounting meets Theorem 2's target and is spec §5.4's zCDP accountant; the
+"""OTA-FD's per-round DP events (airfl.papers.ota_fd.privacy; Appendix B):
+the paper's accounting meets Theorem 2's target and is the zCDP accountant; the
 mechanism as simulated uses the sensitivity the code's shared vectors really have."""
 
 import math
@@ -44,7 +44,7 @@ def _eps(records, key, conversion="improved"):
 @pytest.mark.parametrize("eps", [0.3, 3.0])
 def test_paper_events_meet_the_target_and_are_the_spec_zcdp_accountant(eps):
     """Theorem 2 keeps every round at Delta/s <= eps / sqrt(2 T ln(1/delta)), so T rounds
-    compose to <= eps (improved conversion). Spec §5.4's accountant, rho = max_{i,k} sum_t
+    compose to <= eps (improved conversion). The heterogeneous-round accountant, rho = max_{i,k} sum_t
     Delta^2 / (2 s^2), eps = rho + 2 sqrt(rho ln(1/delta)), computed here from the design,
     is the classic conversion's continuous minimum: the stage's classic epsilon sits on it
     (order grid) and never below."""
@@ -59,7 +59,7 @@ def test_paper_events_meet_the_target_and_are_the_spec_zcdp_accountant(eps):
         design = tx.prop1_design(h_abs=h, power=np.ones(M), class_counts=COUNTS, rho=coeff,
                                  sigma_n2=sigma_n2, T=T, K=K)
         sens = tx.sensitivity(h_abs=h, p1=design.p1, class_counts=COUNTS, K=K)      # (A17)
-        rho += sens ** 2 / (2 * sigma_n2)                                          # §5.4
+        rho += sens ** 2 / (2 * sigma_n2)                                          # zCDP
     zcdp = rho.max() + 2 * math.sqrt(rho.max() * math.log(1 / DELTA))
     classic = _eps(records, "privacy", "classic")[-1]
     assert zcdp <= classic <= 1.01 * zcdp
@@ -95,7 +95,7 @@ def test_digital_local_dp_events():
 
 def test_fl_benchmark_simulated_sensitivity_is_the_whole_clip():
     """OTA-FL: the code clips each WD's whole update to C, so one sample moves it by up to
-    2C, B_i times spec §5.8's 2C/B_i: the simulated multipliers are the paper's / B_i."""
+    2C, B_i times the accounting's 2C/B_i: the simulated multipliers are the paper's / B_i."""
     sizes = torch.tensor([10, 30, 60])
     scheme = OtaFdScheme("otafl_dp", method="otafl_dp", clip_C=1.0, eps=1.0, **COMMON)
     power = torch.tensor([0.3, 1.2, 2.0], dtype=torch.float64)

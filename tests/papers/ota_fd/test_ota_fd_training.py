@@ -1,4 +1,4 @@
-"""OTA-FD's local training, schemes and round loop (spec ota_fd.md §3.2-§3.3, §6.2, §7)."""
+"""OTA-FD's local training, schemes and round loop (Appendices A and E)."""
 
 import numpy as np
 import pandas as pd
@@ -19,7 +19,7 @@ COMMON = dict(power=1.0, snr_db=10.0, delta=1e-8, gamma=1.0, clip_S=5.0,
 
 
 def test_cnn_has_the_papers_parameter_count():
-    """21,680 parameters (appendix E, stated; layout spec §6.2)."""
+    """21,680 parameters (Appendix E, stated)."""
     assert build_model("cnn_mnist_k3", (1, 28, 28), 10).dim == 21_680
     assert build_model("cnn_mnist", (1, 28, 28), 10).dim == 21_840   # LAPA's, unchanged
 

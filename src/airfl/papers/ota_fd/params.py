@@ -49,7 +49,7 @@ DEFS = {
             "dataset": Enum(values=("mnist", "fashion_mnist"), required=True),
             "model": Enum(values=("cnn_mnist_k3",), required=True)}),
         "precision": Ref(name="precision"),
-        "num_devices": Int(description="Errata 5: feasible to 42", minimum=1, maximum=42),
+        "num_devices": Int(description="the one-dominant-class MNIST split is feasible up to 42", minimum=1, maximum=42),
         "dominant": Int(description="samples of the WD's own class at full scale", minimum=1),
         "others": Int(description="samples of every other class at full scale", minimum=0),
         "data_fraction": Ref(name="ota_fd_fraction"),
@@ -105,7 +105,7 @@ DEFS = {
             "clip_S": Num(gt=0, required=True),
             "sensitivity_mode": Enum(values=("paper", "per_class"), required=True),
             "an_mode": Enum(values=("none", "full_power"), required=True),
-            "fl": Obj(description="the FL benchmarks (budgets stated, Errata 3)",
+            "fl": Obj(description="the FL benchmarks (budgets stated in Appendix E, setting not named)",
                       required=True, fields={
                 "clip_C": Num(gt=0, required=True),
                 "eps_uniform": Ref(name="ota_fd_interval", required=True),

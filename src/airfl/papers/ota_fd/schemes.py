@@ -56,7 +56,7 @@ PRIVATE = ("otafd_prop", "otafd_uniformw", "fd_digital_ldp", "otafl_dp")
 
 
 def sigma_n2_of(*, power: float, snr_db: float) -> float:
-    """sigma_n^2 = P / 10^(snr_db/10) (spec §7 defaults: SNR defined at the WD's peak power) [R]."""
+    """sigma_n^2 = P / 10^(snr_db/10) (the SNR defined at the WD's peak power) [R]."""
     return power / 10 ** (snr_db / 10)
 
 
@@ -93,9 +93,9 @@ class OtaFdScheme(Scheme):
 
     def budgets(self, state: RoundState, M: int) -> tuple[np.ndarray, np.ndarray]:
         """(eps_i, delta_i) [M] of the WDs: `eps`/`delta` for all, or per-WD draws from
-        `eps_uniform` / `delta_uniform` ([lo, hi], linear uniform: ambiguity A13), one draw per
+        `eps_uniform` / `delta_uniform` ([lo, hi], linear uniform, our reading), one draw per
         trial from its `budgets` stream (the same for every round and every method: CRN).
-        Stated for FD on ResNet-CIFAR10 and for the FL benchmark (Errata 3)."""
+        Stated for FD on ResNet-CIFAR10 and for the FL benchmark (Appendix E)."""
         if "eps_uniform" not in self.params:
             return np.full(M, float(self.params["eps"])), np.full(M, float(self.params["delta"]))
         rng = state.streams.trial_numpy("budgets")

@@ -70,7 +70,7 @@ def local_step_(setup: TrialSetup, params: torch.Tensor, batch: tuple[torch.Tens
                 targets: torch.Tensor | None, *, gamma: float, lr: float, clip_S: float
                 ) -> tuple[list[float], list[float]]:
     """One SGD step of every WD in place, each gradient clipped to norm S first (Assumption 3
-    made true; spec A14: guards channel-inversion deep fades). Autograd runs on per-layer leaf
+    made true; it also guards against channel-inversion deep fades). Autograd runs on per-layer leaf
     views in the engine's memory format, as `FunctionalNetwork`'s loop engine does (measured
     faster on CPU than differentiating through slices of the flat vector). The model's
     `precision` applies (bf16: forward and backward under bfloat16 autocast, fp32 master

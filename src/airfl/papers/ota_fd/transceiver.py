@@ -3,8 +3,8 @@ arXiv:2508.06557, Appendices B-C).
 
 One round, one class k: WD i sends x_i = P1_i sqrt(K) q_i^k + P2_i n_i (n ~ N(0, I_K)), the PS
 receives y = sum_i |h_i| x_i + z (z ~ N(0, sigma_n^2 I_K)) and estimates r^k = y / lambda^k.
-The signal model is reconstructed [R] (Errata 4): the real-valued equivalent after
-phase compensation by conj(h) in P1 (ambiguity A8), which matches every appendix formula. All
+The signal model is reconstructed [R]: the real-valued equivalent after
+phase compensation by conj(h) in P1 (our reading), which matches every appendix formula. All
 arrays are float64 numpy; `class_counts` is B_i^k [M, K].
 """
 
@@ -28,10 +28,10 @@ def privacy_coefficients(*, eps: np.ndarray, delta: np.ndarray, class_counts: np
     """rho_i^k [M, K] = spread ln(1/delta_i) / (eps_i^2 D_i^k^2).
 
     `paper`: D_i^k = B_i (Lemma 1 (A17) divides the sensitivity by B_i; rho_i of Theorem 2 is our
-    reconstruction [D/R] from (A17)-(A19)); `per_class`: D_i^k = B_i^k (ambiguity A1: q_i^k
+    reconstruction [D/R] from (A17)-(A19)); `per_class`: D_i^k = B_i^k (q_i^k
     averages B_i^k samples, so one sample moves it by up to sqrt(2)/B_i^k). `spread` = diameter^2 / 2:
     1 for Lemma 1's simplex (diameter sqrt(2)); the OTA-FL benchmark shares updates clipped to
-    the unit ball (diameter 2, sensitivity 2C/B_i, spec A10 [R]): 2."""
+    the unit ball (diameter 2, sensitivity 2C/B_i [R]): 2."""
     if sensitivity_mode not in SENSITIVITY_MODES:
         raise ValueError(f"sensitivity_mode must be one of {SENSITIVITY_MODES}, got "
                          f"{sensitivity_mode!r}")
@@ -49,7 +49,7 @@ def sensitivity(*, h_abs: np.ndarray, p1: np.ndarray, class_counts: np.ndarray, 
                 sensitivity_mode: str = "paper", spread: float = SIMPLEX_SPREAD
                 ) -> np.ndarray:
     """Delta_i^k [M, K] = sqrt(2K) |h_i P1_i^k| / B_i (Lemma 1, (A17); simplex diameter sqrt(2)),
-    or / B_i^k with `per_class` (ambiguity A1); diameter sqrt(2 spread) (FL benchmark: 2)."""
+    or / B_i^k with `per_class` (q_i^k averages B_i^k samples); diameter sqrt(2 spread) (FL benchmark: 2)."""
     counts = np.asarray(class_counts, dtype=np.float64)
     denom = counts.sum(axis=1, keepdims=True) if sensitivity_mode == "paper" else counts
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -109,7 +109,7 @@ def prop1_design(*, h_abs: np.ndarray, power: np.ndarray, class_counts: np.ndarr
                  weights: np.ndarray | None = None, an_mode: str = "none") -> Design:
     """Proposition 1 (Appendix C, (A20)-(A28)): P1_i^k = w_i^k lambda^k conj(h_i)/(sqrt(K)|h_i|^2)
     with w = B_i^k/B^k (zero bias), lambda^k = min(lambda_PA, lambda_DP), P2 = 0 (`an_mode: none`,
-    the minimum-energy member of the optimal family; spec §4.4, ambiguity A4).
+    the minimum-energy member of the optimal family; Appendix C leaves the member open).
 
     `an_mode: full_power`: in Case II the member with artificial noise from the WD with the
     most power slack and lambda as large as that WD's power allows ([D]): same nu.
@@ -194,7 +194,7 @@ def realised_eps(*, h_abs: np.ndarray, design: Design, class_counts: np.ndarray,
 
 def local_dp_std(*, eps: np.ndarray, delta: np.ndarray, class_counts: np.ndarray, T: int,
                  sensitivity_mode: str = "paper") -> np.ndarray:
-    """sigma_i^k [M, K] of the digital-FD benchmark with local DP (spec §7 `fd_digital_ldp`, [R]):
+    """sigma_i^k [M, K] of the digital-FD benchmark with local DP (`fd_digital_ldp`, [R]):
     each WD perturbs its own q_i^k with the Gaussian std of Theorem 2's source (Wei et al. [2],
     as in (A18)) for the sensitivity sqrt(2)/B_i (Lemma 1 without channel scaling; / B_i^k with
     `per_class`): sigma = Delta sqrt(2 T ln(1/delta)) / eps = sqrt(4 T rho)."""
