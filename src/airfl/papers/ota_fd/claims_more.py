@@ -84,7 +84,9 @@ def shared_noise(frame: pd.DataFrame) -> ClaimResult:
     links are error-free by construction ([R]), so OTA-FD carries more noise and the claim is
     not the appendix's. Each eps's regime is read from the runs: the share of DP-limited
     class-rounds (`case2_share`) and the ratio of the runs' mean per-entry noise nu
-    (`nu_mean_run`, OTA-FD over digital). An eps is in the regime when that ratio is <= 1;
+    (`nu_mean_run`, OTA-FD over digital; the mean over classes and rounds, as Theorem 1's
+    Phi_2 sums nu over the rounds, Appendix A (12); under channel inversion a few deep fades
+    dominate it). An eps is in the regime when that ratio is <= 1;
     the accuracy comparison (paired over trials, ACCURACY_MARGIN) runs on those eps only, and
     with none in the regime the claim is inconclusive with the numbers that say why."""
     curves = set(frame["curve"])

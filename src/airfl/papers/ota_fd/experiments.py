@@ -61,7 +61,8 @@ X1 = Experiment(
                  "FL benchmarks (OTA-FL with DP at ε_i ~ U(1e6, 1e7), noiseless FL; one global "
                  "model, D = 21,680 channel uses per round)."
                  + CAPTION_R),
-    figure_spec=FigureSpec(**ROUNDS, **ACC, curves=more.trained),
+    figure_spec=FigureSpec(**ROUNDS, **ACC, curves=more.trained,
+                           columns=more.SHARED_NOISE_COLUMNS),
     derivations=(more.ETA0,),
     extra_figures=(
         FigureSpec(x="channel_uses", **ACC, name="x1_channel_uses",
@@ -98,8 +99,8 @@ X1 = Experiment(
         Claim("x1_tradeoff", "Learning-privacy trade-off: OTA-FD accuracy rises with ε "
               "(abstract claim (i), monotone up to trial noise).", cx.tradeoff),
         Claim("x1_shared_noise", "OTA-FD beats digital FD with local DP at the same ε (the "
-              "benefit of the shared OTA noise).",
-              cx._versus("fd_digital_ldp", True)),
+              "benefit of the shared OTA noise), tested at the ε where the run is DP-limited "
+              "(OTA-FD's mean noise ν at most digital's; Prop. 1's Case II).", cm.shared_noise),
         Claim("x1_weighting", "OTA-FD's B_i^k/B^k weighting beats uniform weights 1/M at the "
               "same ε.", cx._versus("otafd_uniformw", True)),
         Claim("x1_an_same", "The artificial-noise member of Prop. 1's family gives the same "
