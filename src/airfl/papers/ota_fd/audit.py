@@ -125,9 +125,10 @@ def _fl_mechanism(params: dict[str, Any], eps: float, noise_scale: float = 1.0
     budgets eps_i ~ U(1e6, 1e7) (Appendix E) are beyond any audit, so the mechanism is audited
     at the audit's targets. The code clips each WD's whole update to C (no per-sample
     clipping), so one replaced sample can move it across the ball: the canary moves WD 0's unit
-    update by 2 (2C / C; present 2 e_0, absent 0); the run's accounting divides that by B_i
-    (Lemma 1's form with the ball's diameter, `BALL_SPREAD`). D is the CNN's (Appendix E:
-    21,680)."""
+    update by 2 (2C / C; present 2 e_0, absent 0), the sensitivity the noise design (rho_i,
+    lambda_DP) and the claimed epsilon use (`tx.whole_update_counts`, `BALL_SPREAD`). D is the
+    CNN's (Appendix E: 21,680). `noise_scale` below 1: a deliberately too-small noise (the
+    leak a test needs to show that this audit can fail)."""
     from airfl.models import build_model
 
     setting, analysis = params["ota_fd"]["setting"], params["ota_fd"]["analysis"]
@@ -138,8 +139,9 @@ def _fl_mechanism(params: dict[str, Any], eps: float, noise_scale: float = 1.0
     delta = float(setting["delta"])
     sigma_n2 = sigma_n2_of(power=float(setting["power"]), snr_db=float(setting["snr_db"]))
     h_abs = np.sqrt(numpy_generator(seed, "audit/ota_fd", "channel").exponential(size=m))
+    whole = tx.whole_update_counts(m)                  # sensitivity 2C, as the scheme's
     rho = tx.privacy_coefficients(eps=np.full(m, eps), delta=np.full(m, delta),
-                                  class_counts=counts, spread=tx.BALL_SPREAD)
+                                  class_counts=whole, spread=tx.BALL_SPREAD)
     design = tx.prop1_design(h_abs=h_abs, power=np.full(m, float(setting["power"])),
                              class_counts=counts, rho=rho, sigma_n2=sigma_n2, T=T, K=dim)
     step = 2.0                                    # 2C / C: the whole unit ball's diameter
@@ -162,18 +164,18 @@ def _fl_mechanism(params: dict[str, Any], eps: float, noise_scale: float = 1.0
         return linear_draws(lambda row, call, width: release(row, sub_seed * 1_000_003 + call,
                                                              width), value, draws)
 
-    claimed = float(tx.realised_eps(h_abs=h_abs, design=design, class_counts=counts,
+    claimed = float(tx.realised_eps(h_abs=h_abs, design=design, class_counts=whole,
                                     sigma_n2=sigma_n2, delta=np.full(m, delta), T=T, K=dim,
                                     spread=tx.BALL_SPREAD)[0])
-    sens = tx.sensitivity(h_abs=h_abs, p1=design.p1, class_counts=np.ones_like(counts), K=dim,
+    sens = tx.sensitivity(h_abs=h_abs, p1=design.p1, class_counts=whole, K=dim,
                           spread=tx.BALL_SPREAD)      # 2 sqrt(D) |h_0 P1_0|: the code's 2C
     mu = float(sens[0, 0] / (noise_scale * np.sqrt(sigma_n2)))
     simulated = gaussian_mechanism_epsilon(1.0 / (mu * np.sqrt(T)), delta)
     return AuditableMechanism(
         name=f"otafl_eps{eps:g}", paper="ota_fd", delta=delta, eps_claimed=claimed,
         eps_simulated=simulated,
-        claimed_accountant=f"realised_eps with 2C/B_i (Lemma 1's form, the ball's diameter) "
-                           f"over T = {T} rounds",
+        claimed_accountant=f"realised_eps with 2C (whole-update clipping, the ball's "
+                           f"diameter) over T = {T} rounds",
         simulated_note="exact: T Gaussian releases, sqrt(T) Delta/s GDP, Delta = the code's 2C",
         neighbours="WD 0 replaces one sample: its whole clipped update can cross the ball (2C)",
         conditioning="one channel draw |h|^2 ~ Exp(1) for all T rounds (the design's input)",

@@ -16,7 +16,8 @@ one is rho + 2 sqrt(rho ln(1/delta)) up to the order grid). With per-WD budgets
   s^k = sqrt(sigma_n^2 + sum_j |h_j P2_j^k|^2) (Appendix B, (A18)) -- Theorem 2 keeps every round at
   Delta sqrt(2T ln(1/delta_i)) / s <= eps_i, so this composes to about the target eps_i.
   Digital FD: each WD's own noise sigma_i^k over sqrt(2)/B_i (Lemma 1 without the channel).
-  FL benchmark: 2C |h_i P1_i| sqrt(D) / B_i (Lemma 1's form for the ball, [R]).
+  FL benchmark: 2C |h_i P1_i| sqrt(D) ([R], `transceiver.whole_update_counts`: the update is
+  clipped as a whole, so one sample can move it across the ball; no division by B_i).
 * ``privacy_simulated`` (`epsilon_simulated`): the noise as drawn is what the accountant
   assumes (real standard normals per entry: `receive`'s sqrt(sigma_n^2) z and P2 n, the
   digital links' sigma_i^k n), but the sensitivity is what the code's shared vector really
@@ -26,7 +27,8 @@ one is rho + 2 sqrt(rho ln(1/delta)) up to the order grid). With per-WD budgets
   a WD's dominant class, x120 for its minority classes in the MNIST split); equal to
   ``privacy`` with `sensitivity_mode: per_class`. FL: the code clips each WD's whole update
   to C (`clip_by_norm`, no per-sample clipping), so one sample can move it across the whole
-  ball: 2C |h_i P1_i| sqrt(D), B_i times Lemma 1's form.
+  ball: 2C |h_i P1_i| sqrt(D), the sensitivity the accounting and the noise design already use
+  (the two events are equal).
 * Not counted in either (we treat it as post-processing, as the appendix's accounting does; a
   caveat the README states):
   theta_{i,t} is trained on D_i, so from round 2 on one sample can also move q_i^k through the

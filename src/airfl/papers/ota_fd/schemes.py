@@ -16,7 +16,8 @@ method shares nothing (local only). Methods:
 * ``otafl_dp`` - the FL benchmark: one global model, FedSGD/FedAvg updates clipped to C
   (core `clip_by_norm`), sent over the air with Prop. 1's data-weighted channel inversion
   (one "class" of D entries, weights B_i/B) and lambda = min(lambda_PA, lambda_DP) under the FL
-  budgets (the mechanism is reconstructed [R], sensitivity 2C/B_i).
+  budgets (the mechanism is reconstructed [R]; sensitivity 2C, since one sample can move a
+  whole-clipped update across the ball: `transceiver.whole_update_counts`).
 * ``fl_noiseless`` - the upper bound of ``otafl_dp``: the same updates clipped to C and the same
   weights B_i/B, aggregated without channel or DP noise (r = sum_i (B_i/B) clip_C(u_i)).
 
@@ -200,7 +201,8 @@ class OtaFdScheme(Scheme):
         """OTA-FL with DP / noiseless FL on model updates [M, D] ([R]). Each update is
         clipped to C and divided by C (unit ball) and aggregated by `transceiver.receive_fl`
         with Prop. 1's P1 for weights B_i/B (one class, K -> D) and lambda = min(lambda_PA,
-        lambda_DP). Returns C r."""
+        lambda_DP), lambda_DP for the sensitivity 2C (`tx.whole_update_counts`: the update is
+        clipped as a whole, so Lemma 1's / B_i does not apply). Returns C r."""
         sizes = state.data_sizes.double().cpu().numpy()
         weights = sizes / sizes.sum()
         clip = float(self.params["clip_C"])
@@ -210,23 +212,24 @@ class OtaFdScheme(Scheme):
                 "clipped_fraction": float((norms > clip).float().mean())}
         M, D, T = updates.shape[0], int(design["dim"]), int(design["T"])
         h_abs = np.sqrt(state.channel_power.double().cpu().numpy())
-        counts = sizes[:, None]                                   # one "class": B_i
+        counts = sizes[:, None]                   # one "class": B_i (the weights B_i/B)
+        whole = tx.whole_update_counts(M)         # sensitivity 2C: whole-update clipping
         eps, delta = self.budgets(state, M)
         rho = tx.privacy_coefficients(eps=eps, delta=delta,
-                                      class_counts=counts, spread=tx.BALL_SPREAD)
+                                      class_counts=whole, spread=tx.BALL_SPREAD)
         d = tx.prop1_design(h_abs=h_abs, power=np.full(M, self.power), class_counts=counts,
                             rho=rho, sigma_n2=self.sigma_n2, T=T, K=D)
         noise = gaussian_noise(D, 1.0, state.streams("noise"), torch.float64).to(updates)
         r = tx.receive_fl(unit_updates=clipped / clip, h_abs=h_abs, design=d,
                           sigma_n2=self.sigma_n2, noise=noise, dim=D)
-        eps_real = tx.realised_eps(h_abs=h_abs, design=d, class_counts=counts,
+        eps_real = tx.realised_eps(h_abs=h_abs, design=d, class_counts=whole,
                                    sigma_n2=self.sigma_n2, delta=delta, T=T, K=D,
                                    spread=tx.BALL_SPREAD)
-        common = dict(h_abs=h_abs, design=d, sigma_n2=self.sigma_n2, K=D,
-                      sensitivity_mode="paper", spread=tx.BALL_SPREAD)
-        events = self._round_events(state).record(       # 2C |h P1| sqrt(D) / B_i
-            dp.ota_multipliers(**common, class_counts=counts),
-            dp.ota_multipliers(**common, class_counts=np.ones_like(counts)))  # whole-update clip
+        multipliers = dp.ota_multipliers(h_abs=h_abs, design=d, sigma_n2=self.sigma_n2, K=D,
+                                         sensitivity_mode="paper", spread=tx.BALL_SPREAD,
+                                         class_counts=whole)      # 2C |h P1| sqrt(D)
+        # the accounting and the code's release have the same sensitivity: one event twice
+        events = self._round_events(state).record(multipliers, multipliers)
         return clip * r, {**events, "case2_fraction": float(d.case[0] == 2),
                           "nu_median": float(clip ** 2 * d.nu[0]),
                           "clipped_fraction": float((norms > clip).float().mean()),

@@ -22,6 +22,21 @@ SIMPLEX_SPREAD = 1.0
 BALL_SPREAD = 2.0
 
 
+def whole_update_counts(num_devices: int) -> np.ndarray:
+    """The divisor D_i = 1 [M, 1] of the FL benchmark's sensitivity, to pass as `class_counts`
+    to :func:`privacy_coefficients`, :func:`sensitivity` and :func:`realised_eps` (with
+    `BALL_SPREAD`): the accounted sensitivity is 2C, not 2C/B_i.
+
+    Our reading ([R]: Appendix E states the FL benchmark's budgets but not its DP mechanism):
+    the code clips each WD's whole local update to C (core `clip_by_norm`, no per-sample
+    clipping), so replacing one of WD i's B_i samples can move the clipped update anywhere in the
+    ball, by up to its diameter 2C. Lemma 1's division by B_i ((A17)) holds for an average of
+    bounded per-sample terms (the soft labels), not for a clipped update, so the noise design
+    (lambda_DP of Prop. 1 via rho_i) and the accounting use 2C. Prop. 1's aggregation weights
+    stay B_i/B (`class_counts` B_i in :func:`prop1_design`)."""
+    return np.ones((int(num_devices), 1))
+
+
 def privacy_coefficients(*, eps: np.ndarray, delta: np.ndarray, class_counts: np.ndarray,
                          sensitivity_mode: str = "paper", spread: float = SIMPLEX_SPREAD
                          ) -> np.ndarray:
@@ -31,7 +46,7 @@ def privacy_coefficients(*, eps: np.ndarray, delta: np.ndarray, class_counts: np
     reconstruction [D/R] from (A17)-(A19)); `per_class`: D_i^k = B_i^k (q_i^k
     averages B_i^k samples, so one sample moves it by up to sqrt(2)/B_i^k). `spread` = diameter^2 / 2:
     1 for Lemma 1's simplex (diameter sqrt(2)); the OTA-FL benchmark shares updates clipped to
-    the unit ball (diameter 2, sensitivity 2C/B_i [R]): 2."""
+    the unit ball (diameter 2): 2, with D_i = 1 (`whole_update_counts`: sensitivity 2C [R])."""
     if sensitivity_mode not in SENSITIVITY_MODES:
         raise ValueError(f"sensitivity_mode must be one of {SENSITIVITY_MODES}, got "
                          f"{sensitivity_mode!r}")
@@ -49,7 +64,8 @@ def sensitivity(*, h_abs: np.ndarray, p1: np.ndarray, class_counts: np.ndarray, 
                 sensitivity_mode: str = "paper", spread: float = SIMPLEX_SPREAD
                 ) -> np.ndarray:
     """Delta_i^k [M, K] = sqrt(2K) |h_i P1_i^k| / B_i (Lemma 1, (A17); simplex diameter sqrt(2)),
-    or / B_i^k with `per_class` (q_i^k averages B_i^k samples); diameter sqrt(2 spread) (FL benchmark: 2)."""
+    or / B_i^k with `per_class` (q_i^k averages B_i^k samples); diameter sqrt(2 spread) (FL
+    benchmark: 2; with `whole_update_counts`, 2 sqrt(D) |h_i P1_i|: 2C in the update's units)."""
     counts = np.asarray(class_counts, dtype=np.float64)
     denom = counts.sum(axis=1, keepdims=True) if sensitivity_mode == "paper" else counts
     with np.errstate(divide="ignore", invalid="ignore"):
