@@ -11,7 +11,7 @@ from conftest import REPO
 SRC = REPO / "src" / "airfl"
 PAPERS = SRC / "papers"
 #: wings whose text is checked (the others are being rewritten in the same way)
-CHECKED_WINGS = ("baselines", "biased_fl", "lapa")
+CHECKED_WINGS = ("baselines", "biased_fl", "lapa", "ota_fd")
 WORDING = re.compile(r"(?i)\berrata\b|\bspecs?(?:'s|\s+§|\s+\d|\s+section|-\d)|\bthe\s+spec\b"
                      r"|shared/specs|\b(?:DESIGN|ENVIRONMENT)\.md\b")
 

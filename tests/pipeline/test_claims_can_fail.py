@@ -44,6 +44,11 @@ NOT_MODELLED: dict[str, str] = {
     "dp_perk/fig3a:fig6_identical_below": "reads each trial's perk threshold and needs the DP "
     "and MIMO runs identical below it (equality of runs, not an order of levels)",
     "dp_perk/fig3a:fig6_zf_opt_identical_below": "as fig6_identical_below",
+    "ota_fd/x1:x1_shared_noise": "as x3_shared_noise (the same claim on X1's ablation)",
+    "ota_fd/x3:x3_shared_noise": "tests the accuracy only where OTA-FD's run noise ν is at most "
+    "the digital benchmark's (the columns nu_mean_run, case2_share; a curve's level would make "
+    "the more accurate method the noisier one); tests/papers/ota_fd/test_ota_fd_claims.py drives "
+    "it to holds, contradicted and the out-of-regime inconclusive",
     "lapa/fig4:fig7_p1": "reads the P1 values of DDPG and the two direct searches from Config "
     "5's run records, not a curve's level (tests/papers/lapa/test_lapa_claims.py drives it to "
     "holds and to contradicted)",

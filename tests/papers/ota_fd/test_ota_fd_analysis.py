@@ -1,4 +1,4 @@
-"""X6's closed-form frames and the ResNet-18 of the appendix (spec ota_fd.md §6.2, §7)."""
+"""X6's closed-form frames and the ResNet-18 of the appendix (Appendix E)."""
 
 import numpy as np
 import pytest
@@ -55,7 +55,7 @@ def test_case_map_plateaus_once_dp_limited():
 
 
 def test_closed_form_rounds_is_the_rounds_frames_T_closed():
-    """X4's T* marker is X6's max(T_0, a/b) (Errata 1) at the same eps."""
+    """X4's T* marker is X6's max(T_0, a/b) (our reading of (P3.1)-(P3.2)) at the same eps."""
     wide = an.rounds_frame(BLOCK)
     for eps, T in zip(wide["eps"], wide["T_closed"]):
         assert an.closed_form_rounds(BLOCK, eps) == T

@@ -1,4 +1,4 @@
-"""The eta_0 calibration rule (calibration.py, spec ota_fd.md §7): best mean final accuracy, a
+"""The eta_0 calibration rule (calibration.py): best mean final accuracy, a
 larger step only within one standard error; a curve's own eta0 sets the run's step size."""
 
 import math

@@ -94,3 +94,37 @@ def test_x7_claims_find_their_curves_by_pattern_whatever_the_budget():
     assert cm.beats("otafd_prop_e*", "otafd_an_e*")(frame).verdict == "n/a"      # not run
     two = pd.DataFrame(_rows("otafd_prop_e1", 0.2) + _rows("otafd_prop_e0p1", 0.1))
     assert cm.resolve(two, "otafd_prop_e*") is None
+
+
+def _shared_noise_frame(ota_acc, digital_acc, ota_nu, digital_nu=0.01, case2=0.98):
+    """X3's two methods at eps = 0.1 and 1 over three trials: OTA-FD's final accuracy, run mean
+    nu and Case II share, and the digital benchmark's, as the figure CSV carries them."""
+    rows = []
+    for eps, tag in ((0.1, "0p1"), (1.0, "1")):
+        for curve, acc, nu, share in ((f"otafd_prop_e{tag}", ota_acc[eps], ota_nu[eps], case2),
+                                      (f"fd_digital_ldp_e{tag}", digital_acc[eps], digital_nu,
+                                       None)):
+            for row in _wiggle(_rows(curve, acc, trials=3, eps_full=eps)):
+                rows.append({**row, "nu_mean_run": nu if row["round"] else None,
+                             "case2_share": share if row["round"] else None})
+    return pd.DataFrame(rows)
+
+
+def test_shared_noise_compares_accuracy_only_where_the_experiment_is_dp_limited():
+    below = {0.1: 0.00999, 1.0: 0.009}                 # OTA-FD's noise below digital's: DP-limited
+    wins = _shared_noise_frame({0.1: 0.60, 1.0: 0.70}, {0.1: 0.55, 1.0: 0.65}, below)
+    result = cm.shared_noise(wins)
+    assert result.verdict == "holds" and "mean ν OTA-FD / digital = 0.999" in result.numbers
+    loses = _shared_noise_frame({0.1: 0.50, 1.0: 0.70}, {0.1: 0.55, 1.0: 0.65}, below)
+    assert cm.shared_noise(loses).verdict == "contradicted"
+    # eps = 1 channel-limited (OTA-FD's noise 10x digital's): its large loss is not tested
+    mixed = _shared_noise_frame({0.1: 0.60, 1.0: 0.30}, {0.1: 0.55, 1.0: 0.65},
+                                {0.1: 0.00999, 1.0: 0.1})
+    result = cm.shared_noise(mixed)
+    assert result.verdict == "holds" and "1 ε outside the DP-limited regime" in result.numbers
+    outside = _shared_noise_frame({0.1: 0.30, 1.0: 0.30}, {0.1: 0.55, 1.0: 0.65},
+                                  {0.1: 0.02, 1.0: 0.102}, case2=0.375)
+    result = cm.shared_noise(outside)
+    assert result.verdict == "inconclusive"
+    assert "not in the DP-limited regime" in result.why and "Case II 37.5 %" in result.why
+    assert "= 10.2" in result.why

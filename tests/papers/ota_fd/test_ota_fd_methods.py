@@ -1,5 +1,6 @@
-"""OTA-FD's FL benchmarks and fixed-T curves (spec ota_fd.md §7 methods `otafl_dp`,
-`fl_noiseless`, `otafd_fixedT`; A10: the FL mechanism is reconstructed)."""
+"""OTA-FD's FL benchmarks and fixed-T curves (methods `otafl_dp`,
+`fl_noiseless`, `otafd_fixedT`; the FL mechanism is reconstructed: Appendix E states only
+its budgets)."""
 
 import numpy as np
 import pandas as pd
@@ -31,18 +32,24 @@ def _updates(seed=0):
     return torch.randn(M, D, generator=g, dtype=torch.float64) * torch.tensor([[0.5], [2.0], [3.0]])
 
 
-def test_fl_noiseless_is_the_data_weighted_mean_of_the_updates():
+def test_fl_noiseless_is_otafl_dp_without_noise():
+    """The upper bound of OTA-FL with DP: the same clipping to C and weights B_i/B, no noise;
+    OTA-FL at an inactive budget differs from it by its receiver noise only."""
     sizes = torch.tensor([10, 30, 60])
     u = _updates()
-    r, _ = _scheme("fl_noiseless").aggregate(u, _state(1, torch.ones(M), sizes), {"T": 5, "dim": D})
-    assert r == pytest.approx(torch.tensor([0.1, 0.3, 0.6], dtype=torch.float64) @ u)
+    assert (torch.linalg.vector_norm(u, dim=1) > 1.0).any()        # clipping bites
+    r, record = _scheme("fl_noiseless").aggregate(u, _state(1, torch.ones(M), sizes),
+                                                  {"T": 5, "dim": D})
+    truth = torch.tensor([0.1, 0.3, 0.6], dtype=torch.float64) @ clip_by_norm(u, 1.0)[0]
+    assert r == pytest.approx(truth) and record["clipped_fraction"] > 0
+    assert not torch.allclose(r, torch.tensor([0.1, 0.3, 0.6], dtype=torch.float64) @ u)
 
 
 @pytest.mark.parametrize("eps", [1e-3, 1e6])
 def test_otafl_is_unbiased_with_noise_variance_nu_and_meets_its_budget(eps):
     """Monte Carlo over the receiver-noise stream: the mean of the received update is the
     B_i/B-weighted mean of the clipped updates (A21, c_i = B_i/B), its per-entry variance C^2 nu,
-    and the realised eps (paper's formula, ball sensitivity 2C/B_i) <= eps, = eps in Case II."""
+    and the realised eps (paper's formula, whole-update sensitivity 2C) <= eps, = eps in Case II."""
     sizes = torch.tensor([10, 30, 60])
     u = _updates(1)
     power = torch.tensor([0.3, 1.2, 2.0], dtype=torch.float64)
@@ -75,6 +82,27 @@ def test_ball_sensitivity_doubles_the_privacy_coefficient():
     delta = tx.sensitivity(h_abs=np.ones(2), p1=np.ones((2, 1)), class_counts=counts, K=1,
                            spread=tx.BALL_SPREAD)
     assert delta[:, 0] == pytest.approx(2.0 / counts[:, 0])
+
+
+def test_the_fl_benchmark_accounts_a_whole_clipped_update_without_dividing_by_B_i():
+    """One sample can move a whole-clipped update across the unit ball: D_i = 1, so the
+    sensitivity is 2 (2C / C) and rho_i = 2 ln(1/delta_i) / eps_i^2, B_i^2 times Lemma 1's
+    form with / B_i; the noise design needs correspondingly more noise (a smaller lambda_DP)."""
+    counts = np.array([[10.0], [30.0]])
+    whole = tx.whole_update_counts(2)
+    assert whole.shape == (2, 1)
+    rho = tx.privacy_coefficients(eps=np.ones(2), delta=np.full(2, 1e-5), class_counts=whole,
+                                  spread=tx.BALL_SPREAD)
+    assert rho[:, 0] == pytest.approx(2 * np.log(1e5))
+    per_sample = tx.privacy_coefficients(eps=np.ones(2), delta=np.full(2, 1e-5),
+                                         class_counts=counts, spread=tx.BALL_SPREAD)
+    assert rho == pytest.approx(per_sample * counts ** 2)
+    assert tx.sensitivity(h_abs=np.ones(2), p1=np.ones((2, 1)), class_counts=whole, K=1,
+                          spread=tx.BALL_SPREAD)[:, 0] == pytest.approx(2.0)
+    design = dict(h_abs=np.ones(2), power=np.ones(2), class_counts=counts, sigma_n2=0.1, T=5,
+                  K=50)
+    assert tx.prop1_design(**design, rho=rho).lam[0] < \
+        tx.prop1_design(**design, rho=per_sample).lam[0]
 
 
 def _context(setup, rounds=None):

@@ -1,4 +1,4 @@
-"""Prop. 2 with Errata 1 (spec ota_fd.md §4.5): a, b, T_0, the exact piecewise objective and its
+"""Prop. 2 as we read (P3.1)-(P3.2) (Appendix D): a, b, T_0, the exact piecewise objective and its
 minimiser max(T_0, a/b); T_0 at a quantile of the fading."""
 
 import numpy as np
@@ -28,14 +28,14 @@ def test_spec_test_vectors(eps, T0, b, t_hat):
     c = _choice(eps, 0.1)
     assert c.a == pytest.approx(900.0)
     assert c.b == pytest.approx(b, rel=1e-5)
-    assert c.T0 == pytest.approx(T0, rel=5e-4)        # the spec prints 4 digits
+    assert c.T0 == pytest.approx(T0, rel=5e-4)        # the reference value has 4 digits
     assert c.T_hat == pytest.approx(t_hat, rel=5e-5)      # printed to 5 digits
     assert CONSTS.A1 == pytest.approx(0.6) and CONSTS.A2 == pytest.approx(6.0)
 
 
-def test_errata1_optimum_is_T0_when_above_a_over_b():
+def test_the_optimum_is_T0_when_above_a_over_b():
     """eps = 0.1, sigma_n^2 = 100: a/b = 342.6 but the optimum of the piecewise objective is
-    T_0 = 1954 (Errata 1)."""
+    T_0 = 1954 (below T_0, (P3.1)'s objective still falls)."""
     c = _choice(0.1, 100.0)
     assert c.T_hat == pytest.approx(342.61, rel=1e-4)
     assert c.T0 == pytest.approx(1954.3, rel=1e-4)

@@ -1,4 +1,4 @@
-"""Theorem 1's Omega_i evaluated on a run (spec ota_fd.md §4.1): Phi_1 vanishes for Prop. 1's
+"""Theorem 1's Omega_i evaluated on a run (Appendix A): Phi_1 vanishes for Prop. 1's
 weights, the per-round Omega summed over WDs equals Prop. 2's exact objective at a fixed channel,
 and a fixed-T run of the loop writes its Omega from the rounds it recorded."""
 
@@ -67,7 +67,7 @@ def test_bias_term_and_bound_by_hand():
 
 
 def test_the_step_sizes_satisfy_the_proofs_sum_bound():
-    """Sum_{t<T} 1/eta_t >= (2 / (3 eta_0)) T^{3/2} (spec §4.1 proof mechanics)."""
+    """Sum_{t<T} 1/eta_t >= (2 / (3 eta_0)) T^{3/2} (Appendix A, the step after (12))."""
     for T in (1, 10, 1000):
         eta = CONSTS.eta0 / np.sqrt(np.arange(1, T + 1))
         assert (1 / eta).sum() >= 2 / (3 * CONSTS.eta0) * T ** 1.5

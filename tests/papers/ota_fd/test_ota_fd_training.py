@@ -1,4 +1,4 @@
-"""OTA-FD's local training, schemes and round loop (spec ota_fd.md §3.2-§3.3, §6.2, §7)."""
+"""OTA-FD's local training, schemes and round loop (Appendices A and E)."""
 
 import numpy as np
 import pandas as pd
@@ -19,7 +19,7 @@ COMMON = dict(power=1.0, snr_db=10.0, delta=1e-8, gamma=1.0, clip_S=5.0,
 
 
 def test_cnn_has_the_papers_parameter_count():
-    """21,680 parameters (appendix E, stated; layout spec §6.2)."""
+    """21,680 parameters (Appendix E, stated)."""
     assert build_model("cnn_mnist_k3", (1, 28, 28), 10).dim == 21_680
     assert build_model("cnn_mnist", (1, 28, 28), 10).dim == 21_840   # LAPA's, unchanged
 
@@ -219,3 +219,30 @@ def test_fd_rounds_on_cuda_match_cpu():
     a, _ = tr.run_fd_trial(cpu, _scheme("otafd_prop", eps=1.0), {"T": 1}, False)
     b, _ = tr.run_fd_trial(moved, _scheme("otafd_prop", eps=1.0), {"T": 1}, False)
     assert b["train_loss"].to_numpy() == pytest.approx(a["train_loss"].to_numpy(), rel=1e-3)
+
+
+@pytest.mark.parametrize("full_batch", [False, True])
+def test_fl_benchmarks_step_with_fds_decaying_rule(monkeypatch, full_batch):
+    """One step-size rule for FD and FL (Appendix A's eta_t = eta_0 / sqrt(t + 1)): FedAvg's
+    local steps and FedSGD's server step of round t are eta_0 / sqrt(t) (the real round runs;
+    the spy only records the set-up each round hands to the clients)."""
+    from dataclasses import replace
+
+    seen = []
+    real = tr.client_updates
+
+    def spy(setup, params, streams, participants=None):
+        seen.append((setup.local.lr, setup.server.lr))
+        return real(setup, params, streams, participants)
+
+    monkeypatch.setattr(tr, "client_updates", spy)
+    setup = _setup(rounds=3, lr=0.2)
+    setup = replace(setup, local=replace(setup.local, full_batch=full_batch))
+    scheme = OtaFdScheme("fl_noiseless", method="fl_noiseless", clip_C=1.0, **COMMON)
+    table, _ = tr.run_fd_trial(setup, scheme, {"T": 3, "dim": setup.model.dim}, False)
+    etas = [0.2 / np.sqrt(t) for t in (1, 2, 3)]
+    used = [server if full_batch else local for local, server in seen]
+    assert used == pytest.approx(etas) and tr.step_size(0.2, 4) == pytest.approx(0.1)
+    if not full_batch:
+        assert all(server == 1.0 for _, server in seen)
+    assert table["channel_uses"].iloc[-1] == 3 * setup.model.dim

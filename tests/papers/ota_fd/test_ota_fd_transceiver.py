@@ -1,5 +1,5 @@
-"""OTA-FD's knowledge sharing over the air (spec ota_fd.md §4.2-§4.5, §7 unit tests): Prop. 1,
-Lemma 1, Theorem 2, the signal- vs nu-level receivers, the realised eps, the §4.5 test vectors."""
+"""OTA-FD's knowledge sharing over the air (Appendices B-D): Prop. 1,
+Lemma 1, Theorem 2, the signal- vs nu-level receivers, the realised eps, hand-derived test vectors."""
 
 import numpy as np
 import pytest
@@ -7,7 +7,7 @@ import pytest
 from airfl.papers.ota_fd import transceiver as tx
 
 M = K = 10
-# spec §4.5 test vectors: B_i^k = 1110 if k = i else 10, delta = 1e-8, sigma_n^2 = 0.1, |h| = 1
+# hand-derived test vectors: B_i^k = 1110 if k = i else 10, delta = 1e-8, sigma_n^2 = 0.1, |h| = 1
 COUNTS = np.where(np.eye(M, K, dtype=bool), 1110.0, 10.0)
 
 

@@ -4,7 +4,7 @@ was available). One job each:
 * :mod:`.transceiver` - per-class soft-label sharing over the air: Prop. 1 (both cases,
   `an_mode`), Lemma 1's sensitivity (`paper` / `per_class`), Theorem 2's DP constraint, the
   signal-level and nu-level receivers, the realised eps.
-* :mod:`.rounds` - Prop. 2 with Errata 1 (exact piecewise objective, max(T_0, a/b), T_0 at a
+* :mod:`.rounds` - Prop. 2 as we read (P3.1)-(P3.2) (exact piecewise objective, max(T_0, a/b), T_0 at a
   quantile of the fading).
 * :mod:`.schemes` - the methods as one scheme kind ``ota_fd`` (proposed, without DP, noiseless,
   local only, uniform weights, digital FD with local DP, OTA-FL with DP, noiseless FL; AN via

@@ -1,10 +1,12 @@
-"""X6 (spec ota_fd.md §7): the closed forms alone, in seconds (numpy): Prop. 2's round count vs
-eps (a/b, T_0, max(T_0, a/b) and the argmin of the exact objective, Errata 1), the noise
+"""X6: the closed forms alone, in seconds (numpy): Prop. 2's round count vs
+eps (a/b, T_0, max(T_0, a/b) and the argmin of the exact objective; our
+reading of (P3.1)-(P3.2), Appendix D), the noise
 level nu vs T (Prop. 1: flat in Case I, ~T in Case II), and the claims they decide.
 
 The setting is the full-scale MNIST split (1110 + 9 x 10 per WD, stated); the constants of
-Theorem 1 (L_1, L_2, f_max, eta_0, gamma) are not stated (ambiguity A3): parameters [R]. The
-channel enters at a quantile of min_i |h_i|^2 P_i (Errata 1), never through its mean.
+Theorem 1 (L_1, L_2, f_max, eta_0, gamma) are not stated in the appendix: parameters [R]. The
+channel enters at a quantile of min_i |h_i|^2 P_i (our reading: E[1/min |h|^2] is infinite under Rayleigh
+fading), never through its mean.
 """
 
 from __future__ import annotations
@@ -20,7 +22,8 @@ from airfl.papers.ota_fd.schemes import sigma_n2_of
 
 
 def split_counts(num_devices: int, K: int, dominant: int, minor: int) -> np.ndarray:
-    """B_i^k of the one-dominant-class split: dominant class i mod K (Errata 5)."""
+    """B_i^k of the one-dominant-class split: dominant class i mod K (Appendix E's split;
+feasible on MNIST up to M = 42 devices)."""
     counts = np.full((num_devices, K), float(minor))
     counts[np.arange(num_devices), np.arange(num_devices) % K] = float(dominant)
     return counts
@@ -77,10 +80,10 @@ def check_rounds(wide: pd.DataFrame) -> list[tuple[str, str, str, bool]]:
     return [
         ("x6_T_hat_eps_squared", "T̂* = a/b grows as ε² (stricter privacy, fewer rounds)",
          f"log-log slope of a/b vs ε = {slope:.4f}", bool(abs(slope - 2) < 1e-6)),
-        ("x6_errata1_closed_form", "The minimiser of the exact piecewise objective is "
-         "max(T_0, a/b) (Errata 1)", f"max |argmin − round(max(T_0, a/b))| over the ε grid = "
+        ("x6_closed_form_max_T0", "The minimiser of the exact piecewise objective is "
+         "max(T_0, a/b) (Appendix D: (P3.1) below T_0, (P3.2) above it)", f"max |argmin − round(max(T_0, a/b))| over the ε grid = "
          f"{gap}", bool(gap <= 1)),
-        ("x6_errata1_binding", "Where T_0 > a/b the appendix's T* = a/b is not the optimum",
+        ("x6_T0_binding", "Where T_0 > a/b the appendix's T* = a/b is not the optimum",
          f"{len(binding)} of {len(wide)} ε have T_0 > a/b; there argmin = "
          f"{binding['T_argmin'].tolist()} vs a/b = {binding['T_hat'].round(1).tolist()}",
          bool(len(binding) == 0 or (binding["T_argmin"] > binding["T_hat"]).all())),
@@ -102,7 +105,7 @@ def check_noise(wide: pd.DataFrame) -> list[tuple[str, str, str, bool]]:
 
 
 def communication_frame(p: dict[str, Any]) -> pd.DataFrame:
-    """Cumulative uplink channel uses vs round (spec X1/X2): FD K^2 per round (analog, all WDs
+    """Cumulative uplink channel uses vs round (X1/X2): FD K^2 per round (analog, all WDs
     at once), digital FD M K^2 (orthogonal links, [R]), OTA-FL D per round for the CNN (21,680)
     and the ResNet-18 (11,173,962)."""
     from airfl.models import build_model
@@ -170,11 +173,11 @@ def check_cases(wide: pd.DataFrame) -> list[tuple[str, str, str, bool]]:
 
 
 def closed_form_rounds(p: dict[str, Any], eps: float) -> int:
-    """Prop. 2's T* = max(T_0, a/b) (Errata 1) of the `analysis` setting at one eps: the marker
+    """Prop. 2's T* = max(T_0, a/b) (our reading of (P3.1)-(P3.2)) of the `analysis` setting at one eps: the marker
     of X4's fixed-T sweep (closed form only; the argmin over T is X6's)."""
     counts, consts, sigma_n2, g = _inputs(p)
     rho = _rho(p, eps, counts)
     a, b = rd.coefficients(fmax=np.full(counts.shape[0], p["fmax"]), consts=consts,
                            class_counts=counts, rho=rho, K=p["K"])          # (A30)
     T0 = rd.threshold_T0(sigma_n2=sigma_n2, channel_power=g, rho=rho, K=p["K"])
-    return int(min(max(round(max(T0, a / b)), 1), p["T_max"]))             # Errata 1
+    return int(min(max(round(max(T0, a / b)), 1), p["T_max"]))             # max(T_0, a/b)

@@ -1,6 +1,6 @@
 """The choice of the initial step size eta_0 from calibration runs of noiseless FD (the
 reproduction's protocol: calibrate on fd_noiseless, mnist {0.5, 1, 2}, cifar {0.05, 0.1, 0.2};
-eta_0 is not stated in the appendix, ambiguity A3/A7, so the calibration is [R]).
+eta_0 is not stated in the appendix, so the calibration is [R]).
 
 The rule, fixed before any run is looked at: the eta_0 with the best mean final test accuracy
 over trials wins; a larger eta_0 replaces it only when its mean lies within one standard error

@@ -61,7 +61,8 @@ X1 = Experiment(
                  "FL benchmarks (OTA-FL with DP at ε_i ~ U(1e6, 1e7), noiseless FL; one global "
                  "model, D = 21,680 channel uses per round)."
                  + CAPTION_R),
-    figure_spec=FigureSpec(**ROUNDS, **ACC, curves=more.trained),
+    figure_spec=FigureSpec(**ROUNDS, **ACC, curves=more.trained,
+                           columns=more.SHARED_NOISE_COLUMNS),
     derivations=(more.ETA0,),
     extra_figures=(
         FigureSpec(x="channel_uses", **ACC, name="x1_channel_uses",
@@ -82,12 +83,14 @@ X1 = Experiment(
     label=curve_label, compose=x1_block, trainer=run_fd_trial,
     claims=(
         Claim("x1_fd_vs_fl", "FD reaches accuracy competitive with FL with ≈ 217x fewer uplink "
-              "channel uses per round (noiseless FD vs noiseless FL).",
+              "channel uses per round (noiseless FD vs noiseless FL, the clipped FL update "
+              "without noise; one step-size rule for both; competitive: within 5 pp, our "
+              "tolerance, the abstract gives none).",
               cm.competitive("fd_noiseless", "fl_noiseless")),
         Claim("x1_dp_fd_vs_dp_fl", "DP OTA-FD at ε = 0.1 against OTA-FL with DP at its own "
-              "budgets ε_i ≥ 1e6 (competitive: within 5 pp).",
+              "budgets ε_i ≥ 1e6 (competitive: within 5 pp, our tolerance).",
               cm.competitive("otafd_prop_e0p1", "otafl_dp")),
-        Claim("x1_dp_beats_local", "Question of the spec's prototype: does DP OTA-FD beat "
+        Claim("x1_dp_beats_local", "Our question (not the paper's): does DP OTA-FD beat "
               "local-only training, and from which ε on?", cx.dp_beats_local),
         Claim("x1_distillation_helps", "Noiseless FD beats local-only training (the value of "
               "sharing knowledge).", cx.distillation_helps),
@@ -96,12 +99,13 @@ X1 = Experiment(
         Claim("x1_tradeoff", "Learning-privacy trade-off: OTA-FD accuracy rises with ε "
               "(abstract claim (i), monotone up to trial noise).", cx.tradeoff),
         Claim("x1_shared_noise", "OTA-FD beats digital FD with local DP at the same ε (the "
-              "benefit of the shared OTA noise).",
-              cx._versus("fd_digital_ldp", True)),
+              "benefit of the shared OTA noise), tested at the ε where the run is DP-limited "
+              "(OTA-FD's mean noise ν at most digital's; Prop. 1's Case II).", cm.shared_noise),
         Claim("x1_weighting", "OTA-FD's B_i^k/B^k weighting beats uniform weights 1/M at the "
               "same ε.", cx._versus("otafd_uniformw", True)),
         Claim("x1_an_same", "The artificial-noise member of Prop. 1's family gives the same "
-              "accuracy as P2 = 0 (same ν; the paired interval within ±0.5 pp).",
+              "accuracy as P2 = 0 (same ν; the paired interval within ±0.5 pp, our "
+              "tolerance).",
               cx._versus("otafd_an", False)),
         Claim("x1_privacy", "The proposed design meets every WD's budget: realised ε_i <= ε_i "
               "(Theorem 2, paper's formula).", cx.privacy_met, "x1_privacy"),
@@ -129,7 +133,7 @@ def _rounds(block: dict[str, Any]) -> pd.DataFrame:
     wide = an.rounds_frame(block)
     parts = []
     for column, name in (("T_hat", "a/b (appendix T*)"), ("T0", "T_0"),
-                         ("T_closed", "max(T_0, a/b) (Errata 1)"),
+                         ("T_closed", "max(T_0, a/b)"),
                          ("T_argmin", "argmin of the exact objective")):
         parts.append(_tidy(wide, "eps", pd.Series([name] * len(wide)), (column,), "x6_rounds")
                      .assign(metric="T", value=wide[column].to_numpy()))
@@ -157,7 +161,7 @@ def _cases(block: dict[str, Any]) -> pd.DataFrame:
 
 CAPTION_X6 = (" Full-scale MNIST split (1110 + 9×10 per WD, stated); Theorem 1's constants "
               "L_1, L_2, f_max, η_0, γ are not stated (reconstructed [R]); the channel "
-              "is the median of min_i |h_i|² P_i under Rayleigh fading (Errata 1).")
+              "is the median of min_i |h_i|² P_i under Rayleigh fading (our reading).")
 
 
 def _analytic(name, title, description, xlabel, panels, compute, check, logx=True):
@@ -167,7 +171,7 @@ def _analytic(name, title, description, xlabel, panels, compute, check, logx=Tru
 
 
 ANALYTIC = (
-    _analytic("x6_rounds", "X6: optimal number of FD rounds vs ε (Prop. 2, Errata 1)",
+    _analytic("x6_rounds", "X6: optimal number of FD rounds vs ε (Prop. 2, (P3.1)-(P3.2))",
               "a/b, T_0, max(T_0, a/b) and the argmin of the exact piecewise objective.",
               "Privacy budget ε (δ = 1e-8)", (Panel("T", "Rounds T", logy=True),), _rounds,
               lambda f: an.check_rounds(f.drop_duplicates("eps").reset_index(drop=True))),

@@ -30,9 +30,11 @@ register_styles({"OTA-FL with DP (ε_i ≥ 1e6)": ("#393b79", "D"), "Noiseless F
 ROUNDS = dict(x="round", xlabel="FD round t")
 OMEGA_COLUMNS = ("theorem1_omega", "theorem1_bound", "theorem1_init", "theorem1_noise",
                  "theorem1_bias")
+#: each run's share of DP-limited class-rounds (Case II) and mean per-entry noise nu (X3's claim)
+SHARED_NOISE_COLUMNS = ("case2_share", "nu_mean_run")
 ACC = dict(y="test_accuracy", ylabel="Test accuracy (mean over WDs; FL: global model)")
 CAPTION_R = (" Reconstructed [R]: methods other than the proposed one, the channel (Rayleigh, "
-             "10 dB SNR), γ = 1, η_0, the FL mechanism (A10); quick profile: 20 % of the data "
+             "10 dB SNR), γ = 1, η_0, the FL mechanism; quick profile: 20 % of the data "
              "(222 + 9×2 per WD), E = 5 steps of 48, ε scaled to stay noise-equivalent.")
 
 
@@ -99,7 +101,8 @@ X2 = _experiment(
     claims=(
         Claim("x2_fd_vs_fl", "Abstract claim (ii): DP OTA-FD reaches accuracy competitive with "
               "OTA-FL with DP while using D/K² ≈ 1.1·10⁵ times fewer uplink channel uses per "
-              "round.", cm.competitive("otafd_prop", "otafl_dp")),
+              "round (competitive: within 5 pp, our tolerance; the abstract gives none).",
+              cm.competitive("otafd_prop", "otafl_dp")),
         Claim("x2_dp_beats_local", "DP OTA-FD beats local-only training.",
               cm.beats("otafd_prop", "local_only")),
         Claim("x2_distillation_helps", "Noiseless FD beats local-only training.",
@@ -115,15 +118,18 @@ X3 = _experiment(
     "own budgets ε_i ~ U(1e6, 1e7) (stated) and is reported in the claims.",
     figure_spec=FigureSpec(x="param_eps_full", **ACC, final=True, logx=True,
                            xlabel="Privacy budget ε (full-scale equivalent, δ = 1e-8)",
-                           curves=lambda c, p: "eps_full" in p, label=_method_only),
+                           curves=lambda c, p: "eps_full" in p, label=_method_only,
+                           columns=SHARED_NOISE_COLUMNS),
     extra_figures=(_channel_uses("x3_channel_uses", "FD: K² = 100 per round; FL: D"),),
     claims=(
         Claim("x3_tradeoff", "Abstract claim (i): OTA-FD's accuracy rises with ε (monotone up to "
               "trial noise).", cx.tradeoff),
         Claim("x3_shared_noise", "OTA-FD beats digital FD with local DP at every ε (the DP noise "
-              "is shared over the air instead of added by every WD).", cm.shared_noise),
+              "is shared over the air instead of added by every WD), tested at the ε where the "
+              "run is DP-limited (OTA-FD's mean noise ν at most digital's; Prop. 1's Case II).", cm.shared_noise),
         Claim("x3_fd_vs_fl", "OTA-FD at the largest ε is competitive with OTA-FL with DP "
-              "(FL's ε_i ≥ 1e6: DP inactive) at 217x fewer channel uses per round.",
+              "(FL's ε_i ≥ 1e6: DP inactive) at 217x fewer channel uses per round (within 5 pp, "
+              "our tolerance).",
               cm.competitive("otafd_prop_e1", "otafl_dp"), "x3_channel_uses"),
     ))
 
@@ -131,7 +137,7 @@ X4 = _experiment(
     "x4", "X4: CNN-MNIST, final test accuracy vs the number of rounds T",
     "The fixed-T sweep of the proposed design: the DP noise per round "
     "grows like T (Theorem 2), so more rounds are not always better; Prop. 2's T* = max(T_0, "
-    "a/b) of the X6 setting (Errata 1; Theorem 1's constants are not stated, [R]) is quoted "
+    "a/b) of the X6 setting (our reading of (P3.1)-(P3.2); Theorem 1's constants are not stated, [R]) is quoted "
     "in the claims. A fixed-T curve runs its literal T and ε / s (quick). Panel x4_omega and "
     "the CSV columns theorem1_*: Theorem 1's Σ_i Ω_i(T) (and the bound Σ_i (Ω_i + 8γL_2S)) "
     "evaluated on each run's measured Φ_1, Φ_2 (design and soft labels of every round), "
@@ -165,7 +171,8 @@ X5 = _experiment(
                               title="X5: share of Case II class-rounds vs SNR"),),
     claims=(
         Claim("x5_accuracy_plateau", "Accuracy plateaus once DP-limited: the Case II share rises with "
-              "SNR and the two highest SNRs give the same accuracy (within 2.5 pp).",
+              "SNR and the two highest SNRs give the same accuracy (within 2.5 pp, our "
+              "tolerance).",
               cm.snr_plateau),
     ))
 
@@ -173,7 +180,7 @@ X7 = _experiment(
     "x7", "X7: CNN-MNIST, ablations at one budget (quick ε = 1, paper ε = 0.1)",
     "Design choices against the proposed design at one budget: uniform aggregation weights 1/M "
     "(biased), the artificial-noise member of Prop. 1's family, and the per-class sensitivity "
-    "(÷ B_i^k instead of Lemma 1's ÷ B_i, ambiguity A1). Quick runs them at ε = 1: at ε = 0.1 "
+    "(÷ B_i^k instead of Lemma 1's ÷ B_i: q_i^k averages B_i^k samples). Quick runs them at ε = 1: at ε = 0.1 "
     "and T = 30 the DP noise of a received soft-label entry has s.d. 0.94 (Theorem 2, ν = "
     "0.876), above the signal in [0, 1], and every method sat at chance (10-11 %).",
     figure_spec=FigureSpec(**ROUNDS, **ACC),
@@ -181,7 +188,7 @@ X7 = _experiment(
         Claim("x7_weighting", "The B_i^k/B^k weighting beats uniform weights 1/M.",
               cm.beats("otafd_prop_e*", "otafd_uniformw_e*")),
         Claim("x7_an_same", "The artificial-noise member gives the same accuracy as P2 = 0 (same "
-              "ν; the paired interval within ±0.5 pp).",
+              "ν; the paired interval within ±0.5 pp, our tolerance).",
               cm.same_accuracy("otafd_prop_e*", "otafd_an_e*")),
         Claim("x7_per_class_costs", "The per-class sensitivity (more DP noise) does not beat "
               "Lemma 1's (paper) sensitivity.",

@@ -101,7 +101,7 @@ DEFS = {
                           name="ota_fd_bool"),
         "local_steps": Ref(description="local steps E per round", name="ota_fd_int"),
         "batch_size": Ref(description="mini-batch size of a local step", name="ota_fd_int"),
-        "eta0": Ref(description="step size eta_0 of eta_t = eta_0 / sqrt(t + 1) (FL: constant)",
+        "eta0": Ref(description="step size eta_0 of eta_t = eta_0 / sqrt(t + 1), FD and FL alike",
                     name="ota_fd_positive"),
         "rounds": Ref(description="communication rounds T", name="ota_fd_int"),
         "trials": Ref(description="independent trials (seeds) averaged per curve",
@@ -173,9 +173,10 @@ DEFS = {
             "an_mode": Enum(description="artificial noise: none (P2 = 0) or full_power (the "
                                         "artificial-noise member of Prop. 1's family)",
                             values=("none", "full_power"), required=True),
-            "fl": Obj(description="the FL benchmarks (their budgets are the paper's)",
+            "fl": Obj(description="the FL benchmarks (budgets stated in Appendix E; the mechanism is "
+                                  "our reconstruction)",
                       required=True, fields={
-                "clip_C": Num(description="clip C of the shared FL updates", gt=0,
+                "clip_C": Num(description="clip C of each device's whole FL update (sensitivity 2C)", gt=0,
                               required=True),
                 "eps_uniform": Ref(description="per-device eps_i drawn uniformly from this "
                                                "interval", name="ota_fd_interval",

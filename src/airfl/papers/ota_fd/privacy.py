@@ -1,33 +1,36 @@
 """OTA-FD's per-round DP events for the privacy stage:
 ``privacy``, the paper's accounting, and ``privacy_simulated``, the mechanism as the code runs it.
 
-Units: every (WD i, class k) is its own Gaussian release each round (classes in parallel, spec
-§5.5 / A12's default: one sample of class k only moves q_i^k; WDs hold disjoint data); the FL
+Units: every (WD i, class k) is its own Gaussian release each round (classes in parallel, our
+reading: one sample of class k only moves q_i^k; WDs hold disjoint data); the FL
 benchmark has one unit per WD. Each round's event is the worst unit's RDP increment
 (:class:`airfl.privacy.parallel.WorstUnitGaussian`), so the stage's composition over the T
-rounds is max_{i,k} sum_t (Delta_{i,t}^k / s_t^k)^2 alpha / 2: spec §5.4's "proper
-heterogeneous-round accountant" rho_i = max_k sum_t Delta^2 / (2 s^2) (zCDP = the Gaussian's
+rounds is max_{i,k} sum_t (Delta_{i,t}^k / s_t^k)^2 alpha / 2: a heterogeneous-round
+accountant, rho_i = max_k sum_t Delta^2 / (2 s^2) (zCDP = the Gaussian's
 RDP, alpha rho), converted at the curve's delta (improved and classic conversions; the classic
-one is spec §5.4's rho + 2 sqrt(rho ln(1/delta)) up to the order grid). With per-WD budgets
+one is rho + 2 sqrt(rho ln(1/delta)) up to the order grid). With per-WD budgets
 (eps_i ~ U(.), delta_i ~ U(.)) the stage reports the worst WD's epsilon at the curve's `delta`.
 
 * ``privacy`` (`epsilon_paper`): Lemma 1's sensitivity Delta_i^k = sqrt(2K) |h_i P1_i^k| / B_i
   ((A17); / B_i^k with `sensitivity_mode: per_class`, A1) over the receiver's per-entry noise
-  s^k = sqrt(sigma_n^2 + sum_j |h_j P2_j^k|^2) (§5.2) -- Theorem 2 keeps every round at
+  s^k = sqrt(sigma_n^2 + sum_j |h_j P2_j^k|^2) (Appendix B, (A18)) -- Theorem 2 keeps every round at
   Delta sqrt(2T ln(1/delta_i)) / s <= eps_i, so this composes to about the target eps_i.
   Digital FD: each WD's own noise sigma_i^k over sqrt(2)/B_i (Lemma 1 without the channel).
-  FL benchmark: 2C |h_i P1_i| sqrt(D) / B_i (spec §5.8 [R]).
+  FL benchmark: 2C |h_i P1_i| sqrt(D) ([R], `transceiver.whole_update_counts`: the update is
+  clipped as a whole, so one sample can move it across the ball; no division by B_i).
 * ``privacy_simulated`` (`epsilon_simulated`): the noise as drawn is what the accountant
   assumes (real standard normals per entry: `receive`'s sqrt(sigma_n^2) z and P2 n, the
   digital links' sigma_i^k n), but the sensitivity is what the code's shared vector really
   has. FD: `training.soft_labels` averages softmax outputs over the WD's B_i^k samples of
   class k, so one sample moves q_i^k by up to sqrt(2)/B_i^k (the simplex diameter over
-  B_i^k): the `per_class` sensitivity (A1), larger than Lemma 1's by B_i / B_i^k (x1.08 for
+  B_i^k): the `per_class` sensitivity, larger than Lemma 1's by B_i / B_i^k (x1.08 for
   a WD's dominant class, x120 for its minority classes in the MNIST split); equal to
   ``privacy`` with `sensitivity_mode: per_class`. FL: the code clips each WD's whole update
   to C (`clip_by_norm`, no per-sample clipping), so one sample can move it across the whole
-  ball: 2C |h_i P1_i| sqrt(D), B_i times Lemma 1's form.
-* Not counted in either (spec §5.6 treats it as post-processing; a caveat the README states):
+  ball: 2C |h_i P1_i| sqrt(D), the sensitivity the accounting and the noise design already use
+  (the two events are equal).
+* Not counted in either (we treat it as post-processing, as the appendix's accounting does; a
+  caveat the README states):
   theta_{i,t} is trained on D_i, so from round 2 on one sample can also move q_i^k through the
   model, up to the simplex diameter sqrt(2) for every class at once.
 """
@@ -48,7 +51,7 @@ def ota_multipliers(*, h_abs: np.ndarray, design: tx.Design, class_counts: np.nd
     """Noise multipliers s^k / Delta_i^k [M, K] of one over-the-air round (inf: WD i sends
     nothing for class k): Lemma 1's sensitivity (A17) under `sensitivity_mode`, the receiver's
     per-entry noise plus the artificial noise."""
-    s = np.sqrt(sigma_n2 + (np.abs(h_abs[:, None] * design.p2) ** 2).sum(axis=0))   # §5.2
+    s = np.sqrt(sigma_n2 + (np.abs(h_abs[:, None] * design.p2) ** 2).sum(axis=0))   # (A18)
     delta = tx.sensitivity(h_abs=h_abs, p1=design.p1, class_counts=class_counts, K=K,
                            sensitivity_mode=sensitivity_mode, spread=spread)        # (A17)
     with np.errstate(divide="ignore"):

@@ -1,5 +1,5 @@
 """The ResNet-18 of the OTA-FD appendix (8 residual blocks, global average pooling, 512 x 10 FC,
-softmax; D = 11,173,962, stated). Its identity is reconstructed [R] (Errata 4): the CIFAR
+softmax; D = 11,173,962, stated). Its identity is reconstructed [R] (matched by parameter count): the CIFAR
 variant of kuangliu/pytorch-cifar (3x3 stem, no max-pool, BasicBlocks [2, 2, 2, 2] with
 BatchNorm, `airfl.models.resnet18_bn`), which matches the parameter count exactly (BN affine
 parameters counted, running statistics not). Used for the channel-use count of FL on

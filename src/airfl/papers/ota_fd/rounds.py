@@ -1,11 +1,11 @@
-"""The optimal number of FD rounds: Proposition 2 (Appendix D, (A29)-(A30)) with the review's
-Errata 1.
+"""The optimal number of FD rounds: Proposition 2 (Appendix D, (A29)-(A30)) and our reading of
+(P3.1)-(P3.2).
 
 With Prop. 1 plugged in, sum_i Omega_i(T) = a/sqrt(T) + A_2 sum_i sum_k (B_i^k/B_i) K nu^k(T)
 / sqrt(T), nu^k(T) = max(sigma_n^2/lambda_PA^2, 4 T max_j (w_j^k)^2 rho_j) (the exact piecewise
 objective, [D] from Theorem 1 and Prop. 1 for a fixed channel). Above T_0 it is a/sqrt(T) +
 b sqrt(T) with minimiser a/b (the appendix's T*); below T_0 it still falls as T grows, so the
-minimiser is max(T_0, a/b) (Errata 1). Under fading the channel enters at a stated quantile of
+minimiser is max(T_0, a/b) (our reading: (P3.2) is the problem for T > T_0 only). Under fading the channel enters at a stated quantile of
 min_i |h_i|^2 P_i, never through its mean (E[1/min |h|^2] is infinite under Rayleigh fading).
 """
 
@@ -20,7 +20,7 @@ from airfl.papers.ota_fd.transceiver import class_weights, dp_level
 
 @dataclass(frozen=True)
 class TheoryConstants:
-    """Theorem 1's constants (none stated in the appendix; spec ambiguity A3: parameters [R])."""
+    """Theorem 1's constants (none stated in the appendix: parameters [R])."""
 
     eta0: float
     gamma: float
@@ -52,7 +52,7 @@ def coefficients(*, fmax: np.ndarray, consts: TheoryConstants, class_counts: np.
 
 def threshold_T0(*, sigma_n2: float, channel_power: float, rho: np.ndarray, K: int) -> float:
     """T_0 = sigma_n^2 / (4 K min_i(|h_i|^2 P_i) max_i rho_i) (Appendix D); `channel_power` is
-    min_i |h_i|^2 P_i at the chosen quantile (Errata 1)."""
+    min_i |h_i|^2 P_i at the chosen quantile (our reading)."""
     return sigma_n2 / (4.0 * K * channel_power * float(np.max(rho)))
 
 
@@ -81,15 +81,15 @@ class RoundChoice:
     b: float
     T_hat: float          # a / b (the appendix's T*)
     T0: float
-    T_closed: int         # round(max(T_0, a/b)) (Errata 1)
+    T_closed: int         # round(max(T_0, a/b))
     T_argmin: int         # argmin of the exact objective over 1..T_max
 
 
 def optimal_rounds(*, fmax: np.ndarray, consts: TheoryConstants, class_counts: np.ndarray,
                    rho: np.ndarray, sigma_n2: float, channel_power: float, K: int,
                    T_max: int) -> RoundChoice:
-    """Prop. 2 with Errata 1: both the closed form max(T_0, a/b) and the numeric argmin of the
-    exact objective on 1..T_max (spec A2 recommends logging both)."""
+    """Prop. 2 as we read (P3.1)-(P3.2): both the closed form max(T_0, a/b) and the numeric argmin of the
+    exact objective on 1..T_max (both are reported)."""
     a, b = coefficients(fmax=fmax, consts=consts, class_counts=class_counts, rho=rho, K=K)
     T0 = threshold_T0(sigma_n2=sigma_n2, channel_power=channel_power, rho=rho, K=K)
     grid = np.arange(1, T_max + 1)
@@ -102,7 +102,7 @@ def optimal_rounds(*, fmax: np.ndarray, consts: TheoryConstants, class_counts: n
 def fading_quantile(*, num_devices: int, power: float, mean_gain: float, quantile: float) -> float:
     """The `quantile` of min_i |h_i|^2 P_i under i.i.d. Rayleigh fading (|h|^2 ~ Exp(mean_gain)):
     the minimum of M exponentials is Exp(mean_gain / M), so F^-1(q) = -ln(1 - q) mean_gain / M
-    (times P). Used for T_0 instead of the mean (Errata 1).
+    (times P). Used for T_0 instead of the mean (E[1/min |h|^2] is infinite).
 
     q = 1 is the top of the support, +inf, returned as such rather than through log1p(-1) (which
     gives the same inf with a RuntimeWarning: param_deps' perturbation of the configured 0.5 is

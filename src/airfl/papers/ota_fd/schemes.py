@@ -16,9 +16,10 @@ method shares nothing (local only). Methods:
 * ``otafl_dp`` - the FL benchmark: one global model, FedSGD/FedAvg updates clipped to C
   (core `clip_by_norm`), sent over the air with Prop. 1's data-weighted channel inversion
   (one "class" of D entries, weights B_i/B) and lambda = min(lambda_PA, lambda_DP) under the FL
-  budgets (the mechanism is reconstructed [R], sensitivity 2C/B_i).
-* ``fl_noiseless`` - FedSGD/FedAvg with perfect aggregation of the unclipped updates, weights
-  B_i/B (upper bound of FL).
+  budgets (the mechanism is reconstructed [R]; sensitivity 2C, since one sample can move a
+  whole-clipped update across the ball: `transceiver.whole_update_counts`).
+* ``fl_noiseless`` - the upper bound of ``otafl_dp``: the same updates clipped to C and the same
+  weights B_i/B, aggregated without channel or DP noise (r = sum_i (B_i/B) clip_C(u_i)).
 
 The two FL methods average models (`model_averaging`): the wing's trainer runs them through
 the core's FL round loop (`airfl.core.loop.run_trial`) on the same data, channels and CRN.
@@ -37,7 +38,6 @@ noise from ``dp``, so all methods of a figure see the same channel and noise dra
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import numpy as np
@@ -57,7 +57,7 @@ PRIVATE = ("otafd_prop", "otafd_uniformw", "fd_digital_ldp", "otafl_dp")
 
 
 def sigma_n2_of(*, power: float, snr_db: float) -> float:
-    """sigma_n^2 = P / 10^(snr_db/10) (spec §7 defaults: SNR defined at the WD's peak power) [R]."""
+    """sigma_n^2 = P / 10^(snr_db/10) (the SNR defined at the WD's peak power) [R]."""
     return power / 10 ** (snr_db / 10)
 
 
@@ -94,9 +94,9 @@ class OtaFdScheme(Scheme):
 
     def budgets(self, state: RoundState, M: int) -> tuple[np.ndarray, np.ndarray]:
         """(eps_i, delta_i) [M] of the WDs: `eps`/`delta` for all, or per-WD draws from
-        `eps_uniform` / `delta_uniform` ([lo, hi], linear uniform: ambiguity A13), one draw per
+        `eps_uniform` / `delta_uniform` ([lo, hi], linear uniform, our reading), one draw per
         trial from its `budgets` stream (the same for every round and every method: CRN).
-        Stated for FD on ResNet-CIFAR10 and for the FL benchmark (Errata 3)."""
+        Stated for FD on ResNet-CIFAR10 and for the FL benchmark (Appendix E)."""
         if "eps_uniform" not in self.params:
             return np.full(M, float(self.params["eps"])), np.full(M, float(self.params["delta"]))
         rng = state.streams.trial_numpy("budgets")
@@ -157,7 +157,8 @@ class OtaFdScheme(Scheme):
         r = tx.receive(soft_labels=q, h_abs=h_abs, design=d, sigma_n2=self.sigma_n2,
                        noise=noise, artificial=artificial)
         record = {"case2_fraction": float(np.mean(d.case == 2)), "nu_median": float(np.median(d.nu)),
-                  "nu_max": float(np.max(d.nu)), **self._theorem1(counts, d.weights, d.nu, q)}
+                  "nu_mean": float(np.mean(d.nu)), "nu_max": float(np.max(d.nu)),
+                  **self._theorem1(counts, d.weights, d.nu, q)}
         if self.private:
             eps_real = tx.realised_eps(h_abs=h_abs, design=d, class_counts=counts,
                                        sigma_n2=self.sigma_n2, delta=delta, T=T, K=K,
@@ -193,41 +194,42 @@ class OtaFdScheme(Scheme):
                                    sensitivity_mode=self.params["sensitivity_mode"]),
             dp.digital_multipliers(std=std, class_counts=counts, sensitivity_mode="per_class"))
         return torch.from_numpy(r.reshape(-1)), {
-            "nu_median": float(np.median(nu)), "nu_max": float(np.max(nu)),
-            "eps_real_ratio": 1.0, **events}  # each WD's own noise meets its budget exactly
+            "nu_median": float(np.median(nu)), "nu_mean": float(np.mean(nu)),
+            "nu_max": float(np.max(nu)), "eps_real_ratio": 1.0, **events}  # each WD's own noise meets its budget exactly
 
     def _federated(self, updates: torch.Tensor, state: RoundState, design: dict[str, Any]):
-        """OTA-FL with DP / noiseless FL on model updates [M, D] (A10 [R]). Each update is
-        clipped to C and divided by C (unit ball), WD i sends P1_i sqrt(D) u_i with Prop. 1's
-        P1 for weights B_i/B (one class, K -> D), the PS receives sum_i |h_i| x_i + z and
-        de-scales by lambda = min(lambda_PA, lambda_DP): r = sum_i c_i u_i + z / lambda with
-        c_i = |h_i| P1_i sqrt(D) / lambda = B_i/B (A21). Returns C r."""
+        """OTA-FL with DP / noiseless FL on model updates [M, D] ([R]). Each update is
+        clipped to C and divided by C (unit ball) and aggregated by `transceiver.receive_fl`
+        with Prop. 1's P1 for weights B_i/B (one class, K -> D) and lambda = min(lambda_PA,
+        lambda_DP), lambda_DP for the sensitivity 2C (`tx.whole_update_counts`: the update is
+        clipped as a whole, so Lemma 1's / B_i does not apply). Returns C r."""
         sizes = state.data_sizes.double().cpu().numpy()
         weights = sizes / sizes.sum()
-        if self.method == "fl_noiseless":      # perfect aggregation, no clipping (upper bound)
-            return torch.from_numpy(weights).to(updates) @ updates, {}
         clip = float(self.params["clip_C"])
         clipped, norms = clip_by_norm(updates, clip)
+        if self.method == "fl_noiseless":      # otafl_dp without its noise: its upper bound
+            return torch.from_numpy(weights).to(updates) @ clipped, {
+                "clipped_fraction": float((norms > clip).float().mean())}
         M, D, T = updates.shape[0], int(design["dim"]), int(design["T"])
         h_abs = np.sqrt(state.channel_power.double().cpu().numpy())
-        counts = sizes[:, None]                                   # one "class": B_i
+        counts = sizes[:, None]                   # one "class": B_i (the weights B_i/B)
+        whole = tx.whole_update_counts(M)         # sensitivity 2C: whole-update clipping
         eps, delta = self.budgets(state, M)
         rho = tx.privacy_coefficients(eps=eps, delta=delta,
-                                      class_counts=counts, spread=tx.BALL_SPREAD)
+                                      class_counts=whole, spread=tx.BALL_SPREAD)
         d = tx.prop1_design(h_abs=h_abs, power=np.full(M, self.power), class_counts=counts,
                             rho=rho, sigma_n2=self.sigma_n2, T=T, K=D)
-        c = h_abs * d.p1[:, 0] * np.sqrt(D) / d.lam[0]            # = B_i/B, computed from P1
-        noise = gaussian_noise(D, math.sqrt(self.sigma_n2) / float(d.lam[0]),
-                               state.streams("noise"), torch.float64)
-        r = torch.from_numpy(c).to(updates) @ (clipped / clip) + noise.to(updates)
-        eps_real = tx.realised_eps(h_abs=h_abs, design=d, class_counts=counts,
+        noise = gaussian_noise(D, 1.0, state.streams("noise"), torch.float64).to(updates)
+        r = tx.receive_fl(unit_updates=clipped / clip, h_abs=h_abs, design=d,
+                          sigma_n2=self.sigma_n2, noise=noise, dim=D)
+        eps_real = tx.realised_eps(h_abs=h_abs, design=d, class_counts=whole,
                                    sigma_n2=self.sigma_n2, delta=delta, T=T, K=D,
                                    spread=tx.BALL_SPREAD)
-        common = dict(h_abs=h_abs, design=d, sigma_n2=self.sigma_n2, K=D,
-                      sensitivity_mode="paper", spread=tx.BALL_SPREAD)
-        events = self._round_events(state).record(       # 2C |h P1| sqrt(D) / B_i
-            dp.ota_multipliers(**common, class_counts=counts),
-            dp.ota_multipliers(**common, class_counts=np.ones_like(counts)))  # whole-update clip
+        multipliers = dp.ota_multipliers(h_abs=h_abs, design=d, sigma_n2=self.sigma_n2, K=D,
+                                         sensitivity_mode="paper", spread=tx.BALL_SPREAD,
+                                         class_counts=whole)      # 2C |h P1| sqrt(D)
+        # the accounting and the code's release have the same sensitivity: one event twice
+        events = self._round_events(state).record(multipliers, multipliers)
         return clip * r, {**events, "case2_fraction": float(d.case[0] == 2),
                           "nu_median": float(clip ** 2 * d.nu[0]),
                           "clipped_fraction": float((norms > clip).float().mean()),

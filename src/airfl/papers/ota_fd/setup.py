@@ -60,8 +60,8 @@ def run_eps(eps_full: float, *, data_fraction: float, rounds: int, rounds_full: 
 
 def _fl_curve(base: dict[str, Any], fl: dict[str, Any], method: str) -> dict[str, Any]:
     """An FL benchmark: FedSGD/FedAvg with a global model, clipped to C; `otafl_dp` at the FL
-    budgets eps_i ~ U(1e6, 1e7), delta_i ~ U(1e-3, 1e-2) (stated, setting named nowhere,
-    Errata 3; linear uniform, A13)."""
+    budgets eps_i ~ U(1e6, 1e7), delta_i ~ U(1e-3, 1e-2) (stated in Appendix E, no
+    setting named; linear uniform, our reading)."""
     curve = {**base, "method": method, "clip_C": fl["clip_C"]}
     if method == "otafl_dp":
         curve.update(eps_uniform=list(fl["eps_uniform"]), delta_uniform=list(fl["delta_uniform"]))
@@ -139,7 +139,7 @@ def block_of(params: dict[str, Any], key: str) -> dict[str, Any]:
                   "precision": pick["precision"]},
         "training": {"local_steps": pick["local_steps"], "batch_size": pick["batch_size"],
                      "lr": pick["eta0"], "server_lr": 1.0, "full_batch": pick["full_batch"]},
-        # h ~ CN(0, 1) i.i.d. per round [R] (A5)
+        # h ~ CN(0, 1) i.i.d. per round [R] (not stated)
         "channel": {"model": "rayleigh_mean_gain", "mean_gain": 1.0},
         "scale": {"rounds": max([pick["rounds"]] + [int(T) for T in pick.get("fixed_T", [])]),
                   "trials": pick["trials"], "eval_every": pick["eval_every"],

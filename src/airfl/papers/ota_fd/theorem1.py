@@ -14,8 +14,8 @@ the round's design and soft labels; `training.run_fd_trial` the gradient norms a
 Reconstructed [R], none stated in the appendix: L_1 and L_2 are the X6 constants
 (`ota_fd.analysis`); ||grad F_i(theta_{i,t})|| is the pre-clip norm of WD i's first local
 mini-batch gradient of round t (with the received targets, not the full-data gradient at the
-ideal targets of (A1)); f_{i,max} is the largest such mini-batch loss of WD i over the run (the
-spec's `fmax: measured`); S is the clipping norm clip_S.
+ideal targets of (A1)); f_{i,max} is the largest such mini-batch loss of WD i over the run (our
+reading of f_{i,max}); S is the clipping norm clip_S.
 """
 
 from __future__ import annotations

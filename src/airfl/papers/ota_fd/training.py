@@ -21,7 +21,8 @@ import torch
 from torch.func import functional_call
 
 from airfl.core.engine import evaluate_many, full_batches, sample_batches
-from airfl.core.loop import TrialSetup, draw_channel_power, initial_params, run_trial
+from airfl.core.loop import (TrialRun, TrialSetup, client_updates, draw_channel_power,
+                             initial_params)
 from airfl.core.scheme import RoundState
 from airfl.papers.ota_fd import theorem1 as th
 from airfl.papers.ota_fd.rounds import TheoryConstants
@@ -69,7 +70,7 @@ def local_step_(setup: TrialSetup, params: torch.Tensor, batch: tuple[torch.Tens
                 targets: torch.Tensor | None, *, gamma: float, lr: float, clip_S: float
                 ) -> tuple[list[float], list[float]]:
     """One SGD step of every WD in place, each gradient clipped to norm S first (Assumption 3
-    made true; spec A14: guards channel-inversion deep fades). Autograd runs on per-layer leaf
+    made true; it also guards against channel-inversion deep fades). Autograd runs on per-layer leaf
     views in the engine's memory format, as `FunctionalNetwork`'s loop engine does (measured
     faster on CPU than differentiating through slices of the flat vector). The model's
     `precision` applies (bf16: forward and backward under bfloat16 autocast, fp32 master
@@ -99,6 +100,15 @@ def local_step_(setup: TrialSetup, params: torch.Tensor, batch: tuple[torch.Tens
     return norms, losses
 
 
+def step_size(eta0: float, t: int) -> float:
+    """eta_t of round t = 1..T: eta_0 / sqrt(t) (the appendix's eta_t = eta_0 / sqrt(t + 1) for
+    its t = 0..T-1: Appendix A, (11)-(12), where sum_t 1/eta_t >= 2 T^{3/2} / (3 eta_0) uses
+    exactly this decay). Every method of the wing uses it, FD and the FL benchmarks alike
+    (Appendix E trains "both of the FD and FL approaches" with one algorithm; the FL rule is not
+    stated otherwise, so it is our reading that it decays the same way)."""
+    return eta0 / math.sqrt(t)
+
+
 def evaluate(setup: TrialSetup, params: torch.Tensor) -> dict[str, float]:
     """Mean (and min) over WDs of each WD's model on the test set and the training subset."""
     test_loss, test_acc = evaluate_many(setup.model, params, *setup.test)
@@ -111,7 +121,7 @@ def evaluate(setup: TrialSetup, params: torch.Tensor) -> dict[str, float]:
 def run_fd_trial(setup: TrialSetup, scheme, design: dict[str, Any], progress: bool = True
                  ) -> tuple[pd.DataFrame, list[dict[str, Any]]]:
     """All T rounds of one trial of one method; returns the per-round table and the records.
-    Step size eta_t = eta_0 / sqrt(t + 1), t = 0..T-1; E local steps per round on
+    Step size `step_size` (eta_0 / sqrt(t + 1), t = 0..T-1); E local steps per round on
     mini-batches (`local_steps`, `batch_size`) or one full-batch step (`full_batch`, FedSGD).
     T is the design's (a fixed-T curve's own T, `otafd_fixedT`); eta_0 the curve's
     `eta0` where it names one (an eta_0 calibration run), else the block's. The FL benchmarks
@@ -128,7 +138,7 @@ def run_fd_trial(setup: TrialSetup, scheme, design: dict[str, Any], progress: bo
     counts = class_counts(setup, K)
     params = initial_params(setup).unsqueeze(0).repeat(setup.data.num_clients, 1)
     rows = [{"round": 0, "time_s": 0.0, "channel_uses": 0, **evaluate(setup, params)}]
-    records, uses, eps_ratio, case2 = [], 0, 0.0, 0.0
+    records, uses, eps_ratio, case2, nu = [], 0, 0.0, 0.0, 0.0
     for t in range(1, setup.rounds + 1):
         streams = RoundStreams(setup.seed, setup.experiment, setup.trial, t)
         power = draw_channel_power(setup.statistics.path_gain, streams)
@@ -140,7 +150,7 @@ def run_fd_trial(setup: TrialSetup, scheme, design: dict[str, Any], progress: bo
             flat, record = scheme.aggregate(q.reshape(q.shape[0], -1), state, design)
             targets = flat.reshape(K, K)
         uses += scheme.channel_uses(K, setup.data.num_clients)
-        lr = setup.local.lr / math.sqrt(t)
+        lr = step_size(setup.local.lr, t)
         steps = 1 if setup.local.full_batch else setup.local.steps
         for step in range(steps):
             batch = full_batches(setup.data) if setup.local.full_batch else \
@@ -158,6 +168,9 @@ def run_fd_trial(setup: TrialSetup, scheme, design: dict[str, Any], progress: bo
         if "case2_fraction" in record:      # share of DP-limited class-rounds so far (X5)
             case2 += record["case2_fraction"]
             row["case2_share"] = case2 / t
+        if "nu_mean" in record:             # the run's mean per-entry noise nu so far (X3)
+            nu += record["nu_mean"]
+            row["nu_mean_run"] = nu / t
         if t % setup.eval_every == 0 or t == setup.rounds:
             row.update(evaluate(setup, params))
         rows.append(row)
@@ -186,17 +199,29 @@ def omega_columns(records: list[dict[str, Any]], scheme, eta0: float) -> dict[st
 
 def federated_trial(setup: TrialSetup, scheme, design: dict[str, Any], progress: bool = True
                     ) -> tuple[pd.DataFrame, list[dict[str, Any]]]:
-    """An FL benchmark through `airfl.core.loop.run_trial` (one global model, server step
-    w + Delta, constant step size eta_0: the FL schedule is not stated, [R]), with the
-    cumulative uplink channel uses D per round (one analog use per parameter).
-    FedSGD (`full_batch`, the paper profile on MNIST): every WD uploads its full-batch gradient
-    and the server steps w - eta_0 g (the core's `gradient` upload); FedAvg otherwise (deltas
-    after E local steps)."""
+    """An FL benchmark through the core's FL round (`airfl.core.loop.TrialRun`: one global
+    model, server step w + Delta) with FD's step-size rule (`step_size`, eta_0 / sqrt(t + 1)):
+    FedAvg (deltas after E local steps, the quick profile) takes its E local steps at eta_t;
+    FedSGD (`full_batch`, the paper profile on MNIST: every WD uploads its full-batch gradient)
+    steps the server by w - eta_t g (the core's `gradient` upload). Appendix E trains FD and FL
+    with one algorithm, so one rule for both (our reading). The cumulative uplink channel uses
+    are D per round (one analog use per parameter)."""
     if setup.local.full_batch:
-        local = dataclasses.replace(setup.local, upload="gradient")
-        server = dataclasses.replace(setup.server, lr=setup.local.lr)
-        setup = dataclasses.replace(setup, local=local, server=server)
-    table, records = run_trial(setup, scheme, design, progress=False)
+        setup = dataclasses.replace(setup, local=dataclasses.replace(setup.local,
+                                                                     upload="gradient"))
+    eta0 = setup.local.lr
+    run = TrialRun(setup, scheme, design)
+    while not run.done:
+        run.begin()
+        eta = step_size(eta0, run.round)
+        if setup.local.full_batch:        # FedSGD: the server's step is eta_t
+            run.setup = dataclasses.replace(setup, server=dataclasses.replace(setup.server,
+                                                                              lr=eta))
+        else:                             # FedAvg: every local step is eta_t, the server's 1
+            run.setup = dataclasses.replace(setup, local=dataclasses.replace(setup.local,
+                                                                             lr=eta))
+        run.finish(client_updates(run.setup, run.params, run.streams, run.participants))
+    table, records = run.result()
     table["channel_uses"] = table["round"] * int(setup.model.dim)
     if "eps_real_ratio" in table:          # realised eps_i / eps_i so far, as the FD loop logs
         table["eps_real_ratio_max"] = table["eps_real_ratio"].cummax()

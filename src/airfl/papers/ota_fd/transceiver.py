@@ -3,8 +3,8 @@ arXiv:2508.06557, Appendices B-C).
 
 One round, one class k: WD i sends x_i = P1_i sqrt(K) q_i^k + P2_i n_i (n ~ N(0, I_K)), the PS
 receives y = sum_i |h_i| x_i + z (z ~ N(0, sigma_n^2 I_K)) and estimates r^k = y / lambda^k.
-The signal model is reconstructed [R] (Errata 4): the real-valued equivalent after
-phase compensation by conj(h) in P1 (ambiguity A8), which matches every appendix formula. All
+The signal model is reconstructed [R]: the real-valued equivalent after
+phase compensation by conj(h) in P1 (our reading), which matches every appendix formula. All
 arrays are float64 numpy; `class_counts` is B_i^k [M, K].
 """
 
@@ -22,16 +22,31 @@ SIMPLEX_SPREAD = 1.0
 BALL_SPREAD = 2.0
 
 
+def whole_update_counts(num_devices: int) -> np.ndarray:
+    """The divisor D_i = 1 [M, 1] of the FL benchmark's sensitivity, to pass as `class_counts`
+    to :func:`privacy_coefficients`, :func:`sensitivity` and :func:`realised_eps` (with
+    `BALL_SPREAD`): the accounted sensitivity is 2C, not 2C/B_i.
+
+    Our reading ([R]: Appendix E states the FL benchmark's budgets but not its DP mechanism):
+    the code clips each WD's whole local update to C (core `clip_by_norm`, no per-sample
+    clipping), so replacing one of WD i's B_i samples can move the clipped update anywhere in the
+    ball, by up to its diameter 2C. Lemma 1's division by B_i ((A17)) holds for an average of
+    bounded per-sample terms (the soft labels), not for a clipped update, so the noise design
+    (lambda_DP of Prop. 1 via rho_i) and the accounting use 2C. Prop. 1's aggregation weights
+    stay B_i/B (`class_counts` B_i in :func:`prop1_design`)."""
+    return np.ones((int(num_devices), 1))
+
+
 def privacy_coefficients(*, eps: np.ndarray, delta: np.ndarray, class_counts: np.ndarray,
                          sensitivity_mode: str = "paper", spread: float = SIMPLEX_SPREAD
                          ) -> np.ndarray:
     """rho_i^k [M, K] = spread ln(1/delta_i) / (eps_i^2 D_i^k^2).
 
     `paper`: D_i^k = B_i (Lemma 1 (A17) divides the sensitivity by B_i; rho_i of Theorem 2 is our
-    reconstruction [D/R] from (A17)-(A19)); `per_class`: D_i^k = B_i^k (ambiguity A1: q_i^k
+    reconstruction [D/R] from (A17)-(A19)); `per_class`: D_i^k = B_i^k (q_i^k
     averages B_i^k samples, so one sample moves it by up to sqrt(2)/B_i^k). `spread` = diameter^2 / 2:
     1 for Lemma 1's simplex (diameter sqrt(2)); the OTA-FL benchmark shares updates clipped to
-    the unit ball (diameter 2, sensitivity 2C/B_i, spec A10 [R]): 2."""
+    the unit ball (diameter 2): 2, with D_i = 1 (`whole_update_counts`: sensitivity 2C [R])."""
     if sensitivity_mode not in SENSITIVITY_MODES:
         raise ValueError(f"sensitivity_mode must be one of {SENSITIVITY_MODES}, got "
                          f"{sensitivity_mode!r}")
@@ -49,7 +64,8 @@ def sensitivity(*, h_abs: np.ndarray, p1: np.ndarray, class_counts: np.ndarray, 
                 sensitivity_mode: str = "paper", spread: float = SIMPLEX_SPREAD
                 ) -> np.ndarray:
     """Delta_i^k [M, K] = sqrt(2K) |h_i P1_i^k| / B_i (Lemma 1, (A17); simplex diameter sqrt(2)),
-    or / B_i^k with `per_class` (ambiguity A1); diameter sqrt(2 spread) (FL benchmark: 2)."""
+    or / B_i^k with `per_class` (q_i^k averages B_i^k samples); diameter sqrt(2 spread) (FL
+    benchmark: 2; with `whole_update_counts`, 2 sqrt(D) |h_i P1_i|: 2C in the update's units)."""
     counts = np.asarray(class_counts, dtype=np.float64)
     denom = counts.sum(axis=1, keepdims=True) if sensitivity_mode == "paper" else counts
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -109,7 +125,7 @@ def prop1_design(*, h_abs: np.ndarray, power: np.ndarray, class_counts: np.ndarr
                  weights: np.ndarray | None = None, an_mode: str = "none") -> Design:
     """Proposition 1 (Appendix C, (A20)-(A28)): P1_i^k = w_i^k lambda^k conj(h_i)/(sqrt(K)|h_i|^2)
     with w = B_i^k/B^k (zero bias), lambda^k = min(lambda_PA, lambda_DP), P2 = 0 (`an_mode: none`,
-    the minimum-energy member of the optimal family; spec §4.4, ambiguity A4).
+    the minimum-energy member of the optimal family; Appendix C leaves the member open).
 
     `an_mode: full_power`: in Case II the member with artificial noise from the WD with the
     most power slack and lambda as large as that WD's power allows ([D]): same nu.
@@ -157,6 +173,20 @@ def receive(*, soft_labels: np.ndarray, h_abs: np.ndarray, design: Design, sigma
     return y / design.lam[:, None]
 
 
+def receive_fl(*, unit_updates, h_abs: np.ndarray, design: Design, sigma_n2: float, noise,
+               dim: int):
+    """The FL benchmark's over-the-air aggregation ([R]: Prop. 1 with one "class" of `dim`
+    entries, weights B_i/B): WD i sends P1_i sqrt(D) u_i for its update u_i in the unit ball
+    (clipped to C, then / C), the PS receives sum_i |h_i| P1_i sqrt(D) u_i + sigma_n z and
+    de-scales by lambda: r = sum_i c_i u_i + (sigma_n / lambda) z with c_i = |h_i| P1_i sqrt(D) /
+    lambda = B_i/B ((A21), computed from P1). `unit_updates` [M, E] and unit normal `noise` [E]
+    (numpy, or torch tensors of one dtype and device: the model's updates)."""
+    gain = h_abs * design.p1[:, 0] * np.sqrt(dim) / design.lam[0]
+    if hasattr(unit_updates, "new_tensor"):                      # a torch tensor
+        gain = unit_updates.new_tensor(gain)
+    return gain @ unit_updates + (np.sqrt(sigma_n2) / float(design.lam[0])) * noise
+
+
 def receive_equivalent(*, soft_labels: np.ndarray, design: Design, noise: np.ndarray
                        ) -> np.ndarray:
     """The nu-level form (exact in distribution when P2 = 0): r^k = sum_i c_i^k q_i^k
@@ -180,7 +210,7 @@ def realised_eps(*, h_abs: np.ndarray, design: Design, class_counts: np.ndarray,
 
 def local_dp_std(*, eps: np.ndarray, delta: np.ndarray, class_counts: np.ndarray, T: int,
                  sensitivity_mode: str = "paper") -> np.ndarray:
-    """sigma_i^k [M, K] of the digital-FD benchmark with local DP (spec §7 `fd_digital_ldp`, [R]):
+    """sigma_i^k [M, K] of the digital-FD benchmark with local DP (`fd_digital_ldp`, [R]):
     each WD perturbs its own q_i^k with the Gaussian std of Theorem 2's source (Wei et al. [2],
     as in (A18)) for the sensitivity sqrt(2)/B_i (Lemma 1 without channel scaling; / B_i^k with
     `per_class`): sigma = Delta sqrt(2 T ln(1/delta)) / eps = sqrt(4 T rho)."""
