@@ -1,7 +1,7 @@
 """DP as a perk's figures: the analytic ones (Fig. 2, the perk thresholds, the q_t / pi_t
 allocations, the Fig. 6 forecast and the privacy table; params.yaml `dp_perk.analytic`, full scale
 in both profiles) and the training figures 3(a,b), 4(a,b), 5, 6 (`dp_perk.training`), with the
-claims of spec §8 (its Errata applied) checked on the stored figure data.
+paper's claims (and our readings of them, said in each claim) checked on the stored figure data.
 
 The claim checks of the training figures are in :mod:`airfl.papers.dp_perk.training_claims`,
 those of the analytic ones in :mod:`airfl.papers.dp_perk.analytic_claims`.
@@ -298,7 +298,7 @@ ANALYTIC = (
               _fig2, _fig2_check),
     _analytic("perk_threshold", "Perk threshold vs privacy budget",
               "Worst-case SNR below which DP is free (P_thr, (51)) and above which AirFL-DP is "
-              "fully binding (P_full, Errata 1), per beamformer, mean over trials; variants: all "
+              "fully binding (P_full: every round raised, (44)), per beamformer, mean over trials; variants: all "
               "devices at r_max (edge), and the authors' code's Fig. 6 setup (authors_setup: one "
               "distance per trial shared by all devices, ZF over all 50 columns).",
               "Privacy budget ε̃ = ε/√d",

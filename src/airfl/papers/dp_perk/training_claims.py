@@ -1,9 +1,9 @@
 """The claims of DP as a perk's training figures 3(a,b), 4(a,b), 5 and 6, checked on the stored
-figure data (its Errata applied): trade-off with the budget, orderings of the methods,
+figure data: trade-off with the budget, orderings of the methods,
 the perk regimes of Fig. 6, and the authors' paper-scale reference numbers.
 
-Claims whose reference numbers are the authors' paper-scale results (spec §8 "authors' code
-reference", +-0.02 in the epochs mode) apply only to runs of the paper's model; elsewhere they
+Claims whose reference numbers are the authors' paper-scale results (their published
+summaries; +-0.02, our tolerance, in the epochs mode) apply only to runs of the paper's model; elsewhere they
 report n/a rather than a verdict. The catalogue (:mod:`airfl.papers.dp_perk.experiments`) attaches
 them to its figures.
 """
@@ -82,7 +82,7 @@ def _gap_shrinks(frame: pd.DataFrame) -> ClaimResult:
 
 def _mimo_like_clip(frame: pd.DataFrame) -> ClaimResult:
     """AirFL-MIMO and FL w/ clipping end at the same accuracy: the paired interval of their
-    difference inside ±1 pp (spec §8's 1 pp, the accuracy default)."""
+    difference inside ±1 pp (the accuracy default margin, our reading of "highly comparable")."""
     acc = final_values(frame, ACCURACY)
     return paired_equivalence(final_by_trial(frame, ACCURACY), "airfl_mimo", "fl_clip",
                               ACCURACY_MARGIN, scale=100, unit=" pp",
@@ -100,7 +100,7 @@ def _ordering(frame: pd.DataFrame) -> ClaimResult:
 
 def _ends(min_gap: float):
     """Largest eps_tilde within 3 pp of AirFL-MIMO, smallest at least `min_gap` pp below it
-    (with the ordering's errata)."""
+    (the ordering read on AirFL-MIMO, the closest benchmark)."""
     def evaluate(frame: pd.DataFrame) -> ClaimResult:
         values, dp = final_by_trial(frame, ACCURACY), _dp_curves(frame)
         eps = _dp_by_eps(frame).index
@@ -197,7 +197,7 @@ def _split(rows: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
 
 
 def _identical_below(frame: pd.DataFrame) -> ClaimResult:
-    """Errata 1: for P <= P_thr (per trial) AirFL-DP and AirFL-MIMO runs are identical (final
+    """Fig. 6 and (51): for P <= P_thr (per trial) AirFL-DP and AirFL-MIMO runs are identical (final
     test accuracy, test loss and training loss equal to the CSV's 10 digits)."""
     dp, mimo = _split(_fig6_rows(frame))
     below = dp[dp.index.get_level_values(1) <= dp["snr_threshold_db"]].index
@@ -209,7 +209,7 @@ def _identical_below(frame: pd.DataFrame) -> ClaimResult:
 
 
 def _flat_above_full(frame: pd.DataFrame) -> ClaimResult:
-    """Errata 1: for P >= P_full AirFL-DP runs are identical across P within a trial."""
+    """Our P_full ((44) case ii, every round raised): for P >= P_full AirFL-DP runs are identical across P within a trial."""
     dp, _ = _split(_fig6_rows(frame))
     above = dp[dp.index.get_level_values(1) >= dp["snr_full_db"]]
     groups = [rows[list(METRICS)].drop_duplicates() for _, rows in above.groupby(level=0)]
@@ -283,7 +283,7 @@ def _fig6_claims(panel: str, authors: bool) -> tuple[Claim, ...]:
         Claim(f"{panel}_identical_below", "Below the perk threshold AirFL-DP is identical to "
               f"AirFL-MIMO (same q_t, common random numbers){words}.", _identical_below, panel),
         Claim(f"{panel}_flat_above_full", "Above full binding P_full AirFL-DP no longer "
-              f"depends on P (Errata 1){words}.", _flat_above_full, panel),
+              f"depends on P (our derivation from (44)){words}.", _flat_above_full, panel),
         Claim(f"{panel}_dp_below_mimo", "Above the threshold AirFL-DP is slightly worse than "
               f"AirFL-MIMO{words}.", _dp_below_mimo_above, panel),
         Claim(f"{panel}_mimo_rises", "AirFL-MIMO keeps improving with SNR towards FL w/ "
