@@ -150,7 +150,8 @@ def _check_inputs(updates: torch.Tensor, gains: torch.Tensor, design: RoundDesig
 
 def _roles(updates: torch.Tensor, gains: torch.Tensor, design: RoundDesign,
            generator: torch.Generator) -> _Roles:
-    """Draw every client's coin (always: the efficient simulation's coins match) and apply the strategy's rules."""
+    """Draw every client's coin (always: the efficient simulation's coins match) and apply the
+    strategy's rules."""
     _check_inputs(updates, gains, design)
     coin = torch.rand(gains.shape[0], generator=generator, dtype=gains.dtype)  # U(0,1) per client
     P, W2 = design.P, design.W**2

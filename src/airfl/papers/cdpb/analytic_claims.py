@@ -1,12 +1,12 @@
 """The paper's claims about its analytic figures, evaluated on the stored figure frames.
 
-Each figure's claims are the paper's words in §IV-V, with our readings where they need one
-(said in the claim's text). Each function takes the frame of analytic_figures.py and returns Claim tuples
-(claim_id, paper_words, our_numbers, holds). Nothing is forced: where the paper's words do not
-hold under its own formulas (Fig. 5's "h_min weakest of all", Fig. 7(b)'s literal-mode P trend)
-the claim is reported as not holding. Fig. 9's mixed strategy beating both extremes is not a
-claim: the paper calls the optimal portion an open question and only hopes the mixture can help;
-those rows are reported as the paper's hope (holds n/a) with the privacy weight it would take.
+Each figure's claims are the paper's words in §IV-V, with our readings where they need one (said in
+the claim's text). Each function takes the frame of analytic_figures.py and returns Claim tuples
+(claim_id, paper_words, our_numbers, holds). Nothing is forced: where the paper's words do not hold
+under its own formulas (Fig. 5's "h_min weakest of all", Fig. 7(b)'s literal-mode P trend) the claim
+is reported as not holding. Fig. 9's mixed strategy beating both extremes is not a claim: the paper
+calls the optimal portion an open question and only hopes the mixture can help; those rows are
+reported as the paper's hope (holds n/a) with the privacy weight it would take.
 
 Tolerances: only floating-point slack (1e-12 relative) on comparisons that hold with equality
 in exact arithmetic, and our tolerances (1% for rho_gamma, 2e-6 for gamma_bar vs
@@ -300,7 +300,8 @@ def claims_fig9a(frame: pd.DataFrame) -> list[Claim]:
     ends = float(betas[0].split("=")[1]) == 0.0 and float(betas[-1].split("=")[1]) == 1.0
     return [
         _claim("fig9a.ends", "portion 0 corresponds to CDPB-i, portion 1 to CDPB-n (our "
-               "tolerance: within 1e-12)", f"max |G_beta0 - G_i| {end_i:.2g}, max |G_beta1 - G_n| {end_n:.2g}",
+               "tolerance: within 1e-12)",
+               f"max |G_beta0 - G_i| {end_i:.2g}, max |G_beta1 - G_n| {end_n:.2g}",
                ends and end_i <= 1e-12 and end_n <= 1e-12),
         _claim("fig9a.monotone_in_beta", "tuning the portion trades noise for convergence: G "
                "increases with beta at every tau, mixed curves between the extremes",

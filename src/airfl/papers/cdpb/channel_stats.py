@@ -60,7 +60,7 @@ def noise_power_mixed(s: CdpbSetting, rho: Any, beta: float) -> np.ndarray:
     """
     rho = s.check_rho(rho)
     p = participation_probability(s, rho)
-    extra = s.K * (s.P * s.h_bar - (rho * s.W**2 + s.P * s.h_bar) * p)  # (13)-(17) in expectation, derived
+    extra = s.K * (s.P * s.h_bar - (rho * s.W**2 + s.P * s.h_bar) * p)  # (13)-(17), expected
     return noise_power_idle(s, rho) + check_beta(beta) * extra
 
 

@@ -132,7 +132,8 @@ OTHERS = ("cdpb_i", "cdpb_n", "gamma_bar", "hmin", "is")
 def _beats(pairs: list[tuple[str, str]], size=None):
     """The paper's Fig. 4 orderings on the final accuracy, each pair tested across trials (paired
     by trial: the strategies share channels and data). `size`: the quantitative part of our reading
-    (IS at most 3 pp below, h_min at least 2 pp below the next lowest), a test on the per-trial final accuracies (`value_within`)."""
+    (IS at most 3 pp below, h_min at least 2 pp below the next lowest), a test on the per-trial
+    final accuracies (`value_within`)."""
     def evaluate(frame: pd.DataFrame) -> ClaimResult:
         values = _per_trial(frame)
         order = paired_order(values, pairs, ACCURACY_MARGIN, scale=100, unit=" pp")

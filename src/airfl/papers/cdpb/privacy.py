@@ -151,7 +151,7 @@ def rdp_round(p: Any, sigma_q2: Any, alpha: int, bound: str = "paper_thm1", W: f
 
 def privacy_inputs(s: CdpbSetting, strategy: str, rho: Any,
                    beta: float | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """(p, sigma_q^2) that enter the bound for each strategy (§V's strategies, Theorem 1's p and sigma_q^2).
+    """(p, sigma_q^2) that enter Theorem 1's bound for each strategy of §V.
 
     * CDPB (i, n, mixed) and gamma_bar: p = p(rho), the expected sigma_q^2 of the variant.
     * Noise-Free: p = p(rho), sigma_q^2 = sigma_z^2 (no artificial noise).

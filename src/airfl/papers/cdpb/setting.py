@@ -116,7 +116,7 @@ class CdpbSetting:
     lam2: float = 1.0e-5        # utility weight of eps [PAPER §V]
     gamma_bar: float = 0.01     # acceptable convergence error [PAPER §V]
     eps_bar: float = 100.0      # RDP budget, nats [PAPER §V]
-    q_IS: float = 0.9           # IS baseline sampling probability [MISSING -> 0.9: IS between gamma_bar and h_min, Fig. 5]
+    q_IS: float = 0.9           # IS baseline sampling probability [MISSING -> 0.9, Fig. 5]
     rdp_bound: str = "paper_thm1"
     model_dim: int | None = None  # d; only the dimension_corrected bound needs it
 

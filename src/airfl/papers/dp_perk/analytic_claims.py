@@ -54,7 +54,8 @@ def _fig2_claims(frame: pd.DataFrame, params: Mapping[str, Any]) -> list[Claim]:
          f"T* over D {list(stars.index)}: {[f'{v:.4g}' for v in stars]}",
          bool(np.array_equal(inf_rows.to_numpy(), linear.to_numpy()))
          and bool(np.all(np.diff(stars.to_numpy()) > 0))),
-        ("fig2.invisible_at_T50", "Fig. 2 (our reading): for realistic D >~ 1, T* = B >= 5e3 >> T = 50",
+        ("fig2.invisible_at_T50",
+         "Fig. 2 (our reading): for realistic D >~ 1, T* = B >= 5e3 >> T = 50",
          f"B(D = {params['realistic_D']:g}) = {b1:.4g} (Q = {params['local_steps']}), "
          f"{b1_epochs:.3g} (Q = {params['epochs_local_steps']})", b1 >= 5e3 and b1_epochs >= b1),
         ("fig2.constants",
@@ -88,13 +89,13 @@ def _short(value: float) -> str:
 
 
 def _mimo_no_privacy(zf: pd.DataFrame, params: Mapping[str, Any]) -> Claim:
-    """Re-derived reference (from (21)-(23), (34) and (P1)): AirFL-MIMO at 2 mW has ``sum_t 1/pi_t^2 ~ 1e7 A``, "i.e. its implied eps~ is
-    ~ 3·10⁵-7·10⁵". The window is the pair of conversions of the same K_rdp, not a
-    range for one of them: the optimal conversion (Lemma III.1 minimised over alpha)
-    gives the low end, the paper's (23) about twice it (eps ~ 2 K_rdp at K_rdp >> L_delta) the
-    high end. Each is checked against its own end, on the trial mean, to the one significant
-    figure the reference quotes (:func:`leading_digit_interval`); the ratio to within half a decade of
-    the quoted 1e7 (one significant power of ten)."""
+    """Re-derived reference (from (21)-(23), (34) and (P1)): AirFL-MIMO at 2 mW has
+    ``sum_t 1/pi_t^2 ~ 1e7 A``, "i.e. its implied eps~ is ~ 3·10⁵-7·10⁵". The window is the
+    pair of conversions of the same K_rdp, not a range for one of them: the optimal conversion (Lemma III.1 minimised over
+    alpha) gives the low end, the paper's (23) about twice it (eps ~ 2 K_rdp at K_rdp >> L_delta)
+    the high end. Each is checked against its own end, on the trial mean, to the one significant
+    figure the reference quotes (:func:`leading_digit_interval`); the ratio to within half a decade
+    of the quoted 1e7 (one significant power of ten)."""
     ratio = float(np.log10((zf.sum_inv_pi2 / zf.budget_A).mean()))
     k = _constants(params)
     slope = rdp_coefficient(params["sample_ratio"], k["c"], params["sigma2_w"])    # (21)
@@ -106,7 +107,8 @@ def _mimo_no_privacy(zf: pd.DataFrame, params: Mapping[str, Any]) -> Claim:
     high = leading_digit_interval(DERIVED_REFERENCE["mimo_eps_tilde_paper"])
     holds = (abs(ratio - 7.0) <= 0.5 and low[0] <= by_optimal.mean() < low[1]
              and high[0] <= by_paper.mean() < high[1])
-    return ("perk.mimo_no_privacy", "re-derived reference: AirFL-MIMO at 2 mW has sum 1/pi^2 ~ 1e7 A, "
+    return ("perk.mimo_no_privacy", "re-derived reference: AirFL-MIMO at 2 mW has sum 1/pi^2 "
+            "~ 1e7 A, "
             "implied eps~ ~ 3e5 (optimal conversion) to 7e5 (paper conversion (23))",
             f"log10(sum 1/pi^2 / A) = {ratio:.2f}; implied eps~, trial mean (range): optimal "
             f"conversion {by_optimal.mean():.3g} ({by_optimal.min():.3g}..{by_optimal.max():.3g}"
@@ -128,7 +130,8 @@ def _threshold_claims(frame: pd.DataFrame, edge: pd.DataFrame | None,
     inside = bool(zf.snr_threshold_db.between(grid_db.min(), grid_db.max(), "neither").all())
     by_eps = frame[frame.beamformer == "zf"].groupby("eps_tilde").snr_threshold_db.mean()
     out = [
-        ("perk.zf_threshold", "(51), re-derived reference: perk threshold SNR_wc ~ -66.5 dB (eps~ = 0.1, ZF u = 1)",
+        ("perk.zf_threshold", "(51), re-derived reference: perk threshold SNR_wc ~ -66.5 dB "
+         "(eps~ = 0.1, ZF u = 1)",
          f"{zf.snr_threshold_db.mean():.2f} dB (trial sd {zf.snr_threshold_db.std():.2f}, "
          f"{len(zf)} trials)",
          abs(zf.snr_threshold_db.mean() - DERIVED_REFERENCE["zf_threshold_db"]) <= 1.0),
@@ -139,7 +142,8 @@ def _threshold_claims(frame: pd.DataFrame, edge: pd.DataFrame | None,
         ("perk.binding_at_2mW", "(51) at V-A's P = 2 mW: the DP constraint binds by ~70 dB",
          f"SNR_wc(2 mW) - threshold = {margin:.2f} dB", abs(margin - 70.0) <= 1.5),
         _mimo_no_privacy(zf, params),
-        ("fig6.threshold_in_grid", "Fig. 6: the analytic threshold (51) lies inside the Fig. 6 SNR range",
+        ("fig6.threshold_in_grid",
+         "Fig. 6: the analytic threshold (51) lies inside the Fig. 6 SNR range",
          f"thresholds {zf.snr_threshold_db.min():.1f}..{zf.snr_threshold_db.max():.1f} dB in "
          f"[{grid_db.min():.1f}, {grid_db.max():.1f}] dB", inside),
         ("perk.threshold_vs_eps", "(51): the threshold SNR rises with the budget eps~",
@@ -149,7 +153,8 @@ def _threshold_claims(frame: pd.DataFrame, edge: pd.DataFrame | None,
     if edge is not None:
         e_zf = _at(edge, "zf", eps0)
         out += [
-            ("perk.authors_labelling", "re-derived reference: ~ -62.6 dB with all devices at r_max and n = 50 "
+            ("perk.authors_labelling", "re-derived reference: ~ -62.6 dB with all devices at "
+             "r_max and n = 50 "
              "ZF columns", f"{e_zf.snr_threshold_db.mean():.2f} dB",
              abs(e_zf.snr_threshold_db.mean() - DERIVED_REFERENCE["edge_all_db"]) <= 1.0),
         ]
@@ -208,7 +213,8 @@ def _gain_claim(edge_active: pd.DataFrame, params: Mapping[str, Any]) -> Claim:
     eps0 = params["eps_tilde"]
     g_zf = _at(edge_active, "zf", eps0).combiner_gain.mean()
     g_opt = _at(edge_active, "zf_opt", eps0).combiner_gain.mean()
-    return ("perk.combiner_gain", "re-derived reference: ||w||^2 ~ 0.82 gamma^2/Lambda (u = 1) vs ~ 0.22 "
+    return ("perk.combiner_gain", "re-derived reference: ||w||^2 ~ 0.82 gamma^2/Lambda (u = 1) "
+            "vs ~ 0.22 "
             "gamma^2/Lambda optimised (m = 100, K = 45, common Lambda)",
             f"{g_zf:.3f} vs {g_opt:.3f} ({10 * np.log10(g_zf / g_opt):.2f} dB)",
             abs(g_zf - DERIVED_REFERENCE["zf_gain"]) <= 0.03
@@ -229,7 +235,8 @@ def _fig6_claims(frame: pd.DataFrame, params: Mapping[str, Any]) -> list[Claim]:
         ("fig6.identical_below", "Fig. 6 / (51): below the threshold AirFL-DP is identical to "
          "AirFL-MIMO", f"{int(perk.dp_equals_mimo.sum())}/{len(perk)} (trial, P) points below "
          "P_thr with bit-identical q", bool(perk.dp_equals_mimo.all()) and len(perk) > 0),
-        ("fig6.flat_above_full", "(44) case ii: above P_full (every round raised) AirFL-DP no longer depends on P",
+        ("fig6.flat_above_full", "(44) case ii: above P_full (every round raised) AirFL-DP no "
+         "longer depends on P",
          f"{int(full.dp_equals_top.sum())}/{len(full)} points above P_full with q equal to the "
          "largest P's", bool(full.dp_equals_top.all()) and len(full) > 0),
         ("fig6.dp_noisier", "above the threshold AirFL-DP is (slightly) worse than AirFL-MIMO: "
@@ -273,7 +280,8 @@ def _quick_claims(params: Mapping[str, Any]) -> list[Claim]:
         ("quick.threshold", "(51) in our quick setting: perk threshold at eps~ = 1 ~ -45.1 dB",
          f"{mean_db:.2f} dB over {len(frame)} seeds",
          abs(mean_db - DERIVED_REFERENCE["quick_threshold_db"]) <= 1.0),
-        ("quick.fig6_grid", "our quick Fig. 6 grid: 3e-8 W falls inside [P_thr, P_full] in some of 20 seeds; use "
+        ("quick.fig6_grid", "our quick Fig. 6 grid: 3e-8 W falls inside [P_thr, P_full] in some "
+         "of 20 seeds; use "
          "1.5e-8 W (below the threshold) instead",
          f"3e-8 inside the window in {in_window(3e-8)}/{len(frame)} seeds; 1.5e-8 below P_thr in "
          f"{below}/{len(frame)}, inside in {in_window(1.5e-8)}",

@@ -58,7 +58,7 @@ DEFAULTS: Mapping[str, Any] = MappingProxyType({
     "delta": 1.0e-5,                 # stated (V-A)
     "smooth_L": 10.0,                # missing-default (L is never given)
     "domain_D": INF,                 # stated (Sec. IV-B solves D -> inf; experiments)
-    "distance_mode": "per_device",   # stated (V-A: r_i per device); uplink.py lists the authors' modes
+    "distance_mode": "per_device",   # stated (V-A: r_i per device); uplink.py: authors' modes
     "zf_columns": "active",          # missing-default (ZF on the K active devices)
     "beamformers": ["zf", "zf_opt"],  # missing-default (ZF u = 1, authors' code; zf_opt ours)
     "noise_model": "complex_real_part",  # missing-default (the authors' code)
@@ -208,8 +208,9 @@ def allocation_frame(params: Mapping[str, Any] = DEFAULTS, trial: int = 0) -> pd
 
 
 def threshold_frame(params: Mapping[str, Any] = DEFAULTS, **plan_overrides: Any) -> pd.DataFrame:
-    """Perk threshold P_thr and full-binding P_full (every round raised, (44)) vs eps_tilde, per trial and
-    beamformer, with the combiner gain ``mean_t pi_t^2 Lambda_min / gamma^2`` at ``power_w``.
+    """Perk threshold P_thr and full-binding P_full (every round raised, (44)) vs eps_tilde, per
+    trial and beamformer, with the combiner gain ``mean_t pi_t^2 Lambda_min / gamma^2`` at
+    ``power_w``.
     ``plan_overrides`` (e.g. ``distance_mode="edge", zf_columns="all"``) change the plans."""
     plans = _plans(params, **plan_overrides)
     k0 = _constants(params)

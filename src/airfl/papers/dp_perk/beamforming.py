@@ -223,9 +223,9 @@ class _ScaStep:
 
 def _sca_one(h: np.ndarray, gamma: float, w_init: np.ndarray | None, max_iter: int,
              rtol: float, step: _ScaStep) -> np.ndarray:
-    """One beamformer by the shared SCA loop (airfl.optim.sca): each step is the convexified (P1) QP above,
-    re-tightened to feasibility; a failed QP or a step that does not lower ||x||^2 ends the loop
-    with the best iterate (solver noise is not an error here: every iterate is feasible)."""
+    """One beamformer by the shared SCA loop (airfl.optim.sca): each step is the convexified (P1) QP
+    above, re-tightened to feasibility; a failed QP or a step that does not lower ||x||^2 ends the
+    loop with the best iterate (solver noise is not an error here: every iterate is feasible)."""
     e, t = _normalised(h, gamma)
     x = _initial_point(e) if w_init is None else _rescale_feasible(t * w_init, e)
 
@@ -246,8 +246,9 @@ def _batched(H: torch.Tensor):
 
 def sca_beamformer(H: torch.Tensor, gamma: float, w_init: torch.Tensor | None = None,
                    max_iter: int = 50, rtol: float = 1e-6) -> torch.Tensor:
-    """(P1) by SCA (started from ZF where m >= K); any m, K. ``w_init`` [..., m] must be nonzero on every
-    h_i (it is rescaled to feasibility); default ZF if m >= K else a matched-filter/eigen start.
+    """(P1) by SCA (started from ZF where m >= K); any m, K. ``w_init`` [..., m] must be nonzero
+    on every h_i (it is rescaled to feasibility); default ZF if m >= K else a matched-filter/eigen
+    start.
     Stops at relative objective change < ``rtol`` or ``max_iter`` QPs. CPU (cvxpy), loops over
     the batch."""
     flat, m, k = _batched(H)

@@ -11,7 +11,8 @@ index starting at t = 0 (our reading; from t = 1 q_0 would be free), is
     min_q sum_t q_t^2  s.t.  q_t >= pi_t,  sum_t 1/q_t^2 <= A.
 
 Solvers: :func:`waterfill` (exact, sorted; the default), :func:`waterfill_bisection` ((48) by
-bisection on mu as the paper does; returns the upper bracket so the budget is never exceeded) and :func:`waterfill_cvxpy` (App. D's change of variables r_t = 1/q_t^2, rescaled by A).
+bisection on mu as the paper does; returns the upper bracket so the budget is never exceeded)
+and :func:`waterfill_cvxpy` (App. D's change of variables r_t = 1/q_t^2, rescaled by A).
 All results are frozen dataclasses with ``to_dict()`` (stored design artifacts).
 
 Decisions (paper, equation, why):
@@ -22,7 +23,8 @@ Decisions (paper, equation, why):
 * Floating point never breaks the budget: the water level is nudged up by ulps until
   ``sum 1/q^2 <= A`` holds in floating point.
 * Perk window: ``P_thr = P A / sum_t pi_t^-2`` (= (51)-(52) with h_eff =
-  gamma^2 sum pi^-2) and ``P_full = P A max_t pi_t^2 / T`` (all rounds raised, q independent of P: ours, from (44) case ii).
+  gamma^2 sum pi^-2) and ``P_full = P A max_t pi_t^2 / T`` (all rounds raised, q
+  independent of P: ours, from (44) case ii).
 * Finite D (App. D): the constraint ``min{sum r_t, B r_{T-1}} <= A`` is a union
   of the two sets {sum r <= A} and {B r_{T-1} <= A}; its optimum is the better of the water-filling
   and ``r_t = 1/pi_t^2 (t < T-1), r_{T-1} = min(1/pi_{T-1}^2, A/B)`` (``solver="closed_form"``).

@@ -298,7 +298,8 @@ ANALYTIC = (
               _fig2, _fig2_check),
     _analytic("perk_threshold", "Perk threshold vs privacy budget",
               "Worst-case SNR below which DP is free (P_thr, (51)) and above which AirFL-DP is "
-              "fully binding (P_full: every round raised, (44)), per beamformer, mean over trials; variants: all "
+              "fully binding (P_full: every round raised, (44)), per beamformer, mean over "
+              "trials; variants: all "
               "devices at r_max (edge), and the authors' code's Fig. 6 setup (authors_setup: one "
               "distance per trial shared by all devices, ZF over all 50 columns).",
               "Privacy budget ε̃ = ε/√d",

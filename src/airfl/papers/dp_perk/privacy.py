@@ -18,12 +18,13 @@ Decisions (paper, equation, why):
 * ``c_delta`` of (23) is never given. We take the smallest admissible value
   ``c_delta = 2 eps / L_delta`` (App. C requires ``eps' = eps/2 <= c_delta L_delta / 4``), which
   turns (23) into ``eps^2 - 2 K_rdp eps - 4 L_delta K_rdp = 0`` (:func:`eps_paper`).
-* Noise convention (our reading of (8)-(10)): the receiver keeps ``Re(w^H n)``, variance ``||w||^2 sigma^2 / 2``, while
-  the Gaussian step (57) of the proof uses ``||w||^2 sigma^2``. ``convention="paper"`` accounts
-  with ``sigma^2`` as printed (all figures); ``"strict"`` uses the variance the simulator really
-  adds (:func:`accounting_sigma2`).
+* Noise convention (our reading of (8)-(10)): the receiver keeps ``Re(w^H n)``, variance
+  ``||w||^2 sigma^2 / 2``, while the Gaussian step (57) of the proof uses ``||w||^2 sigma^2``.
+  ``convention="paper"`` accounts with ``sigma^2`` as printed (all figures); ``"strict"`` uses the
+  variance the simulator really adds (:func:`accounting_sigma2`).
 * The proof's constants (sensitivity 2c, Bernoulli(r) subsampling, (1+eta L)^Q) are implemented as
-  stated, not "fixed". ``Q`` must be the number of local steps actually run (the epochs mode runs 600).
+  stated, not "fixed". ``Q`` must be the number of local steps actually run (the epochs mode runs
+  600).
 * ``accountant="pabi_all_tau"`` keeps the min over every start round tau of (66) instead of the
   paper's tau = T-1 only; ``"paper"`` is the default.
 """
@@ -322,7 +323,8 @@ class PrivacyReport:
 
 def privacy_report(q: Any, sample_ratio: float, clip: float, sigma2: float, delta: float,
                    dim: int, B: float = math.inf, accountant: str = "paper") -> PrivacyReport:
-    """The (eps, delta) that norms ``q`` achieve under (21)-(23); ``sigma2`` as accounted (the noise convention above)."""
+    """The (eps, delta) that norms ``q`` achieve under (21)-(23); ``sigma2`` as accounted (the
+    noise convention above)."""
     phi = phi_perfect_inversion(q)
     acc = accumulated_phi(phi, B, accountant)
     k = rdp_slope(q, sample_ratio, clip, sigma2, B, accountant)

@@ -3,9 +3,9 @@ figure data: trade-off with the budget, orderings of the methods,
 the perk regimes of Fig. 6, and the authors' paper-scale reference numbers.
 
 Claims whose reference numbers are the authors' paper-scale results (their published
-summaries; +-0.02, our tolerance, in the epochs mode) apply only to runs of the paper's model; elsewhere they
-report n/a rather than a verdict. The catalogue (:mod:`airfl.papers.dp_perk.experiments`) attaches
-them to its figures.
+summaries; +-0.02, our tolerance, in the epochs mode) apply only to runs of the paper's model;
+elsewhere they report n/a rather than a verdict. The catalogue
+(:mod:`airfl.papers.dp_perk.experiments`) attaches them to its figures.
 """
 
 from __future__ import annotations
@@ -209,7 +209,8 @@ def _identical_below(frame: pd.DataFrame) -> ClaimResult:
 
 
 def _flat_above_full(frame: pd.DataFrame) -> ClaimResult:
-    """Our P_full ((44) case ii, every round raised): for P >= P_full AirFL-DP runs are identical across P within a trial."""
+    """Our P_full ((44) case ii, every round raised): for P >= P_full AirFL-DP runs are identical
+    across P within a trial."""
     dp, _ = _split(_fig6_rows(frame))
     above = dp[dp.index.get_level_values(1) >= dp["snr_full_db"]]
     groups = [rows[list(METRICS)].drop_duplicates() for _, rows in above.groupby(level=0)]
