@@ -89,7 +89,9 @@ class FigureSpec:
     experiment's runs can feed several panels. `time_grid_s`: resample every trial onto a common
     time grid (step-hold: the value after the last round completed by each grid time) before
     averaging, for schemes whose rounds take random time. `final`: plot each curve's value at its
-    last evaluation against `x`, a curve parameter (e.g. an SNR offset), one line per label.
+    last evaluation against `x`, a curve parameter (e.g. an SNR offset), one line per label;
+    `final_rounds_back`: with `final`, the value that many rounds before the last instead (1:
+    the model before the last round's update, for comparisons with code that evaluates there).
     """
 
     x: str
@@ -100,6 +102,7 @@ class FigureSpec:
     name: str | None = None
     time_grid_s: float | None = None
     final: bool = False
+    final_rounds_back: int = 0        # with `final`: that many rounds before the last
     title: str | None = None          # default: the experiment's title
     curves: Callable[[str, dict[str, Any]], bool] | None = None  # which curves it draws (all)
     markers: tuple[tuple[str, str], ...] = ()  # (run-table column, legend): mean as a vertical line

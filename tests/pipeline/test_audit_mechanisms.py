@@ -102,6 +102,48 @@ def test_cdpb_theorem_1_under_the_total_reading_is_flagged(params):
     assert result["holds_simulated"]          # the exact accounting of the code is not violated
 
 
+def test_cdpb_both_readings_are_audited_and_the_per_coordinate_one_holds(params):
+    """Every profile audits both readings of sigma_q^2; under per_coordinate the code adds the
+    variance Theorem 1 assumes, and neither epsilon is exceeded (the total reading's rows are
+    contradicted: the test above). Each reading's row names its own accounting."""
+    mechanisms = {m.name: m for m in get_wing("cdpb").audit_factory("cdpb")(params)}
+    readings = {m.settings["noise_variance"] for m in mechanisms.values()}
+    assert readings == {"total", "per_coordinate"} and len(mechanisms) == 6
+    per = mechanisms["cdpb_i_per_coordinate"]
+    assert per.eps_claimed == mechanisms["cdpb_i_total"].eps_claimed   # Theorem 1: no reading
+    assert per.eps_simulated < mechanisms["cdpb_i_total"].eps_simulated
+    assert "total reading" in mechanisms["cdpb_i_total"].claimed_accountant
+    assert "total reading" not in per.claimed_accountant
+    result = run_audit(per, 3000, seed=4)
+    assert result["holds"] and result["holds_simulated"], result
+
+
+def test_audit_rows_name_the_accounting_that_is_exceeded(tmp_path, monkeypatch):
+    """A contradicted row says which accounting its claimed epsilon is (the point's
+    claimed_accountant) and whether the simulated mechanism's epsilon holds too."""
+    from airfl.io import write_json
+    from airfl.pipeline import paths
+    from airfl.pipeline.stages.claims import audit_claim_rows
+
+    monkeypatch.chdir(tmp_path)
+    point = {"mechanism": "m_total", "delta": 1e-5, "alpha": 0.05, "eps_claimed": 0.9,
+             "eps_simulated": 13.4, "eps_audited_lower": 3.4, "eps_audited_point": 5.0,
+             "eps_audited_upper": 7.0, "tightness": 3.8, "holds": False,
+             "holds_simulated": True, "claimed_accountant": "Theorem 1 under the total reading"}
+    leak = {**point, "mechanism": "m_leak", "eps_simulated": 2.0, "holds_simulated": False}
+    fine = {**point, "mechanism": "m_fine", "eps_audited_lower": 0.1, "holds": True}
+    path = paths.audit("cdpb", "cdpb")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write_json(path, {"wing": "cdpb", "mechanism": "cdpb", "points": [point, leak, fine]})
+    rows = {r["claim"]: r for r in audit_claim_rows("cdpb")}
+    assert rows["audit_m_total"]["verdict"] == "contradicted"
+    assert "claimed epsilon of Theorem 1 under the total reading; contradicted: that " \
+           "accounting is exceeded" in rows["audit_m_total"]["statement"]
+    assert "as simulated 13.4 (holds)" in rows["audit_m_total"]["numbers"]
+    assert "as simulated 2 (exceeded)" in rows["audit_m_leak"]["numbers"]
+    assert rows["audit_m_fine"]["verdict"] == "holds"
+
+
 def test_lapa_server_update_is_the_weighted_gaussian_it_simulates(params):
     """LAPA's record claims each device's own noise (smallest std over 2C); the server update
     (eq. 2) weights the canary by G_k and sums every device's noise: the audit measures that

@@ -39,8 +39,12 @@ NOT_MODELLED: dict[str, str] = {
     "no ε̃ = 0.13 curve, so it never holds in this profile (n/a off the paper's model)",
     "dp_perk/fig3a:fig5_authors": "the authors' fifteen accuracies of Fig. 5's ε̃ grid, most not "
     "in the quick grid",
-    "dp_perk/fig3a:fig6_authors": "the authors' ten accuracies at powers the quick Fig. 6 grid "
-    "does not run",
+    "dp_perk/fig3a:fig3_authors_theta_prev": "as fig3_authors, at theta^(T-1) "
+    "(tests/papers/dp_perk/test_dp_perk_pipeline.py drives both rounds to each verdict)",
+    "dp_perk/fig3a:fig5_authors_theta_prev": "as fig5_authors, at theta^(T-1)",
+    "dp_perk/fig3a:fig6_authors": "the authors' seventeen accuracies at powers the quick Fig. 6 "
+    "grid does not run",
+    "dp_perk/fig3a:fig6_authors_theta_prev": "as fig6_authors, at theta^(T-1)",
     "dp_perk/fig3a:fig6_identical_below": "reads each trial's perk threshold and needs the DP "
     "and MIMO runs identical below it (equality of runs, not an order of levels)",
     "dp_perk/fig3a:fig6_zf_opt_identical_below": "as fig6_identical_below",

@@ -29,6 +29,15 @@ def test_finals_take_each_trials_last_row():
     assert sorted(last["round"].tolist()) == [3, 4]
 
 
+def test_finals_rounds_back_take_the_row_before_the_last():
+    """`final_rounds_back = 1`: theta^(T-1), each trial's row one round before its last (none
+    where that round was not evaluated)."""
+    before = finals(_frame(), rounds_back=1)
+    assert sorted(zip(before["trial"], before["round"])) == [(0, 3), (1, 2)]
+    gap = _frame().query("not (trial == 1 and round == 2)")
+    assert finals(gap, rounds_back=1)["trial"].tolist() == [0]
+
+
 def test_derive_uses_the_reference_optimum():
     frame = pd.DataFrame({"objective": [0.5, 0.45], "test_accuracy": [0.8, 0.86]})
     out = derive(frame, {"F_star": 0.45, "accuracy_star": 0.86})

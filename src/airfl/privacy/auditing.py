@@ -61,10 +61,12 @@ def run_audit(mechanism: AuditableMechanism, draws: int, seed: int, alpha: float
     """Draw the statistic ``draws`` times per world, bound epsilon (:func:`.audit
     .audit_threshold`), and report it next to the claimed and simulated epsilons.
 
-    ``holds`` is the claim "audited lower bound <= claimed epsilon": False is a privacy bug (the
-    code leaks more than the paper's accountant says), reported, never hidden. ``tightness`` =
-    lower bound / claimed (1 is a tight accountant). The result is deterministic (same seed,
-    same bytes); the sampling time goes into ``timing`` (seconds, draws per second) instead."""
+    ``holds`` is the claim "audited lower bound <= claimed epsilon": False means the claimed
+    accounting (``claimed_accountant``) is exceeded by the mechanism the code runs, reported,
+    never hidden; ``holds_simulated`` says whether the exact epsilon of the simulated mechanism
+    is exceeded too (a leak of the code) or not (an accounting that does not describe it).
+    ``tightness`` = lower bound / claimed (1 is a tight accountant). The result is deterministic
+    (same seed, same bytes); the sampling time goes into ``timing`` (seconds, draws per second) instead."""
     start = time.perf_counter()
     present = np.asarray(mechanism.sample("present", draws, seed), dtype=np.float64)
     absent = np.asarray(mechanism.sample("absent", draws, seed + 1), dtype=np.float64)

@@ -133,3 +133,21 @@ def test_mimo_window_checks_each_conversion_against_its_own_end():
     assert not low[3] and "paper conversion 6.6" in low[2], low
     # optimal 4.2e5 has left its end while the paper conversion (8.4e5) has left its own too
     assert not ac._mimo_no_privacy(_mimo_frame(1.1e7), af.DEFAULTS)[3]
+
+
+def test_authors_setup_claims_hold_there_and_fail_elsewhere():
+    """The authors' Fig. 6 setup (one shared distance per trial, ZF over all columns) reproduces
+    the spread their published numbers show; per-device placement cannot (every trial's
+    threshold above 7e-11 W), and a threshold moved by 2 dB fails the -66.5 dB check."""
+    zf = {**af.DEFAULTS, "beamformers": ["zf"], "threshold_eps_tilde": [0.1]}
+    setup = af.threshold_frame(zf, **ac.AUTHORS_SETUP)
+    default = af.threshold_frame(zf)
+    found = _by_id(ac._authors_setup_claims(setup, default, zf))
+    assert found["perk.authors_setup_threshold"][3], found["perk.authors_setup_threshold"]
+    assert found["fig6.authors_setup_pattern"][3], found["fig6.authors_setup_pattern"]
+    assert setup.snr_threshold_db.std() > 2.0 > default.snr_threshold_db.std()
+    per_device = _by_id(ac._authors_setup_claims(default, default, zf))
+    assert not per_device["fig6.authors_setup_pattern"][3]
+    shifted = setup.assign(snr_threshold_db=setup.snr_threshold_db + 2.0)
+    assert not _by_id(ac._authors_setup_claims(shifted, default, zf))[
+        "perk.authors_setup_threshold"][3]

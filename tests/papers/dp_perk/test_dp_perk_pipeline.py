@@ -262,3 +262,27 @@ def test_claims_table_escapes_pipes_and_counts_not_applicable_apart():
     row = next(line for line in text.splitlines() if line.startswith("| p/f | a"))
     assert row.count("|") - row.count("\\|") == 6              # five cells, unbroken
     assert "| n/a |" in text and "| p | 1 | 0 | 0 | 0 | 1 | 2 |" in text
+
+
+def test_authors_claims_read_theta_T_or_theta_T_minus_1():
+    """theta^(T-1) (the last model the authors' code evaluates) and theta^T are read apart: a
+    reference met at one round and missed at the other flips the verdict."""
+    frame = pd.DataFrame({"curve": ["vanilla"] * 3, "trial": [0] * 3, "round": [18, 19, 20],
+                          "test_accuracy": [0.80, 0.85, 0.90], "model": ["fedavg_cnn"] * 3})
+    pick = lambda f: {"vanilla": float(f.sort_values("round")["test_accuracy"].iloc[-1])}  # noqa: E731
+    at_t = dpx._authors({"vanilla": 0.895}, pick)(frame)
+    before = dpx._authors({"vanilla": 0.895}, pick, rounds_back=1, model="theta^(T-1)")(frame)
+    assert at_t.holds is True and "theta^T (round 20)" in at_t.numbers
+    assert before.holds is False and "theta^(T-1) (round 19)" in before.numbers
+    gap = frame[frame["round"] != 19]
+    assert dpx._authors({"vanilla": 0.895}, pick, rounds_back=1)(gap).holds is None
+
+
+def test_fig6_reference_lists_the_published_powers():
+    """Every power of the authors' Fig. 6 grid has its published numbers; AirFL-DP at 2e-11 W is
+    not published and is left out of the comparison, not invented."""
+    from airfl.papers.dp_perk.training_claims import FIG6_AUTHORS, FIG6_REFERENCE
+
+    assert sorted(FIG6_AUTHORS) == [2e-11, 7e-11, 2e-10, 7e-10, 2e-9, 7e-9, 2e-8, 7e-8, 2e-7]
+    assert FIG6_AUTHORS[2e-11][0] is None and "AirFL-DP 2e-11 W" not in FIG6_REFERENCE
+    assert FIG6_REFERENCE["AirFL-MIMO 2e-11 W"] == 0.557 and len(FIG6_REFERENCE) == 17

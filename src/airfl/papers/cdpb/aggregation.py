@@ -1,10 +1,10 @@
 """One over-the-air aggregation round of CDPB-n, CDPB-i, CDPB-mixed(beta) and the baselines,
 batched over clients (no Python loop over clients).
 
-Paper: (4), (10)-(19), §V baselines. Spec §3.1-3.6, §6, errata (efficient simulation, errata 3).
+Paper: (4), (10)-(19), §V baselines; the efficient simulation is ours (below).
 
 Inputs are normalised client updates g [N, d] with ||g_k|| <= W (clip to W_clip, divide by
-W_clip: spec §0, :func:`normalise_updates`), the realised channel power gains h [N] of the
+W_clip: our normalisation, :func:`normalise_updates`), the realised channel power gains h [N] of the
 round, a :class:`RoundDesign` (the broadcast rho and constants) and a torch.Generator. The
 output is the server's estimate g_hat [d] of (18)-(19) and a round record. The server update is
 theta <- theta + W_clip * g_hat ((18)/(19), not Algorithm 1's -eta_t (... + q_t/K_t),
@@ -35,7 +35,7 @@ and every transmission of artificial noise exceeds (11)'s budget P about d-fold;
 ``tx_power_ratio`` = max_k E||x_k||^2 / P says by how much). The privacy record of the scheme
 follows the same reading (privacy.mechanism_variance).
 
-Decision (errata): the efficient simulation still draws every client's coin (one
+Decision: the efficient simulation still draws every client's coin (one
 uniform per client per round, also when beta is 0 or 1) and takes every client's realised gain;
 only the Gaussian noise draws are merged into one N(0, sigma_q,t^2 / d I) vector, which is exact
 in distribution because all noise terms are independent isotropic Gaussians. Both simulations
@@ -150,7 +150,8 @@ def _check_inputs(updates: torch.Tensor, gains: torch.Tensor, design: RoundDesig
 
 def _roles(updates: torch.Tensor, gains: torch.Tensor, design: RoundDesign,
            generator: torch.Generator) -> _Roles:
-    """Draw every client's coin (always, errata) and apply the strategy's rules."""
+    """Draw every client's coin (always: the efficient simulation's coins match) and apply the
+    strategy's rules."""
     _check_inputs(updates, gains, design)
     coin = torch.rand(gains.shape[0], generator=generator, dtype=gains.dtype)  # U(0,1) per client
     P, W2 = design.P, design.W**2
@@ -252,8 +253,8 @@ def aggregate_efficient(updates: torch.Tensor, gains: torch.Tensor, design: Roun
     normaliser = _normaliser(roles, design)
     signal = _signal(updates, roles, normaliser)
     if normaliser > 0:
-        share = design.coordinate_share(d)   # 1/d: spec §3.6's sigma_q^2 / d; 1: Theorem 1's
-        std = (sigma_q2 * share / (roles.rho * normaliser**2)) ** 0.5  # (19), spec §3.6
+        share = design.coordinate_share(d)   # 1/d: (19)'s sigma_q^2 / d; 1: Theorem 1's
+        std = (sigma_q2 * share / (roles.rho * normaliser**2)) ** 0.5  # (19)
         estimate = signal + std * torch.randn(d, generator=generator, dtype=updates.dtype)
     else:
         estimate = torch.zeros_like(signal)

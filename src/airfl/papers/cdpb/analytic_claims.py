@@ -1,15 +1,15 @@
 """The paper's claims about its analytic figures, evaluated on the stored figure frames.
 
-Spec §8 lists each figure's claims and checks (and §9 D3, D4, errata 2, 3 amend them). Each
-function takes the frame of analytic_figures.py and returns Claim tuples
-(claim_id, paper_words, our_numbers, holds). Nothing is forced: where the paper's words do not
-hold under its own formulas (Fig. 5's "h_min weakest of all", Fig. 7(b)'s literal-mode P trend)
-the claim is reported as not holding. Fig. 9's mixed strategy beating both extremes is not a
-claim: the paper calls the optimal portion an open question and only hopes the mixture can help;
-those rows are reported as the paper's hope (holds n/a) with the privacy weight it would take.
+Each figure's claims are the paper's words in §IV-V, with our readings where they need one (said in
+the claim's text). Each function takes the frame of analytic_figures.py and returns Claim tuples
+(claim_id, paper_words, our_numbers, holds). Nothing is forced: where the paper's words do not hold
+under its own formulas (Fig. 5's "h_min weakest of all", Fig. 7(b)'s literal-mode P trend) the claim
+is reported as not holding. Fig. 9's mixed strategy beating both extremes is not a claim: the paper
+calls the optimal portion an open question and only hopes the mixture can help; those rows are
+reported as the paper's hope (holds n/a) with the privacy weight it would take.
 
 Tolerances: only floating-point slack (1e-12 relative) on comparisons that hold with equality
-in exact arithmetic, and the spec's stated tolerances (1% for rho_gamma, 2e-6 for gamma_bar vs
+in exact arithmetic, and our tolerances (1% for rho_gamma, 2e-6 for gamma_bar vs
 CDPB-i, 1e-12 for Fig. 9's extremes, |dtau| <= 1 for tau_eps_max).
 """
 
@@ -88,7 +88,7 @@ def _strictly(values: pd.Series | np.ndarray, sign: int) -> bool:
 
 # ----------------------------------------------------------------------------------- Fig. 2
 def claims_fig2a(frame: pd.DataFrame) -> list[Claim]:
-    """Fig. 2(a), spec §8: gamma U-shaped with its minimum at rho_gamma; eps decreasing in rho;
+    """Fig. 2(a): gamma U-shaped with its minimum at rho_gamma; eps decreasing in rho;
     CDPB-n has more noise (larger gamma, no larger eps) at equal rho."""
     shape, near, parts = [], [], []
     for scheme in ("cdpb_i", "cdpb_n"):
@@ -104,8 +104,8 @@ def claims_fig2a(frame: pd.DataFrame) -> list[Claim]:
     gam = {s: _curve(frame, s, "gamma") for s in ("cdpb_i", "cdpb_n")}
     return [
         _claim("fig2a.gamma_u_shape", "gamma improves with more reliable clients and worsens "
-               "with more noise, both set by rho: U-shaped in rho, minimum at rho_gamma (spec: "
-               "within 1%)", "; ".join(parts) + f"; unimodal {shape}",
+               "with more noise, both set by rho: U-shaped in rho, minimum at rho_gamma (our "
+               "tolerance: within 1%)", "; ".join(parts) + f"; unimodal {shape}",
                all(shape) and all(near)),
         _claim("fig2a.eps_decreasing", "eps grows with the participation probability p(rho) and "
                "shrinks with noise: decreasing in rho",
@@ -122,7 +122,7 @@ def claims_fig2a(frame: pd.DataFrame) -> list[Claim]:
 
 
 def claims_fig2b(frame: pd.DataFrame) -> list[Claim]:
-    """Fig. 2(b), spec §8: at fixed rho, gamma ~ 1/tau falls and eps ~ tau rises."""
+    """Fig. 2(b): at fixed rho, gamma ~ 1/tau falls and eps ~ tau rises."""
     out_gamma, out_eps, nums = [], [], []
     for scheme in ("cdpb_i", "cdpb_n"):
         gamma, eps = _curve(frame, scheme, "gamma"), _curve(frame, scheme, "eps")
@@ -141,7 +141,7 @@ def claims_fig2b(frame: pd.DataFrame) -> list[Claim]:
 
 # ----------------------------------------------------------------------------------- Fig. 3
 def claims_fig3(frame: pd.DataFrame) -> list[Claim]:
-    """Fig. 3, spec §8 and errata 2."""
+    """Fig. 3, with our reading of "close early" (within 2e-6 up to tau 30)."""
     g = {s: _curve(frame, s, "G") for s in _schemes(frame, "G")}
     non_nf = [s for s in g if s != "noise_free"]
     rivals = [s for s in non_nf if s != "cdpb_i"]
@@ -164,18 +164,18 @@ def claims_fig3(frame: pd.DataFrame) -> list[Claim]:
                "(CDPB-i <= gamma_bar, IS, h_min, CDPB-n at every tau)",
                "min over tau of G_other - G_cdpb_i: " + ", ".join(
                    f"{s} {np.min(g[s] - g['cdpb_i']):.3g}" for s in rivals), bool(best)),
-        _claim("fig3.gamma_bar_close_early", "(spec, errata 2) gamma_bar-based matches CDPB-i "
+        _claim("fig3.gamma_bar_close_early", "(our reading) gamma_bar-based matches CDPB-i "
                "within 2e-6 for tau <= 30 and is visibly worse beyond",
                f"max gap tau<=30 {early:.4g}; gap at tau 50 {gap.get(50.0, np.nan):.3g}, "
                f"at tau 100 {gap.get(100.0, np.nan):.3g}",
                early < 2e-6 and 0 < gap.get(50.0, np.nan) < gap.get(100.0, np.nan)),
         _claim("fig3.nf_best_early", "in the early iterations Noise-Free is better than any "
-               "other strategy (spec: up to tau 10; first exceeds CDPB-i in [5, 20])",
+               "other strategy (our reading: up to tau 10; first exceeds CDPB-i in [5, 20])",
                f"NF < all others for tau <= {int(taus[np.argmax(nf >= others_min)]) - 1}; "
                f"NF first exceeds CDPB-i at tau {cross}",
                bool(np.all((nf < others_min)[taus <= 10])) and 5 <= cross <= 20),
-        _claim("fig3.nf_rises", "as iterations increase G of Noise-Free rises sharply (spec: "
-               "minimum at tau ~ 6, i.e. 4-8, increasing afterwards)",
+        _claim("fig3.nf_rises", "as iterations increase G of Noise-Free rises sharply (our "
+               "reading: minimum at tau ~ 6, i.e. 4-8, increasing afterwards)",
                f"NF minimum at tau {nf_min_tau} ({nf.min():.4g}); G_NF(100) "
                f"{nf.iloc[-1]:.4g}", 4 <= nf_min_tau <= 8
                and bool(np.all(np.diff(nf[nf.index >= nf_min_tau].to_numpy()) > 0))),
@@ -187,8 +187,8 @@ def claims_fig3(frame: pd.DataFrame) -> list[Claim]:
 
 # ----------------------------------------------------------------------------------- Fig. 5
 def claims_fig5(frame: pd.DataFrame) -> list[Claim]:
-    """Fig. 5, spec §8 and §9 D4 (h_min is the weakest only among noise-injecting strategies),
-    errata 3 (eps at each CDPB variant's own tau_opt)."""
+    """Fig. 5, h_min read as the weakest only among noise-injecting strategies, and each CDPB
+    variant's eps at its own tau_opt (our addition)."""
     r = {s: float(_curve(frame, s, "eps_round").iloc[0]) for s in _schemes(frame, "eps_round")}
     order = ["cdpb_i", "cdpb_n", "gamma_bar", "is", "hmin", "noise_free"]
     nums = " < ".join(f"{s} {r[s]:.4g}" for s in order)
@@ -197,7 +197,7 @@ def claims_fig5(frame: pd.DataFrame) -> list[Claim]:
     crossing = {s: int((_curve(frame, s, "eps") > eps_bar * (1 + FP_SLACK)).idxmax())
                 for s in ("cdpb_i", "cdpb_n")}
     return [
-        _claim("fig5.ordering", "(spec check) per-round RDP: CDPB-i < CDPB-n < gamma_bar < IS < "
+        _claim("fig5.ordering", "(our check) per-round RDP: CDPB-i < CDPB-n < gamma_bar < IS < "
                "h_min << Noise-Free", nums, all(r[a] < r[b] for a, b in zip(order, order[1:]))),
         _claim("fig5.cdpb_i_beats_n", "CDPB-i outperforms CDPB-n in RDP (participation "
                "probability outweighs CDPB-n's extra noise)",
@@ -215,7 +215,7 @@ def claims_fig5(frame: pd.DataFrame) -> list[Claim]:
                all(r["hmin"] >= r[s] for s in order)),
         _claim("fig5.nf_leaks_most", "Noise-Free's noiseless nature results in greater RDP "
                "leakage", f"noise_free {r['noise_free']:.4g}", r["noise_free"] == max(r.values())),
-        _claim("fig5.budget_at_own_tau_opt", "(errata 3, report) each CDPB variant trained for "
+        _claim("fig5.budget_at_own_tau_opt", "(report, our addition) each CDPB variant trained for "
                "its own tau_opt stays within eps_bar; training to R passes it",
                "; ".join(f"{s}: eps {float(v.iloc[0]):.4g} at tau_opt {int(v.index[0])}, passes "
                          f"eps_bar at round {crossing[s]}" for s, v in at_opt.items()),
@@ -257,7 +257,7 @@ def _positive(frame: pd.DataFrame, panel: str) -> tuple[pd.Series, Claim]:
 
 
 def claims_fig7a(frame: pd.DataFrame) -> list[Claim]:
-    """Fig. 7(a), spec §8: Delta G > 0 and strictly decreasing in K."""
+    """Fig. 7(a): Delta G > 0 and strictly decreasing in K."""
     delta, positive = _positive(frame, "fig7a")
     return [positive, _claim("fig7a.decreases_with_K", "the disparity decreases with an "
                              "increasing number of clients K", _fmt(delta),
@@ -289,7 +289,7 @@ def claims_fig7b(frame: pd.DataFrame) -> list[Claim]:
 
 # ----------------------------------------------------------------------------------- Fig. 9
 def claims_fig9a(frame: pd.DataFrame) -> list[Claim]:
-    """Fig. 9, spec §8: the portion's ends are CDPB-i/n; G rises with beta. The paper leaves the
+    """Fig. 9: the portion's ends are CDPB-i/n; G rises with beta. The paper leaves the
     optimal portion open (§V), so an interior beta beating both ends is its hope: reported with
     the smallest privacy weight lam2 (lam1 = 1) at which it would come true."""
     betas = sorted((s for s in _schemes(frame, "G") if s.startswith("beta=")),
@@ -299,8 +299,9 @@ def claims_fig9a(frame: pd.DataFrame) -> list[Claim]:
     end_n = float(np.max(np.abs(g[-1] - _curve(frame, "cdpb_n", "G").to_numpy())))
     ends = float(betas[0].split("=")[1]) == 0.0 and float(betas[-1].split("=")[1]) == 1.0
     return [
-        _claim("fig9a.ends", "portion 0 corresponds to CDPB-i, portion 1 to CDPB-n (spec: within "
-               "1e-12)", f"max |G_beta0 - G_i| {end_i:.2g}, max |G_beta1 - G_n| {end_n:.2g}",
+        _claim("fig9a.ends", "portion 0 corresponds to CDPB-i, portion 1 to CDPB-n (our "
+               "tolerance: within 1e-12)",
+               f"max |G_beta0 - G_i| {end_i:.2g}, max |G_beta1 - G_n| {end_n:.2g}",
                ends and end_i <= 1e-12 and end_n <= 1e-12),
         _claim("fig9a.monotone_in_beta", "tuning the portion trades noise for convergence: G "
                "increases with beta at every tau, mixed curves between the extremes",
@@ -320,7 +321,7 @@ def claims_fig9b(frame: pd.DataFrame) -> list[Claim]:
     g = _curve(frame, "cdpb_mixed", "G_opt")
     lit = _curve(frame, "cdpb_mixed", "G_opt_literal")
     return [
-        _claim("fig9b.monotone", "(spec) G(rho_opt, tau_opt) increases with the portion beta",
+        _claim("fig9b.monotone", "(our check) G(rho_opt, tau_opt) increases with the portion beta",
                _fmt(g), bool(np.all(np.diff(g.to_numpy()) > 0))),
         _hope("fig9b.interior_optimum", "an optimal coin-flipping probability strictly between "
               "0 and 1 exists (the paper leaves it open and suggests the mixture can help)",

@@ -1,14 +1,14 @@
 """The analytic figures of CDPB (Figs. 2(a), 2(b), 3, 5, 6(a), 6(b), 7(a), 7(b), 9(a), 9(b)):
 one pure function per panel, from a plain parameter dict to a tidy DataFrame.
 
-Paper §IV-V; spec §8 (curves and checks) and Appendix B (values). Every frame has the columns
+Paper §IV-V (curves) and Appendix A (values). Every frame has the columns
 ``x, scheme, metric, value``; ``frame.attrs`` names the x axis and keeps the resolved
 parameters, so the claims (analytic_claims.py) are evaluated on the stored frame alone.
-Fig. 9(b) is the spec's recommended second panel (G_opt vs beta), not a paper panel.
+Fig. 9(b) is our second panel (G_opt vs beta), not a paper panel.
 
 Each entry of DEFAULTS is tagged with its source: stated (the paper gives it), missing-default
-(the paper does not give it; the spec's proposal) or reconstructed (the paper's description
-cannot be used as written; the spec's resolution).
+(the paper does not give it; our choice) or reconstructed (the paper's description cannot be
+used as written; our reading).
 """
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ DEFAULTS: dict[str, Any] = {
     "eps_bar": 100.0,             # stated (§V)
     "q_IS": 0.9,                  # missing-default
     "rdp_bound": "paper_thm1",    # stated (Theorem 1)
-    # --- design options (spec Appendix B)
+    # --- design options (our readings of Algorithm 3)
     "stage2_mode": "constrained",  # reconstructed
     "stage2_solver": "numeric",    # reconstructed
     "stage1_rho_gamma": "closed",  # stated (Lemma 1, (28)/(29))
@@ -59,7 +59,7 @@ DEFAULTS: dict[str, Any] = {
     "fig7_P": [0.5, 1.0, 2.0, 5.0, 10.0],                            # missing-default
     "fig9_rounds": 100,            # missing-default
     "mixed_betas": [0.0, 0.25, 0.5, 0.75, 1.0],  # missing-default ("portion", §V)
-    "fig9b_betas": [i / 10 for i in range(11)],  # reconstructed (spec §8 second panel)
+    "fig9b_betas": [i / 10 for i in range(11)],  # reconstructed (our second Fig. 9 panel)
 }
 
 #: Strategies of Figs. 3 and 5, in legend order.
@@ -165,7 +165,7 @@ def fig3(params: Mapping[str, Any] | None = None) -> pd.DataFrame:
 
 def fig5(params: Mapping[str, Any] | None = None) -> pd.DataFrame:
     """Fig. 5: cumulative RDP eps(t) = t eps_r vs round for the six strategies, each at the rho
-    of spec §4.3; plus each CDPB variant's eps at its own tau_opt (errata 3)."""
+    of its strategy (§V); plus each CDPB variant's eps at its own tau_opt (our addition)."""
     p = resolve(params)
     s = _setting(p)
     designs = {v: _design(p, v, on_infeasible="raise") for v in ("cdpb_i", "cdpb_n")}
@@ -313,7 +313,7 @@ def _fig9b_optima(p: Mapping[str, Any], **changes: Any) -> np.ndarray:
 
 
 def fig9b(params: Mapping[str, Any] | None = None) -> pd.DataFrame:
-    """Spec §8's second Fig.-9 panel: G(rho_opt, tau_opt) vs beta from Algorithm 3 with the
+    """Our second Fig.-9 panel: G(rho_opt, tau_opt) vs beta from Algorithm 3 with the
     numeric Stage I, constrained (default) and literal.
 
     attrs["interior_weight"]: the smallest privacy weight lam2 >= the configured one (lam1 = 1)

@@ -13,8 +13,16 @@ Runs the wing's own round, :func:`.aggregation.normalise_updates` then
   integer orders) for one round, converted at delta by the improved conversion; simulated: the
   wing's ``simulated_privacy_event`` (the Poisson-subsampled Gaussian at the per-coordinate
   variance the code adds under ``noise_variance``), same conversion.
-* Model dimension d: params ``audit.cdpb.dim`` (the quick Fig. 4 model, softmax on
-  Fashion-MNIST: 7,850); under the ``total`` reading each coordinate gets sigma_q^2 / d.
+* Model dimension d: params ``audit.cdpb.dim``; under the ``total`` reading each coordinate
+  gets sigma_q^2 / d, under ``per_coordinate`` sigma_q^2.
+* Both readings of sigma_q^2 are audited in every profile (params ``audit.cdpb.noise_variance``).
+  The claimed epsilon is the same number in both (Theorem 1 does not see the reading); what a
+  bound above it means does: under ``total`` the code adds sigma_q^2 / d per coordinate, so the
+  bound exceeds the paper's accounting applied to a mechanism it does not describe (Theorem 1
+  divides W^2 by sigma_q^2 as the per-coordinate variance, (34)-(38)), not the mechanism as
+  simulated, whose exact epsilon (``eps_simulated``) is reported beside it; under
+  ``per_coordinate`` the code adds what Theorem 1 assumes, so a bound above the claim would be
+  Theorem 1's own accounting of that mechanism exceeded.
 """
 
 from __future__ import annotations
@@ -38,6 +46,17 @@ def _eps(event, delta: float) -> float:
     """One round's eps at delta: the event's RDP at the integer orders (Lemma 3 needs integer
     alpha), improved conversion ([CKS20] Prop. 12, airfl.privacy.conversion)."""
     return float(eps_from_rdp(INTEGER_ORDERS, event_rdp(event, INTEGER_ORDERS), delta)[0])
+
+
+#: What the claimed epsilon accounts for under each reading (the audit claim row quotes it, so a
+#: bound above the claim names the accounting it exceeds).
+_ACCOUNTANT = {
+    "total": "Theorem 1 at sigma_q^2 read as the per-coordinate variance, one round, integer "
+             "orders, improved conversion: the paper's accounting under the total reading, "
+             "where the code adds sigma_q^2/d per coordinate ((11), (13), (19))",
+    "per_coordinate": "Theorem 1 at sigma_q^2 per coordinate (the noise the code adds under "
+                      "this reading), one round, integer orders, improved conversion",
+}
 
 
 def _mechanism(params: dict[str, Any], strategy: str, beta: float | None, reading: str
@@ -73,8 +92,7 @@ def _mechanism(params: dict[str, Any], strategy: str, beta: float | None, readin
     return AuditableMechanism(
         name=f"{name}_{reading}", paper="cdpb", delta=delta, eps_claimed=claimed,
         eps_simulated=simulated,
-        claimed_accountant="Theorem 1 (sigma_q^2 as the Gaussian mechanism's variance), one "
-        "round, integer orders, improved conversion",
+        claimed_accountant=_ACCOUNTANT[reading],
         simulated_note=f"Poisson-subsampled Gaussian at the per-coordinate variance of the "
         f"{reading} reading (privacy.simulated_privacy_event)",
         neighbours="add/remove the canary client (its update W e_0, at the bound)",
@@ -87,10 +105,11 @@ def _mechanism(params: dict[str, Any], strategy: str, beta: float | None, readin
 
 
 def cdpb(params: dict[str, Any]) -> list[AuditableMechanism]:
-    """CDPB-n, -i and -mixed(beta) (params ``audit.cdpb``): quick, the first noise reading;
-    paper, every reading and every beta of ``cdpb.analytic.mixed_betas``."""
+    """CDPB-n, -i and -mixed(beta) (params ``audit.cdpb``) under every noise reading of
+    ``audit.cdpb.noise_variance``; quick, beta ``audit.cdpb.beta``; paper, every beta of
+    ``cdpb.analytic.mixed_betas``."""
     audit, profile = params["audit"]["cdpb"], params["profile"]
-    readings = audit["noise_variance"] if profile == "paper" else audit["noise_variance"][:1]
+    readings = audit["noise_variance"]
     betas = params["cdpb"]["analytic"]["mixed_betas"] if profile == "paper" else [audit["beta"]]
     out = []
     for reading in readings:

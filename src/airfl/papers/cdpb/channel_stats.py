@@ -1,7 +1,7 @@
 """Expected per-round channel statistics as functions of rho: participation probability p(rho),
 expected number of aggregated clients K_t(rho), expected received noise power sigma_q^2(rho).
 
-Paper eqs. (52)-(60) (App. C) and spec §3.7, §4.3, §6. Channel model: the power gain
+Paper eqs. (52)-(60) (App. C), (13)-(17) and the baselines of §V. Channel model: the power gain
 is h ~ Exponential(mean h_bar), i.i.d. over clients and rounds, so Pr(h >= x) = exp(-x / h_bar).
 Decision (paper §II-B vs App. C/D): the paper uses two incompatible Rayleigh
 parametrisations; every formula here is written with h_bar = E[h], which reproduces App. C's
@@ -60,7 +60,7 @@ def noise_power_mixed(s: CdpbSetting, rho: Any, beta: float) -> np.ndarray:
     """
     rho = s.check_rho(rho)
     p = participation_probability(s, rho)
-    extra = s.K * (s.P * s.h_bar - (rho * s.W**2 + s.P * s.h_bar) * p)  # spec §3.7, derived
+    extra = s.K * (s.P * s.h_bar - (rho * s.W**2 + s.P * s.h_bar) * p)  # (13)-(17), expected
     return noise_power_idle(s, rho) + check_beta(beta) * extra
 
 
@@ -76,14 +76,14 @@ def expected_noise_power(s: CdpbSetting, rho: Any, beta: float) -> np.ndarray:
 
 def hmin_rho(s: CdpbSetting) -> float:
     """rho of the h_min baseline in its default "expected" mode: P E[min_k h_k] / W^2 = P h_bar /
-    (K W^2) (spec §6.3 RECONSTRUCTION; the paper's rho = P h_min / W^2 with realised h_min makes
+    (K W^2) (our reconstruction; the paper's rho = P h_min / W^2 with realised h_min makes
     E[1/min h] infinite)."""
     return s.P * s.h_bar / (s.K * s.W**2)
 
 
 def expected_round(s: CdpbSetting, strategy: str, rho: Any,
                    beta: float | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """(K_t, sigma_q^2) in expectation for any strategy (spec §4.3 table, §6).
+    """(K_t, sigma_q^2) in expectation for any strategy ((13)-(17), (52)-(60), the baselines of §V).
 
     * cdpb_i / cdpb_n / gamma_bar: (K p, (60) / (56) / by beta); cdpb_mixed: (K p, the derived
       mixed formula, also at beta = 0 or 1, so that Fig. 9 can check it against (60) and (56)).
@@ -106,4 +106,4 @@ def expected_round(s: CdpbSetting, strategy: str, rho: Any,
         return s.K * ones, ((s.K - 1) * s.P * s.h_bar + s.sigma_z2) * ones
     if kind == "is":
         return s.K * s.q_IS * p, s.q_IS * s.K * s.P * s.h_bar * p + s.sigma_z2
-    return s.K * p, np.full_like(rho, s.sigma_z2)  # noise_free, spec §6.5
+    return s.K * p, np.full_like(rho, s.sigma_z2)  # noise_free (§V): receiver noise only

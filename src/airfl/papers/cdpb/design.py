@@ -87,7 +87,7 @@ def rho_gamma_closed(s: CdpbSetting, beta: float) -> float:
     if beta == 0.0:
         rho = half * (math.sqrt(4.0 * a_i + 1.0) - 1.0) / (a_i * s.W**2)  # (29)
     elif beta == 1.0:
-        a_n = a_i - 1.0  # (28) with the dimensionless a_n of spec §9 A4
+        a_n = a_i - 1.0  # (28), a_n read as the dimensionless a_i - 1
         rho = half * (math.sqrt(4.0 * a_n + 9.0) - 1.0) / (s.W**2 * (a_n + 2.0))  # (28)
     else:
         raise ValueError(f"Lemma 1 has closed forms for beta 0 and 1 only, got beta={beta}")
@@ -135,7 +135,7 @@ def _check_noise_constraint(obj: Objective) -> None:
     _, sigma_q2 = expected_round(s, obj.strategy, np.linspace(*rho_bounds(s), 101), obj.beta)
     if np.max(sigma_q2) > 2.0 * s.K * s.P + s.sigma_z2:
         raise ValueError(f"h_bar={s.h_bar} makes the received-noise constraint (25d) bind; the "
-                         "spec treats it as non-binding (needs h_bar <= 2)")
+                         "design reads it as non-binding (needs h_bar <= 2)")
 
 
 @dataclass(frozen=True)
@@ -447,15 +447,15 @@ def two_stage(obj: Objective, mode: str = "constrained", solver: str = "numeric"
 
 
 def literal_rho(obj: Objective, rounds: int) -> float:
-    """rho = argmin G(rho, R) for a configured number of rounds R: the spec's fallback for
-    training runs whose design is infeasible."""
+    """rho = argmin G(rho, R) for a configured number of rounds R: our fallback for
+    training runs whose design (Algorithm 3) is infeasible."""
     return rho_numeric(obj, int(check_tau(rounds)))
 
 
 def design_from_params(params: Mapping[str, Any], strategy: str = "cdpb_i",
                        beta: float | None = None, on_infeasible: str = "raise") -> CdpbDesign:
-    """Algorithm 3 from a ``cdpb`` params block (spec Appendix B keys stage2_mode,
-    stage2_solver, stage1_rho_gamma, gamma_form)."""
+    """Algorithm 3 from a ``cdpb`` params block (keys stage2_mode,
+    stage2_solver, stage1_rho_gamma, gamma_form: our readings of Stages I-II, §IV)."""
     if params.get("gamma_form", "approx") != "approx":
         raise ValueError(f"gamma_form={params['gamma_form']!r} is not supported by the design: "
                          "Lemma 1 and Stage II use the App.-C approximation")

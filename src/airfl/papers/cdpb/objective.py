@@ -68,7 +68,7 @@ def gamma_exact(s: CdpbSetting, phi_value: Any, tau: Any, local_steps: int,
 @dataclass(frozen=True)
 class Objective:
     """gamma, eps and G = lam1 gamma + lam2 eps of one strategy as functions of (rho, tau), with
-    the expected K_t, sigma_q^2 and p of spec §3.7 / §4.3 (the inputs of every analytic figure).
+    the expected K_t, sigma_q^2 and p of (52)-(60) (the inputs of every analytic figure).
 
     Vectorised: rho and tau broadcast against each other.
     """

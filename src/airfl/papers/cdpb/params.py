@@ -171,6 +171,6 @@ AUDIT = Obj(description="CDPB-n / -i / -mixed audit (the setting is cdpb.analyti
                  required=True),
     "beta": Num(description="CDPB-mixed's beta in the quick profile (paper - every "
                             "cdpb.analytic.mixed_betas)", minimum=0, maximum=1, required=True),
-    "noise_variance": ListOf(description="readings audited (quick - the first; paper - all).",
+    "noise_variance": ListOf(description="readings of sigma_q^2 audited, in every profile.",
                              items=Enum(values=("total", "per_coordinate")), min_items=1,
                              required=True)})

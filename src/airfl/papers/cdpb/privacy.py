@@ -1,7 +1,7 @@
 """Per-round RDP of CDPB and its baselines, composition over rounds, conversion to (eps, delta).
 
-Paper: Theorem 1 (§III-B) and its proof (App. A, (34)-(38)); Remark 1 (composition). Spec §4,
-§6, §9 C1-C4, errata 1.
+Paper: Theorem 1 (§III-B) and its proof (App. A, (34)-(38)); Remark 1 (composition); the
+baselines' participation probabilities of §V.
 
 Bounds (pick with ``bound``; every figure uses ``paper_thm1``):
 
@@ -10,7 +10,7 @@ Bounds (pick with ``bound``; every figure uses ``paper_thm1``):
 * ``wang_thm9``: the tighter Lemma 3 / (34) (Wang-Balle-Kasiviswanathan 2019, Thm. 9) that
   Theorem 1 loosens.
 * ``no_amplification``: the Gaussian mechanism before subsampling, alpha W^2 / sigma_q^2 (App. A).
-* ``dimension_corrected``: the spec's correction (§4.5, §9 C1). Decision: Theorem 1 divides the
+* ``dimension_corrected``: our correction. Decision: Theorem 1 divides the
   gradient bound W^2 by the TOTAL received noise power, ignoring that the noise per coordinate is
   sigma_q^2 / d and that the gradient arrives scaled by sqrt(rho); it is dimensionally wrong. The
   corrected mechanism is the Poisson-subsampled Gaussian (add/remove one client, rate p,
@@ -40,8 +40,8 @@ from airfl.privacy import (ComposedEvent, Event, GaussianEvent, RdpCurveEvent,
 INTEGER_ORDERS: tuple[int, ...] = tuple(range(2, 65)) + (128, 256)
 
 #: conversion name -> airfl.privacy function returning (eps, order). The paper reports RDP only
-#: and never converts; "classic" is the standard eps + ln(1/delta)/(alpha-1) that spec §4.6
-#: prescribes (Mironov 2017 Prop. 3), "optimal" the improved conversion minimised over orders.
+#: and never converts; "classic" is the standard eps + ln(1/delta)/(alpha-1) (Mironov 2017
+#: Prop. 3), "optimal" the improved conversion minimised over orders.
 CONVERSIONS: dict[str, Callable] = {"classic": eps_from_rdp_classic, "optimal": eps_from_rdp}
 
 
@@ -151,19 +151,19 @@ def rdp_round(p: Any, sigma_q2: Any, alpha: int, bound: str = "paper_thm1", W: f
 
 def privacy_inputs(s: CdpbSetting, strategy: str, rho: Any,
                    beta: float | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """(p, sigma_q^2) that enter the bound for each strategy (spec §4.3 table).
+    """(p, sigma_q^2) that enter Theorem 1's bound for each strategy of §V.
 
     * CDPB (i, n, mixed) and gamma_bar: p = p(rho), the expected sigma_q^2 of the variant.
     * Noise-Free: p = p(rho), sigma_q^2 = sigma_z^2 (no artificial noise).
     * h_min: p = 1. Every client transmits every round, so there is no participation
       uncertainty to amplify privacy (paper §V, Fig. 5 discussion).
-    * IS: p = q_IS (errata 1). Decision: the paper says the IS server receives CSI and so
+    * IS: p = q_IS. Decision: the paper says the IS server receives CSI and so
       "can identify the participants"; read literally that is p = 1 (no amplification), which
       would make IS identical to h_min in privacy and contradict the paper's Fig. 5 ordering
       (IS better than h_min). What the server learns from CSI is which clients passed the channel
       threshold; the independent Bernoulli(q_IS) sampling coin stays hidden, so the amplification
       left is that of sampling with rate q_IS. With q_IS in about (0.525, 0.985) this reproduces
-      the ordering CDPB-i < CDPB-n < gamma_bar < IS < h_min (errata 1).
+      the ordering CDPB-i < CDPB-n < gamma_bar < IS < h_min of Fig. 5.
     """
     kind, beta = mechanism(strategy, beta)
     _, sigma_q2 = expected_round(s, strategy, rho, beta)
@@ -222,8 +222,8 @@ def rdp_total(eps_round: Any, tau: Any) -> np.ndarray:
 
 
 def cumulative_rdp(eps_per_round: Sequence[float] | np.ndarray) -> np.ndarray:
-    """Cumulative RDP after each round for per-round values that differ (spec §4.2 option
-    ``rdp_inputs: realized``): RDP adds up under composition (Remark 1)."""
+    """Cumulative RDP after each round for per-round values that differ (the per-round
+    values of a training run's realised rounds): RDP adds up under composition (Remark 1)."""
     values = np.asarray(eps_per_round, dtype=np.float64)
     if values.ndim == 0 or np.any(~(values >= 0.0)):
         raise ValueError("eps_per_round must be a sequence of non-negative RDP values")
@@ -244,7 +244,8 @@ def to_dp(orders: Sequence[float], rdp: Any, delta: float = 1e-5,
           conversion: str = "classic") -> tuple[float, float]:
     """(eps, order) of (eps, delta)-DP from an RDP curve; labelled "not in paper".
 
-    ``classic`` with orders = (alpha,) is exactly spec §4.6's eps_RDP + ln(1/delta)/(alpha-1).
+    ``classic`` with orders = (alpha,) is exactly eps_RDP + ln(1/delta)/(alpha-1) (Mironov 2017
+    Prop. 3).
     """
     if conversion not in CONVERSIONS:
         raise ValueError(f"conversion must be one of {sorted(CONVERSIONS)}, got {conversion!r}")

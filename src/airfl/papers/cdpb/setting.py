@@ -3,7 +3,7 @@
 Paper: Kim, Seo, Choi, "Privacy-Enhanced Over-the-Air Federated Learning via Client-Driven Power
 Balancing". 
 
-Units follow spec §0: normalised gradients (W = 1 by default, but W is kept in every formula),
+Units: normalised gradients (W = 1 by default, but W is kept in every formula),
 channel statistics through the mean power gain ``h_bar = E[h]`` (the paper's App.-C sigma_k^2
 equals h_bar / 2), RDP in nats. Every invalid value raises a ValueError that names the parameter
 and says why it is invalid.
@@ -101,22 +101,22 @@ def _integer(name: str, value: Any, low: int, why: str) -> int:
 
 @dataclass(frozen=True)
 class CdpbSetting:
-    """The analytic parameters (spec Appendix B; defaults = spec §7 / Appendix A)."""
+    """The analytic parameters (defaults: the paper's Appendix A; MISSING: our choice)."""
 
     K: int = 100                # total number of clients [PAPER §V]
-    P: float = 1.0              # per-client power budget [MISSING -> 1, spec §7]
-    h_bar: float = 1.0          # mean channel power gain E[h] [MISSING -> 1, spec §7 / §9 A3]
+    P: float = 1.0              # per-client power budget [MISSING -> 1]
+    h_bar: float = 1.0          # mean channel power gain E[h] [MISSING -> 1]
     W: float = 1.0              # gradient-norm bound (normalised units)
     M: float = 1.0              # smoothness [MISSING -> 1]
-    G: float = 0.25             # gradient second-moment bound [MISSING -> 0.25, spec §7]
+    G: float = 0.25             # gradient second-moment bound [MISSING -> 0.25]
     mu: float = 1.0             # strong convexity [MISSING -> 1]
-    alpha: int = 2              # Renyi order [MISSING -> 2, spec §4.4]
+    alpha: int = 2              # Renyi order [MISSING -> 2]
     sigma_z2: float = 0.01      # receiver noise, total power over d entries [MISSING -> 0.01]
     lam1: float = 1.0           # utility weight of gamma [PAPER §V]
     lam2: float = 1.0e-5        # utility weight of eps [PAPER §V]
     gamma_bar: float = 0.01     # acceptable convergence error [PAPER §V]
     eps_bar: float = 100.0      # RDP budget, nats [PAPER §V]
-    q_IS: float = 0.9           # IS baseline sampling probability [MISSING -> 0.9, errata 1]
+    q_IS: float = 0.9           # IS baseline sampling probability [MISSING -> 0.9, Fig. 5]
     rdp_bound: str = "paper_thm1"
     model_dim: int | None = None  # d; only the dimension_corrected bound needs it
 

@@ -15,9 +15,9 @@ Each rule is ``(updates [K, d], channel, design, generator) -> (server update [d
 Common random numbers: the over-the-air rules draw exactly one ``randn(d)`` from ``generator``
 and scale it by the round's noise std, so with the same generator state every AirFL rule sees the
 same noise, and AirFL-DP equals AirFL-MIMO bit for bit wherever q_t = pi_t (below the perk
-threshold), and AirFL-DP is bit-identical across P above P_full (Errata 1). The noiseless rules
-(``vanilla``, ``fl_clip``) do not touch the generator: give every purpose its own stream (spec
-§10.3).
+threshold), and AirFL-DP is bit-identical across P above P_full (every round raised, (44) case
+ii). The noiseless rules (``vanilla``, ``fl_clip``) do not touch the generator: give every
+purpose its own stream.
 
 The record holds the per-round privacy quantities (phi_t = 1/q_t^2 (22), the RDP slope increment
 ``2 r c^2 phi_t / sigma^2``, and the equivalent :class:`airfl.privacy.GaussianEvent` so the

@@ -1,26 +1,26 @@
 """Per-round receive combiner of AirFL-DP: problem (P1), ``min ||w||^2 s.t. |w^H h_i| >= gamma``.
 
 Paper: Lemma IV.2 (P1), Remark IV.2 (50) (zero-forcing), Sec. IV-B (33a) (``gamma = c/sqrt(dP)``).
-Spec: §5.3 (solvers), §5.6, §9 A9 (the printed c/(dP) of (32a) is a typo for c/sqrt(dP)), A11.
+Our reading: the printed c/(dP) of (32a) is a typo for c/sqrt(dP) (33a); the solvers below are ours.
 
 Solvers (``method``):
 
 * ``zf`` (authors' default, closed form, needs m >= K): ``w = gamma H (H^H H)^{-1} u`` with
   ``u = 1_K`` (50). The paper only says "unit-modulus entries"; u = 1 is what the authors' code
-  uses. Every constraint is tight (``w^H h_i = gamma``). Feasible but not optimal (A11).
+  uses. Every constraint is tight (``w^H h_i = gamma``). Feasible but not optimal for (P1).
 * ``zf_opt`` (m >= K): the same family ``w = gamma H (H^H H)^{-1} b`` with ``|b_i| >= 1`` optimised
   by exact coordinate descent from b = 1. Because the optimum of (P1) lies in the column space of
   H (a component orthogonal to it adds norm and changes no constraint), this family contains the
   (P1) optimum, and ``|w^H h_i| = gamma |b_i|``; (P1) is ``min_b b^H (H^H H)^{-1} b, |b_i| >= 1``.
   Each coordinate step is that coordinate's exact minimiser, so the objective never exceeds ZF's
-  (the spec's correction to §5.3: ZF with u = 1 is 5-6 dB above this at m = 100, K = 45).
+  (our finding: ZF with u = 1 is 5-6 dB above this at m = 100, K = 45).
 * ``sca`` (any m, K; the general solver used when m < K): successive convex approximation of
-  spec §5.3, ``min ||w||^2 s.t. 2 Re(w_k^H h_i h_i^H w) - |w_k^H h_i|^2 >= gamma^2``, a convex
+  (P1), ``min ||w||^2 s.t. 2 Re(w_k^H h_i h_i^H w) - |w_k^H h_i|^2 >= gamma^2``, a convex
   QP per step solved with cvxpy on the CPU; every iterate is feasible and the objective
   non-increasing.
   Starts from ZF where m >= K, else from the better of the matched-filter sum and the principal
   eigenvector of H H^H, rescaled to feasibility.
-* ``sdr`` (validation): the semidefinite relaxation of spec §5.3 with Gaussian randomisation;
+* ``sdr`` (validation): the semidefinite relaxation of (P1) with Gaussian randomisation;
   also returns the lower bound ``tr(W*) <= min ||w||^2``.
 
 ``zf`` and ``zf_opt`` are batched torch over any leading axes (rounds, trials) and run on the
@@ -28,7 +28,7 @@ tensor's device; ``sca`` and ``sdr`` loop over the batch in cvxpy (CPU) and are 
 problems (m < K never occurs in the paper's or the quick settings: m/K = 100/45 and 40/18).
 Numerics: ZF uses a thin QR (``H = QR``, ``H (H^H H)^{-1} = Q R^{-H}``) instead of forming
 ``H^H H``, so per-device path losses spanning 60 dB cost no accuracy; the cvxpy solvers work in the
-path-loss-normalised units of spec §2.2 and rescale afterwards.
+path-loss-normalised units (channels divided by the smallest path loss) and rescale afterwards.
 """
 
 from __future__ import annotations
@@ -58,7 +58,7 @@ def power_threshold(clip: float, dim: int, power_w: float) -> float:
     ``|w^H h_i| >= gamma`` (33a)."""
     if not clip > 0 or not power_w > 0 or int(dim) < 1:
         raise ValueError(f"clip, power_w must be > 0 and dim >= 1; got {clip}, {power_w}, {dim}")
-    return clip / math.sqrt(int(dim) * power_w)  # (33a); (32a)'s c/(dP) is a typo (A9)
+    return clip / math.sqrt(int(dim) * power_w)  # (33a); (32a)'s c/(dP) is a typo
 
 
 def _check_channels(H: torch.Tensor, need_zf: bool) -> tuple[int, int]:
@@ -223,9 +223,9 @@ class _ScaStep:
 
 def _sca_one(h: np.ndarray, gamma: float, w_init: np.ndarray | None, max_iter: int,
              rtol: float, step: _ScaStep) -> np.ndarray:
-    """One beamformer by the shared SCA loop (airfl.optim.sca): each step is the spec §5.3 QP,
-    re-tightened to feasibility; a failed QP or a step that does not lower ||x||^2 ends the loop
-    with the best iterate (solver noise is not an error here: every iterate is feasible)."""
+    """One beamformer by the shared SCA loop (airfl.optim.sca): each step is the convexified (P1) QP
+    above, re-tightened to feasibility; a failed QP or a step that does not lower ||x||^2 ends the
+    loop with the best iterate (solver noise is not an error here: every iterate is feasible)."""
     e, t = _normalised(h, gamma)
     x = _initial_point(e) if w_init is None else _rescale_feasible(t * w_init, e)
 
@@ -246,8 +246,9 @@ def _batched(H: torch.Tensor):
 
 def sca_beamformer(H: torch.Tensor, gamma: float, w_init: torch.Tensor | None = None,
                    max_iter: int = 50, rtol: float = 1e-6) -> torch.Tensor:
-    """(P1) by SCA (spec §5.3 ``zf+sca``); any m, K. ``w_init`` [..., m] must be nonzero on every
-    h_i (it is rescaled to feasibility); default ZF if m >= K else a matched-filter/eigen start.
+    """(P1) by SCA (started from ZF where m >= K); any m, K. ``w_init`` [..., m] must be nonzero
+    on every h_i (it is rescaled to feasibility); default ZF if m >= K else a matched-filter/eigen
+    start.
     Stops at relative objective change < ``rtol`` or ``max_iter`` QPs. CPU (cvxpy), loops over
     the batch."""
     flat, m, k = _batched(H)

@@ -1,34 +1,36 @@
 """AirFL-DP's transceiver design: the norm allocation over rounds and the perk thresholds.
 
 Paper: Sec. IV-B/C: (P~0'') (41), Prop. IV.3 (44)-(48), Cor. IV.1 (49), Remark IV.2 (51)-(52);
-App. D (P3), (P3a'), (P3b'). Spec: §5.4, §5.5, Errata 1, 3, 4; §9 A9.
+App. D (P3), (P3a'), (P3b'); the full-binding power P_full and the finite-D closed form are ours
+(below).
 
 Only the norms ``q_t = ||w^(t)||`` matter (Remark IV.1): ``w^(t)* = (q_t*/pi_t) w_0^(t)`` with
 ``pi_t = ||w_0^(t)||`` from (P1) (see :mod:`.beamforming`). Problem (41), with the objective's
-index starting at t = 0 (A9; from t = 1 q_0 would be free), is
+index starting at t = 0 (our reading; from t = 1 q_0 would be free), is
 
     min_q sum_t q_t^2  s.t.  q_t >= pi_t,  sum_t 1/q_t^2 <= A.
 
 Solvers: :func:`waterfill` (exact, sorted; the default), :func:`waterfill_bisection` ((48) by
-bisection on mu as the paper does; returns the upper bracket so the budget is never exceeded,
-Errata 4) and :func:`waterfill_cvxpy` (App. D's change of variables r_t = 1/q_t^2, rescaled by A).
+bisection on mu as the paper does; returns the upper bracket so the budget is never exceeded)
+and :func:`waterfill_cvxpy` (App. D's change of variables r_t = 1/q_t^2, rescaled by A).
 All results are frozen dataclasses with ``to_dict()`` (stored design artifacts).
 
 Decisions (paper, equation, why):
 
 * Exactness of the two regimes that Fig. 6 tests bit for bit: where ``sum 1/pi^2 <= A`` the
   returned q is pi itself (44, case i); where every round is raised the level is
-  ``sqrt(T/A)`` computed from T and A only, so it does not depend on P (Errata 1).
+  ``sqrt(T/A)`` computed from T and A only, so it does not depend on P (our P_full, below).
 * Floating point never breaks the budget: the water level is nudged up by ulps until
   ``sum 1/q^2 <= A`` holds in floating point.
-* Perk window (Errata 1): ``P_thr = P A / sum_t pi_t^-2`` (= (51)-(52) with h_eff =
-  gamma^2 sum pi^-2) and ``P_full = P A max_t pi_t^2 / T`` (all rounds raised, q independent of P).
-* Finite D (App. D, spec §5.5, Errata 3): the constraint ``min{sum r_t, B r_{T-1}} <= A`` is a union
+* Perk window: ``P_thr = P A / sum_t pi_t^-2`` (= (51)-(52) with h_eff =
+  gamma^2 sum pi^-2) and ``P_full = P A max_t pi_t^2 / T`` (all rounds raised, q
+  independent of P: ours, from (44) case ii).
+* Finite D (App. D): the constraint ``min{sum r_t, B r_{T-1}} <= A`` is a union
   of the two sets {sum r <= A} and {B r_{T-1} <= A}; its optimum is the better of the water-filling
   and ``r_t = 1/pi_t^2 (t < T-1), r_{T-1} = min(1/pi_{T-1}^2, A/B)`` (``solver="closed_form"``).
-  ``solver="branches"`` follows the paper literally: (P3a') by cvxpy and (P3b') by the Errata-3
+  ``solver="branches"`` follows the paper literally: (P3a') by cvxpy and (P3b') by our
   closed form ``r_{T-1} = min(1/pi^2, A/B, S_</(B-1))``; both give the same optimum (tested).
-  Note: the Errata say that dropping the third term "can break the privacy budget"; we find it
+  Note: dropping the third term, S_</(B-1), does not break the privacy budget: it
   only breaks (P3b')'s own side condition ``B r_{T-1} <= sum r``, never the budget, because
   ``min{sum r, B r_{T-1}} <= B r_{T-1} <= A`` holds regardless.
 """
@@ -174,7 +176,7 @@ def waterfill(pi: Any, A: float) -> Allocation:
 def waterfill_bisection(pi: Any, A: float, max_iter: int = 500) -> Allocation:
     """(48) by bisection on mu, as the paper (Prop. IV.3 proof), bracket
     ``[0, 1.1 max(max pi^4, (T/A)^2)]``; stops at ``|h(mu) - A| <= 1e-12 A`` or a relative bracket
-    of 1e-14. Returns the upper bracket (h <= A: the budget is never exceeded, Errata 4)."""
+    of 1e-14. Returns the upper bracket (h <= A: the budget is never exceeded)."""
     p = _pi(pi)
     a = _budget(A)
     if _spend(p, 0.0) <= a:
@@ -203,7 +205,7 @@ def _solve_inverse_sum(y: cp.Variable, constraints: list, size: int) -> bool:
 
 
 def waterfill_cvxpy(pi: Any, A: float) -> Allocation:
-    """(41) as a convex program in ``y_t = T/(A q_t^2)`` (App. D's r = q^-2, spec §5.4's x = r/A,
+    """(41) as a convex program in ``y_t = T/(A q_t^2)`` (App. D's r = q^-2 scaled to x = r/A,
     further scaled by T so that y ~ 1 when binding, which Clarabel solves ~100x more accurately):
     ``min (1/T) sum 1/y s.t. sum y <= T, 0 <= y_t <= T/(A pi_t^2)``. Cross-check only."""
     p = _pi(pi)
@@ -218,7 +220,7 @@ def waterfill_cvxpy(pi: Any, A: float) -> Allocation:
 
 
 # ------------------------------------------------------------------------------------------
-# Perk threshold (Remark IV.2) and full binding (Errata 1)
+# Perk threshold (Remark IV.2) and full binding (ours: every round raised, (44) case ii)
 # ------------------------------------------------------------------------------------------
 
 def perk_threshold_power(*, A: float, clip: float, dim: int, h_eff: float) -> float:
@@ -233,13 +235,13 @@ def perk_window(pi: Any, *, A: float, power_w: float, clip: float, dim: int) -> 
     ``pi_t^2 = gamma^2 ||H (H^H H)^{-1} u||^2`` with ``gamma^2 = c^2/(d P)`` (50), so
     ``h_eff = gamma^2 sum pi^-2`` and (51) gives ``P_thr = P A / sum pi^-2``: for P' <= P_thr
     AirFL-DP is AirFL-MIMO. For P' >= ``P_full = P A max pi^2 / T`` every round is raised to
-    sqrt(T/A) and q no longer depends on P' (Errata 1).
+    sqrt(T/A) and q no longer depends on P' ((44) case ii with every q_t raised).
     """
     p = _pi(pi)
     gamma2 = clip * clip / (int(dim) * power_w)
     h_eff = gamma2 * float(np.sum(1.0 / p ** 2))                # (52) from the (P1) norms
     p_thr = perk_threshold_power(A=A, clip=clip, dim=dim, h_eff=h_eff)  # (51)
-    p_full = power_w * _budget(A) * float(np.max(p)) ** 2 / p.size  # Errata 1
+    p_full = power_w * _budget(A) * float(np.max(p)) ** 2 / p.size  # (44) ii, all raised
     return p_thr, p_full
 
 
@@ -264,7 +266,7 @@ class FiniteDomainAllocation:
 
 
 def _last_round(p: np.ndarray, a: float, b: float, side_condition: bool) -> np.ndarray:
-    """q_t = pi_t for t < T-1 and the smallest admissible q_{T-1} (Errata 3), in
+    """q_t = pi_t for t < T-1 and the smallest admissible q_{T-1} ((P3b'), our closed form), in
     q = r^(-1/2): ``max(pi_{T-1}, sqrt(B/A))`` and, for (P3b')'s ``B r_{T-1} <= sum_t r_t``,
     ``sqrt((B-1)/S_<)``; nudged by ulps so that ``B/q_{T-1}^2 <= A`` holds in floating point."""
     q = p.copy()
@@ -373,7 +375,7 @@ def design_airfl_dp(pi: Any, *, eps_tilde: float | None, delta: float, dim: int,
     """The design of AirFL-DP for the (P1) norms ``pi`` [T] of a trial at power ``power_w``.
 
     Target ``eps = eps_tilde sqrt(d)`` (Sec. V-A), budget A of (34) with the accounted sigma^2
-    (A3); D = inf (``domain_B = inf``) uses the water-filling ``solver`` (``waterfill``,
+    (see privacy.py); D = inf (``domain_B = inf``) uses the water-filling ``solver`` (``waterfill``,
     ``bisection`` or ``cvxpy``), finite B the App. D allocation (closed form).
     ``eps_tilde=None``: no DP target (AirFL-MIMO, and the plan of the benchmarks), so
     q = pi, A = inf, no perk window, and ``privacy_dp`` is the privacy of q = pi.

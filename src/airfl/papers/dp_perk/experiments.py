@@ -1,7 +1,7 @@
 """DP as a perk's figures: the analytic ones (Fig. 2, the perk thresholds, the q_t / pi_t
 allocations, the Fig. 6 forecast and the privacy table; params.yaml `dp_perk.analytic`, full scale
 in both profiles) and the training figures 3(a,b), 4(a,b), 5, 6 (`dp_perk.training`), with the
-claims of spec §8 (its Errata applied) checked on the stored figure data.
+paper's claims (and our readings of them, said in each claim) checked on the stored figure data.
 
 The claim checks of the training figures are in :mod:`airfl.papers.dp_perk.training_claims`,
 those of the analytic ones in :mod:`airfl.papers.dp_perk.analytic_claims`.
@@ -83,13 +83,18 @@ PANEL_KEYS = ("in_fig3", "in_fig5", "in_fig6", "snr_wc_db")
 
 # -- experiments ------------------------------------------------------------------------------
 
+FIG3_AUTHORS = {"vanilla": 0.895, "fl_clip": 0.891, "airfl_mimo": 0.891, "dp 0.1": 0.855,
+                "dp 0.13": 0.866}
+"""The authors' Fig. 3 final accuracies (their results_fig3 summaries, 10 trials)."""
+
 ROUNDS = dict(x="round", xlabel="Communication round t")
 ACC = dict(y=ACCURACY, ylabel="Test accuracy")
 LOSS = dict(y="train_loss", ylabel="Training loss (cross-entropy)")
 
 
-def _fig6_spec(name: str, beamformer: str, title: str) -> FigureSpec:
+def _fig6_spec(name: str, beamformer: str, title: str, rounds_back: int = 0) -> FigureSpec:
     return FigureSpec(x="param_snr_wc_db", **ACC, final=True, name=name, title=title,
+                      final_rounds_back=rounds_back,
                       xlabel="Worst-case SNR P Λ_min / σ² (dB)", curves=_fig6_curves(beamformer),
                       label=_method_label,
                       markers=(("snr_threshold_db", "perk threshold P_thr"),
@@ -113,6 +118,13 @@ IID = Experiment(
         _fig6_spec("fig6", "zf", "Fig. 6: final test accuracy vs worst-case SNR (ZF, u = 1)"),
         _fig6_spec("fig6_zf_opt", "zf_opt",
                    "Fig. 6 with a phase-optimising beamformer"),
+        # theta^(T-1): the last model the authors' code evaluates, for their reference numbers
+        FigureSpec(x="param_eps_tilde", **ACC, final=True, final_rounds_back=1,
+                   name="fig5_theta_prev", curves=_panel("in_fig5"), label=_method_label,
+                   xlabel="Privacy budget ε̃ = ε/√d",
+                   title="Fig. 5 at θ^(T-1), the authors' last evaluated model"),
+        _fig6_spec("fig6_theta_prev", "zf", "Fig. 6 at θ^(T-1), the authors' last evaluated "
+                   "model (ZF, u = 1)", rounds_back=1),
     ),
     label=curve_label, compose=compose("iid"),
     panel_keys=PANEL_KEYS,
@@ -129,9 +141,11 @@ IID = Experiment(
         Claim("fig3_grid_ends", "The largest ε̃ is within 3 pp of AirFL-MIMO, the smallest at "
               "least 5 pp below.", _ends(5.0)),
         Claim("fig3_authors", "Authors' final accuracies (Vanilla 0.895, clip 0.891, MIMO "
-              "0.891, DP 0.855 at ε̃ = 0.1, 0.866 at 0.13; +-0.02, paper model only).",
-              _authors({"vanilla": 0.895, "fl_clip": 0.891, "airfl_mimo": 0.891,
-                        "dp 0.1": 0.855, "dp 0.13": 0.866}, _fig3_reference)),
+              "0.891, DP 0.855 at ε̃ = 0.1, 0.866 at 0.13; +-0.02, paper model only) at "
+              "theta^T, our final model.", _authors(FIG3_AUTHORS, _fig3_reference)),
+        Claim("fig3_authors_theta_prev", "The same accuracies at theta^(T-1), the last model "
+              "the authors' code evaluates (it evaluates before each round's update).",
+              _authors(FIG3_AUTHORS, _fig3_reference, rounds_back=1, model="theta^(T-1)")),
         Claim("fig5_monotone", "AirFL-DP accuracy increases with ε̃ (monotone up to trial "
               "noise).", lambda f: paired_trend(final_by_trial(f, ACCURACY), _dp_curves(f),
                                                  ACCURACY_MARGIN, scale=100, unit=" pp",
@@ -140,9 +154,14 @@ IID = Experiment(
         Claim("fig5_ends", "AirFL-DP approaches the benchmarks at large ε̃ (within 3 pp of "
               "AirFL-MIMO) and drops at the smallest (>= 10 pp below).",
               _ends(10.0), "fig5"),
-        Claim("fig5_authors", "Authors' Fig. 5 accuracies per ε̃ (+-0.02, paper model only).",
+        Claim("fig5_authors", "Authors' Fig. 5 accuracies per ε̃ (+-0.02, paper model only) "
+              "at theta^T, our final model.",
               _authors({f"{e:g}": v for e, v in FIG5_AUTHORS.items()}, _fig5_reference),
               "fig5"),
+        Claim("fig5_authors_theta_prev", "The same at theta^(T-1), the last model the authors' "
+              "code evaluates (before each round's update).",
+              _authors({f"{e:g}": v for e, v in FIG5_AUTHORS.items()}, _fig5_reference,
+                       model="theta^(T-1)"), "fig5_theta_prev"),
         *_fig6_claims("fig6", authors=True),
         *_fig6_claims("fig6_zf_opt", authors=False),
     ))
@@ -202,7 +221,12 @@ def _fig2_check(frame: pd.DataFrame) -> list:
 
 
 VARIANTS = {"default": {}, "edge_all": {"distance_mode": "edge", "zf_columns": "all"},
-            "edge_active": {"distance_mode": "edge"}}
+            "edge_active": {"distance_mode": "edge"}, "authors_setup": dict(ac.AUTHORS_SETUP)}
+"""Placements of the perk-threshold figure: ours (per-device distances, ZF on the active
+devices), all devices at r_max with ZF over all columns, the same on the active devices (common
+Lambda, for the combiner gain), and the authors' code's Fig. 6 setup (one distance per trial
+shared by all devices, ZF over all n columns)."""
+ZF_ONLY = ("edge_all", "authors_setup")
 
 
 def _thresholds(block: dict[str, Any]) -> pd.DataFrame:
@@ -212,7 +236,7 @@ def _thresholds(block: dict[str, Any]) -> pd.DataFrame:
     p = _params(block)
     parts = []
     for variant, overrides in VARIANTS.items():
-        q = p if variant != "edge_all" else {**p, "beamformers": ["zf"]}
+        q = p if variant not in ZF_ONLY else {**p, "beamformers": ["zf"]}
         parts.append(af.threshold_frame(q, **overrides).assign(variant=variant))
     wide = pd.concat(parts, ignore_index=True)
     scheme = wide["beamformer"].map({"zf": "ZF (u = 1)", "zf_opt": "ZF, optimised phases"}) \
@@ -225,7 +249,9 @@ def _thresholds_check(frame: pd.DataFrame) -> list:
     wide, params = _wide(frame), frame.attrs["params"]
     part = {v: wide[wide["variant"] == v] for v in VARIANTS}
     return [*ac._threshold_claims(part["default"], part["edge_all"], params),
-            ac._gain_claim(part["edge_active"], params), *ac._quick_claims(params)]
+            ac._gain_claim(part["edge_active"], params),
+            *ac._authors_setup_claims(part["authors_setup"], part["default"], params),
+            *ac._quick_claims(params)]
 
 
 def _allocation(block: dict[str, Any]) -> pd.DataFrame:
@@ -272,7 +298,10 @@ ANALYTIC = (
               _fig2, _fig2_check),
     _analytic("perk_threshold", "Perk threshold vs privacy budget",
               "Worst-case SNR below which DP is free (P_thr, (51)) and above which AirFL-DP is "
-              "fully binding (P_full, Errata 1), per beamformer, mean over trials.",
+              "fully binding (P_full: every round raised, (44)), per beamformer, mean over "
+              "trials; variants: all "
+              "devices at r_max (edge), and the authors' code's Fig. 6 setup (authors_setup: one "
+              "distance per trial shared by all devices, ZF over all 50 columns).",
               "Privacy budget ε̃ = ε/√d",
               (Panel("snr_threshold_db", "P_thr as SNR_wc (dB)"),
                Panel("snr_full_db", "P_full as SNR_wc (dB)")), _thresholds, _thresholds_check,

@@ -15,15 +15,16 @@ Notation: ``K_rdp`` is the slope of the RDP curve, ``eps'(alpha) = alpha K_rdp``
 
 Decisions (paper, equation, why):
 
-* ``c_delta`` of (23) is never given (A4). We take the smallest admissible value
+* ``c_delta`` of (23) is never given. We take the smallest admissible value
   ``c_delta = 2 eps / L_delta`` (App. C requires ``eps' = eps/2 <= c_delta L_delta / 4``), which
   turns (23) into ``eps^2 - 2 K_rdp eps - 4 L_delta K_rdp = 0`` (:func:`eps_paper`).
-* Noise convention (A3): the receiver keeps ``Re(w^H n)``, variance ``||w||^2 sigma^2 / 2``, while
-  the Gaussian step (57) of the proof uses ``||w||^2 sigma^2``. ``convention="paper"`` accounts
-  with ``sigma^2`` as printed (all figures); ``"strict"`` uses the variance the simulator really
-  adds (:func:`accounting_sigma2`).
+* Noise convention (our reading of (8)-(10)): the receiver keeps ``Re(w^H n)``, variance
+  ``||w||^2 sigma^2 / 2``, while the Gaussian step (57) of the proof uses ``||w||^2 sigma^2``.
+  ``convention="paper"`` accounts with ``sigma^2`` as printed (all figures); ``"strict"`` uses the
+  variance the simulator really adds (:func:`accounting_sigma2`).
 * The proof's constants (sensitivity 2c, Bernoulli(r) subsampling, (1+eta L)^Q) are implemented as
-  stated, not "fixed" (A13). ``Q`` must be the number of local steps actually run (Errata 4).
+  stated, not "fixed". ``Q`` must be the number of local steps actually run (the epochs mode runs
+  600).
 * ``accountant="pabi_all_tau"`` keeps the min over every start round tau of (66) instead of the
   paper's tau = T-1 only; ``"paper"`` is the default.
 """
@@ -87,7 +88,7 @@ def _choice(value: str, allowed: tuple[str, ...], name: str) -> str:
 # ------------------------------------------------------------------------------------------
 
 def log_inv_delta(delta: float) -> float:
-    """``L_delta = ln(1/delta)`` (the paper writes log; natural log, spec conventions)."""
+    """``L_delta = ln(1/delta)`` (the paper writes log; we read the natural log)."""
     return -math.log(_delta(delta))
 
 
@@ -119,7 +120,7 @@ def accounting_sigma2(sigma2: float, noise_model: str = "complex_real_part",
     _choice(noise_model, NOISE_MODELS, "noise_model")
     if _choice(convention, CONVENTIONS, "dp_noise_convention") == "paper":
         return s2
-    return s2 / 2.0 if noise_model == "complex_real_part" else s2  # A3: Re(CN(0, v)) ~ N(0, v/2)
+    return s2 / 2.0 if noise_model == "complex_real_part" else s2  # Re(CN(0, v)) ~ N(0, v/2)
 
 
 def domain_constant(lr: float, smooth_L: float, local_steps: int, sample_ratio: float,
@@ -128,8 +129,8 @@ def domain_constant(lr: float, smooth_L: float, local_steps: int, sample_ratio: 
     """``B = (1 + (1+kappa)^Q sqrt(r) D n / (2 eta c))^2`` (App. D; (22) with perfect inversion).
 
     ``Phi = B / q_{T-1}^2`` then. ``kappa`` defaults to ``eta L`` (= kappa_max of (59) when
-    K = r n devices invert perfectly). ``local_steps`` is Q, the local steps actually run (Errata 4:
-    600 in the epochs mode, not 5). ``domain_D = inf`` gives ``B = inf`` (the linear bound only).
+    K = r n devices invert perfectly). ``local_steps`` is Q, the local steps actually run (600 in
+    the epochs mode, not 5). ``domain_D = inf`` gives ``B = inf`` (the linear bound only).
     """
     eta = _positive(lr, "lr")
     L = _positive(smooth_L, "smooth_L")
@@ -230,7 +231,7 @@ def simulated_gaussian_event(q_t: float, clip: float, noise_variance: float) -> 
 # ------------------------------------------------------------------------------------------
 
 def c_delta_min(eps: float, delta: float) -> float:
-    """Smallest admissible ``c_delta = 2 eps / L_delta`` (Cor. III.1 with eps' = eps/2; A4)."""
+    """Smallest admissible ``c_delta = 2 eps / L_delta`` (Cor. III.1 with eps' = eps/2)."""
     return 2.0 * _positive(eps, "eps") / log_inv_delta(delta)
 
 
@@ -276,7 +277,7 @@ def eps_optimal(K_rdp: float, delta: float) -> tuple[float, float]:
 def rdp_budget(eps: float, delta: float) -> float:
     """The largest ``K_rdp`` with ``eps_paper(K_rdp) <= eps``: ``eps^2 / (2 eps + 4 L_delta)``."""
     e = _positive(eps, "eps")
-    return e * e / (2.0 * e + 4.0 * log_inv_delta(delta))  # inverse of (23), spec §4.4
+    return e * e / (2.0 * e + 4.0 * log_inv_delta(delta))  # inverse of (23)
 
 
 def budget_A(eps: float, delta: float, sample_ratio: float, clip: float, sigma2: float) -> float:
@@ -322,7 +323,8 @@ class PrivacyReport:
 
 def privacy_report(q: Any, sample_ratio: float, clip: float, sigma2: float, delta: float,
                    dim: int, B: float = math.inf, accountant: str = "paper") -> PrivacyReport:
-    """The (eps, delta) that norms ``q`` achieve under (21)-(23); ``sigma2`` as accounted (A3)."""
+    """The (eps, delta) that norms ``q`` achieve under (21)-(23); ``sigma2`` as accounted (the
+    noise convention above)."""
     phi = phi_perfect_inversion(q)
     acc = accumulated_phi(phi, B, accountant)
     k = rdp_slope(q, sample_ratio, clip, sigma2, B, accountant)

@@ -4,7 +4,7 @@ Design (per trial, before training: offline, non-causal CSI): draw the trial's u
 plan (distances, active sets I^(t), SIMO channels, (P1) combiners; :func:`.uplink.plan_uplink`
 from the trial's own generators, so every curve of an experiment sees the same draws: common
 random numbers) and, for AirFL-DP, the water-filled norms q_t* (Cor. IV.1 (49)); the stored
-design holds the active sets, pi_t, q_t, the budget A, the perk window (P_thr, P_full; Errata 1)
+design holds the active sets, pi_t, q_t, the budget A, the perk window (P_thr of (51), P_full)
 and both methods' achieved (eps, delta) under the paper's conversion (23) and the optimal one,
 the whole allocation (``allocation``: :meth:`.design.AirflDesign.to_dict`) and, over the air, each
 round's transmit scalars s_i = 1/(w^H h_i) of the chosen norm (``transmit_scalars``). Training
@@ -39,7 +39,7 @@ class DpPerkScheme(Scheme):
     """Vanilla FL, FL w/ clipping, AirFL-MIMO or AirFL-DP (Sec. V-A) on the paper's uplink."""
 
     kind = "dp_perk"
-    uses_future_channels = True           # the design reads the trial's channels (A8)
+    uses_future_channels = True           # the design reads the trial's channels (offline CSI)
 
     def __init__(self, name: str, *, method: str, lr: float, power_w: float, antennas: int,
                  sample_ratio: float, clip_factor: float, sigma2_w: float, carrier_hz: float,

@@ -12,7 +12,7 @@ Two experiments, one per data split (a partition is made once per experiment):
   classes per device, 2 equal shards of 2 classes).
 
 The radio and privacy constants come from ``dp_perk.analytic`` (the paper's setting);
-``dp_perk.training`` resolves the profile (quick = spec §10.3: 20 devices x 200 images, MLP
+``dp_perk.training`` resolves the profile (quick, our small setting: 20 devices x 200 images, MLP
 784-32-10, m = 40, 20 rounds, one local epoch, eta = 0.05).
 """
 

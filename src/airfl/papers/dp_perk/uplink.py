@@ -1,17 +1,17 @@
 """The SIMO multiple-access uplink of AirFL-DP: channels, combiners, transmit scaling, noise.
 
 Paper: Sec. II-B, eqs. (7)-(10) (signal model), Sec. IV-B (s_i = 1/(w^H h_i)), Sec. V-A (radio
-constants). Spec: §2.2-2.3, §3 (per-trial channel plan, offline CSI, A8), §9 A3, A5.
+constants); the per-trial channel plan drawn before training (offline CSI) is our reading.
 
 * Geometry and path loss reuse :mod:`airfl.channel`: ``r_i = 1000 sqrt(U)`` clamped at 1 m
   (``uniform_disc``), free-space ``Lambda_i = (c_l/(4 pi f_c r_i))^2`` (``free_space_db``), Rayleigh
   block fading ``h_i^(t) ~ CN(0, Lambda_i I_m)`` (``rayleigh_mimo``).
-* ``distance_mode`` (A5): ``per_device`` (paper: r_i has a device index; default), ``shared`` (one
+* ``distance_mode``: ``per_device`` (paper: r_i has a device index; default), ``shared`` (one
   random distance per trial for all devices, the authors' code), ``edge`` (all devices at r_max,
-  the labelling behind the spec's -62.6 dB reference).
-* ``zf_columns`` (A5): ``active`` (the K devices of round t; default) or ``all`` (all n devices,
+  the labelling behind the -62.6 dB reference).
+* ``zf_columns``: ``active`` (the K devices of round t; default) or ``all`` (all n devices,
   the authors' code; needs m >= n for ZF).
-* All T rounds are drawn before training (offline, non-causal CSI, A8): the water-filling needs
+* All T rounds are drawn before training (offline, non-causal CSI): the water-filling needs
   every pi_t. Channels of all n devices are drawn every round (one ``rayleigh_mimo`` call), so a
   device's channel in round t does not depend on which devices are active.
 * Effective noise: with ``s_i = 1/(w^H h_i)`` the combined signal is ``sum_i Delta_i``
@@ -22,7 +22,7 @@ constants). Spec: §2.2-2.3, §3 (per-trial channel plan, offline CSI, A8), §9 
   literally (complex h, s, n) for small d, to check the shortcut.
 
 Random draws come only from the generators passed in (one per purpose: placement, sampling,
-channel, noise; spec §10.3 lesson), all on the CPU as in :mod:`airfl.rng`; results are moved to
+channel, noise), all on the CPU as in :mod:`airfl.rng`; results are moved to
 ``device``.
 """
 
@@ -159,7 +159,7 @@ class StoredRound:
 
 @dataclass(frozen=True)
 class UplinkPlan:
-    """Everything the channel decides for a trial, drawn before training (A8)."""
+    """Everything the channel decides for a trial, drawn before training (offline CSI)."""
 
     distances: torch.Tensor     # [n] m
     pathloss: torch.Tensor      # [n] Lambda_i

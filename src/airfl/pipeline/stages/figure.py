@@ -116,10 +116,11 @@ def resample(frame: pd.DataFrame, step_s: float) -> pd.DataFrame:
     return pd.concat(pieces, ignore_index=True)
 
 
-def finals(frame: pd.DataFrame) -> pd.DataFrame:
-    """Each (curve, trial)'s last evaluated row."""
-    last = frame["round"] == frame.groupby(["curve", "trial"])["round"].transform("max")
-    return frame[last]
+def finals(frame: pd.DataFrame, rounds_back: int = 0) -> pd.DataFrame:
+    """Each (curve, trial)'s last evaluated row, or its row ``rounds_back`` rounds before the
+    last (none where that round was not evaluated)."""
+    last = frame.groupby(["curve", "trial"])["round"].transform("max")
+    return frame[frame["round"] == last - rounds_back]
 
 
 def drawn_frame(frame: pd.DataFrame, spec: FigureSpec, curves: dict[str, dict[str, Any]]
@@ -130,7 +131,7 @@ def drawn_frame(frame: pd.DataFrame, spec: FigureSpec, curves: dict[str, dict[st
         names = frame["curve"].map(lambda c: spec.label(c, curves[c]))
         frame = frame.assign(label=names, style_key=names)
     if spec.final:
-        return finals(frame)
+        return finals(frame, spec.final_rounds_back)
     if spec.time_grid_s:
         return resample(frame, spec.time_grid_s)
     return frame
