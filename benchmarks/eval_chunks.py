@@ -7,8 +7,8 @@ Usage (from the repository root)::
 `airfl.core.engine.evaluate_many` runs E models over the evaluation rows in chunks; each
 chunk's [chunk, E, C] logits are reduced (cross-entropy in float64, argmax). This script times it
 at several chunk sizes for each paper's CNN at the number of models it evaluates together
-(CDPB and DP as a perk: one snapshot; OTA-FD: its 10 devices' models; the CNNs' im2col
-buffers grow with the chunk, so a smaller chunk stays in cache), with one thread, the chunk
+(CDPB and DP as a perk: one snapshot; OTA-FD: its 10 devices' models; Biased FL's softmax
+regression: a batch of 64 snapshots, as `core.loop.DeferredEvaluation` evaluates them), with one thread, the chunk
 sizes interleaved and the median of `--repeats` CPU times taken, and checks that every chunk
 size gives the same accuracy (exact: integer counts) and the loss up to float64 summation order
 (the largest difference printed). LAPA's BatchNorm CNN is left out: its logits use the batch's
@@ -34,7 +34,8 @@ import torch
 from airfl.core.engine import evaluate_many
 from airfl.models import build_model
 
-MODELS = (("cdpb", "cnn_mnist", 1), ("dp_perk", "fedavg_cnn", 1), ("ota_fd", "cnn_mnist_k3", 10))
+MODELS = (("cdpb", "cnn_mnist", 1), ("dp_perk", "fedavg_cnn", 1), ("ota_fd", "cnn_mnist_k3", 10),
+          ("biased_fl", "softmax", 64))
 CHUNKS = (128, 256, 512, 1024, 4096)
 
 
@@ -70,8 +71,8 @@ def main() -> None:
     result = {"cpu": cpu_name(), "threads": 1, "rows": args.rows, "repeats": args.repeats,
               "evaluate_many": {}, "soft_labels": {}}
     for paper, name, n_models in MODELS:
-        model = build_model(name, (1, 28, 28), 10, 0.0, "auto" if name != "cnn_mnist_k3" else
-                            "loop", "fp32")
+        model = build_model(name, (1, 28, 28), 10, 0.0,
+                            "loop" if name == "cnn_mnist_k3" else "auto", "fp32")
         params = torch.stack([model.init(torch.Generator().manual_seed(i))
                               for i in range(n_models)])
         times = {c: [] for c in CHUNKS}

@@ -22,6 +22,10 @@ What it measures (the plan's cost model is in `airfl.pipeline.plan`):
 
 The machine (CPU model, logical cores, load average, date, torch version) is stored with the
 numbers. A GPU unit cost, when one was measured (benchmarks/device_check.py), is kept.
+
+`--eval-only` re-measures the evaluation forward alone (after a change of the evaluation's
+chunk, `airfl.core.engine.EVAL_CHUNK`), keeping the stored client steps, lockstep samples and
+stage costs; the machine and date of that measurement are stored as `eval_machine`.
 """
 
 from __future__ import annotations
@@ -155,9 +159,31 @@ def stage_costs(job_times: Path) -> dict[str, float]:
     return out
 
 
+def eval_only(previous: dict, wanted: dict[str, dict], args) -> int:
+    """Re-measure `eval_sample_s` of the `wanted` models in the stored table `args.out`."""
+    if not previous.get("models"):
+        raise SystemExit(f"--eval-only: {args.out} holds no measured models to update")
+    for name, entry in sorted(wanted.items()):
+        if name not in previous["models"]:
+            continue
+        before = previous["models"][name]["eval_sample_s"]
+        previous["models"][name]["eval_sample_s"] = eval_sample(name, entry["dataset"],
+                                                                args.repeats)
+        print(f"{name:12s} eval: {before * 1e6:9.2f} -> "
+              f"{previous['models'][name]['eval_sample_s'] * 1e6:9.2f} us per sample", flush=True)
+    previous["eval_machine"] = machine()
+    tmp = args.out.with_suffix(".tmp")
+    tmp.write_text(json.dumps(previous, indent=1) + "\n")
+    tmp.replace(args.out)
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--job-times", type=Path, required=True)
+    parser.add_argument("--job-times", type=Path, default=None,
+                        help="required unless --eval-only")
+    parser.add_argument("--eval-only", action="store_true",
+                        help="re-measure eval_sample_s only, keep the rest of --out")
     parser.add_argument("--out", type=Path, default=UNIT_COSTS)
     parser.add_argument("--clients", type=int, default=8)
     parser.add_argument("--steps", type=int, default=3)
@@ -171,6 +197,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.models:
         wanted = {m: v for m, v in wanted.items() if m in args.models.split(",")}
     previous = json.loads(args.out.read_text()) if args.out.exists() else {}
+    if args.eval_only:
+        return eval_only(previous, wanted, args)
+    if args.job_times is None:
+        parser.error("--job-times is required (unless --eval-only)")
     models = previous.get("models", {}) if args.models else {}
     for name, entry in sorted(wanted.items()):
         steps = {}
