@@ -24,8 +24,9 @@ The machine (CPU model, logical cores, load average, date, torch version) is sto
 numbers. A GPU unit cost, when one was measured (benchmarks/device_check.py), is kept.
 
 `--eval-only` re-measures the evaluation forward alone (after a change of the evaluation's
-chunk, `airfl.core.engine.EVAL_CHUNK`), keeping the stored client steps, lockstep samples and
-stage costs; the machine and date of that measurement are stored as `eval_machine`.
+chunk, a model's `eval_chunk` in `airfl.models`), keeping the stored client steps, lockstep
+samples and stage costs; the machine and date of that measurement are stored as
+`eval_machine`.
 """
 
 from __future__ import annotations

@@ -20,7 +20,7 @@ import pandas as pd
 import torch
 from torch.func import functional_call
 
-from airfl.core.engine import EVAL_CHUNK, evaluate_many, full_batches, sample_batches
+from airfl.core.engine import eval_rows, evaluate_many, full_batches, sample_batches
 from airfl.core.loop import TrialSetup, draw_channel_power, initial_params, run_trial
 from airfl.core.scheme import RoundState
 from airfl.papers.ota_fd import theorem1 as th
@@ -43,7 +43,7 @@ def soft_labels(setup: TrialSetup, params: torch.Tensor, num_classes: int) -> to
     (eval mode, all local samples). Rows of classes a WD lacks stay zero (it sends nothing)."""
     M, K = setup.data.num_clients, num_classes
     # forwards in chunks of the fastest size (a model with batch statistics: its own)
-    chunk = getattr(setup.model, "eval_batch", None) or EVAL_CHUNK
+    chunk = getattr(setup.model, "eval_batch", None) or eval_rows(setup.model)
     out = torch.zeros(M, K, K, dtype=torch.float64)
     for m in range(M):
         idx = setup.data.client_index[setup.data.offsets[m]:setup.data.offsets[m + 1]]
