@@ -148,3 +148,23 @@ def test_the_plan_costs_a_final_only_curve_at_two_evaluations(raw):
     assert once.client_steps == every.client_steps
     assert plan.evaluations(block, block["scale"]["rounds"]) == 51
     assert once.eval_samples * 51 == pytest.approx(every.eval_samples * 2)
+
+
+@pytest.mark.parametrize("name, models", [("cnn_mnist", 1), ("fedavg_cnn", 2),
+                                          ("cnn_mnist_k3", 10), ("softmax", 64)])
+def test_evaluation_in_the_models_chunk_gives_the_same_bits_as_one_big_chunk(name, models):
+    """The networks evaluate in 256-row chunks, measured fastest (benchmarks/eval_chunks.py),
+    the linear models in 4,096: accuracies and losses are the ones of 4,096-row chunks, bit
+    for bit (the per-chunk losses are summed in float64)."""
+    import torch
+
+    from airfl.core.engine import eval_rows, evaluate_many
+    from airfl.models import build_model
+
+    model = build_model(name, (1, 28, 28), 10)
+    assert eval_rows(model) == (4096 if name == "softmax" else 256)
+    gen = torch.Generator().manual_seed(3)
+    x, y = torch.rand(1100, 1, 28, 28, generator=gen), torch.randint(0, 10, (1100,), generator=gen)
+    params = torch.stack([model.init(torch.Generator().manual_seed(i)) for i in range(models)])
+    chunked, whole = evaluate_many(model, params, x, y), evaluate_many(model, params, x, y, 4096)
+    assert all(torch.equal(a, b) for a, b in zip(chunked, whole))
