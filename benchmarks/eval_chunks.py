@@ -15,7 +15,7 @@ size gives the same accuracy (exact: integer counts) and the loss up to float64 
 statistics, so its chunk (`eval_batch`) is part of the model, not a speed knob.
 
 The soft labels of OTA-FD (`soft_labels`: each device's mean softmax per class over its local
-samples) are timed the same way, one device's 6,000 samples in chunks.
+samples) are timed the same way on the same rows (one device's samples), in chunks.
 
 Ratios are only compared within one run (one machine, one load).
 """
