@@ -22,6 +22,13 @@ What it measures (the plan's cost model is in `airfl.pipeline.plan`):
 
 The machine (CPU model, logical cores, load average, date, torch version) is stored with the
 numbers. A GPU unit cost, when one was measured (benchmarks/device_check.py), is kept.
+
+`--eval-only` updates the evaluation forward alone after a change of the evaluation's chunk
+(a model's `eval_chunk` in `airfl.models`): it times the forward with the old chunk
+(`--old-chunk`, one chunk of all 2,048 samples before) and the current one in one run and
+scales the stored `eval_sample_s` by their ratio (the load of the stored measurement kept),
+keeping the stored client steps, lockstep samples and stage costs; the ratios and the machine
+of that run are stored as `eval_update`.
 """
 
 from __future__ import annotations
@@ -38,7 +45,8 @@ from pathlib import Path
 
 import torch
 
-from airfl.core.engine import ClientData, client_gradients_many, evaluate_many, local_sgd
+from airfl.core.engine import (ClientData, client_gradients_many, eval_rows, evaluate_many,
+                               local_sgd)
 from airfl.data import dataset_info
 from airfl.models import build_model
 from airfl.pipeline.params import load_params
@@ -104,7 +112,7 @@ def client_step(model_name: str, dataset: str, batch: int, clients: int, steps: 
     return statistics.median(times)
 
 
-def eval_sample(model_name: str, dataset: str, repeats: int) -> float:
+def eval_sample(model_name: str, dataset: str, repeats: int, chunk: int | None = None) -> float:
     info = dataset_info(dataset)
     model = build_model(model_name, info.image_shape, info.num_classes)
     gen = torch.Generator().manual_seed(0)
@@ -115,7 +123,7 @@ def eval_sample(model_name: str, dataset: str, repeats: int) -> float:
     times = []
     for _ in range(repeats):
         start = time.process_time()
-        evaluate_many(model, params, x, y)
+        evaluate_many(model, params, x, y, chunk=chunk)
         times.append((time.process_time() - start) / EVAL_SAMPLES)
     return statistics.median(times)
 
@@ -155,9 +163,39 @@ def stage_costs(job_times: Path) -> dict[str, float]:
     return out
 
 
+def eval_only(previous: dict, wanted: dict[str, dict], args) -> int:
+    """Scale `eval_sample_s` of the `wanted` models in the stored table `args.out` by the
+    ratio of the current chunk's forward to the old chunk's, both timed in this run."""
+    if not previous.get("models"):
+        raise SystemExit(f"--eval-only: {args.out} holds no measured models to update")
+    ratios = {}
+    for name, entry in sorted(wanted.items()):
+        info = dataset_info(entry["dataset"])
+        model = build_model(name, info.image_shape, info.num_classes)
+        if name not in previous["models"] or getattr(model, "eval_batch", None) \
+                or eval_rows(model) == args.old_chunk:      # the same forwards as measured
+            continue
+        old = eval_sample(name, entry["dataset"], args.repeats, chunk=args.old_chunk)
+        new = eval_sample(name, entry["dataset"], args.repeats)
+        ratios[name] = new / old
+        previous["models"][name]["eval_sample_s"] *= ratios[name]
+        print(f"{name:12s} eval: {old * 1e6:9.2f} us per sample in chunks of {args.old_chunk},"
+              f" {new * 1e6:9.2f} now (x{ratios[name]:.3f})", flush=True)
+    previous["eval_update"] = {"machine": machine(), "old_chunk": args.old_chunk,
+                               "ratio_new_to_old": ratios}
+    tmp = args.out.with_suffix(".tmp")
+    tmp.write_text(json.dumps(previous, indent=1) + "\n")
+    tmp.replace(args.out)
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--job-times", type=Path, required=True)
+    parser.add_argument("--job-times", type=Path, default=None,
+                        help="required unless --eval-only")
+    parser.add_argument("--eval-only", action="store_true",
+                        help="scale eval_sample_s by the measured new/old chunk ratio only")
+    parser.add_argument("--old-chunk", type=int, default=4096)
     parser.add_argument("--out", type=Path, default=UNIT_COSTS)
     parser.add_argument("--clients", type=int, default=8)
     parser.add_argument("--steps", type=int, default=3)
@@ -171,6 +209,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.models:
         wanted = {m: v for m, v in wanted.items() if m in args.models.split(",")}
     previous = json.loads(args.out.read_text()) if args.out.exists() else {}
+    if args.eval_only:
+        return eval_only(previous, wanted, args)
+    if args.job_times is None:
+        parser.error("--job-times is required (unless --eval-only)")
     models = previous.get("models", {}) if args.models else {}
     for name, entry in sorted(wanted.items()):
         steps = {}

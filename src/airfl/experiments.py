@@ -237,6 +237,22 @@ class Experiment:
         """A curve's parameters as its runs read them: without the panel keys."""
         return {k: v for k, v in curve_params.items() if k not in self.panel_keys}
 
+    def evaluation(self, curve: str, curves: dict[str, dict[str, Any]]) -> str:
+        """The rounds at which `curve`'s runs are evaluated, as its readers declare them:
+        "final" (round 0 and the last round only) when every panel that draws the curve
+        reads only its last evaluation (`FigureSpec.final` without `final_rounds_back`) and no
+        derivation reads its run
+        table; "schedule" (the scale's `eval_every` / `eval_every_s`) otherwise. `curves`:
+        the composed block's curves (a panel's `curves` filter reads their panel keys).
+        Claims read the panels' CSVs, so the panels declare what they read too."""
+        if any(curve in d.resolve(curves)[0] for d in self.active_derivations(curves)):
+            return "schedule"
+        for spec in (self.figure_spec, *self.extra_figures):
+            draws = spec.curves is None or bool(spec.curves(curve, curves[curve]))
+            if draws and (not spec.final or spec.final_rounds_back):
+                return "schedule"     # every round, or one before the last (theta^(T-1))
+        return "final"
+
     def curve_label(self, curve: str, curve_params: dict[str, Any]) -> str | None:
         """The experiment's legend for a curve; None where it names none (no `label`, or the
         label function returns None: e.g. a scheme of another wing), so that the pipeline

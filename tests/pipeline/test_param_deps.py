@@ -166,14 +166,18 @@ def test_dp_perk_an_added_fig5_budget_reruns_only_the_iid_figure(params_file):
                   {"dp_perk.training.fig5_eps_tilde.quick": [*grid, 0.7]}, {"figure-dp_perk-fig3a"})
 
 
-def test_dp_perk_an_added_fig3_budget_reruns_no_existing_run(params_file):
-    """ε̃ = 0.5 already runs for Fig. 5 (i.i.d.): joining Fig. 3 re-tags it, a figure matter;
-    under non-i.i.d. data it is a new curve."""
+def test_dp_perk_an_added_fig3_budget_reruns_only_the_run_it_makes_drawn_every_round(
+        params_file):
+    """ε̃ = 0.5 already runs for Fig. 5 (i.i.d.), a final-accuracy panel, so it is evaluated
+    at its last round only (Experiment.evaluation): joining Fig. 3, which draws every round,
+    reruns its train job in both tools (the declared rounds changed) and no other curve's
+    (the grid is no train job's key); under non-i.i.d. data it is a new curve."""
     grid = load_params(params_file, {})["dp_perk"]["training"]["fig3_eps_tilde"]["quick"]
     assert 0.5 not in grid
     assert_reruns(params_file, "dp_perk",
                   {"dp_perk.training.fig3_eps_tilde.quick": sorted([*grid, 0.5])},
-                  {"figure-dp_perk-fig3a", "figure-dp_perk-fig4a"})
+                  {"figure-dp_perk-fig3a", "figure-dp_perk-fig4a",
+                   "train-dp_perk-fig3a-airfl_dp_e0p5"})
 
 
 def test_dp_perk_the_fig6_budget_reruns_the_fig6_curves_only(params_file):

@@ -71,6 +71,10 @@ class Job:
     plots: list[Plot] = field(default_factory=list)   # the CSVs `dvc plots` draws, as drawn
     metrics: list[str] = field(default_factory=list)
     code: list[str] = field(default_factory=list)   # source files it runs (job_code)
+    # what it reads from the code's declarations rather than from params.yaml (a train job:
+    # the rounds its readers evaluate, `Experiment.evaluation`): in its manifest as values, so
+    # DVC reruns it when they change, as Snakemake does (they are in its rule's params)
+    declared: dict[str, Any] = field(default_factory=dict)
 
 
 def _slug(*parts: str) -> str:
@@ -160,7 +164,8 @@ def experiment_jobs(experiment: Experiment, params: dict[str, Any]) -> list[Job]
             Job("train", _slug("train", eid, curve), [eid, curve],
                 [manifest, str(paths.partition(eid)), str(paths.design(eid, curve)), *reference,
                  *tuning, *calibration, *derived],
-                train_outputs(eid, curve), reads("train", curve)),
+                train_outputs(eid, curve), reads("train", curve),
+                declared={"evaluation": experiment.evaluation(curve, block["curves"])}),
         ]
         if experiment.privacy:
             jobs.append(Job("privacy", _slug("privacy", eid, curve), [eid, curve],
@@ -196,7 +201,8 @@ def rule_params(stage: str, experiment: Experiment, params: dict[str, Any],
     return {"knobs": {k: get_dotted(params, k) for k in GLOBALS[stage]},
             "view": param_deps.block_view(
                 stage, block, curve, experiment.panel_keys, derivation,
-                param_deps.shared_sections(experiment, params) if derivation else None)}
+                param_deps.shared_sections(experiment, params) if derivation else None,
+                experiment.evaluation(curve, block["curves"]) if stage == "train" else None)}
 
 
 def declared_values(stage: str, params: dict[str, Any], *args: str) -> dict[str, Any]:

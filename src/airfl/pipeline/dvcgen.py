@@ -77,10 +77,12 @@ def _code_root(path: str) -> str:
 
 def manifest(job: Job, raw: dict[str, Any] | None) -> dict[str, Any]:
     """What a stage's manifest holds: the value of each params.yaml key DVC would have listed
-    (`written_keys`, read from params.yaml as written) and each code dependency's digest."""
+    (`written_keys`, read from params.yaml as written), each code dependency's digest, and
+    what the job reads from the code's declarations (`Job.declared`; absent when none)."""
     keys = written_keys(job.params, raw) if job.params else []
     return {"params": {k: get_dotted(raw, k) for k in keys} if raw is not None else keys,
-            "code": {dep: dep_digest(dep) for dep in job.code}}
+            "code": {dep: dep_digest(dep) for dep in job.code},
+            **({"declared": job.declared} if job.declared else {})}
 
 
 def render(params: dict[str, Any], raw: dict[str, Any] | None = None,

@@ -39,14 +39,19 @@ CURVE_STAGES = ("tune", "design", "train", "privacy")
 
 def block_view(stage: str, block: dict[str, Any], curve: str | None = None,
                panel_keys: tuple[str, ...] = (), derivation: Any = None,
-               shared: dict[str, Any] | None = None) -> Any:
+               shared: dict[str, Any] | None = None, evaluation: str | None = None) -> Any:
     """The part of an experiment's resolved block a job of `stage` reads: what
     `airfl <stage>` takes from `Experiment.params` (stages/*.py); a curve without the
     experiment's `panel_keys` (figure-only tags) before the figure stage. A `derive` job
     (`derivation`: an experiments.Derivation) reads the settings and its source and target
     curves (stages/derive.py), never the other curves, and the wing's shared sections as
     params.yaml writes them (`shared`: the experiment's `shared_keys`; LAPA's DDPG reads
-    `lapa.control.ddpg`, which the composed block leaves out)."""
+    `lapa.control.ddpg`, which the composed block leaves out). A train job's rule also
+    carries the rounds its readers declare (`evaluation`: `Experiment.evaluation`), so that a
+    panel that starts drawing a curve's every evaluation reruns its train job; they are no
+    params.yaml leaf, so `derive` leaves them out (DVC compares a grid as a whole: a new grid
+    point would rerun every curve it tags) and the job's manifest holds them as a value
+    (`dag.Job.declared`)."""
     setting = {k: v for k, v in block.items() if k != "curves"}
     if stage == "derive":
         named = sum(derivation.resolve(block["curves"]) or ((), ()), ())
@@ -60,8 +65,11 @@ def block_view(stage: str, block: dict[str, Any], curve: str | None = None,
     if stage == "calibrate":    # stages/calibrate.py: noise-free norms at theta_0; its first
         return {"setting": setting}     # curve only places devices, which the norms never see
     if stage in ("tune", "design", "train"):   # design_trials and the round loop get the block
-        return {"setting": setting, "curve": {k: v for k, v in block["curves"][curve].items()
+        view = {"setting": setting, "curve": {k: v for k, v in block["curves"][curve].items()
                                               if k not in panel_keys}}
+        if stage == "train" and evaluation is not None:
+            view["evaluation"] = evaluation
+        return view
     if stage == "privacy":                  # stages/privacy.py reads the run's records only
         return {}
     if stage == "figure":                   # every curve (labels, panels, stale-run check)

@@ -27,7 +27,8 @@ bit allocation, is not in the model) with `clients` the devices that train in a 
 curve's `sample_ratio` x devices, else all), `steps` the local steps (or epochs x
 ceil(samples / batch) in epochs mode; one step over all local samples for full-batch
 gradients), `evaluations` round 0, every `eval_every` rounds and the last (or horizon /
-`eval_every_s` + 1 on a time schedule), `models` 1, or one per device for an experiment with
+`eval_every_s` + 1 on a time schedule; round 0 and the last only for a curve that only
+final-value panels draw, `Experiment.evaluation`), `models` 1, or one per device for an experiment with
 its own trainer (federated distillation keeps a model per device and also forwards every local
 sample once a round for its soft labels). A horizon-bounded run (`horizon_s`) is costed at
 horizon / T_max rounds, T_max the curve's round-time cap `T_max_s`, or the panel's smallest cap
@@ -191,8 +192,10 @@ def evaluations(block: dict[str, Any], rounds: int) -> int:
 
 
 def train_work(experiment, block: dict[str, Any], curve: dict[str, Any],
-               rounds: int | None = None, evaluate: bool = True) -> TrainWork:
-    """One trial's work of a curve (module docstring)."""
+               rounds: int | None = None, evaluate: bool = True,
+               evaluation: str = "schedule") -> TrainWork:
+    """One trial's work of a curve (module docstring); `evaluation`: the rounds its readers
+    declare (`Experiment.evaluation`: "final" evaluates round 0 and the last only)."""
     training, n = block["training"], block["num_devices"]
     samples = samples_per_device(block)
     clients = round(curve["sample_ratio"] * n) if curve.get("sample_ratio") else n
@@ -215,7 +218,8 @@ def train_work(experiment, block: dict[str, Any], curve: dict[str, Any],
         scale = block["scale"]
         test = scale.get("test_subset") or info.num_test
         train_eval = min(scale.get("train_eval_subset") or 0, n * samples)
-        eval_samples += evaluations(block, rounds) * (n if own_models else 1) * (test + train_eval)
+        evaluated = evaluations(block, rounds) if evaluation == "schedule" else min(2, rounds + 1)
+        eval_samples += evaluated * (n if own_models else 1) * (test + train_eval)
     return TrainWork(block["model"]["name"], batch, client_steps, eval_samples, lockstep)
 
 
@@ -266,7 +270,9 @@ def job_cost(job, params: dict[str, Any], units: UnitCosts) -> JobCost:
             work, repeats = train_work(experiment, block, curve, evaluate=False), \
                 tune_runs(block, curve_name)
         else:
-            work, repeats = train_work(experiment, block, curve), int(block["scale"]["trials"])
+            work = train_work(experiment, block, curve,
+                              evaluation=experiment.evaluation(curve_name, block["curves"]))
+            repeats = int(block["scale"]["trials"])
             cost.trials = repeats
     seconds = work.eval_samples * units.eval_sample(work.model)
     if work.client_steps:

@@ -20,7 +20,7 @@ import pandas as pd
 import torch
 from torch.func import functional_call
 
-from airfl.core.engine import evaluate_many, full_batches, sample_batches
+from airfl.core.engine import eval_rows, evaluate_many, full_batches, sample_batches
 from airfl.core.loop import (TrialRun, TrialSetup, client_updates, draw_channel_power,
                              initial_params)
 from airfl.core.scheme import RoundState
@@ -43,12 +43,16 @@ def soft_labels(setup: TrialSetup, params: torch.Tensor, num_classes: int) -> to
     """q_i^k [M, K, K]: each WD's average softmax output over its samples of class k
     (eval mode, all local samples). Rows of classes a WD lacks stay zero (it sends nothing)."""
     M, K = setup.data.num_clients, num_classes
+    # forwards in chunks of the fastest size (a model with batch statistics: its own)
+    chunk = getattr(setup.model, "eval_batch", None) or eval_rows(setup.model)
     out = torch.zeros(M, K, K, dtype=torch.float64)
     for m in range(M):
         idx = setup.data.client_index[setup.data.offsets[m]:setup.data.offsets[m + 1]]
-        probs = torch.softmax(setup.model.logits(params[m], setup.data.x[idx]), dim=-1).double()
         y = setup.data.y[idx].cpu()
-        sums = torch.zeros(K, K, dtype=torch.float64).index_add_(0, y, probs.cpu())
+        sums = torch.zeros(K, K, dtype=torch.float64)
+        for start in range(0, idx.shape[0], chunk):
+            logits = setup.model.logits(params[m], setup.data.x[idx[start:start + chunk]])
+            sums.index_add_(0, y[start:start + chunk], torch.softmax(logits, dim=-1).double().cpu())
         counts = torch.bincount(y, minlength=K).double().clamp_min(1.0)
         out[m] = sums / counts[:, None]
     return out

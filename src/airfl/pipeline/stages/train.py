@@ -20,6 +20,7 @@ from airfl.pipeline.effective import effective_curve
 from airfl.pipeline.runs import design_made_with, run_trials
 from airfl.pipeline.stages import StageError
 from airfl.pipeline.trial import torch_device
+from airfl.pipeline.twin_runs import copy_run, twin_run
 from airfl.pipeline.stage_params import declared
 
 
@@ -107,29 +108,38 @@ def run(params: dict[str, Any], experiment_id: str, curve: str, progress: bool =
     started = time.perf_counter()
     experiment = get_experiment(experiment_id)
     block = experiment.params(params)
+    trials = block["scale"]["trials"]
     curve_params, server_lr = effective_curve(experiment, block, curve, with_calibration=True)
     designed, _ = effective_curve(experiment, block, curve, with_calibration=False)
-    designs = stored_designs(paths.design(experiment_id, curve), block["scale"]["trials"],
+    designs = stored_designs(paths.design(experiment_id, curve), trials,
                              design_made_with(params, block, designed), experiment.panel_keys,
-                             rebuild_command(experiment_id, curve))
-    # the trials in lockstep where they allow it (full-batch gradient uploads: Biased FL),
-    # equal to one-by-one runs up to float reassociation (benchmarks/README.md)
-    frame, records = run_trials(params, experiment, block, curve, curve_params, server_lr, designs,
-                                range(block["scale"]["trials"]), progress, batched=True)
-    check_finite_losses(frame, experiment_id, curve)
-    write_csv(paths.run_table(experiment_id, curve), frame)
-    write_json(paths.run_records(experiment_id, curve),     # what the privacy stage composes
-               {"curve": curve, "params": curve_params, "trials": records})
-    write_json(paths.run_info(experiment_id, curve), {
-        "provenance": provenance({"seed": params["seed"], "profile": params["profile"],
-                                  "experiment": {k: v for k, v in block.items() if k != "curves"},
-                                  "curve": curve_params, "server_lr": server_lr,
-                                  # as params.yaml states it (before tuning and calibration):
-                                  # the figure stage checks it is current
-                                  # (its panel keys aside: figure-only tags)
-                                  "declared_curve": experiment.run_curve(
-                                      block["curves"][curve])})})
+                             rebuild_command(experiment_id, curve))[:trials]
+    # evaluated at the rounds its readers declare (`Experiment.evaluation`; the job's view):
+    # a curve that only final-accuracy panels draw is evaluated at round 0 and its last round
+    evaluation = experiment.evaluation(curve, block["curves"])
+    made = provenance({"seed": params["seed"], "profile": params["profile"],
+                       "experiment": {k: v for k, v in block.items() if k != "curves"},
+                       "curve": curve_params, "server_lr": server_lr, "evaluation": evaluation})
+    twin = twin_run(experiment, block, curve, made, designs)
+    if twin is not None:            # a source run made with exactly these: its output is ours
+        print(f"{experiment_id} {curve}: the stored run of {twin} was made with the same "
+              "parameters and designs; copied it, not trained again")
+        copy_run(experiment_id, twin, curve)
+    else:
+        # the trials in lockstep where they allow it (full-batch gradient uploads: Biased FL),
+        # equal to one-by-one runs up to float reassociation (benchmarks/README.md)
+        frame, records = run_trials(params, experiment, block, curve, curve_params, server_lr,
+                                    designs, range(trials), progress,
+                                    final_only=evaluation == "final", batched=True)
+        check_finite_losses(frame, experiment_id, curve)
+        write_csv(paths.run_table(experiment_id, curve), frame)
+        write_json(paths.run_records(experiment_id, curve),     # what the privacy stage composes
+                   {"curve": curve, "params": curve_params, "trials": records})
+    # as params.yaml states it (before tuning and calibration): the figure stage checks it is
+    # current (its panel keys aside: figure-only tags)
+    made["params"]["declared_curve"] = experiment.run_curve(block["curves"][curve])
+    write_json(paths.run_info(experiment_id, curve), {"provenance": made})
     record_run(paths.run_table(experiment_id, curve), device=str(torch_device(params)),
                arithmetic=arithmetic_record(block["model"].get("precision", "fp32"),
                                             torch_device(params)),
-               wall_time_s=round(time.perf_counter() - started, 3))
+               copied_from=twin, wall_time_s=round(time.perf_counter() - started, 3))
