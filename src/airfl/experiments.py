@@ -241,8 +241,8 @@ class Experiment:
         """The rounds at which `curve`'s runs are evaluated, as its readers declare them:
         "final" (round 0 and the last round only) when every panel that draws the curve
         reads only its last evaluation (`FigureSpec.final` without `final_rounds_back`) and no
-        derivation reads its run
-        table; "schedule" (the scale's `eval_every` / `eval_every_s`) otherwise. `curves`:
+        derivation reads its run table; "schedule" (the scale's `eval_every` / `eval_every_s`)
+        otherwise. `curves`:
         the composed block's curves (a panel's `curves` filter reads their panel keys).
         Claims read the panels' CSVs, so the panels declare what they read too."""
         if any(curve in d.resolve(curves)[0] for d in self.active_derivations(curves)):
