@@ -3,7 +3,7 @@
 reads K of N uploads, `Scheme.read_rows`), against one model at a time (`client_gradients`);
 issue 11, "Scale and speed".
 
-Paper shapes: MNIST, 100 images of each class, device m owns class m (spec 7; pixels / 255, as
+Paper shapes: MNIST, 100 images of each class, device m owns class m (Sec. V; pixels / 255, as
 the pipeline's loader gives them), softmax regression with mu = 0.01, d = 7850; J in 4, 12, 32
 (lockstep.MAX_BATCH), 48, 64 models. CPU time (`time.process_time`), best of `--repeats` means
 over `--steps` calls, one thread. Each path's rows are checked against the per-model gradients.

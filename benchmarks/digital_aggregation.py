@@ -1,7 +1,7 @@
 """Benchmark: one round's aggregation of a lockstep group of Biased FL digital runs, per scheme
 (issue 11, "Scale and speed"): CPU milliseconds per run and round.
 
-Paper shapes: N = 10 devices at the spec's quantile radii (E_s = 1e-9 J, N0 = -161 dBm/Hz,
+Paper shapes: N = 10 devices at quantile radii of the Sec. V disc (E_s = 1e-9 J, N0 = -161 dBm/Hz,
 B = 1 MHz), d = 7850 (softmax on MNIST), J = 32 runs (lockstep.MAX_BATCH) of 3 trials, as in a
 tune job's group; float32 uploads; each scheme at its paper-profile default parameters.
 Modes: "per run" calls each run's `aggregate` (the one-by-one path, and the lockstep path before
@@ -43,7 +43,7 @@ KINDS = {   # the paper profile's curve parameters (params.yaml, biased_fl/fig3b
 
 
 def _statistics() -> ChannelStatistics:
-    radii = 1200.0 * np.sqrt((np.arange(1, N + 1) - 0.5) / N)          # spec §2.3 quantile radii
+    radii = 1200.0 * np.sqrt((np.arange(1, N + 1) - 0.5) / N)          # Sec. V disc, quantile radii
     lam = torch.tensor(10.0 ** (-(50.0 + 22.0 * np.log10(radii)) / 10.0))
     return ChannelStatistics(lam, float(lam.min()), B, torch.as_tensor(radii),
                              energy_per_symbol=ES, noise_psd=N0)

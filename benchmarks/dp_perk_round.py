@@ -1,11 +1,11 @@
-"""Benchmark: where the time of one paper-scale DP-as-a-perk round goes (issue 5, spec 10.2).
+"""Benchmark: where the time of one paper-scale DP-as-a-perk round goes (Sec. V).
 
 Usage (from the repository root)::
 
     OMP_NUM_THREADS=1 python benchmarks/dp_perk_round.py [--steps 6] [--threads 1]
         [--precisions fp32,bf16] [--json OUT]
 
-Paper setting (spec 7): n = 50 devices, K = 45 active, m = 100 antennas, FedAvgCNN
+Paper setting (Sec. V-A): n = 50 devices, K = 45 active, m = 100 antennas, FedAvgCNN
 (d = 582,026), batch 10; T = 50 rounds. Timed with one thread, real Fashion-MNIST-shaped random
 inputs, one warm-up excluded:
 

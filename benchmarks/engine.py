@@ -82,7 +82,7 @@ FLOPs) in float32, and in bfloat16 for the bf16 variants, timed at the same thre
 
 Threads: the script calls ``torch.set_num_threads(--threads)``. Set ``OMP_NUM_THREADS`` to the same
 value in the environment (as in the usage line above) so OpenMP/BLAS pools also use that many;
-on a busy 2-core machine more than one thread was measured to be much slower (ENVIRONMENT.md).
+on a busy 2-core machine more than one thread was measured to be much slower.
 """
 
 from __future__ import annotations

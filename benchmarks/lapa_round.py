@@ -4,7 +4,7 @@ Usage (from the repository root)::
 
     OMP_NUM_THREADS=1 python benchmarks/lapa_round.py [--repeats 3] [--clock cpu] [--json OUT]
 
-Paper setting (params.yaml `lapa`, paper profile; spec 8): K = 15 devices, the LAPA CNN
+Paper setting (params.yaml `lapa`, paper profile; Sec. V): K = 15 devices, the LAPA CNN
 (`cnn_mnist`, q = 21,840), `local_steps` = 10 SGD steps per round with mini-batches of
 `batch_fraction` = 10 % of the mean local size (sizes 800-3,600, mean 2,200: B = 220), T = 200
 rounds, evaluation every round on the 10,000-image test set and a 10,000-sample training-loss

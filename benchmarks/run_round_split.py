@@ -8,7 +8,7 @@ Usage (from the repository root, one thread, nothing else running)::
         [--train-trials 20] [--workdir DIR] [--json OUT]
 
 It builds the paper profile's inputs in a scratch folder (`tune_batching.prepare`), then runs the
-job as the pipeline does: the tune stage with the panel's spec 6.5 grid replaced by `--grid` (a
+job as the pipeline does: the tune stage with the panel's tuning grid replaced by `--grid` (a
 sub-grid keeps the run short; the runs still step in lockstep groups of up to 32), or with
 `--train-trials N` the train stage's lockstep work on N trials of the curve. Wrappers with
 `time.perf_counter` time each part; nested parts are included in their parents:
@@ -102,7 +102,7 @@ def train_work(params: dict, experiment_id: str, curve: str, trials: int) -> Non
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--job", default="biased_fl/fig3b_snr60:uqos", help="EXPERIMENT:CURVE")
-    parser.add_argument("--grid", default=None, help="JSON grid replacing the curve's spec 6.5 grid")
+    parser.add_argument("--grid", default=None, help="JSON grid replacing the curve's tuning grid")
     parser.add_argument("--train-trials", type=int, default=0)
     parser.add_argument("--workdir", default=None)
     parser.add_argument("--json", default=None)

@@ -6,7 +6,7 @@ Usage (from the repository root, after a paper-profile run of the Biased FL SOTA
 
 Reads every `results/tuning/biased_fl/<panel>/<curve>.json` whose tune job searched a
 `param_grid` (a {param: [values]} grid; explicit lists of combinations are skipped) and replays,
-on the stored mean final gaps (ties: accuracy, spec 6.5), coordinate searches over the same
+on the stored mean final gaps (ties: accuracy, our tuning rule), coordinate searches over the same
 grid: from the curve's params.yaml defaults in sorted-key order (`default`), the same with K
 swept last (`K last`), and, at the +30/+60 dB copies, from the literal panel's choice
 (`literal start`); each sweeps one parameter at a time until a full pass changes nothing. For

@@ -65,7 +65,7 @@ def test_a_margin_must_be_declared():
         Margin(0.01, False, "")
     with pytest.raises(ValueError, match="size"):
         Margin(-1.0, False, "x")
-    assert "overrides the default" in PP.because(0.005, "the spec's 0.5 pp").basis
+    assert "overrides the default" in PP.because(0.005, "a 0.5 pp reading").basis
 
 
 # -- each verdict on constructed data ------------------------------------------------------------

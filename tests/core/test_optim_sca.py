@@ -72,7 +72,7 @@ def test_an_inaccurate_step_that_does_not_lower_is_rejected_only_when_asked():
                             reject_inaccurate=True, **kw)
     assert rejected.stop_reason == "inaccurate_rejected" and not rejected.converged
     assert rejected.point is X_STAR
-    # without the errata-2 rule the same step is a rise beyond rise_tol (inf: allowed) -> converged
+    # without our keep-lower-steps rule it is a rise beyond rise_tol (inf: allowed) -> converged
     kept = sca.minimise(X_STAR, propose=_constant("optimal_inaccurate", worse), **kw)
     assert kept.stop_reason == "no_decrease" and kept.converged
 

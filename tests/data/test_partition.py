@@ -190,9 +190,10 @@ def test_mixed_structure(mnist_labels):
 
 
 def test_mixed_wasserstein_magnitudes_match_spec(mnist_labels):
-    """lapa.md §4.1 / Errata 3 quote W_IID ~0.06-0.53 and W_two-class ~1.8-4.4 over 20 seeds.
+    """Our reading of LAPA eq. (20): W_IID ~0.06-0.53 and W_two-class ~1.8-4.4 over 20 seeds.
 
-    The errata calls these sanity checks, not assertions, so the bounds carry a margin.
+    We read these as sanity checks, not assertions (the paper prints no values), so the bounds
+    carry a margin.
     """
     iid_share = []
     for seed in range(5):

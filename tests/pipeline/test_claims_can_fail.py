@@ -65,7 +65,7 @@ HAND_LEVELS = {
     "lapa/fig4b:fig4b_gaps": {"fedavg": 0.5, "beda": 0.51333, "wasserstein": 0.51413,
                               "select_ser0p1": 0.5247},
     "lapa/fig4:fig7_gaps": {"config5": 0.6, "lapa_avgp": 0.58535, "arb_avgp": 0.54128},
-    # CDPB-i above IS by more than the 1 pp margin and at most 3 pp (spec 8)
+    # CDPB-i above IS by more than the 1 pp margin and at most 3 pp (our reading of Fig. 4)
     "cdpb/fig4:fig4_is_slightly_below": {"cdpb_i": 0.62, "is": 0.6},
     "cdpb/fig4:fig4pc_is_slightly_below": {"cdpb_i": 0.62, "is": 0.6},
 }

@@ -64,7 +64,7 @@ def test_the_reference_tabulates_type_default_and_per_profile_defaults():
 
 def test_descriptions_cite_the_paper_not_a_reading_aid():
     """A description cites the paper (section, equation) or states our reading plainly; it
-    never names a spec, errata or a tag of one."""
+    never names an outside reading aid or a tag of one."""
     import re
 
     wording = re.compile(r"\bspec\b|\berrata\b|\[[ARM](?:[:\]])", re.IGNORECASE)

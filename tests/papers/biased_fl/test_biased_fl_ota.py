@@ -1,6 +1,6 @@
 """Biased FL OTA design math (closed forms, Lemma 1 / Theorem 1, SCA) and the OTA schemes.
 
-Reference values: (default quantile geometry) and its Errata
+Reference values: our solves of (20)-(21) (default quantile geometry)
 (SCA iteration counts; at the literal SNR the optimum is the NV design).
 """
 
@@ -135,9 +135,9 @@ def test_sca_at_literal_snr_is_the_nv_design_and_monotone():
     out = od.design_sca(LAM, G=20.0, d=D_MODEL, Es=ES, N0=N0, eta=ETA, mu=MU, kappa=KAPPA)
     nv, zb = od.design_nv(LAM, G=20.0, d=D_MODEL, Es=ES), od.design_zb(LAM, G=20.0, d=D_MODEL, Es=ES)
     psi_nv, psi_zb = _psi_of(nv, 20.0), _psi_of(zb, 20.0)
-    assert out["converged"] and out["iterations"] <= 10                 # Errata: 3-7 iterations
+    assert out["converged"] and out["iterations"] <= 10                 # our solves: 3-7 iterations
     assert out["psi"] <= min(psi_nv, psi_zb)
-    assert out["psi"] == pytest.approx(psi_nv, rel=1e-3)                 # Errata: optimum = NV
+    assert out["psi"] == pytest.approx(psi_nv, rel=1e-3)                 # our solves: optimum = NV
     assert np.allclose(out["p"], nv["p"], atol=2e-3)
     assert out["psi"] == pytest.approx(_psi_of(out, 20.0), rel=1e-12)
     for history in out["psi_history"].values():
@@ -153,7 +153,7 @@ def test_sca_at_high_snr_moves_toward_zero_bias():
     nv, zb = od.design_nv(LAM, G=5.0, d=D_MODEL, Es=es), od.design_zb(LAM, G=5.0, d=D_MODEL, Es=es)
     zeta = lambda d: od.zeta_ota(d["p"], d["beta"], d["alpha"], G=5.0, d=D_MODEL, N0=N0)  # noqa: E731
     psi_nv, psi_zb = (od.psi(zeta(x), x["p"], ETA, MU, KAPPA) for x in (nv, zb))
-    assert not out["converged"] and out["stop_reason"] == "max_iter"    # Errata: 600-1000 needed
+    assert not out["converged"] and out["stop_reason"] == "max_iter"    # ours: 600-1000 needed
     assert out["iterations"] == 60
     assert out["psi"] < 0.1 * psi_zb < psi_nv
     assert np.abs(out["p"] - 1 / N).max() < 0.2 * np.abs(nv["p"] - 1 / N).max()
@@ -167,7 +167,7 @@ def test_sca_at_30_db_beats_both_closed_forms():
     out = od.design_sca(LAM, G=20.0, d=D_MODEL, Es=es, N0=N0, eta=ETA, mu=MU, kappa=KAPPA)
     psi_nv = _psi_of(od.design_nv(LAM, G=20.0, d=D_MODEL, Es=es), 20.0)
     psi_zb = _psi_of(od.design_zb(LAM, G=20.0, d=D_MODEL, Es=es), 20.0)
-    assert out["converged"] and 20 <= out["iterations"] <= 200         # Errata: ~60 iterations
+    assert out["converged"] and 20 <= out["iterations"] <= 200         # our solves: ~60 iterations
     assert out["psi"] < 0.7 * min(psi_nv, psi_zb)
     runs = out["psi_history"]
     assert runs["nv"][-1] == pytest.approx(runs["zb"][-1], rel=1e-6)    # both starts agree

@@ -100,7 +100,7 @@ def test_efficient_simulation_equals_clientwise_in_distribution(strategy, beta, 
                                            ("cdpb_mixed", 0.3), ("is", None), ("hmin", None),
                                            ("noise_free", None)])
 def test_both_simulations_draw_the_same_roles(strategy, beta):
-    """Coins first, then noise (errata): one seed gives the same clients and sigma_q,t^2."""
+    """Coins first, then noise (our reading): one seed gives the same clients and sigma_q,t^2."""
     s = CdpbSetting(K=12, q_IS=0.6)
     design = RoundDesign.from_setting(s, strategy, 0.08 if strategy == "hmin" else 0.7, beta)
     u = _updates(12, 4, seed=5)
@@ -131,8 +131,9 @@ def test_cdpb_i_is_unbiased_up_to_the_known_scaling():
 
 
 def test_noise_free_sends_sqrt_a_times_g():
-    """Errata 3: x = sqrt(a) g, so the server receives sqrt(rho) g and, without receiver noise,
-    recovers the mean of the reliable updates exactly (a g would arrive as rho g / sqrt(h))."""
+    """Our reading of (11)/(15): x = sqrt(a) g, so the server receives sqrt(rho) g and,
+    without receiver noise, recovers the mean of the reliable updates exactly (a g would arrive
+    as rho g / sqrt(h))."""
     u = _updates(6, 5)
     design = RoundDesign("noise_free", 0.7, sigma_z2=0.0)
     est, rec = aggregate_clientwise(u, FIXED_GAINS, design, _gen(0))

@@ -1,8 +1,8 @@
 """CDPB analytic building blocks: channel statistics, RDP bounds, Theorem 2 pieces, setting.
 
 Reference values: Appendix A. Tolerance for printed references:
-half a unit in the last printed digit (the value agrees with every digit the spec prints; this
-is at least as strict as the spec's 1e-4 relative), via ``assert_printed``.
+half a unit in the last printed digit (the value agrees with every digit the reference prints; this
+is at least as strict as a 1e-4 relative tolerance), via ``assert_printed``.
 """
 
 from __future__ import annotations
@@ -106,7 +106,7 @@ def test_privacy_inputs_of_baselines():
 
 
 def test_fig5_ordering_holds_for_q_is_in_errata_range_only():
-    """Errata 1: q_IS in about (0.525, 0.985) gives gamma_bar < IS < h_min."""
+    """IS baseline (Sec. V): q_IS in about (0.525, 0.985) gives gamma_bar < IS < h_min."""
     gb = float(pv.strategy_rdp_round(S, "gamma_bar", rho_gamma_closed(S, 0.0)))
     hm = float(pv.strategy_rdp_round(S, "hmin", cs.hmin_rho(S)))
 
@@ -158,7 +158,8 @@ def test_dimension_corrected_matches_dp_accounting():
 
 
 def test_dimension_corrected_is_far_larger_than_theorem1():
-    """Spec §4.5/§9 C1 says "orders of magnitude larger". At the CDPB-i operating point and
+    """Our reading: the dimension-corrected RDP is "orders of magnitude larger" than Theorem 1.
+    At the CDPB-i operating point and
     alpha = 2 that holds for ResNet-18 (d = 11.2M: > 1e4 times); for the quick softmax model
     (d = 650) the factor is about 9."""
     paper = float(pv.strategy_rdp_round(S, "cdpb_i", 0.9016))

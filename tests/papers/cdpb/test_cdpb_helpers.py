@@ -5,9 +5,9 @@ from __future__ import annotations
 
 
 def assert_printed(ours: float, printed: str) -> None:
-    """ours agrees with a value the spec prints to every printed digit: |ours - printed| <= half
+    """ours agrees with a printed reference value to every printed digit: |ours - printed| <= half
     a unit in the last printed digit (mantissa digits and exponent of e.g. "8.995e-4" count).
-    At least as strict as the spec's 1e-4 relative tolerance for its 5+ digit values."""
+    At least as strict as a 1e-4 relative tolerance for its 5+ digit values."""
     mantissa, _, exponent = printed.partition("e")
     decimals = len(mantissa.split(".")[1]) if "." in mantissa else 0
     half_unit = 0.5 * 10.0 ** (int(exponent or 0) - decimals)

@@ -1,5 +1,5 @@
 """DP as a perk: per-round aggregation of Vanilla FL, FL w/ clipping, AirFL-MIMO and AirFL-DP, with
-common random numbers (§10.3 acceptance 5, Errata 1)."""
+common random numbers (our reading of Sec. II-B)."""
 
 from __future__ import annotations
 

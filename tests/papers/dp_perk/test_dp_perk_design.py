@@ -1,5 +1,5 @@
 """DP as a perk: the norm allocation (water-filling, bisection, cvxpy), the perk window
-(P_thr, P_full) and the finite-D allocation (Errata 1, 3, 4)."""
+(P_thr, P_full) and the finite-D allocation (App. D; our readings)."""
 
 from __future__ import annotations
 
@@ -38,7 +38,7 @@ def plan():
 
 
 def test_waterfill_matches_cvxpy_to_the_spec_tolerance():
-    """Spec §5.4: the sorted solution and a cvxpy solve agree to 6e-5 (the spec's measurement)."""
+    """Prop. IV.2-IV.3: the sorted solution and a cvxpy solve agree to 6e-5 (our measurement)."""
     for pi, A in _binding_cases(4):
         exact, conic = dz.waterfill(pi, A), dz.waterfill_cvxpy(pi, A)
         assert np.max(np.abs(np.asarray(conic.q) / exact.q - 1)) <= 6e-5
@@ -82,7 +82,7 @@ def test_perk_regime_returns_pi_and_full_binding_returns_sqrt_T_over_A():
     level = math.sqrt(pi.size / A)
     assert full.raised_rounds == pi.size and full.q[0] == pytest.approx(level, rel=1e-15)
     other = dz.waterfill(pi * 0.7, A)               # different channels, same T and A
-    assert other.q == full.q                        # bitwise: q does not depend on P (Errata 1)
+    assert other.q == full.q                        # bitwise: q does not depend on P (our reading)
 
 
 def test_budget_holds_in_floating_point_on_many_cases():
@@ -193,15 +193,15 @@ def test_finite_domain_limits():
 
 
 def test_errata3_third_term_only_guards_the_branch_condition():
-    """The spec's (P3b') closed form without S_</(B-1) can violate B r_{T-1} <= sum r, but
-    min{sum r, B r_{T-1}} <= A (the privacy budget) still holds; the Errata's form meets both."""
+    """A literal (P3b') closed form without S_</(B-1) can violate B r_{T-1} <= sum r, but
+    min{sum r, B r_{T-1}} <= A (the privacy budget) still holds; our guarded form meets both."""
     pi = np.array([1e3, 1e3, 1.0])               # S_< = 2e-6, last 1/pi^2 = 1
     A, B = 1e-3, 10.0
     spec = 1 / np.asarray(dz._last_round(pi, A, B, side_condition=False)) ** 2
-    errata = 1 / np.asarray(dz._last_round(pi, A, B, side_condition=True)) ** 2
+    guarded = 1 / np.asarray(dz._last_round(pi, A, B, side_condition=True)) ** 2
     assert B * spec[-1] > spec.sum()                          # side condition violated
     assert min(spec.sum(), B * spec[-1]) <= A                 # budget still met
-    assert B * errata[-1] <= errata.sum() * (1 + 1e-15) and min(errata.sum(), B * errata[-1]) <= A
+    assert B * guarded[-1] <= guarded.sum() * (1 + 1e-15) and min(guarded.sum(), B * guarded[-1]) <= A
 
 
 @pytest.mark.parametrize("call, name", [

@@ -13,7 +13,7 @@ from airfl.papers.dp_perk import analytic_figures as af
 
 torch.set_num_threads(1)
 
-#: Two trials keep the Monte Carlo diagnostics cheap; the claims' tolerances are the spec's.
+#: Two trials keep the Monte Carlo diagnostics cheap; claim tolerances: our reading of Sec. V.
 SMALL = {**af.DEFAULTS, "trials": 2, "threshold_eps_tilde": [0.05, 0.1, 0.2],
          "fig3_eps_tilde": [0.04, 0.1]}
 
@@ -116,11 +116,11 @@ def _mimo_frame(ratio_to_A, trials=3):
 
 
 def test_mimo_window_checks_each_conversion_against_its_own_end():
-    """Spec §4.5: sum 1/pi^2 ~ 1e7 A, implied eps~ ~ 3e5 (optimal) .. 7e5 (paper (23))."""
+    """Sec. III defaults: sum 1/pi^2 ~ 1e7 A, implied eps~ ~ 3e5 (optimal) .. 7e5 (paper (23))."""
     from airfl.papers.dp_perk.privacy import eps_optimal, eps_paper, rdp_budget
 
     d, delta = af.DEFAULTS["dim"], af.DEFAULTS["delta"]
-    K = 1e7 * rdp_budget(0.1 * math.sqrt(d), delta)          # the spec's premise, exactly 1e7 A
+    K = 1e7 * rdp_budget(0.1 * math.sqrt(d), delta)          # the premise, exactly 1e7 A
     assert eps_optimal(K, delta)[0] / math.sqrt(d) == pytest.approx(3.84e5, rel=1e-3)
     assert eps_paper(K, delta) / math.sqrt(d) == pytest.approx(7.68e5, rel=1e-3)
     claim = ac._mimo_no_privacy(_mimo_frame(1e7), af.DEFAULTS)

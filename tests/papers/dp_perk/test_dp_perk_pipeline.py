@@ -1,6 +1,6 @@
 """DP as a perk in the pipeline: the MLP of the quick profile, epoch-mode local training, partial
 participation, the scheme adapter (units, the plan's active sets, common random numbers: AirFL-DP
-bit-identical to AirFL-MIMO below the perk threshold and across P above full binding, Errata 1),
+bit-identical to AirFL-MIMO below the perk threshold and across P above full binding, our reading),
 the registry and the claims on stored figure data."""
 
 from __future__ import annotations
@@ -130,7 +130,7 @@ def test_vanilla_moves_the_model_by_the_mean_of_the_active_devices_updates():
 
 
 def test_dp_equals_mimo_below_the_threshold_and_is_flat_above_full_binding():
-    """Errata 1 on whole training runs with common random numbers."""
+    """Our reading (q independent of P) on whole training runs with common random numbers."""
     low, high = 1e-15, 1e-3                                   # far below P_thr / above P_full
     probe, _, _ = _run(_curve("airfl_dp", low, eps_tilde=1.0), rounds=1)
     assert probe["power_threshold_w"] > low and probe["power_full_w"] < high

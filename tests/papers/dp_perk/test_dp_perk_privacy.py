@@ -20,7 +20,7 @@ torch.set_num_threads(1)
 D_MODEL, R, DELTA, T, SIGMA2, ETA, K = 582_026, 0.9, 1e-5, 50, 1e-13, 0.005, 45
 C = math.sqrt(0.012 * D_MODEL)
 
-#: Spec §4.5, as printed: eps~, eps, c_delta, K_rdp,max, A, noise std on the sum, per-coordinate
+#: Sec. III, our values: eps~, eps, c_delta, K_rdp,max, A, noise std on the sum, per-coordinate
 #: model-noise std per round. Compared to half a unit of the last printed digit.
 REFERENCE = [
     ("0.01", "7.629", "1.325", "0.9493", "7.551e-18", "575.4", "0.0639"),
@@ -57,7 +57,7 @@ def test_constants_of_spec_4_5():
 
 
 def test_binding_noise_closed_form_does_not_depend_on_sigma2():
-    """Spec §4.5: Var on the sum = T sigma^2/(2A) = T r c~ (2 eps~ sqrt(d) + 4 L)/eps~^2."""
+    """Sec. III: Var on the sum = T sigma^2/(2A) = T r c~ (2 eps~ sqrt(d) + 4 L)/eps~^2."""
     for sigma2 in (1e-13, 3e-9):
         A = pv.budget_A(0.1 * math.sqrt(D_MODEL), DELTA, R, C, sigma2)
         closed = T * R * 0.012 * (2 * 0.1 * math.sqrt(D_MODEL) + 4 * pv.log_inv_delta(DELTA)) / 0.01
@@ -66,7 +66,7 @@ def test_binding_noise_closed_form_does_not_depend_on_sigma2():
 
 @pytest.mark.parametrize("eps_tilde", [0.01, 0.1, 0.28, 3.0])
 def test_full_budget_gives_the_target_eps(eps_tilde):
-    """Spec §4.4 unit test: Sigma 1/q^2 = A  =>  eps_paper(2 r c^2 A / sigma^2) == eps (1e-9)."""
+    """Lemma III.1: Sigma 1/q^2 = A  =>  eps_paper(2 r c^2 A / sigma^2) == eps (1e-9)."""
     eps = eps_tilde * math.sqrt(D_MODEL)
     A = pv.budget_A(eps, DELTA, R, C, SIGMA2)
     q = np.full(T, math.sqrt(T / A))
@@ -126,7 +126,7 @@ def test_domain_constant_matches_phi_of_eq_22():
              / (2 * ETA * C * q)) ** 2
     assert B / q ** 2 == pytest.approx(phi22, rel=1e-13)
     assert pv.domain_constant(ETA, L, Q, R, n, math.inf, C) == math.inf
-    # Errata 4: more local steps, larger B (weaker saturation)
+    # our reading: more local steps, larger B (weaker saturation)
     assert pv.domain_constant(ETA, L, 600, R, n, D, C) > 1e20 * B
 
 

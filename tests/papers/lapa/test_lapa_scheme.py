@@ -79,7 +79,7 @@ def test_lapa_noise_level_and_ledger(params):
     assert spent <= design["eps_total"] * (1 + 1e-12)                  # eq. 12
     assert record["eps_nominal_total_max"] <= design["eps_total"]
     # q = 64 makes the noise ~250x the gradient: the mean-abs PID loop collapses the budget
-    # (Errata 4), the run is flagged and continues with l2_rel, whose budgets stay positive
+    # (eq. 10), the run is flagged and continues with l2_rel, whose budgets stay positive
     assert record["budget_collapse"] and record["pid_fallback_l2_rel"]
     assert min(lapa._runs[0]["lapa"].budgets) > 0
 
@@ -134,7 +134,7 @@ def test_catalogue_block(params):
 
 def test_switching_leaves_only_channel_noise_after_t_th(params):
     """Sec. IV-A: once sum_k sigma_ch,k >= sum_k c Delta s_k / eps_k (tested from round 3,
-    Errata 1) the round carries only channel noise: its update equals the no-DP practical
+    eq. 23, our reading) the round carries only channel noise: its update equals the no-DP practical
     curve's (same channel draws), and T_th >= 2."""
     sizes = [200] * K
     radio = {**params["lapa"]["radio"], "median_snr_db": -30.0}     # very noisy channel
@@ -181,7 +181,7 @@ def test_per_trial_powers_set_the_channel_noise_and_each_trial_has_its_own_chann
 
 def test_precision_and_the_fig6_and_fig7_curves_of_the_catalogue(params):
     """`lapa.training.precision` reaches the model block (fp32 default);
-    Fig. 6 panels keep the four strategies at nu = 4 with their own IID count (Errata 3);
+    Fig. 6 panels keep the four strategies at nu = 4 with their own IID count (our reading);
     Fig. 7's three curves run over the practical channel, LAPA's with switching at p_bar."""
     from airfl.papers.lapa.training import compose_mix
 
@@ -269,7 +269,7 @@ def test_a_threshold_no_device_meets_keeps_the_best_one_and_says_so(params):
 
 
 def test_arb_spends_uniform_dps_split_until_it_has_two_windows_of_progress(params):
-    """Errata 2: ARB's direction is 0 before two windows of 5 progress statistics, so its
+    """Eq. (12): ARB's direction is 0 before two windows of 5 progress statistics, so its
     budgets equal uniform DP's eps^T / (T K) in rounds 1-10 and move from round 11 on; the
     records' `arb_as_uniform` counts those rounds (what the Fig. 5 caption states)."""
     rounds = 15
