@@ -13,7 +13,7 @@ export DVC_NO_ANALYTICS := 1
 export OMP_NUM_THREADS := 1
 export PATH := $(abspath $(BIN)):$(PATH)
 
-.PHONY: install pin reproduce dvc-record test lock clean-results vendor-vega
+.PHONY: install pin reproduce dvc-record exp snakemake-record test lock clean-results vendor-vega
 
 # The exact versions of requirements.lock (constraints), so a fresh clone gets the versions the
 # results were made with; pyproject.toml holds the ranges airfl works with.
@@ -46,6 +46,17 @@ reproduce: install
 dvc-record: install
 	$(BIN)/airfl dvc-yaml --stamp results/dvc_dag.txt
 	$(BIN)/dvc commit -f -q
+
+# A DVC experiment of one or more knobs, e.g. make exp SET='seed=7' (STAGE: a dvc.yaml stage,
+# default all): the values are set in params.yaml in place, comments and layout kept (`dvc exp
+# run -S` writes the file back through its own dumper), `dvc exp run` runs the stale stages, and
+# Snakemake records the outputs DVC made, so `snakemake -n` agrees with `dvc status`.
+exp: install
+	$(BIN)/python -m airfl.pipeline.dvc_exp run $(SET) -- $(STAGE)
+
+# After `dvc repro` or a plain `dvc exp run`: Snakemake records the outputs DVC made current.
+snakemake-record: install
+	$(BIN)/python -m airfl.pipeline.dvc_exp record
 
 # -n: one worker per core; the pipeline tests that share one built workspace stay together.
 test: install
