@@ -48,6 +48,8 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--params", default="params.yaml", help="parameter file (default params.yaml)")
     parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                         help="override a dotted key of params.yaml (repeatable)")
+    parser.add_argument("--yes", action="store_true", help="start a train, tune or calibrate "
+                        "job whose estimate exceeds confirm_cost_above_core_hours")
     sub = parser.add_subparsers(dest="stage", required=True, metavar="STAGE")
 
     def stage(name: str, text: str) -> argparse.ArgumentParser:
@@ -208,6 +210,12 @@ def main(argv: list[str] | None = None) -> int:
         positional = [getattr(args, k) for k in ("dataset", "name", "experiment", "curve",
                                                  "derivation", "paper", "mechanism")
                       if getattr(args, k, None) is not None]
+        if not args.yes:                            # its estimate first (airfl plan's costs)
+            from airfl.pipeline.plan import job_over_bound
+            costly = job_over_bound(args.stage, positional, params)
+            if costly:
+                print(costly, file=sys.stderr)
+                return 2
         try:
             lock = job_lock.hold(args.stage, positional)      # held until the job returns
             with lock:
