@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import time
 
 
 # Stages that need neither torch nor the experiment registry: they skip importing them (~1.5 s
@@ -219,7 +220,14 @@ def main(argv: list[str] | None = None) -> int:
         try:
             lock = job_lock.hold(args.stage, positional)      # held until the job returns
             with lock:
+                started = time.monotonic()
                 stage.run(params, *positional)
+                # the job's log says what ran, with which settings and for how long (a failure
+                # is the one line below instead)
+                print(f"airfl {' '.join([args.stage, *positional])}: done in "
+                      f"{time.monotonic() - started:.1f} s (profile {params['profile']}, seed "
+                      f"{params['seed']}, device {params['device']}, threads {params['threads']})",
+                      file=sys.stderr)
         except (StageError, ArtifactError, DatasetUnavailableError, job_lock.JobRunning,
                 FileNotFoundError) as error:
             # a known failure (a stage's own, a corrupt or missing stored input, a dataset that

@@ -138,6 +138,29 @@ LR = "baselines.accuracy_vs_rounds.training.lr"
 
 
 @pytest.mark.xdist_group("built_workspace")   # one build, shared (make test: -n)
+def test_a_job_log_says_what_it_did_and_long_loops_report_progress(built, env):
+    """Job logs were empty or held tqdm bars (carriage returns) written into files. A train
+    job's log names the job and its settings, its parameters, trials, rounds and final metrics,
+    and its time; progress lines come at AIRFL_PROGRESS_SECONDS (30 s by default, so none in
+    this 2-round job; at 0, one a round)."""
+    log = (built / "logs/train/baselines/accuracy_vs_rounds/ota_low_snr.log").read_text()
+    summary = next(line for line in log.splitlines() if line.startswith("train baselines/"))
+    assert "1 trial, 2 rounds" in summary and "final test_accuracy " in summary
+    assert '"snr_db": -10.0' in summary and '"rounds": 2' in summary
+    assert re.search(r"airfl train baselines/accuracy_vs_rounds ota_low_snr: done in [\d.]+ s "
+                     r"\(profile quick, seed \d+, device cpu, threads 1\)", log)
+    assert "\r" not in log
+    path = built / "ideal.log"
+    with path.open("w") as out:
+        subprocess.run(["airfl", "train", "baselines/accuracy_vs_rounds", "ideal"], cwd=built,
+                       env={**env, "AIRFL_PROGRESS_SECONDS": "0"}, stdout=out,
+                       stderr=subprocess.STDOUT, check=True, timeout=600)
+    lines = path.read_text().splitlines()
+    assert [line.split(": ", 1)[1].rsplit(",", 1)[0] for line in lines if ": round " in line] == [
+        "round 1/2 (50 %)", "round 2/2 (100 %)"]
+
+
+@pytest.mark.xdist_group("built_workspace")   # one build, shared (make test: -n)
 def test_threads_are_a_rerun_trigger(built, env):
     """torch's thread count changes sums in the last digits, so a change must
     rerun what it touches (dvc.yaml lists `threads` too); it used to say nothing to be done."""

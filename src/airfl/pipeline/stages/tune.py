@@ -5,6 +5,7 @@ search (the parameter combinations, then the step sizes) run together, their gra
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 from airfl.io import read_json, write_json
@@ -43,6 +44,11 @@ def run(params: dict[str, Any], experiment_id: str, curve: str) -> None:
         selection = select_eta(grid)
     except ValueError as error:
         raise ValueError(f"{experiment_id} {curve}: {error}") from None
+    searched = "" if chosen is None else f", parameters {chosen['params']}"
+    print(f"tune {experiment_id} {curve}: {len(grid)} step sizes scored on {len(trials)} "
+          f"selection trials{searched}; "
+          f"chose eta {selection['eta']:.4g} (mean final gap {selection['score']:.4g} "
+          f"+- {selection['score_se']:.2g})", file=sys.stderr)
     write_json(paths.tuning(experiment_id, curve), {
         "mode": settings["mode"], **selection, "grid": grid, "eta_search": eta_mode,
         **({"etas_not_run": skipped} if skipped else {}),
