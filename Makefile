@@ -34,10 +34,12 @@ pin:
 
 install: $(BIN)/airfl
 
-# Snakemake runs the DAG; dvc-record then stores its outputs in DVC, so `dvc status` is clean and
-# `dvc repro` runs nothing afterwards (no stage runs twice).
+# Snakemake runs the DAG on every core, its jobs forked from a fork server that has imported
+# torch and the registry once (airfl.pipeline.forkserved; plain jobs if it cannot start);
+# dvc-record then stores its outputs in DVC, so `dvc status` is clean and `dvc repro` runs
+# nothing afterwards (no stage runs twice).
 reproduce: install
-	$(BIN)/snakemake --cores $(CORES)
+	$(BIN)/python -m airfl.pipeline.forkserved $(BIN)/snakemake --cores $(CORES)
 	$(MAKE) dvc-record
 
 # Record what Snakemake made in DVC (dvc.lock and the cache): check that dvc.yaml is the DAG of
