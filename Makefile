@@ -13,7 +13,7 @@ export DVC_NO_ANALYTICS := 1
 export OMP_NUM_THREADS := 1
 export PATH := $(abspath $(BIN)):$(PATH)
 
-.PHONY: install pin reproduce dvc-record test lock clean-results vendor-vega
+.PHONY: install pin reproduce dvc-record exp snakemake-record test lock clean-results vendor-vega
 
 # The exact versions of requirements.lock (constraints), so a fresh clone gets the versions the
 # results were made with; pyproject.toml holds the ranges airfl works with.
@@ -34,10 +34,12 @@ pin:
 
 install: $(BIN)/airfl
 
-# Snakemake runs the DAG; dvc-record then stores its outputs in DVC, so `dvc status` is clean and
-# `dvc repro` runs nothing afterwards (no stage runs twice).
+# Snakemake runs the DAG on every core, its jobs forked from a fork server that has imported
+# torch and the registry once (airfl.pipeline.forkserved; plain jobs if it cannot start);
+# dvc-record then stores its outputs in DVC, so `dvc status` is clean and `dvc repro` runs
+# nothing afterwards (no stage runs twice).
 reproduce: install
-	$(BIN)/snakemake --cores $(CORES)
+	$(BIN)/python -m airfl.pipeline.forkserved $(BIN)/snakemake --cores $(CORES)
 	$(MAKE) dvc-record
 
 # Record what Snakemake made in DVC (dvc.lock and the cache): check that dvc.yaml is the DAG of
@@ -46,6 +48,17 @@ reproduce: install
 dvc-record: install
 	$(BIN)/airfl dvc-yaml --stamp results/dvc_dag.txt
 	$(BIN)/dvc commit -f -q
+
+# A DVC experiment of one or more knobs, e.g. make exp SET='seed=7' (STAGE: a dvc.yaml stage,
+# default all): the values are set in params.yaml in place, comments and layout kept (`dvc exp
+# run -S` writes the file back through its own dumper), `dvc exp run` runs the stale stages, and
+# Snakemake records the outputs DVC made, so `snakemake -n` agrees with `dvc status`.
+exp: install
+	$(BIN)/python -m airfl.pipeline.dvc_exp run $(SET) -- $(STAGE)
+
+# After `dvc repro` or a plain `dvc exp run`: Snakemake records the outputs DVC made current.
+snakemake-record: install
+	$(BIN)/python -m airfl.pipeline.dvc_exp record
 
 # -n: one worker per core; the pipeline tests that share one built workspace stay together.
 test: install

@@ -19,6 +19,7 @@ include: "workflow/rules/design.smk"
 include: "workflow/rules/train.smk"
 include: "workflow/rules/figures.smk"
 include: "workflow/rules/audit.smk"
+include: "workflow/rules/cost.smk"
 
 
 rule all:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import time
 
 
 # Stages that need neither torch nor the experiment registry: they skip importing them (~1.5 s
@@ -48,6 +49,8 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--params", default="params.yaml", help="parameter file (default params.yaml)")
     parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                         help="override a dotted key of params.yaml (repeatable)")
+    parser.add_argument("--yes", action="store_true", help="start a train, tune or calibrate "
+                        "job whose estimate exceeds confirm_cost_above_core_hours")
     sub = parser.add_subparsers(dest="stage", required=True, metavar="STAGE")
 
     def stage(name: str, text: str) -> argparse.ArgumentParser:
@@ -208,10 +211,23 @@ def main(argv: list[str] | None = None) -> int:
         positional = [getattr(args, k) for k in ("dataset", "name", "experiment", "curve",
                                                  "derivation", "paper", "mechanism")
                       if getattr(args, k, None) is not None]
+        if not args.yes:                            # its estimate first (airfl plan's costs)
+            from airfl.pipeline.plan import job_over_bound
+            costly = job_over_bound(args.stage, positional, params)
+            if costly:
+                print(costly, file=sys.stderr)
+                return 2
         try:
             lock = job_lock.hold(args.stage, positional)      # held until the job returns
             with lock:
+                started = time.monotonic()
                 stage.run(params, *positional)
+                # the job's log says what ran, with which settings and for how long (a failure
+                # is the one line below instead)
+                print(f"airfl {' '.join([args.stage, *positional])}: done in "
+                      f"{time.monotonic() - started:.1f} s (profile {params['profile']}, seed "
+                      f"{params['seed']}, device {params['device']}, threads {params['threads']})",
+                      file=sys.stderr)
         except (StageError, ArtifactError, DatasetUnavailableError, job_lock.JobRunning,
                 FileNotFoundError) as error:
             # a known failure (a stage's own, a corrupt or missing stored input, a dataset that

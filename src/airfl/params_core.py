@@ -23,6 +23,11 @@ PROPERTIES = {
                    values=("cpu", "cuda", "auto"), default="cpu"),
     "threads": Int(description="torch/BLAS threads per job (1 when Snakemake runs jobs in "
                                "parallel).", minimum=1, default=1),
+    "confirm_cost_above_core_hours": Num(
+        description="a run whose `airfl plan` estimate exceeds this many core-hours prints the "
+                    "estimate and stops before its first job until confirmed: raise the bound "
+                    "(e.g. `--config confirm_cost_above_core_hours=2000`) or pass `airfl --yes`; "
+                    "null never asks.", gt=0, nullable=True, default=24.0),
     "data": Obj(description="where datasets are read from and whether they may be downloaded.",
                 required=True, fields={
         "root": Str(description="folder with datasets in torchvision's layout.", required=True),

@@ -81,13 +81,17 @@ def test_dvc_plots_have_each_figures_own_axes(repo_root):
 
 
 def test_dvc_yaml_declares_each_papers_claims_as_metrics(repo_root):
-    """`dvc metrics diff` after a change shows which claims flipped."""
+    """`dvc metrics diff` after a change shows which claims flipped: the metrics are cached
+    outputs (an uncached one, `cache: false`, had no value at the last commit, as `results/` is
+    not in git), so the last commit's values come from the cache through its dvc.lock."""
     from airfl.pipeline import paths
     from airfl.pipeline.registry import papers
 
     stages = yaml.safe_load((repo_root / "dvc.yaml").read_text())["stages"]
-    declared = {path: name for name, stage in stages.items()
-                for entry in stage.get("metrics", []) for path in entry}
+    entries = [(name, entry) for name, stage in stages.items()
+               for entry in stage.get("metrics", [])]
+    assert all(isinstance(entry, str) for _, entry in entries), entries[:3]     # cached
+    declared = {entry: name for name, entry in entries}
     for paper in papers():
         assert declared[str(paths.claims_metrics(paper))] == f"claims-{paper}"
     assert declared[str(paths.claims_metrics())] == "claims"
@@ -135,6 +139,29 @@ def test_report_has_the_figure_with_its_caption(built, env):
 
 
 LR = "baselines.accuracy_vs_rounds.training.lr"
+
+
+@pytest.mark.xdist_group("built_workspace")   # one build, shared (make test: -n)
+def test_a_job_log_says_what_it_did_and_long_loops_report_progress(built, env):
+    """Job logs were empty or held tqdm bars (carriage returns) written into files. A train
+    job's log names the job and its settings, its parameters, trials, rounds and final metrics,
+    and its time; progress lines come at AIRFL_PROGRESS_SECONDS (30 s by default, so none in
+    this 2-round job; at 0, one a round)."""
+    log = (built / "logs/train/baselines/accuracy_vs_rounds/ota_low_snr.log").read_text()
+    summary = next(line for line in log.splitlines() if line.startswith("train baselines/"))
+    assert "1 trial, 2 rounds" in summary and "final test_accuracy " in summary
+    assert '"snr_db": -10.0' in summary and '"rounds": 2' in summary
+    assert re.search(r"airfl train baselines/accuracy_vs_rounds ota_low_snr: done in [\d.]+ s "
+                     r"\(profile quick, seed \d+, device cpu, threads 1\)", log)
+    assert "\r" not in log
+    path = built / "ideal.log"
+    with path.open("w") as out:
+        subprocess.run(["airfl", "train", "baselines/accuracy_vs_rounds", "ideal"], cwd=built,
+                       env={**env, "AIRFL_PROGRESS_SECONDS": "0"}, stdout=out,
+                       stderr=subprocess.STDOUT, check=True, timeout=600)
+    lines = path.read_text().splitlines()
+    assert [line.split(": ", 1)[1].rsplit(",", 1)[0] for line in lines if ": round " in line] == [
+        "round 1/2 (50 %)", "round 2/2 (100 %)"]
 
 
 @pytest.mark.xdist_group("built_workspace")   # one build, shared (make test: -n)

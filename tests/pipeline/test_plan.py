@@ -50,6 +50,12 @@ def test_the_plan_costs_every_job_of_the_dag_once(quick):
     assert runs == expected
 
 
+def test_the_quick_profile_is_well_within_the_bound_that_asks_before_a_run(quick):
+    """CI's quick run must never stop at the cost prompt (workflow/rules/cost.smk)."""
+    params, _, costs, _ = quick
+    assert sum(c.core_s for c in costs) / 3600 < params["confirm_cost_above_core_hours"] / 10
+
+
 def test_the_unit_costs_name_the_machine_they_were_measured_on(quick):
     _, units, _, _ = quick
     for key in ("cpu", "logical_cores", "date", "torch"):

@@ -36,6 +36,7 @@ import torch
 from airfl.core.engine import client_gradients_many
 from airfl.core.loop import TrialRun, TrialSetup
 from airfl.core.scheme import Scheme
+from airfl.progress import Progress
 
 __all__ = ["MAX_BATCH", "aggregate_runs", "batchable", "run_lockstep"]
 
@@ -73,7 +74,10 @@ def run_lockstep(jobs: Sequence[Job], max_batch: int = MAX_BATCH
 
 def _lockstep_group(jobs: Sequence[Job]) -> list[tuple[pd.DataFrame, list[dict[str, Any]]]]:
     runs = [TrialRun(*job) for job in jobs]
-    model, batch = jobs[0][0].model, jobs[0][0].full_batch_data
+    first = jobs[0][0]
+    model, batch = first.model, first.full_batch_data
+    log = Progress(f"{first.experiment} {jobs[0][1].name}: {len(jobs)} runs in lockstep",
+                   max(setup.rounds for setup, _, _ in jobs))    # a line every ~30 s
     active = runs
     while active:
         for run in active:
@@ -85,6 +89,7 @@ def _lockstep_group(jobs: Sequence[Job]) -> list[tuple[pd.DataFrame, list[dict[s
         for run, grad, aggregated in zip(active, grads, aggregate_runs(active, grads)):
             run.finish(grad, aggregated)
         active = [run for run in active if not run.done]
+        log.update(max(run.round for run in runs))
     return [run.result() for run in runs]
 
 

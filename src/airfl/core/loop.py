@@ -11,7 +11,6 @@ from typing import Any
 
 import pandas as pd
 import torch
-from tqdm import tqdm
 
 from airfl.channel.fading import power_from_pairs, rayleigh_power
 from airfl.channel.pathloss import _validated
@@ -19,6 +18,7 @@ from airfl.core.engine import (client_gradients, evaluate_many, local_sgd, objec
                                sample_batches)
 from airfl.core.scheme import RoundState, Scheme
 from airfl.core.trial_setup import LocalWork, Schedule, ServerStep, TrialSetup
+from airfl.progress import Progress
 from airfl.rng import RoundStreams, torch_generator
 
 __all__ = ["LocalWork", "Schedule", "ServerStep", "TrialRun", "TrialSetup",
@@ -189,11 +189,12 @@ def run_trial(setup: TrialSetup, scheme: Scheme, design: dict[str, Any], progres
               ) -> tuple[pd.DataFrame, list[dict[str, Any]]]:
     """Run all rounds; returns the per-round table and the per-round records (for privacy)."""
     run = TrialRun(setup, scheme, design)
-    bar = tqdm(range(1, setup.rounds + 1), desc=f"{scheme.name} trial {setup.trial}",
-               disable=not progress, mininterval=5.0, file=None)
-    for _ in bar:
+    log = Progress(f"{setup.experiment} {scheme.name}, trial {setup.trial}", setup.rounds,
+                   enabled=progress)                # a line in the job's log every ~30 s
+    for t in range(1, setup.rounds + 1):
         run.begin()
         run.finish(client_updates(setup, run.params, run.streams, run.participants))
+        log.update(t)
         if run.done:
             break
     return run.result()

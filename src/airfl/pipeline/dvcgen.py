@@ -97,8 +97,8 @@ def render(params: dict[str, Any], raw: dict[str, Any] | None = None,
             stage["outs"] = job.outs
         if job.plots:                 # each figure's own axes (`dvc plots diff` shows them)
             stage["plots"] = [{plot.path: plot.props()} for plot in job.plots]
-        if job.metrics:
-            stage["metrics"] = [{m: {"cache": False}} for m in job.metrics]
+        if job.metrics:               # cached: `dvc metrics diff` reads the last commit's
+            stage["metrics"] = list(job.metrics)      # values from the cache via its dvc.lock
         stages[job.name] = stage
     body = yaml.safe_dump({"stages": stages}, sort_keys=False, width=100)
     return HEADER + body

@@ -393,3 +393,92 @@ def main(params: dict[str, Any], target: str | None, units_path: str | Path = UN
     else:
         print(render(rows, units, params["profile"], target))
     return 0
+
+
+# -- the bound a run must not pass silently ---------------------------------------------------
+
+COSTED_STAGES = ("train", "tune", "calibrate")   # the stages whose cost grows with the params
+
+
+@dataclass(frozen=True)
+class PlannedJob:
+    """What costing reads of a job (`job_cost`): its stage, name and arguments; made from a
+    Snakemake job's rule and wildcards or a command line, without building airfl's whole DAG
+    (`dag.jobs`, tens of seconds for the quick profile)."""
+
+    stage: str
+    name: str
+    args: tuple[str, ...]
+
+
+def planned_job(rule: str, wildcards: dict[str, str]) -> PlannedJob:
+    """The job a Snakemake rule and its wildcards run: `train` with paper, figure and curve runs
+    `airfl train paper/figure curve`; a generated rule (`figure_<paper>_<figure>`) is costed as
+    its stage's fixed cost."""
+    stage = rule.split("_")[0]
+    args: list[str] = []
+    if "paper" in wildcards and "figure" in wildcards:
+        args.append(f"{wildcards['paper']}/{wildcards['figure']}")
+    args += [wildcards[k] for k in ("curve", "name", "dataset") if k in wildcards]
+    if stage in COSTED_STAGES and not args:
+        raise ConfigError(f"plan: rule {rule!r} has no paper/figure wildcards to cost it by")
+    if not args and "_" in rule:                # figure_<paper>_<figure>, claims_<paper>, ...
+        from airfl.pipeline.registry import papers
+
+        rest = rule.split("_", 1)[1]
+        args = [max((p for p in papers() if rest == p or rest.startswith(p + "_")), key=len,
+                    default=rest)]
+    return PlannedJob(stage, "-".join([stage, *args]), tuple(args))
+
+
+def light_cost(job: PlannedJob, params: dict[str, Any], units: UnitCosts) -> JobCost:
+    """`job_cost` for a job known by stage and arguments: training work from the params, every
+    other stage its fixed cost (its paper read from its first argument where it has one)."""
+    if job.stage in COSTED_STAGES:
+        return job_cost(job, params, units)
+    paper = job.args[0].split("/")[0] if job.args and job.stage not in ("data", "reference") \
+        else "shared"
+    return JobCost(job.stage, job.name, paper, units.stage(job.stage))
+
+
+def over_bound(costs: list[JobCost], params: dict[str, Any], units: UnitCosts,
+               how_to_confirm: str) -> str | None:
+    """The estimate and how to go on when the jobs' core-hours exceed the declared bound
+    `confirm_cost_above_core_hours` (None: within it, or the bound is null)."""
+    bound = params.get("confirm_cost_above_core_hours")
+    core_h = sum(c.core_s for c in costs) / 3600
+    if bound is None or core_h <= bound:
+        return None
+    table = render(summary(costs), units, params["profile"], None).splitlines()
+    return "\n".join([
+        f"airfl: this run is estimated at {core_h:,.1f} core-hours "
+        f"({_duration(core_h * 3600 / CORES)} on {CORES} cores), above "
+        f"confirm_cost_above_core_hours = {bound:g}; nothing started.",
+        *table[1:],
+        f"To start it anyway: {how_to_confirm}."])
+
+
+def job_over_bound(stage: str, args: list[str], params: dict[str, Any],
+                   units_path: str | Path = UNIT_COSTS) -> str | None:
+    """`over_bound` for one `airfl <stage> <args>` job (train, tune, calibrate); None for
+    other stages or where no unit costs are measured (nothing to estimate from)."""
+    if stage not in COSTED_STAGES or not Path(units_path).exists():
+        return None
+    units = UnitCosts.load(units_path)
+    job = PlannedJob(stage, "-".join([stage, *args]), tuple(args))
+    return over_bound([job_cost(job, params, units)], params, units,
+                      f"`airfl --yes {stage} {' '.join(args)}`, or raise "
+                      "confirm_cost_above_core_hours in params.yaml (or --set it)")
+
+
+def snakemake_over_bound(jobs: list[tuple[str, dict[str, str]]], params: dict[str, Any],
+                         units_path: str | Path = UNIT_COSTS) -> str | None:
+    """`over_bound` for the (rule, wildcards) of the jobs a Snakemake run is about to start."""
+    if params.get("confirm_cost_above_core_hours") is None or not Path(units_path).exists():
+        return None
+    units = UnitCosts.load(units_path)
+    costs = [light_cost(planned_job(rule, wildcards), params, units)
+             for rule, wildcards in jobs]
+    return over_bound(costs, params, units, "add `--config confirm_cost_above_core_hours=N` "
+                      "(N above the estimate) to the snakemake command, or raise it in "
+                      "params.yaml")

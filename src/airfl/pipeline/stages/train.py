@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import math
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -94,6 +95,24 @@ def check_finite_losses(frame: pd.DataFrame, experiment_id: str, curve: str) -> 
                 "run table written. Lower the step size or check the curve's parameters.")
 
 
+FINAL_METRICS = ("test_accuracy", "test_loss", "train_loss", "suboptimality_gap")
+
+
+def summary(frame: pd.DataFrame) -> str:
+    """What a train job did, for its log: trials, rounds and simulated time, and each final
+    metric (a trial's last evaluated value) as the mean over the trials."""
+    last = frame.groupby("trial")
+    trials = frame["trial"].nunique()
+    parts = [f"{trials} trial{'s' if trials != 1 else ''}, {int(last['round'].max().max())} "
+             f"rounds, {last['time_s'].max().mean():g} s simulated"]
+    for column in FINAL_METRICS:
+        if column in frame:
+            final = frame.dropna(subset=[column]).groupby("trial")[column].last()
+            if len(final):
+                parts.append(f"final {column} {final.mean():.4g} (mean of {len(final)})")
+    return ", ".join(parts)
+
+
 def rebuild_command(experiment_id: str, curve: str) -> str:
     """The command that rebuilds a curve's design and runs for certain. This job's outputs are
     gone once it fails, but a plain `snakemake` reruns it only when something made from them
@@ -132,6 +151,10 @@ def run(params: dict[str, Any], experiment_id: str, curve: str, progress: bool =
                                     designs, range(trials), progress,
                                     final_only=evaluation == "final", batched=True)
         check_finite_losses(frame, experiment_id, curve)
+        print(f"train {experiment_id} {curve}: {summary(frame)}; parameters "
+              f"{json.dumps(json_form(curve_params), sort_keys=True)}, server_lr {server_lr:g}, "
+              f"evaluation {evaluation}, scale "
+              f"{json.dumps(json_form(block['scale']), sort_keys=True)}", file=sys.stderr)
         write_csv(paths.run_table(experiment_id, curve), frame)
         write_json(paths.run_records(experiment_id, curve),     # what the privacy stage composes
                    {"curve": curve, "params": curve_params, "trials": records})

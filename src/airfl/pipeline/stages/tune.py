@@ -51,6 +51,11 @@ def run(params: dict[str, Any], experiment_id: str, curve: str) -> None:
     if edges:      # the best value may lie beyond the grid: say so where the run is watched
         print(f"{experiment_id} {curve}: choice on a grid edge: "
               + ", ".join(f"{k} {v}" for k, v in sorted(edges.items())), file=sys.stderr)
+    searched = "" if chosen is None else f", parameters {chosen['params']}"
+    print(f"tune {experiment_id} {curve}: {len(grid)} step sizes scored on {len(trials)} "
+          f"selection trials{searched}; "
+          f"chose eta {selection['eta']:.4g} (score {selection['score']:.4g} "
+          f"+- {selection['score_se']:.2g})", file=sys.stderr)
     write_json(paths.tuning(experiment_id, curve), {
         "mode": settings["mode"], **selection, "at_grid_edge": edges, "grid": grid,
         "eta_search": eta_mode,
