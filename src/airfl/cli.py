@@ -11,10 +11,12 @@ import argparse
 import os
 import sys
 
+from airfl.pipeline.stage_table import BY_NAME, STAGES
+
 
 # Stages that need neither torch nor the experiment registry: they skip importing them (~1.5 s
 # of a job's start-up; the quick DAG runs one privacy job per private curve).
-LIGHT_STAGES = frozenset({"validate", "privacy"})
+LIGHT_STAGES = frozenset({"validate", *(s.name for s in STAGES if s.light)})
 
 
 def _overrides(pairs: list[str]) -> dict:
@@ -53,40 +55,12 @@ def _parser() -> argparse.ArgumentParser:
     def stage(name: str, text: str) -> argparse.ArgumentParser:
         return sub.add_parser(name, help=text, description=text)
 
-    experiment_help = "experiment id, e.g. biased_fl/fig2a (`airfl list` names them)"
-    curve_help = "curve of the experiment (`airfl list` names them)"
     stage("validate", "validate params.yaml and print the resolved profile")
-    stage("data", "fetch and md5-check a dataset into data/ (or copy it from the mirror)"
-          ).add_argument("dataset", help="mnist, fashion_mnist, cifar10 or cifar100")
-    stage("partition", "partition an experiment's training data over its devices"
-          ).add_argument("experiment", help=experiment_help)
-    stage("reference", "a paper's reference optimum and data constants (e.g. biased_fl)"
-          ).add_argument("name", help="the reference's name, e.g. biased_fl")
-    stage("calibrate", "an experiment's calibration at theta_0 (e.g. CDPB's clipping norm)"
-          ).add_argument("experiment", help=experiment_help)
-    derive = stage("derive", "a step between trainings: parameters of some curves from other "
-                   "curves' stored runs (e.g. LAPA's DDPG power control)")
-    derive.add_argument("experiment", help=experiment_help)
-    derive.add_argument("derivation", help="the experiment's derivation, e.g. ddpg")
-    texts = {"tune": "search a curve's step size (and baseline parameters) on selection trials",
-             "design": "solve the designs of a curve's trials before training",
-             "train": "train every trial of one curve (results/runs/)",
-             "privacy": "account a trained curve's privacy per round (results/privacy/)"}
-    for name, text in texts.items():
-        p = stage(name, text)
-        p.add_argument("experiment", help=experiment_help)
-        p.add_argument("curve", help=curve_help)
-    audit = stage("audit", "audit a registered DP mechanism: a lower bound on its epsilon "
-                  "(results/audit/)")
-    audit.add_argument("paper", help="the wing that registers it (e.g. cdpb, generic)")
-    audit.add_argument("mechanism", help="the mechanism's name (params.yaml audit.<wing>)")
-    stage("figure", "draw an experiment's figures from its stored runs"
-          ).add_argument("experiment", help=experiment_help)
-    stage("analytic", "compute and draw an analytic figure (formulas only)").add_argument(
-        "experiment", help="analytic figure id, e.g. cdpb/fig3")
-    stage("claims", "evaluate one paper's claims (figures/<paper>/CLAIMS.md), or with no paper "
-          "collect every paper's into figures/CLAIMS.md").add_argument(
-        "paper", nargs="?", help="a paper with figures, e.g. cdpb")
+    for record in STAGES:                   # the pipeline's stages: the stage table
+        sub_parser = stage(record.name, record.help)
+        for arg in record.args:
+            sub_parser.add_argument(arg.name, help=arg.help, **({"nargs": "?"} if arg.optional
+                                                                else {}))
     gen = stage("dvc-yaml", "write dvc.yaml generated from the experiment registry")
     gen.add_argument("--check", action="store_true", help="fail if the committed dvc.yaml differs")
     gen.add_argument("--stamp", metavar="PATH", help="the `dvc-dag` stage: check as --check does, "
@@ -162,8 +136,6 @@ def main(argv: list[str] | None = None) -> int:
         print(f"airfl: {error}", file=sys.stderr)
         return 2
     os.environ.setdefault("OMP_NUM_THREADS", str(params["threads"]))
-    import importlib
-
     if args.stage not in LIGHT_STAGES:
         import torch
 
@@ -204,14 +176,14 @@ def main(argv: list[str] | None = None) -> int:
             if unknown:
                 print(f"airfl {args.stage}: {unknown}", file=sys.stderr)
                 return 2
-        stage = importlib.import_module(f"airfl.pipeline.stages.{args.stage}")
-        positional = [getattr(args, k) for k in ("dataset", "name", "experiment", "curve",
-                                                 "derivation", "paper", "mechanism")
-                      if getattr(args, k, None) is not None]
+        record = BY_NAME[args.stage]
+        positional = [getattr(args, a.name) for a in record.args
+                      if getattr(args, a.name) is not None]
+        run = record.load()
         try:
             lock = job_lock.hold(args.stage, positional)      # held until the job returns
             with lock:
-                stage.run(params, *positional)
+                run(params, *positional)
         except (StageError, ArtifactError, DatasetUnavailableError, job_lock.JobRunning,
                 FileNotFoundError) as error:
             # a known failure (a stage's own, a corrupt or missing stored input, a dataset that

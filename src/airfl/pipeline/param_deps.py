@@ -32,41 +32,25 @@ from typing import Any
 
 from airfl.config import flatten, get_dotted, set_dotted
 from airfl.experiments import Experiment
-from airfl.pipeline.partitioning import partition_trials
+from airfl.pipeline import stage_table
+from airfl.pipeline.stage_table import curve_stages
 
-CURVE_STAGES = ("tune", "design", "train", "privacy")
+CURVE_STAGES = tuple(s.name for s in curve_stages())
 
 
 def block_view(stage: str, block: dict[str, Any], curve: str | None = None,
                panel_keys: tuple[str, ...] = (), derivation: Any = None,
                shared: dict[str, Any] | None = None) -> Any:
     """The part of an experiment's resolved block a job of `stage` reads: what
-    `airfl <stage>` takes from `Experiment.params` (stages/*.py); a curve without the
-    experiment's `panel_keys` (figure-only tags) before the figure stage. A `derive` job
-    (`derivation`: an experiments.Derivation) reads the settings and its source and target
-    curves (stages/derive.py), never the other curves, and the wing's shared sections as
-    params.yaml writes them (`shared`: the experiment's `shared_keys`; LAPA's DDPG reads
-    `lapa.control.ddpg`, which the composed block leaves out)."""
-    setting = {k: v for k, v in block.items() if k != "curves"}
-    if stage == "derive":
-        named = sum(derivation.resolve(block["curves"]) or ((), ()), ())
-        return {"setting": setting, "curves": {c: block["curves"].get(c) for c in named},
-                "shared": shared}
-    if stage == "partition":                # stages/partition.py: the split only, and with one
-        view = {k: block[k] for k in ("dataset", "num_devices", "partition")}
-        if partition_trials(block) is not None:      # per trial, how many (pipeline.partitioning)
-            view.update(partition_per=block["partition_per"], trials=block["scale"]["trials"])
-        return view
-    if stage == "calibrate":    # stages/calibrate.py: noise-free norms at theta_0; its first
-        return {"setting": setting}     # curve only places devices, which the norms never see
-    if stage in ("tune", "design", "train"):   # design_trials and the round loop get the block
-        return {"setting": setting, "curve": {k: v for k, v in block["curves"][curve].items()
-                                              if k not in panel_keys}}
-    if stage == "privacy":                  # stages/privacy.py reads the run's records only
-        return {}
-    if stage == "figure":                   # every curve (labels, panels, stale-run check)
-        return block
-    raise ValueError(f"no view for stage {stage!r}")
+    `airfl <stage>` takes from `Experiment.params` (stages/*.py), the stage's `view` in the
+    stage table (`stage_table`). `curve`: a curve's jobs; `panel_keys`: the experiment's
+    figure-only tags, left out of a curve before the figure stage; `derivation` (an
+    experiments.Derivation) and `shared` (the experiment's `shared_keys` as params.yaml writes
+    them): a `derive` job's."""
+    view = stage_table.stage(stage).view
+    if view is None:
+        raise ValueError(f"no view for stage {stage!r}")
+    return view(block, curve=curve, panel_keys=panel_keys, derivation=derivation, shared=shared)
 
 
 def shared_sections(experiment: Experiment, params: dict[str, Any]) -> dict[str, Any]:

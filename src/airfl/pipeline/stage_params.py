@@ -23,20 +23,13 @@ import functools
 from collections.abc import Callable
 from typing import Any
 
+from airfl.pipeline.stage_table import STAGES
+
 # The top-level knobs each stage of an experiment reads besides its block (the trial's seed,
-# the profile's scale, torch's device and thread count, the dataset folder). Every stage that
-# builds a trial's model and data (`trial.curve_inputs`) reads `device`: calibrate and tune train
-# as train does, so a new device reruns them too.
-GLOBALS: dict[str, tuple[str, ...]] = {
-    "partition": ("seed", "data.root"),
-    "calibrate": ("seed", "profile", "device", "threads", "data.root"),
-    "tune": ("seed", "profile", "device", "threads", "data.root"),
-    "design": ("seed", "profile"),
-    "train": ("seed", "profile", "device", "threads", "data.root"),
-    "derive": ("seed", "profile", "threads"),
-    "privacy": ("privacy.delta",),   # the run's records carry the rest (a curve's own delta)
-    "figure": ("seed", "profile"),
-}
+# the profile's scale, torch's device and thread count, the dataset folder), from the stage table
+# (`stage_table.STAGES`). Every stage that builds a trial's model and data (`trial.curve_inputs`)
+# reads `device`: calibrate and tune train as train does, so a new device reruns them too.
+GLOBALS: dict[str, tuple[str, ...]] = {s.name: s.knobs for s in STAGES if s.view is not None}
 
 # What composing an experiment's block (`Experiment.params`) reads besides the wing's section:
 # the profile (values by profile) and the data section (whether a dataset is on this machine,
@@ -48,13 +41,7 @@ COMPOSED_FROM = ("profile", "data")
 
 # The top-level knobs of the stages that are not a stage of one experiment (their jobs' other
 # keys follow from their arguments: `stage_keys`).
-OTHER_GLOBALS: dict[str, tuple[str, ...]] = {
-    "data": ("data.root", "data.mirror", "data.download"),    # where to find or fetch it
-    "reference": ("seed", "profile", "data.root"),
-    "analytic": ("profile",),
-    "audit": ("seed", "profile", "audit.draws", "audit.loop_draws", "audit.alpha"),
-    "claims": ("seed", "profile"),
-}
+OTHER_GLOBALS: dict[str, tuple[str, ...]] = {s.name: s.knobs for s in STAGES if s.view is None}
 
 
 class UndeclaredParam(KeyError):
