@@ -11,12 +11,13 @@ import argparse
 import os
 import sys
 
-from airfl.pipeline.stage_table import BY_NAME, STAGES
+from airfl.pipeline import stage_table
 
 
 # Stages that need neither torch nor the experiment registry: they skip importing them (~1.5 s
 # of a job's start-up; the quick DAG runs one privacy job per private curve).
-LIGHT_STAGES = frozenset({"validate", *(s.name for s in STAGES if s.light)})
+def light_stages() -> frozenset[str]:
+    return frozenset({"validate", *(s.name for s in stage_table.STAGES if s.light)})
 
 
 def _overrides(pairs: list[str]) -> dict:
@@ -56,7 +57,7 @@ def _parser() -> argparse.ArgumentParser:
         return sub.add_parser(name, help=text, description=text)
 
     stage("validate", "validate params.yaml and print the resolved profile")
-    for record in STAGES:                   # the pipeline's stages: the stage table
+    for record in stage_table.STAGES:       # the pipeline's stages: the stage table
         sub_parser = stage(record.name, record.help)
         for arg in record.args:
             sub_parser.add_argument(arg.name, help=arg.help, **({"nargs": "?"} if arg.optional
@@ -136,7 +137,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"airfl: {error}", file=sys.stderr)
         return 2
     os.environ.setdefault("OMP_NUM_THREADS", str(params["threads"]))
-    if args.stage not in LIGHT_STAGES:
+    if args.stage not in light_stages():
         import torch
 
         torch.set_num_threads(params["threads"])
@@ -171,12 +172,12 @@ def main(argv: list[str] | None = None) -> int:
         from airfl.pipeline import job_lock
         from airfl.pipeline.stages import StageError
 
-        if args.stage not in LIGHT_STAGES:
+        if args.stage not in light_stages():
             unknown = check_names(args, params)
             if unknown:
                 print(f"airfl {args.stage}: {unknown}", file=sys.stderr)
                 return 2
-        record = BY_NAME[args.stage]
+        record = stage_table.stage(args.stage)
         positional = [getattr(args, a.name) for a in record.args
                       if getattr(args, a.name) is not None]
         run = record.load()
@@ -188,7 +189,7 @@ def main(argv: list[str] | None = None) -> int:
                 FileNotFoundError) as error:
             # a known failure (a stage's own, a corrupt or missing stored input, a dataset that
             # cannot be supplied): its message, no traceback
-            if args.stage in LIGHT_STAGES and isinstance(error, (ArtifactError,
+            if args.stage in light_stages() and isinstance(error, (ArtifactError,
                                                                  FileNotFoundError)):
                 unknown = check_names(args, params)     # names unchecked so far (no registry)
                 if unknown:

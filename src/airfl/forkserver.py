@@ -121,11 +121,11 @@ def _preload() -> None:
 
     from airfl import cli  # noqa: F401
     from airfl.pipeline.registry import all_analytic, all_experiments
-    from airfl.pipeline.stage_table import STAGES
+    from airfl.pipeline import stage_table
 
     all_experiments()
     all_analytic()
-    for stage in STAGES:                  # every stage's module (the stage table), light ones too
+    for stage in stage_table.STAGES:      # every stage's module (the stage table), light ones too
         importlib.import_module(stage.module)
     _load_compiled_loops()
 

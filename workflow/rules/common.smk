@@ -26,10 +26,12 @@ except ConfigError as error:
 validate(config, str(schema_file()))  # Snakemake's own check: the schema of the installed wings
 
 # Jobs run `python -m airfl` with the interpreter that runs Snakemake (no PATH assumptions);
-# every rule's shell starts with {AIRFL} (`snakemake --lint` asks for it as a rule param: it
-# stays out of the params and the shell text on purpose, so that where the checkout or the
-# interpreter lies, or a fork server, never reruns a job; the --config values it carries
-# reach each job's params through its declared values);
+# every rule's shell starts with {AIRFL}. `snakemake --lint` warns that the shell reads a
+# variable from outside the rule and would have it a param; it stays out of the params and the
+# shell text on purpose, so that where the checkout or the interpreter lies, or a fork server,
+# never reruns a job (the --config values it carries reach each job's params as its declared
+# values). The lint's other warning, a conda environment or container per rule: every job runs
+# in the one installed environment (requirements.lock), the interpreter running Snakemake;
 # --config overrides reach every job as --set arguments. With AIRFL_FORKSERVER=<socket> in the
 # environment, each job is forked from a server that has imported torch and the registry once
 # (airfl.forkserver; .ci/run starts it): the same `airfl` command, without its ~2 s start-up.

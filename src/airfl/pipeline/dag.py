@@ -14,7 +14,7 @@ from airfl.pipeline import dvc_plots, param_deps, paths, stage_table
 from airfl.config import get_dotted
 from airfl.experiments import AnalyticFigure, Experiment, FigureSpec
 from airfl.pipeline.code_deps import digest, stage_code
-from airfl.pipeline.stage_params import GLOBALS, stage_keys
+from airfl.pipeline.stage_params import stage_keys
 from airfl.pipeline.registry import (active_experiments, all_analytic, all_experiments,
                                      get_analytic, get_experiment, get_wing, papers,
                                      scheme_wings, wings)
@@ -117,7 +117,7 @@ def experiment_jobs(experiment: Experiment, params: dict[str, Any]) -> list[Job]
     def reads(stage: str, curve: str | None = None) -> list[str]:
         """The exact params.yaml keys the job reads: its stage's top-level
         knobs and the leaves behind its view of the block (param_deps)."""
-        return [*GLOBALS[stage], *keys[(stage, curve)]]
+        return [*stage_table.stage(stage).knobs, *keys[(stage, curve)]]
 
     manifest = str(paths.dataset_manifest(block["dataset"]))
     jobs = [Job("partition", _slug("partition", eid), [eid], [manifest], partition_outputs(eid),
@@ -184,7 +184,7 @@ def rule_params(stage: str, experiment: Experiment, params: dict[str, Any],
     a `derive` job. `block`: the resolved block, when cached."""
     block = experiment.params(params) if block is None else block
     derivation = experiment.derivation(curve) if stage == "derive" else None
-    return {"knobs": {k: get_dotted(params, k) for k in GLOBALS[stage]},
+    return {"knobs": {k: get_dotted(params, k) for k in stage_table.stage(stage).knobs},
             "view": param_deps.block_view(
                 stage, block, curve, experiment.panel_keys, derivation,
                 param_deps.shared_sections(experiment, params) if derivation else None)}

@@ -1,7 +1,7 @@
 """Which params.yaml values each job reads: derived, never listed by hand.
 
 A job of an experiment reads a *view* of params.yaml: a few top-level knobs of its stage
-(`stage_params.GLOBALS`) and a part of the experiment's resolved block (`block_view`), e.g. a
+(`knobs` in the stage table, `stage_table`) and a part of the experiment's resolved block (`block_view`), e.g. a
 train job reads the block's settings and its own curve, never the other curves. Snakemake takes the view
 itself as the rule's `params:` (a change of any value in it reruns the job); DVC needs the
 dotted keys behind it, which `derive` finds by perturbation: a leaf key of the wing's
@@ -35,9 +35,6 @@ from airfl.experiments import Experiment
 from airfl.pipeline import stage_table
 from airfl.pipeline.stage_table import curve_stages
 
-CURVE_STAGES = tuple(s.name for s in curve_stages())
-
-
 def block_view(stage: str, block: dict[str, Any], curve: str | None = None,
                panel_keys: tuple[str, ...] = (), derivation: Any = None,
                shared: dict[str, Any] | None = None) -> Any:
@@ -68,7 +65,7 @@ def experiment_views(experiment: Experiment, params: dict[str, Any]) -> dict[tup
         views[("derive", derivation.name)] = block_view("derive", block, derivation=derivation,
                                                         shared=shared_sections(experiment, params))
     for curve in block["curves"]:
-        for stage in CURVE_STAGES:
+        for stage in (s.name for s in curve_stages()):
             views[(stage, curve)] = block_view(stage, block, curve, experiment.panel_keys)
     return {job: json.dumps(view, sort_keys=True, default=str) for job, view in views.items()}
 
