@@ -5,8 +5,11 @@ import contracts read.
 A `Stage` record holds what those places need to know of a stage: its name, its command-line
 arguments, the files it writes (built from `paths`), the top-level params.yaml knobs it reads,
 its slice of an experiment's block (a stage of one experiment) and its `run` function as an
-import string. Adding a stage is one record here and its module under `stages/`; a test checks
-that every module there has exactly one record and that each reader takes its list from here.
+import string. A new stage is one record here and its module under `stages/`: the CLI, the
+fork server, the declared params and the parameter views find it here (tests/pipeline/
+test_stage_table.py adds one so), the stage import contract matches it by wildcard, and the
+Snakefile includes its rules file, workflow/rules/<name>.smk, which states its inputs in
+Snakemake's terms. Which jobs it has in dvc.yaml and their deps are still expanded in `dag.py`.
 
 A light module (no torch, no registry at import): `airfl --help` and the light stages read it.
 """
