@@ -1,6 +1,6 @@
 # airfl: dataset -> partition -> design -> train -> privacy -> figure -> claims; analytic figures
 # (formulas only) -> claims.
-# A table of contents: load and validate the config, include one rules file per stage family.
+# A table of contents: load and validate the config, include one rules file per stage.
 from snakemake.utils import min_version
 
 min_version("9.0")
@@ -14,12 +14,16 @@ configfile: "params.yaml"
 
 
 include: "workflow/rules/common.smk"
-include: "workflow/rules/data.smk"
-include: "workflow/rules/design.smk"
-include: "workflow/rules/train.smk"
-include: "workflow/rules/figures.smk"
-include: "workflow/rules/audit.smk"
-include: "workflow/rules/cost.smk"
+
+
+# one rules file per stage, named for it, in the stage table's order (airfl.pipeline.stage_table)
+for _stage in stage_table.STAGES:
+
+    include: f"workflow/rules/{_stage.name}.smk"
+
+
+include: "workflow/rules/targets.smk"
+include: "workflow/rules/cost.smk"      # the cost bound, checked when a run starts
 
 
 rule all:

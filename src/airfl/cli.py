@@ -12,10 +12,13 @@ import os
 import sys
 import time
 
+from airfl.pipeline import stage_table
+
 
 # Stages that need neither torch nor the experiment registry: they skip importing them (~1.5 s
 # of a job's start-up; the quick DAG runs one privacy job per private curve).
-LIGHT_STAGES = frozenset({"validate", "privacy"})
+def light_stages() -> frozenset[str]:
+    return frozenset({"validate", *(s.name for s in stage_table.STAGES if s.light)})
 
 
 def _overrides(pairs: list[str]) -> dict:
@@ -56,40 +59,12 @@ def _parser() -> argparse.ArgumentParser:
     def stage(name: str, text: str) -> argparse.ArgumentParser:
         return sub.add_parser(name, help=text, description=text)
 
-    experiment_help = "experiment id, e.g. biased_fl/fig2a (`airfl list` names them)"
-    curve_help = "curve of the experiment (`airfl list` names them)"
     stage("validate", "validate params.yaml and print the resolved profile")
-    stage("data", "fetch and md5-check a dataset into data/ (or copy it from the mirror)"
-          ).add_argument("dataset", help="mnist, fashion_mnist, cifar10 or cifar100")
-    stage("partition", "partition an experiment's training data over its devices"
-          ).add_argument("experiment", help=experiment_help)
-    stage("reference", "a paper's reference optimum and data constants (e.g. biased_fl)"
-          ).add_argument("name", help="the reference's name, e.g. biased_fl")
-    stage("calibrate", "an experiment's calibration at theta_0 (e.g. CDPB's clipping norm)"
-          ).add_argument("experiment", help=experiment_help)
-    derive = stage("derive", "a step between trainings: parameters of some curves from other "
-                   "curves' stored runs (e.g. LAPA's DDPG power control)")
-    derive.add_argument("experiment", help=experiment_help)
-    derive.add_argument("derivation", help="the experiment's derivation, e.g. ddpg")
-    texts = {"tune": "search a curve's step size (and baseline parameters) on selection trials",
-             "design": "solve the designs of a curve's trials before training",
-             "train": "train every trial of one curve (results/runs/)",
-             "privacy": "account a trained curve's privacy per round (results/privacy/)"}
-    for name, text in texts.items():
-        p = stage(name, text)
-        p.add_argument("experiment", help=experiment_help)
-        p.add_argument("curve", help=curve_help)
-    audit = stage("audit", "audit a registered DP mechanism: a lower bound on its epsilon "
-                  "(results/audit/)")
-    audit.add_argument("paper", help="the wing that registers it (e.g. cdpb, generic)")
-    audit.add_argument("mechanism", help="the mechanism's name (params.yaml audit.<wing>)")
-    stage("figure", "draw an experiment's figures from its stored runs"
-          ).add_argument("experiment", help=experiment_help)
-    stage("analytic", "compute and draw an analytic figure (formulas only)").add_argument(
-        "experiment", help="analytic figure id, e.g. cdpb/fig3")
-    stage("claims", "evaluate one paper's claims (figures/<paper>/CLAIMS.md), or with no paper "
-          "collect every paper's into figures/CLAIMS.md").add_argument(
-        "paper", nargs="?", help="a paper with figures, e.g. cdpb")
+    for record in stage_table.STAGES:       # the pipeline's stages: the stage table
+        sub_parser = stage(record.name, record.help)
+        for arg in record.args:
+            sub_parser.add_argument(arg.name, help=arg.help, **({"nargs": "?"} if arg.optional
+                                                                else {}))
     gen = stage("dvc-yaml", "write dvc.yaml generated from the experiment registry")
     gen.add_argument("--check", action="store_true", help="fail if the committed dvc.yaml differs")
     gen.add_argument("--stamp", metavar="PATH", help="the `dvc-dag` stage: check as --check does, "
@@ -165,9 +140,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"airfl: {error}", file=sys.stderr)
         return 2
     os.environ.setdefault("OMP_NUM_THREADS", str(params["threads"]))
-    import importlib
-
-    if args.stage not in LIGHT_STAGES:
+    if args.stage not in light_stages():
         import torch
 
         torch.set_num_threads(params["threads"])
@@ -202,26 +175,26 @@ def main(argv: list[str] | None = None) -> int:
         from airfl.pipeline import job_lock
         from airfl.pipeline.stages import StageError
 
-        if args.stage not in LIGHT_STAGES:
+        if args.stage not in light_stages():
             unknown = check_names(args, params)
             if unknown:
                 print(f"airfl {args.stage}: {unknown}", file=sys.stderr)
                 return 2
-        stage = importlib.import_module(f"airfl.pipeline.stages.{args.stage}")
-        positional = [getattr(args, k) for k in ("dataset", "name", "experiment", "curve",
-                                                 "derivation", "paper", "mechanism")
-                      if getattr(args, k, None) is not None]
+        record = stage_table.stage(args.stage)
+        positional = [getattr(args, a.name) for a in record.args
+                      if getattr(args, a.name) is not None]
         if not args.yes:                            # its estimate first (airfl plan's costs)
             from airfl.pipeline.plan import job_over_bound
             costly = job_over_bound(args.stage, positional, params)
             if costly:
                 print(costly, file=sys.stderr)
                 return 2
+        run = record.load()
         try:
             lock = job_lock.hold(args.stage, positional)      # held until the job returns
             with lock:
                 started = time.monotonic()
-                stage.run(params, *positional)
+                run(params, *positional)
                 # the job's log says what ran, with which settings and for how long (a failure
                 # is the one line below instead)
                 print(f"airfl {' '.join([args.stage, *positional])}: done in "
@@ -232,7 +205,7 @@ def main(argv: list[str] | None = None) -> int:
                 FileNotFoundError) as error:
             # a known failure (a stage's own, a corrupt or missing stored input, a dataset that
             # cannot be supplied): its message, no traceback
-            if args.stage in LIGHT_STAGES and isinstance(error, (ArtifactError,
+            if args.stage in light_stages() and isinstance(error, (ArtifactError,
                                                                  FileNotFoundError)):
                 unknown = check_names(args, params)     # names unchecked so far (no registry)
                 if unknown:

@@ -47,8 +47,6 @@ REQUEST_TIMEOUT_S = 30.0                         # a client sends its request ri
 JOB_ENV_PREFIXES = ("AIRFL_",)
 JOB_ENV_KEYS = frozenset({"OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS",
                           "NUMEXPR_NUM_THREADS"})
-PRELOAD_STAGES = ("analytic", "audit", "calibrate", "claims", "data", "derive", "design",
-                  "figure", "partition", "reference", "train", "tune")
 
 
 def _recv_exactly(conn: socket.socket, size: int, head: bytes = b"") -> bytes:
@@ -116,18 +114,19 @@ def _read_request(conn: socket.socket, timeout: float) -> tuple[list[int], dict]
 
 def _preload() -> None:
     """What every job would import: torch, the registry with every wing's catalogue, the CLI
-    and the stage modules (the lazily loaded ones, e.g. cvxpy, stay lazy)."""
+    and every stage's module (the lazily loaded ones, e.g. cvxpy, stay lazy)."""
     import importlib
 
     import torch  # noqa: F401
 
     from airfl import cli  # noqa: F401
     from airfl.pipeline.registry import all_analytic, all_experiments
+    from airfl.pipeline import stage_table
 
     all_experiments()
     all_analytic()
-    for stage in PRELOAD_STAGES:
-        importlib.import_module(f"airfl.pipeline.stages.{stage}")
+    for stage in stage_table.STAGES:      # every stage's module (the stage table), light ones too
+        importlib.import_module(stage.module)
     _load_compiled_loops()
 
 

@@ -5,15 +5,15 @@ key stops with the key and the stage instead of silently missing a rerun."""
 from __future__ import annotations
 
 import copy
+import dataclasses
 import importlib
 from pathlib import Path
 
 import pytest
 
-from airfl.pipeline import dag
+from airfl.pipeline import dag, stage_table
 from airfl.pipeline.params import load_params
-from airfl.pipeline.stage_params import (GLOBALS, OTHER_GLOBALS, UndeclaredParam, narrowed,
-                                         stage_keys)
+from airfl.pipeline.stage_params import UndeclaredParam, narrowed, stage_keys
 
 STAGES = sorted(p.stem for p in (Path(dag.__file__).parent / "stages").glob("*.py")
                 if p.stem != "__init__")
@@ -26,8 +26,8 @@ def params(repo_root):
 
 def test_every_stage_declares_its_params_and_runs_on_them():
     """Each stage module's `run` is wrapped by `declared(<its name>)`, and each stage has a
-    declaration (an experiment's stage in GLOBALS, the others in OTHER_GLOBALS)."""
-    assert set(STAGES) == set(GLOBALS) | set(OTHER_GLOBALS)
+    declaration (its record in the stage table)."""
+    assert set(STAGES) == {s.name for s in stage_table.STAGES}
     for stage in STAGES:
         run = importlib.import_module(f"airfl.pipeline.stages.{stage}").run
         assert getattr(run, "stage", None) == stage, stage
@@ -53,16 +53,16 @@ def test_a_job_runs_on_what_both_tools_track(params):
     """For the stages outside one experiment the keys a job runs on are the keys its DVC
     manifest lists and its Snakemake rule's params hold (dag.declared_values)."""
     for job in dag.jobs(params):
-        if job.stage in OTHER_GLOBALS:
+        record = stage_table.stage(job.stage)
+        if record.view is None:
             assert job.params == list(stage_keys(job.stage, *job.args)), job.name
             assert set(dag.declared_values(job.stage, params, *job.args)) == set(job.params)
-        elif job.stage in GLOBALS:                    # its knobs first, then its view's keys
-            assert job.params[:len(GLOBALS[job.stage])] == list(GLOBALS[job.stage])
+        else:                                         # its knobs first, then its view's keys
+            assert job.params[:len(record.knobs)] == list(record.knobs)
 
 
 def test_tune_reading_an_undeclared_device_fails_in_the_stage(params, monkeypatch):
     """What the narrowing would have caught: tune builds the trials' inputs on `device`."""
-    from airfl.pipeline import stage_params
     from airfl.pipeline.stages import tune
 
     reads = []
@@ -79,8 +79,11 @@ def test_tune_reading_an_undeclared_device_fails_in_the_stage(params, monkeypatc
     with pytest.raises(RuntimeError, match="stop"):
         tune.run(grid, "biased_fl/fig2a", "ota_opt")
     assert reads == ["cpu"]
-    undeclared = {**GLOBALS, "tune": tuple(k for k in GLOBALS["tune"] if k != "device")}
-    monkeypatch.setattr(stage_params, "GLOBALS", undeclared)
+    tune_record = stage_table.stage("tune")
+    undeclared = dataclasses.replace(tune_record, knobs=tuple(k for k in tune_record.knobs
+                                                              if k != "device"))
+    monkeypatch.setattr(stage_table, "STAGES", tuple(undeclared if s is tune_record else s
+                                                     for s in stage_table.STAGES))
     with pytest.raises(UndeclaredParam, match="stage 'tune' read params.yaml key 'device'"):
         tune.run(grid, "biased_fl/fig2a", "ota_opt")
 

@@ -10,11 +10,11 @@ from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
 
-from airfl.pipeline import dvc_plots, param_deps, paths
+from airfl.pipeline import dvc_plots, param_deps, paths, stage_table
 from airfl.config import get_dotted
 from airfl.experiments import AnalyticFigure, Experiment, FigureSpec
 from airfl.pipeline.code_deps import digest, stage_code
-from airfl.pipeline.stage_params import GLOBALS, stage_keys
+from airfl.pipeline.stage_params import stage_keys
 from airfl.pipeline.registry import (active_experiments, all_analytic, all_experiments,
                                      get_analytic, get_experiment, get_wing, papers,
                                      scheme_wings, wings)
@@ -81,23 +81,13 @@ def _slug(*parts: str) -> str:
     return "-".join(p.replace("/", "-") for p in parts)
 
 
+def outputs(stage: str, *args: str) -> list[str]:
+    """The files the job `airfl <stage> <args>` writes (the stage table's `outputs`)."""
+    return stage_table.stage(stage).files(*args)
+
+
 def partition_outputs(experiment_id: str) -> list[str]:
-    return [str(paths.partition(experiment_id)), str(paths.partition_summary(experiment_id)),
-            str(paths.partition_heatmap(experiment_id))]
-
-
-def reference_outputs(name: str) -> list[str]:
-    return [str(paths.reference(name, "npz")), str(paths.reference(name, "json"))]
-
-
-def train_outputs(experiment_id: str, curve: str) -> list[str]:
-    return [str(paths.run_table(experiment_id, curve)), str(paths.run_records(experiment_id, curve)),
-            str(paths.run_info(experiment_id, curve))]
-
-
-def derived_outputs(experiment_id: str, name: str) -> list[str]:
-    """A derivation's JSON (the parameters its targets train with), table and arrays."""
-    return [str(paths.derived(experiment_id, name, s)) for s in ("json", "csv", "npz")]
+    return outputs("partition", experiment_id)
 
 
 def derived_sources(experiment: Experiment, name: str, curves) -> list[str]:
@@ -116,11 +106,7 @@ def derived_inputs(experiment: Experiment, curve: str, curves) -> list[str]:
 
 def figure_outputs(experiment: Experiment) -> list[str]:
     """Every panel's CSV, PNG and PDF, then the experiment's summary JSON."""
-    from airfl.pipeline.artifacts import figure_names
-
-    stems = [f"{experiment.paper}/{name}" for name in figure_names(experiment)]
-    return [str(paths.figure(stem, s)) for stem in stems for s in ("csv", "png", "pdf")] + \
-        [str(paths.summary(experiment.id))]
+    return outputs("figure", experiment.id)
 
 
 def experiment_jobs(experiment: Experiment, params: dict[str, Any]) -> list[Job]:
@@ -131,7 +117,7 @@ def experiment_jobs(experiment: Experiment, params: dict[str, Any]) -> list[Job]
     def reads(stage: str, curve: str | None = None) -> list[str]:
         """The exact params.yaml keys the job reads: its stage's top-level
         knobs and the leaves behind its view of the block (param_deps)."""
-        return [*GLOBALS[stage], *keys[(stage, curve)]]
+        return [*stage_table.stage(stage).knobs, *keys[(stage, curve)]]
 
     manifest = str(paths.dataset_manifest(block["dataset"]))
     jobs = [Job("partition", _slug("partition", eid), [eid], [manifest], partition_outputs(eid),
@@ -144,32 +130,33 @@ def experiment_jobs(experiment: Experiment, params: dict[str, Any]) -> list[Job]
     calibration = [str(paths.calibration(eid))] if experiment.calibration else []
     if calibration:                 # one noise-free round at theta_0, read by every train job
         jobs.append(Job("calibrate", _slug("calibrate", eid), [eid],
-                        [manifest, str(paths.partition(eid))], calibration, reads("calibrate")))
+                        [manifest, str(paths.partition(eid))], outputs("calibrate", eid),
+                        reads("calibrate")))
     for derivation in experiment.active_derivations(block["curves"]):   # source runs -> params
         jobs.append(Job("derive", _slug("derive", eid, derivation.name), [eid, derivation.name],
                         derived_sources(experiment, derivation.name, block["curves"]),
-                        derived_outputs(eid, derivation.name), reads("derive", derivation.name)))
+                        outputs("derive", eid, derivation.name), reads("derive", derivation.name)))
     for curve in experiment.curves(params):
         source = tuning_file(experiment, block, curve)
         derived = derived_inputs(experiment, curve, block["curves"])
         tuning = [] if source is None else [str(source)]
         if curve in searching:
             jobs.append(Job("tune", _slug("tune", eid, curve), [eid, curve],
-                            [manifest, str(paths.partition(eid)), *reference], tuning,
-                            reads("tune", curve)))
+                            [manifest, str(paths.partition(eid)), *reference],
+                            outputs("tune", eid, curve), reads("tune", curve)))
         jobs += [
             Job("design", _slug("design", eid, curve), [eid, curve],
                 [str(paths.partition(eid)), *reference, *tuning, *derived],
-                [str(paths.design(eid, curve))], reads("design", curve)),
+                outputs("design", eid, curve), reads("design", curve)),
             Job("train", _slug("train", eid, curve), [eid, curve],
                 [manifest, str(paths.partition(eid)), str(paths.design(eid, curve)), *reference,
                  *tuning, *calibration, *derived],
-                train_outputs(eid, curve), reads("train", curve),
+                outputs("train", eid, curve), reads("train", curve),
                 declared={"evaluation": experiment.evaluation(curve, block["curves"])}),
         ]
         if experiment.privacy:
             jobs.append(Job("privacy", _slug("privacy", eid, curve), [eid, curve],
-                            [str(paths.run_records(eid, curve))], [str(paths.privacy(eid, curve))],
+                            [str(paths.run_records(eid, curve))], outputs("privacy", eid, curve),
                             reads("privacy", curve)))
     curves = list(experiment.curves(params))
     figure_deps = [str(paths.run_table(eid, c)) for c in curves] + \
@@ -198,7 +185,7 @@ def rule_params(stage: str, experiment: Experiment, params: dict[str, Any],
     a `derive` job. `block`: the resolved block, when cached."""
     block = experiment.params(params) if block is None else block
     derivation = experiment.derivation(curve) if stage == "derive" else None
-    return {"knobs": {k: get_dotted(params, k) for k in GLOBALS[stage]},
+    return {"knobs": {k: get_dotted(params, k) for k in stage_table.stage(stage).knobs},
             "view": param_deps.block_view(
                 stage, block, curve, experiment.panel_keys, derivation,
                 param_deps.shared_sections(experiment, params) if derivation else None,
@@ -214,8 +201,7 @@ def declared_values(stage: str, params: dict[str, Any], *args: str) -> dict[str,
 
 def analytic_outputs(figure: AnalyticFigure) -> list[str]:
     """The CSV (what is drawn), PNG, PDF and the attributes JSON of an analytic figure."""
-    return [str(paths.figure(figure.id, s)) for s in ("csv", "png", "pdf")] + \
-        [str(paths.analytic(figure.id))]
+    return outputs("analytic", figure.id)
 
 
 def analytic_job(figure: AnalyticFigure) -> Job:
@@ -230,8 +216,7 @@ def analytic_job(figure: AnalyticFigure) -> Job:
 
 def audit_outputs(wing: str, mechanism: str) -> list[str]:
     """An audit's JSON (what the claims read), and the CSV, PNG and PDF of its figure."""
-    return [str(paths.audit(wing, mechanism))] + \
-        [str(paths.audit_figure(wing, mechanism, s)) for s in ("csv", "png", "pdf")]
+    return outputs("audit", wing, mechanism)
 
 
 def audit_jobs() -> list[Job]:
@@ -290,13 +275,13 @@ def datasets(params: dict[str, Any]) -> list[str]:
 
 def jobs(params: dict[str, Any]) -> list[Job]:
     """Every job of the pipeline, in data-flow order."""
-    out = [Job("data", _slug("data", d), [d], [], [str(paths.dataset_manifest(d))],
+    out = [Job("data", _slug("data", d), [d], [], outputs("data", d),
                list(stage_keys("data", d))) for d in datasets(params)]
     references = {e.reference.name: e.reference for e in active_experiments(params) if e.reference}
     for name, ref in sorted(references.items()):
         out.append(Job("reference", _slug("reference", name), [name],
                        [str(paths.dataset_manifest(ref.dataset))],
-                       reference_outputs(name),
+                       outputs("reference", name),
                        list(stage_keys("reference", name))))
     for experiment in active_experiments(params):
         out += experiment_jobs(experiment, params)
@@ -304,11 +289,12 @@ def jobs(params: dict[str, Any]) -> list[Job]:
     out += audit_jobs()
     for paper in papers():
         out.append(Job("claims", _slug("claims", paper), [paper], claim_inputs(paper, params),
-                       [str(paths.claims_markdown(paper)), str(paths.claims_rows(paper))],
+                       [o for o in outputs("claims", paper) if o != str(paths.claims_metrics(paper))],
                        list(stage_keys("claims", paper)), metrics=[str(paths.claims_metrics(paper))]))
     out.append(Job("claims", "claims", [], [str(paths.claims_rows(p)) for p in papers()]
                    + audit_json({w.name for w in wings() if not w.catalogue}),
-                   [str(paths.claims_markdown())], list(stage_keys("claims")),
+                   [o for o in outputs("claims") if o != str(paths.claims_metrics())],
+                   list(stage_keys("claims")),
                    metrics=[str(paths.claims_metrics())]))
     for job in out:
         job.code = job_code(job.stage, job.args, params)

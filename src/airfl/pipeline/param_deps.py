@@ -1,7 +1,7 @@
 """Which params.yaml values each job reads: derived, never listed by hand.
 
 A job of an experiment reads a *view* of params.yaml: a few top-level knobs of its stage
-(`stage_params.GLOBALS`) and a part of the experiment's resolved block (`block_view`), e.g. a
+(`knobs` in the stage table, `stage_table`) and a part of the experiment's resolved block (`block_view`), e.g. a
 train job reads the block's settings and its own curve, never the other curves. Snakemake takes the view
 itself as the rule's `params:` (a change of any value in it reruns the job); DVC needs the
 dotted keys behind it, which `derive` finds by perturbation: a leaf key of the wing's
@@ -32,49 +32,28 @@ from typing import Any
 
 from airfl.config import flatten, get_dotted, set_dotted
 from airfl.experiments import Experiment
-from airfl.pipeline.partitioning import partition_trials
-
-CURVE_STAGES = ("tune", "design", "train", "privacy")
+from airfl.pipeline import stage_table
+from airfl.pipeline.stage_table import curve_stages
 
 
 def block_view(stage: str, block: dict[str, Any], curve: str | None = None,
                panel_keys: tuple[str, ...] = (), derivation: Any = None,
                shared: dict[str, Any] | None = None, evaluation: str | None = None) -> Any:
     """The part of an experiment's resolved block a job of `stage` reads: what
-    `airfl <stage>` takes from `Experiment.params` (stages/*.py); a curve without the
-    experiment's `panel_keys` (figure-only tags) before the figure stage. A `derive` job
-    (`derivation`: an experiments.Derivation) reads the settings and its source and target
-    curves (stages/derive.py), never the other curves, and the wing's shared sections as
-    params.yaml writes them (`shared`: the experiment's `shared_keys`; LAPA's DDPG reads
-    `lapa.control.ddpg`, which the composed block leaves out). A train job's rule also
-    carries the rounds its readers declare (`evaluation`: `Experiment.evaluation`), so that a
-    panel that starts drawing a curve's every evaluation reruns its train job; they are no
-    params.yaml leaf, so `derive` leaves them out (DVC compares a grid as a whole: a new grid
-    point would rerun every curve it tags) and the job's manifest holds them as a value
-    (`dag.Job.declared`)."""
-    setting = {k: v for k, v in block.items() if k != "curves"}
-    if stage == "derive":
-        named = sum(derivation.resolve(block["curves"]) or ((), ()), ())
-        return {"setting": setting, "curves": {c: block["curves"].get(c) for c in named},
-                "shared": shared}
-    if stage == "partition":                # stages/partition.py: the split only, and with one
-        view = {k: block[k] for k in ("dataset", "num_devices", "partition")}
-        if partition_trials(block) is not None:      # per trial, how many (pipeline.partitioning)
-            view.update(partition_per=block["partition_per"], trials=block["scale"]["trials"])
-        return view
-    if stage == "calibrate":    # stages/calibrate.py: noise-free norms at theta_0; its first
-        return {"setting": setting}     # curve only places devices, which the norms never see
-    if stage in ("tune", "design", "train"):   # design_trials and the round loop get the block
-        view = {"setting": setting, "curve": {k: v for k, v in block["curves"][curve].items()
-                                              if k not in panel_keys}}
-        if stage == "train" and evaluation is not None:
-            view["evaluation"] = evaluation
-        return view
-    if stage == "privacy":                  # stages/privacy.py reads the run's records only
-        return {}
-    if stage == "figure":                   # every curve (labels, panels, stale-run check)
-        return block
-    raise ValueError(f"no view for stage {stage!r}")
+    `airfl <stage>` takes from `Experiment.params` (stages/*.py), the stage's `view` in the
+    stage table (`stage_table`). `curve`: a curve's jobs; `panel_keys`: the experiment's
+    figure-only tags, left out of a curve before the figure stage; `derivation` (an
+    experiments.Derivation) and `shared` (the experiment's `shared_keys` as params.yaml writes
+    them): a `derive` job's. A train job's rule also carries the rounds its readers declare
+    (`evaluation`: `Experiment.evaluation`), so that a panel that starts drawing a curve's every
+    evaluation reruns its train job; they are no params.yaml leaf, so `derive` leaves them out
+    (DVC compares a grid as a whole: a new grid point would rerun every curve it tags) and the
+    job's manifest holds them as a value (`dag.Job.declared`)."""
+    view = stage_table.stage(stage).view
+    if view is None:
+        raise ValueError(f"no view for stage {stage!r}")
+    return view(block, curve=curve, panel_keys=panel_keys, derivation=derivation, shared=shared,
+                evaluation=evaluation)
 
 
 def shared_sections(experiment: Experiment, params: dict[str, Any]) -> dict[str, Any]:
@@ -92,7 +71,7 @@ def experiment_views(experiment: Experiment, params: dict[str, Any]) -> dict[tup
         views[("derive", derivation.name)] = block_view("derive", block, derivation=derivation,
                                                         shared=shared_sections(experiment, params))
     for curve in block["curves"]:
-        for stage in CURVE_STAGES:
+        for stage in (s.name for s in curve_stages()):
             views[(stage, curve)] = block_view(stage, block, curve, experiment.panel_keys)
     return {job: json.dumps(view, sort_keys=True, default=str) for job, view in views.items()}
 

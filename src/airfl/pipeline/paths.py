@@ -117,3 +117,12 @@ def audit(paper: str, mechanism: str) -> Path:
 def audit_figure(paper: str, mechanism: str, suffix: str) -> Path:
     """Its figure (claimed, simulated and audited epsilons) and the CSV that is drawn."""
     return FIGURES / paper / f"audit_{mechanism}.{suffix}"
+
+
+LOGS = Path("logs")
+
+
+def log(stage: str, *args: str) -> Path:
+    """The log of the job `airfl <stage> <args>` (logs/<stage>/<args>.log; logs/<stage>.log for
+    a job without arguments)."""
+    return LOGS / stage / f"{'/'.join(args)}.log" if args else LOGS / f"{stage}.log"

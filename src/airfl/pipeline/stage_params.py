@@ -10,10 +10,11 @@ and the stage, in the tests as in a run.
 
 What a stage declares (`stage_keys`):
 
-* a stage of an experiment (`GLOBALS`): its top-level knobs, and what the experiment's block is
+* a stage of an experiment (a `view` in the stage table): its top-level knobs (`knobs` in
+  `stage_table`), and what the experiment's block is
   composed from: the wing's section whole and `COMPOSED_FROM` (which of the section's leaves
   each job depends on is derived from the composed block by perturbation, `param_deps.derive`);
-* the other stages: their top-level knobs (`OTHER_GLOBALS`) and the sections their argument
+* the other stages: their top-level knobs and the sections their argument
   names (a reference's `config_keys`, an analytic figure's block, an audited wing's settings).
 """
 
@@ -23,20 +24,7 @@ import functools
 from collections.abc import Callable
 from typing import Any
 
-# The top-level knobs each stage of an experiment reads besides its block (the trial's seed,
-# the profile's scale, torch's device and thread count, the dataset folder). Every stage that
-# builds a trial's model and data (`trial.curve_inputs`) reads `device`: calibrate and tune train
-# as train does, so a new device reruns them too.
-GLOBALS: dict[str, tuple[str, ...]] = {
-    "partition": ("seed", "data.root"),
-    "calibrate": ("seed", "profile", "device", "threads", "data.root"),
-    "tune": ("seed", "profile", "device", "threads", "data.root"),
-    "design": ("seed", "profile"),
-    "train": ("seed", "profile", "device", "threads", "data.root"),
-    "derive": ("seed", "profile", "threads"),
-    "privacy": ("privacy.delta",),   # the run's records carry the rest (a curve's own delta)
-    "figure": ("seed", "profile"),
-}
+from airfl.pipeline import stage_table
 
 # What composing an experiment's block (`Experiment.params`) reads besides the wing's section:
 # the profile (values by profile) and the data section (whether a dataset is on this machine,
@@ -45,16 +33,6 @@ GLOBALS: dict[str, tuple[str, ...]] = {
 # rule params; DVC's keys are derived from the views under both answers about the datasets, and
 # a new profile is a new DAG, which the dvc-dag stage stops on).
 COMPOSED_FROM = ("profile", "data")
-
-# The top-level knobs of the stages that are not a stage of one experiment (their jobs' other
-# keys follow from their arguments: `stage_keys`).
-OTHER_GLOBALS: dict[str, tuple[str, ...]] = {
-    "data": ("data.root", "data.mirror", "data.download"),    # where to find or fetch it
-    "reference": ("seed", "profile", "data.root"),
-    "analytic": ("profile",),
-    "audit": ("seed", "profile", "audit.draws", "audit.loop_draws", "audit.alpha"),
-    "claims": ("seed", "profile"),
-}
 
 
 class UndeclaredParam(KeyError):
@@ -66,30 +44,29 @@ class UndeclaredParam(KeyError):
 
 def stage_keys(stage: str, *args: str) -> tuple[str, ...]:
     """The dotted params.yaml keys the job `airfl <stage> <args>` runs on (module docstring)."""
+    record = stage_table.stage(stage)
+    knobs = record.knobs                   # the stage table's top-level knobs of the stage
     if stage == "privacy":                 # the run's records carry the rest (light: no
-        return GLOBALS[stage]              # registry, no torch)
+        return knobs                       # registry, no torch)
     from airfl.pipeline.registry import get_analytic, get_experiment, get_reference, get_wing
 
-    if stage in GLOBALS:
+    if record.view is not None:            # a stage of one experiment
         experiment = get_experiment(args[0])
-        return (*GLOBALS[stage], *COMPOSED_FROM, experiment.config_key.split(".")[0])
+        return (*knobs, *COMPOSED_FROM, experiment.config_key.split(".")[0])
     if stage == "reference":
-        return (*OTHER_GLOBALS[stage], *get_reference(args[0]).config_keys)
+        return (*knobs, *get_reference(args[0]).config_keys)
     if stage == "analytic":
-        return (*OTHER_GLOBALS[stage], get_analytic(args[0]).config_key)
+        return (*knobs, get_analytic(args[0]).config_key)
     if stage == "audit":                   # the shared settings, the wing's own, its catalogue's
         wing = get_wing(args[0])
-        return (*OTHER_GLOBALS[stage], f"audit.{wing.name}", *([wing.name] if wing.catalogue
-                                                               else []))
+        return (*knobs, f"audit.{wing.name}", *([wing.name] if wing.catalogue else []))
     if stage == "claims" and args:         # one paper's: which of its panels run reads its
         from airfl.pipeline.registry import all_experiments   # sections (`Experiment.enabled`)
 
         sections = sorted({e.config_key.split(".")[0] for e in all_experiments()
                            if e.paper == args[0]})
-        return (*OTHER_GLOBALS[stage], *COMPOSED_FROM[1:], *sections)
-    if stage in OTHER_GLOBALS:
-        return OTHER_GLOBALS[stage]
-    raise ValueError(f"no declared params for stage {stage!r}")
+        return (*knobs, *COMPOSED_FROM[1:], *sections)
+    return knobs
 
 
 class DeclaredParams(dict):
