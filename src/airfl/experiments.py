@@ -240,24 +240,33 @@ class Experiment:
     def evaluation(self, curve: str, curves: dict[str, dict[str, Any]]) -> str:
         """The rounds at which `curve`'s runs are evaluated, as its readers declare them:
         "final" (round 0 and the last round only) when every panel that draws the curve
-        reads only its last evaluation (`FigureSpec.final` without `final_rounds_back`) and no
-        derivation reads its run table; "schedule" (the scale's `eval_every` / `eval_every_s`)
-        otherwise. `curves`:
+        reads only its last evaluation (`FigureSpec.final`) and no derivation reads its run
+        table; "final-k" (round 0 and the last k + 1 rounds) when such a panel reads the value
+        k rounds before the last (`final_rounds_back`, e.g. theta^(T-1)); "schedule" (the
+        scale's `eval_every` / `eval_every_s`) otherwise. `curves`:
         the composed block's curves (a panel's `curves` filter reads their panel keys).
         Claims read the panels' CSVs, so the panels declare what they read too."""
         if any(curve in d.resolve(curves)[0] for d in self.active_derivations(curves)):
             return "schedule"
+        back = 0
         for spec in (self.figure_spec, *self.extra_figures):
-            draws = spec.curves is None or bool(spec.curves(curve, curves[curve]))
-            if draws and (not spec.final or spec.final_rounds_back):
-                return "schedule"     # every round, or one before the last (theta^(T-1))
-        return "final"
+            if spec.curves is None or bool(spec.curves(curve, curves[curve])):
+                if not spec.final:
+                    return "schedule"
+                back = max(back, spec.final_rounds_back)
+        return f"final-{back}" if back else "final"
 
     def curve_label(self, curve: str, curve_params: dict[str, Any]) -> str | None:
         """The experiment's legend for a curve; None where it names none (no `label`, or the
         label function returns None: e.g. a scheme of another wing), so that the pipeline
         uses the label the scheme's wing declares (`registry.curve_legend`)."""
         return self.label(curve, curve_params) if self.label else None
+
+
+def final_rounds_back(evaluation: str) -> int:
+    """How many rounds before the last an `Experiment.evaluation` also evaluates ("final-k": k;
+    "final" and "schedule": 0)."""
+    return int(evaluation.split("-", 1)[1]) if evaluation.startswith("final-") else 0
 
 
 @dataclass(frozen=True)

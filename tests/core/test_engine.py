@@ -3,6 +3,7 @@ determinism (bit-identical reruns) and common random numbers across schemes."""
 
 from __future__ import annotations
 
+import numpy as np
 import torch
 
 import airfl.schemes  # noqa: F401
@@ -184,3 +185,23 @@ def test_deferred_evaluation_fills_the_same_rows_whatever_the_batch():
     for column in ("objective", "test_loss", "test_accuracy", "train_loss"):
         assert torch.allclose(torch.tensor(table[column].dropna().to_numpy()),
                               torch.tensor(single[column].dropna().to_numpy()), atol=1e-6)
+
+
+def test_eval_last_adds_the_rounds_before_the_last_with_the_same_numbers():
+    """A run evaluated at its last round only, with `eval_last=1`, also evaluates round T-1
+    (a theta^(T-1) panel reads it); those rows equal an every-round run's up to float32
+    reassociation (the loop evaluates the snapshots it holds together, so another set of
+    snapshots sums in another order: here <= 4e-9 relative), accuracies exactly."""
+    import dataclasses
+
+    ideal = build_scheme("ideal", {"scheme": "ideal_fedavg"})
+    every, _ = run_trial(dataclasses.replace(_setup(), eval_every=1), ideal, {}, progress=False)
+    sparse, _ = run_trial(dataclasses.replace(_setup(), eval_every=10 ** 9, eval_last=1), ideal,
+                          {}, progress=False)
+    evaluated = sparse.dropna(subset=["test_accuracy"])["round"].tolist()
+    assert evaluated == [0, 5, 6]
+    picked = [frame.loc[frame["round"].isin(evaluated)].reset_index(drop=True)
+              for frame in (sparse, every)]
+    assert picked[0]["test_accuracy"].equals(picked[1]["test_accuracy"])
+    for column in ("test_loss", "train_loss"):
+        assert np.allclose(picked[0][column], picked[1][column], rtol=1e-6, atol=0)

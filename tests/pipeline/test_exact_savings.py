@@ -45,7 +45,8 @@ def _stages(params, experiment_id: str, curves) -> None:
 
 def test_the_panels_declare_which_curves_are_evaluated_at_their_last_round_only(raw):
     """DP as a perk: the curves only Figs. 5 and 6 draw (final accuracies) are evaluated at
-    their last round, the ones Fig. 3 draws at every round; a derivation's sources always at
+    their last round, and the round before it where a theta^(T-1) panel draws them
+    ("final-1"); the ones Fig. 3 draws at every round; a derivation's sources always at
     theirs (OTA-FD's eta_0 calibration runs in the paper profile)."""
     params = validate_params(copy.deepcopy(raw))
     fig3 = get_experiment("dp_perk/fig3a")
@@ -54,9 +55,12 @@ def test_the_panels_declare_which_curves_are_evaluated_at_their_last_round_only(
                          if fig3.figure_spec.curves(c, curves[c])
                          or fig3.extra_figures[0].curves(c, curves[c])]
     assert drawn_every_round and len(drawn_every_round) < len(curves)
+    one_back = {c for c in curves for spec in fig3.extra_figures
+                if spec.final_rounds_back == 1 and spec.curves(c, curves[c])}
+    assert one_back - set(drawn_every_round)
     for curve in curves:
-        assert fig3.evaluation(curve, curves) == \
-            ("schedule" if curve in drawn_every_round else "final")
+        assert fig3.evaluation(curve, curves) == ("schedule" if curve in drawn_every_round else
+                                                  "final-1" if curve in one_back else "final")
     paper = validate_params({**copy.deepcopy(raw), "profile": "paper"})
     x5 = get_experiment("ota_fd/x5")                   # both panels: final values only
     assert {x5.evaluation(c, x5.curves(paper)) for c in x5.curves(paper)} == {"final"}

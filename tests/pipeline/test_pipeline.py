@@ -452,8 +452,9 @@ def _stage_outputs(work) -> dict[str, str]:
     for name, stage in stages.items():
         for path in stage.get("outs", []):
             owner.update({path: name} if isinstance(path, str) else dict.fromkeys(path, name))
-        for kind in ("plots", "metrics"):
-            owner.update({path: name for entry in stage.get(kind, []) for path in entry})
+        for kind in ("plots", "metrics"):      # an entry: a path, or {path: its options}
+            owner.update({path: name for entry in stage.get(kind, [])
+                          for path in ([entry] if isinstance(entry, str) else entry)})
     return owner
 
 

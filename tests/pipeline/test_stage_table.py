@@ -116,7 +116,8 @@ def test_a_stage_added_to_the_table_alone_reaches_every_reader(params, repo_root
 
 
 RULES = Path("workflow") / "rules"
-SUPPORT = {"common", "params_file", "targets"}     # no stage: config, input functions, targets
+# no stage: config, input functions, targets, the cost bound checked when a run starts
+SUPPORT = {"common", "params_file", "targets", "cost"}
 
 
 def test_one_rules_file_per_stage_named_for_it_included_from_the_table(repo_root):

@@ -107,7 +107,10 @@ def server_step(setup: TrialSetup, params: torch.Tensor, aggregate: torch.Tensor
 
 
 def _due(setup: TrialSetup, t: int, elapsed: float, before: float) -> bool:
-    """Evaluate on the round schedule, on the time schedule, and at the end."""
+    """Evaluate on the round schedule, on the time schedule, at the `eval_last` rounds before
+    the last, and at the end."""
+    if setup.eval_last and t >= setup.rounds - setup.eval_last:
+        return True
     every_s = setup.schedule.eval_every_s
     if every_s is not None:                            # 1e-9 slack: sums of latencies are inexact
         ticks = lambda time_s: int(time_s / every_s * (1 + 1e-9))  # noqa: E731

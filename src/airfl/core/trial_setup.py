@@ -95,6 +95,9 @@ class TrialSetup:
     """With track_objective: also log `objective_trained`, the mean of f_m over these clients
     only (the clients a scheme ever trains on, `Scheme.trained_clients`; step-size selection)."""
     eval_batch: int | None = None         # snapshots evaluated together (None: <= 64, ~64 MB)
+    eval_last: int = 0
+    """Also evaluate the `eval_last` rounds before the last (a panel that reads the model k
+    rounds before the last, e.g. theta^(T-1)); 0: the schedule and the last round only."""
     full_batch_data: GatheredBatch | None = field(init=False, default=None)
     """Every client's whole batch, gathered once (full-batch local work or a tracked objective;
     None otherwise): derived from `data`, read by the round loop and by core.lockstep."""

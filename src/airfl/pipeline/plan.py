@@ -53,6 +53,7 @@ from typing import Any
 
 from airfl.config import ConfigError
 from airfl.data import dataset_info
+from airfl.experiments import final_rounds_back
 
 UNIT_COSTS = Path("workflow/unit_costs.json")
 CORES = 2                              # the wall-clock column: days on this many cores
@@ -195,7 +196,8 @@ def train_work(experiment, block: dict[str, Any], curve: dict[str, Any],
                rounds: int | None = None, evaluate: bool = True,
                evaluation: str = "schedule") -> TrainWork:
     """One trial's work of a curve (module docstring); `evaluation`: the rounds its readers
-    declare (`Experiment.evaluation`: "final" evaluates round 0 and the last only)."""
+    declare (`Experiment.evaluation`: "final" evaluates round 0 and the last only, "final-k"
+    the k rounds before the last too)."""
     training, n = block["training"], block["num_devices"]
     samples = samples_per_device(block)
     clients = round(curve["sample_ratio"] * n) if curve.get("sample_ratio") else n
@@ -218,7 +220,8 @@ def train_work(experiment, block: dict[str, Any], curve: dict[str, Any],
         scale = block["scale"]
         test = scale.get("test_subset") or info.num_test
         train_eval = min(scale.get("train_eval_subset") or 0, n * samples)
-        evaluated = evaluations(block, rounds) if evaluation == "schedule" else min(2, rounds + 1)
+        evaluated = evaluations(block, rounds) if evaluation == "schedule" else \
+            min(2 + final_rounds_back(evaluation), rounds + 1)
         eval_samples += evaluated * (n if own_models else 1) * (test + train_eval)
     return TrainWork(block["model"]["name"], batch, client_steps, eval_samples, lockstep)
 

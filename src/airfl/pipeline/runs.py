@@ -60,8 +60,8 @@ def design_trials(params: dict[str, Any], experiment_id: str, block: dict[str, A
 
 def trial_jobs(params: dict[str, Any], experiment: Experiment, block: dict[str, Any], curve: str,
                curve_params: dict[str, Any], server_lr: float, designs: list[dict[str, Any]],
-               trials: range, final_only: bool = False, shared: CurveInputs | None = None
-               ) -> list[tuple[Any, Any, dict[str, Any]]]:
+               trials: range, final_only: bool = False, shared: CurveInputs | None = None,
+               eval_last: int = 0) -> list[tuple[Any, Any, dict[str, Any]]]:
     """(set-up, scheme, design) of each given trial of one curve, each on the channel
     statistics its design stored; `shared`: the experiment's data and model when already
     loaded (a tune job's candidates share one copy, and so can run in lockstep). A
@@ -75,7 +75,7 @@ def trial_jobs(params: dict[str, Any], experiment: Experiment, block: dict[str, 
         design, statistics = stored_design(stored)
         setup = trial_setup(params, experiment, block, shared, trial, server_lr=server_lr,
                             statistics=statistics, final_only=final_only,
-                            objective_clients=scheme.trained_clients(design) if final_only
+                            eval_last=eval_last, objective_clients=scheme.trained_clients(design) if final_only
                             else None)
         jobs.append((setup, scheme, design))
     return jobs
@@ -110,12 +110,13 @@ def trial_frame(tables: list[pd.DataFrame], trials: range) -> pd.DataFrame:
 def run_trials(params: dict[str, Any], experiment: Experiment, block: dict[str, Any], curve: str,
                curve_params: dict[str, Any], server_lr: float, designs: list[dict[str, Any]],
                trials: range, progress: bool = True, final_only: bool = False,
-               batched: bool = False) -> tuple[pd.DataFrame, list[dict[str, Any]]]:
+               batched: bool = False, eval_last: int = 0
+               ) -> tuple[pd.DataFrame, list[dict[str, Any]]]:
     """Run the given trials of one curve, each on the channel statistics its design stored,
     one after the other or, with `batched`, in lockstep where they allow it (`run_jobs`);
     returns the per-round table and the records."""
     jobs = trial_jobs(params, experiment, block, curve, curve_params, server_lr, designs, trials,
-                      final_only)
+                      final_only, eval_last=eval_last)
     results = run_jobs(experiment, jobs, progress, batched)
     records = [{"trial": trial, "rounds": r} for trial, (_, r) in zip(trials, results)]
     return trial_frame([table for table, _ in results], trials), records

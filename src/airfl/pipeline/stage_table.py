@@ -103,7 +103,7 @@ def curve_view(block: dict[str, Any], curve: str, panel_keys: tuple[str, ...] = 
 def train_view(block: dict[str, Any], curve: str, panel_keys: tuple[str, ...] = (),
                evaluation: str | None = None, **_: Any) -> dict[str, Any]:
     """train: `curve_view`, plus the rounds the curve's readers declare (`evaluation`:
-    `Experiment.evaluation`, "final" or "schedule"), which decide what the job evaluates."""
+    `Experiment.evaluation`: "schedule", "final" or "final-k"), which decide what the job evaluates."""
     view = curve_view(block, curve, panel_keys)
     if evaluation is not None:
         view["evaluation"] = evaluation

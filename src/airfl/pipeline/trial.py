@@ -308,11 +308,12 @@ NEVER = 10 ** 9                 # final_only: no evaluation before the last roun
 def trial_setup(params: dict[str, Any], experiment: Experiment, block: dict[str, Any],
                 shared: CurveInputs, trial: int, *, server_lr: float,
                 statistics: ChannelStatistics, final_only: bool = False,
-                rounds: int | None = None,
+                eval_last: int = 0, rounds: int | None = None,
                 objective_clients: tuple[int, ...] | None = None) -> TrialSetup:
     """One trial's set-up from the experiment's resolved block, in one call: its local work
     (`training`: steps or epochs, the upload), its server step (`server_lr` and the reference's
     projection radius, Biased FL eq. 3), its schedule (`scale`: rounds, horizon, evaluation).
+    `eval_last`: also evaluate that many rounds before the last (`TrialSetup.eval_last`).
     `rounds` overrides the block's (a calibration round is round 1 only); `objective_clients`:
     also log the objective over these clients (`objective_trained`, step-size selection)."""
     training, scale = block["training"], block["scale"]
@@ -328,4 +329,5 @@ def trial_setup(params: dict[str, Any], experiment: Experiment, block: dict[str,
                       train_eval, statistics, rounds or scale["rounds"],
                       NEVER if final_only else scale["eval_every"], local, server, schedule,
                       track_objective=bool(shared.reference),
-                      objective_clients=objective_clients if shared.reference else None)
+                      objective_clients=objective_clients if shared.reference else None,
+                      eval_last=eval_last)

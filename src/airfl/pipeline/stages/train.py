@@ -13,6 +13,7 @@ from typing import Any
 
 import pandas as pd
 
+from airfl.experiments import final_rounds_back
 from airfl.io import json_form, provenance, record_run, write_csv, write_json
 from airfl.precision import arithmetic_record
 from airfl.pipeline import paths
@@ -149,7 +150,8 @@ def run(params: dict[str, Any], experiment_id: str, curve: str, progress: bool =
         # equal to one-by-one runs up to float reassociation (benchmarks/README.md)
         frame, records = run_trials(params, experiment, block, curve, curve_params, server_lr,
                                     designs, range(trials), progress,
-                                    final_only=evaluation == "final", batched=True)
+                                    final_only=evaluation != "schedule", batched=True,
+                                    eval_last=final_rounds_back(evaluation))
         check_finite_losses(frame, experiment_id, curve)
         print(f"train {experiment_id} {curve}: {summary(frame)}; parameters "
               f"{json.dumps(json_form(curve_params), sort_keys=True)}, server_lr {server_lr:g}, "
