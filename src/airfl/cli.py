@@ -99,10 +99,7 @@ def _reference_parser(parser: argparse.ArgumentParser) -> None:
         action.add_argument("--profile", choices=("quick", "paper"), default="paper")
         action.add_argument("--figure", action="append", metavar="NAME",
                             help="a figure's name (its CSV's stem); repeatable")
-        if name == "run":
-            action.add_argument("snakemake_args", nargs="*", metavar="-- SNAKEMAKE_ARG",
-                                help="Snakemake's arguments (default --cores 2)")
-        else:
+        if name != "run":       # run: Snakemake's arguments after `--` (default --cores 2)
             action.add_argument("--command", help="the command that made the figures "
                                 "(default: the Snakemake command that rebuilds each)")
             action.add_argument("--wall-s", type=float, help="the run's wall time, seconds")
@@ -163,13 +160,25 @@ def check_names(args: argparse.Namespace, params: dict) -> str | None:
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
+    passed_on: list[str] = []
+    if "reference-results" in argv and "--" in argv:    # Snakemake's own arguments
+        at = argv.index("--")
+        argv, passed_on = argv[:at], argv[at + 1:]
     args = _parser().parse_args(argv)
+    args.snakemake_args = passed_on
     if args.stage == "schema":                  # needs no valid params.yaml
         from airfl.pipeline.params import write_schema
         return write_schema(check=args.check)
     if args.stage == "reference-results":       # loads params.yaml per profile itself
+        from airfl.config import ConfigError
         from airfl.pipeline.reference_results import main as reference_main
-        return reference_main(args)
+        try:
+            overrides = _overrides(args.set)
+        except ConfigError as error:
+            print(f"airfl: {error}", file=sys.stderr)
+            return 2
+        return reference_main(args, overrides)
     from airfl.config import ConfigError
     from airfl.pipeline.params import load_params
 

@@ -118,7 +118,7 @@ def snakemake_command(targets: list[str], profile: str, overrides: dict[str, Any
                       cores: int = 2) -> str:
     """The Snakemake command that builds `targets` in `profile` with `overrides`."""
     config = [f"profile={profile}"] + [f"{k}={json.dumps(v)}" for k, v in sorted(overrides.items())]
-    return shlex.join(["snakemake", "--cores", str(cores), *targets, "--config", *config])
+    return shlex.join(["snakemake", *targets, "--cores", str(cores), "--config", *config])
 
 
 def _targets(csvs: list[str]) -> list[str]:
@@ -346,7 +346,8 @@ def run(paper: str, profile: str, figures: list[str] | None, overrides: dict[str
         [*_targets([f"{paths.FIGURES}/{paper}/{f}.csv" for f in figures]),
          str(paths.claims_markdown(paper))]
     config = [f"profile={profile}"] + [f"{k}={json.dumps(v)}" for k, v in sorted(overrides.items())]
-    args = ["snakemake", *(snakemake_args or ["--cores", "2"]), *targets, "--config", *config]
+    # targets first: an option of Snakemake taking any number of values ends before --config
+    args = ["snakemake", *targets, *(snakemake_args or ["--cores", "2"]), "--config", *config]
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.monotonic()
     done = subprocess.run(args)
@@ -359,8 +360,8 @@ def run(paper: str, profile: str, figures: list[str] | None, overrides: dict[str
     return publish(paper, profile, figures, overrides, shlex.join(args), wall, cpu)
 
 
-def main(args) -> int:
-    """`airfl reference-results <action>` (the CLI's parsed arguments)."""
+def main(args, overrides: dict[str, Any]) -> int:
+    """`airfl reference-results <action>` (the CLI's parsed arguments; `overrides`: its `--set`)."""
     import sys
 
     try:
@@ -377,9 +378,6 @@ def main(args) -> int:
         if args.action == "docs":
             print(write_docs(args.paper))
             return 0
-        from airfl.cli import _overrides
-
-        overrides = _overrides(args.set)
         if args.action == "run":
             names = run(args.paper, args.profile, args.figure, overrides, args.snakemake_args)
         else:
