@@ -88,7 +88,8 @@ def _parser() -> argparse.ArgumentParser:
 
 def _reference_parser(parser: argparse.ArgumentParser) -> None:
     """`airfl reference-results`'s actions (airfl.pipeline.reference_results)."""
-    actions = parser.add_subparsers(dest="action", required=True, metavar="ACTION")
+    actions = parser.add_subparsers(dest="action", required=True, metavar="ACTION",
+                                    help="run, publish, check, rebuild or docs")
     for name, text in (("run", "run Snakemake for a paper's figures (all, or --figure), time it "
                         "(wall, and CPU of every process it started), then publish them; "
                         "Snakemake's own arguments go after --"),
