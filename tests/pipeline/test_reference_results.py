@@ -112,6 +112,12 @@ def test_publish_check_rebuild_and_page_section_on_a_quick_run(repo_root, tmp_pa
     assert any("stale key baselines.accuracy_vs_rounds.gone" in line for line in lines), lines
     assert any(f"{SCALE_KEY} is 3 now, the reference used 2" in line for line in lines), lines
 
+    # figures built with the quick profile are not published as the paper profile's
+    wrong = run(["airfl", "reference-results", "publish", "baselines", "--profile", "paper"],
+                work, env, check=False)
+    assert wrong.returncode == 2 and "not what profile paper makes now" in wrong.stderr
+    assert not (work / "reference" / "baselines" / "paper").exists()
+
     # bad input: one line naming the value and what is allowed, nothing written
     bad = run(["airfl", "reference-results", "publish", "baselines", "--profile", "quick",
                "--figure", "nope"], work, env, check=False)

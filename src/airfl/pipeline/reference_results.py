@@ -156,6 +156,8 @@ def publish(paper: str, profile: str, figures: list[str] | None = None,
                 raise ReferenceError(f"{path} is missing; `snakemake {path} --config "
                                      f"profile={profile}` makes it")
     rows = paths.claims_rows(paper)
+    _made_with(_targets(list(chosen.values())) + [str(paths.claims_markdown(paper))], profile,
+               overrides)
     if not rows.is_file():
         raise ReferenceError(f"{rows} is missing; `snakemake {paths.claims_markdown(paper)} "
                              f"--config profile={profile}` makes it")
@@ -190,6 +192,19 @@ def publish(paper: str, profile: str, figures: list[str] | None = None,
         if staging.exists():
             shutil.rmtree(staging)
     return sorted(chosen)
+
+
+def _made_with(targets: list[str], profile: str, overrides: dict[str, Any]) -> None:
+    """Stop unless Snakemake has nothing to do for `targets` in `profile` with `overrides`: the
+    files in figures/ are then those these parameters and this code make (a figure left by a run
+    of another profile, or of older code, is not published under this one)."""
+    args = shlex.split(snakemake_command(targets, profile, overrides))
+    done = subprocess.run([args[0], "-n", *args[1:]], capture_output=True, text=True)
+    said = done.stdout + done.stderr
+    if done.returncode != 0 or "Nothing to be done" not in said:
+        raise ReferenceError(f"the built files are not what profile {profile} makes now "
+                             f"(`{shlex.join([args[0], '-n', *args[1:]])}` plans jobs); run "
+                             f"`{shlex.join(args)}` first")
 
 
 def _swap(staging: Path, target: Path) -> None:
