@@ -47,6 +47,16 @@ def test_a_claim_row_belongs_to_the_figures_it_reads(figure, name, reads):
     assert reference_results._on_figure(figure, other, name) is False
 
 
+def test_overrides_reach_snakemake_as_nested_config(repo_root):
+    """A `--set` override recorded in a manifest is passed to Snakemake as the nested mapping it
+    merges into params.yaml, and Snakemake plans the figure with it."""
+    command = reference_results.snakemake_command(
+        ["figures/baselines/accuracy_vs_rounds.png"], "quick",
+        {"baselines.accuracy_vs_rounds.training.lr": 0.04, "seed": 3})
+    assert command.endswith("--config profile=quick 'baselines={\"accuracy_vs_rounds\": "
+                            "{\"training\": {\"lr\": 0.04}}}' seed=3")
+
+
 @pytest.mark.slow
 def test_publish_check_rebuild_and_page_section_on_a_quick_run(repo_root, tmp_path, mnist_mirror):
     env = tool_env(mnist_mirror)

@@ -117,8 +117,21 @@ def machine() -> dict[str, Any]:
 def snakemake_command(targets: list[str], profile: str, overrides: dict[str, Any],
                       cores: int = 2) -> str:
     """The Snakemake command that builds `targets` in `profile` with `overrides`."""
-    config = [f"profile={profile}"] + [f"{k}={json.dumps(v)}" for k, v in sorted(overrides.items())]
-    return shlex.join(["snakemake", *targets, "--cores", str(cores), "--config", *config])
+    return shlex.join(["snakemake", *targets, "--cores", str(cores), "--config",
+                       *config_words(profile, overrides)])
+
+
+def config_words(profile: str, overrides: dict[str, Any]) -> list[str]:
+    """Snakemake's `--config` words for the profile and the `--set` overrides (dotted keys): one
+    nested mapping per top-level key, which Snakemake merges into params.yaml's."""
+    nested: dict[str, Any] = {}
+    for key, value in sorted(overrides.items()):
+        *parents, leaf = key.split(".")
+        node = nested
+        for part in parents:
+            node = node.setdefault(part, {})
+        node[leaf] = value
+    return [f"profile={profile}"] + [f"{k}={json.dumps(v)}" for k, v in sorted(nested.items())]
 
 
 def _targets(csvs: list[str]) -> list[str]:
@@ -360,7 +373,7 @@ def run(paper: str, profile: str, figures: list[str] | None, overrides: dict[str
     targets = [paper] if not figures else \
         [*_targets([f"{paths.FIGURES}/{paper}/{f}.csv" for f in figures]),
          str(paths.claims_markdown(paper))]
-    config = [f"profile={profile}"] + [f"{k}={json.dumps(v)}" for k, v in sorted(overrides.items())]
+    config = config_words(profile, overrides)
     # targets first: an option of Snakemake taking any number of values ends before --config
     args = ["snakemake", *targets, *(snakemake_args or ["--cores", "2"]), "--config", *config]
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
