@@ -366,7 +366,9 @@ def run(paper: str, profile: str, figures: list[str] | None, overrides: dict[str
         snakemake_args: list[str]) -> list[str]:
     """Run Snakemake for the paper's figures (those named, else the whole paper) and its
     claims, measure the wall time and the CPU time of every process it started
-    (RUSAGE_CHILDREN), then publish them with that command and those times."""
+    (RUSAGE_CHILDREN), then publish them with that command and those times. Jobs that a fork
+    server runs (AIRFL_FORKSERVER) are that server's children, not ours: run without it for
+    a CPU time that counts every job."""
     import resource
     import time
 
