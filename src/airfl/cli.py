@@ -80,7 +80,44 @@ def _parser() -> argparse.ArgumentParser:
     schema = stage("schema", "write workflow/schemas/params.schema.yaml, the schema assembled "
                    "from the installed wings, and docs/parameters.md, the parameter reference")
     schema.add_argument("--check", action="store_true", help="fail if the committed copy differs")
+    _reference_parser(stage("reference-results", "publish a finished run's figures and claims "
+                            "into reference/<paper>/<profile>/ (a manifest per figure), check "
+                            "the manifests, rebuild a figure from its manifest"))
     return parser
+
+
+def _reference_parser(parser: argparse.ArgumentParser) -> None:
+    """`airfl reference-results`'s actions (airfl.pipeline.reference_results)."""
+    actions = parser.add_subparsers(dest="action", required=True, metavar="ACTION",
+                                    help="run, publish, check, rebuild or docs")
+    for name, text in (("run", "run Snakemake for a paper's figures (all, or --figure), time it "
+                        "(wall, and CPU of every process it started), then publish them; "
+                        "Snakemake's own arguments go after --"),
+                       ("publish", "publish a paper's built figures (all, or --figure) and "
+                        "claims; --set overrides the run used are recorded")):
+        action = actions.add_parser(name, help=text, description=text)
+        action.add_argument("paper")
+        action.add_argument("--profile", choices=("quick", "paper"), default="paper")
+        action.add_argument("--figure", action="append", metavar="NAME",
+                            help="a figure's name (its CSV's stem); repeatable")
+        if name != "run":       # run: Snakemake's arguments after `--` (default --cores 2)
+            action.add_argument("--command", help="the command that made the figures "
+                                "(default: the Snakemake command that rebuilds each)")
+            action.add_argument("--wall-s", type=float, help="the run's wall time, seconds")
+            action.add_argument("--cpu-s", type=float, help="the run's CPU time, seconds")
+    text = "check every manifest under reference/ against the current parameter declarations " \
+        "and dry-run Snakemake for its figure; one line per problem, exit 1 on any"
+    check = actions.add_parser("check", help=text, description=text)
+    check.add_argument("--no-dry-run", action="store_true", help="skip `snakemake -n`")
+    text = "run (or with --print-only print) the Snakemake command a figure's manifest recorded"
+    rebuild = actions.add_parser("rebuild", help=text, description=text)
+    rebuild.add_argument("paper")
+    rebuild.add_argument("figure")
+    rebuild.add_argument("--profile", choices=("quick", "paper"), default="paper")
+    rebuild.add_argument("--print-only", action="store_true")
+    text = "write the reference-results section of docs/papers/<paper>.md"
+    docs = actions.add_parser("docs", help=text, description=text)
+    docs.add_argument("paper")
 
 
 def _allowed(what: str, name: str, allowed, where: str = "") -> str:
@@ -124,10 +161,25 @@ def check_names(args: argparse.Namespace, params: dict) -> str | None:
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
+    passed_on: list[str] = []
+    if "reference-results" in argv and "--" in argv:    # Snakemake's own arguments
+        at = argv.index("--")
+        argv, passed_on = argv[:at], argv[at + 1:]
     args = _parser().parse_args(argv)
+    args.snakemake_args = passed_on
     if args.stage == "schema":                  # needs no valid params.yaml
         from airfl.pipeline.params import write_schema
         return write_schema(check=args.check)
+    if args.stage == "reference-results":       # loads params.yaml per profile itself
+        from airfl.config import ConfigError
+        from airfl.pipeline.reference_results import main as reference_main
+        try:
+            overrides = _overrides(args.set)
+        except ConfigError as error:
+            print(f"airfl: {error}", file=sys.stderr)
+            return 2
+        return reference_main(args, overrides)
     from airfl.config import ConfigError
     from airfl.pipeline.params import load_params
 

@@ -22,7 +22,7 @@ from airfl.pipeline.stage_params import stage_keys
 from airfl.pipeline.stage_table import Arg, Stage
 
 STAGES_FOLDER = Path(stage_table.__file__).parent / "stages"
-TOOLS = {"validate", "dvc-yaml", "plan", "list", "schema"}     # sub-commands that are no stage
+TOOLS = {"validate", "dvc-yaml", "plan", "list", "schema", "reference-results"}     # sub-commands that are no stage
 
 
 @pytest.fixture(scope="module")

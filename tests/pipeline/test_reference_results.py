@@ -1,0 +1,142 @@
+"""Reference results: publishing a finished run's figures and claims into reference/, checking
+each manifest against the current parameter declarations and Snakemake's plan, rebuilding a
+figure from its manifest, and the generated section of the paper's page.
+
+The end-to-end test runs the quick profile's Baselines figure at a tiny scale in a throwaway
+workspace: the tooling is the same at paper scale, only the run is longer."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import subprocess
+import sys
+
+import pytest
+import yaml
+
+from airfl.pipeline import reference_results
+from workspace import make_workspace, run, tool_env
+
+TINY = {"rounds": 2, "trials": 1, "eval_every": 1, "test_subset": 300, "train_eval_subset": 300}
+FIGURE = "accuracy_vs_rounds"
+SCALE_KEY = "baselines.accuracy_vs_rounds.scale.quick.rounds"
+
+
+def test_committed_references_match_the_current_declarations(repo_root):
+    """Every manifest under reference/: no key that is no longer declared, none missing, no
+    value changed; the first one's figure still planned by `snakemake -n` (one dry run keeps
+    it cheap)."""
+    with contextlib.chdir(repo_root):
+        found = reference_results.manifests()
+        assert reference_results.check(dry_run=False) == []
+        if found:
+            assert reference_results.check_manifest(found[0], dry_run=True) == []
+
+
+@pytest.mark.parametrize("figure, name, reads", [
+    ("baselines/accuracy_vs_rounds", "accuracy_vs_rounds", True),
+    ("lapa/fig4a+fig5", "fig5", True),
+    ("lapa/fig4a+fig5", "fig4", False),
+    ("lapa/fig4a+fig5", "fig4a", True),
+])
+def test_a_claim_row_belongs_to_the_figures_it_reads(figure, name, reads):
+    paper = "baselines" if figure.startswith("baselines") else "lapa"
+    other = "lapa" if paper == "baselines" else "biased_fl"
+    assert reference_results._on_figure(figure, paper, name) is reads
+    assert reference_results._on_figure(figure, other, name) is False
+
+
+def test_overrides_reach_snakemake_as_nested_config(repo_root):
+    """A `--set` override recorded in a manifest is passed to Snakemake as the nested mapping it
+    merges into params.yaml, and Snakemake plans the figure with it."""
+    command = reference_results.snakemake_command(
+        ["figures/baselines/accuracy_vs_rounds.png"], "quick",
+        {"baselines.accuracy_vs_rounds.training.lr": 0.04, "seed": 3})
+    assert command.endswith("--config profile=quick 'baselines={\"accuracy_vs_rounds\": "
+                            "{\"training\": {\"lr\": 0.04}}}' seed=3")
+
+
+@pytest.mark.slow
+def test_publish_check_rebuild_and_page_section_on_a_quick_run(repo_root, tmp_path, mnist_mirror):
+    env = tool_env(mnist_mirror)
+
+    def tiny(params):
+        params["baselines"][FIGURE]["scale"]["quick"] = TINY
+        return params
+
+    work = make_workspace(repo_root, tmp_path / "ws", env, tiny)
+    run(["airfl", "reference-results", "run", "baselines", "--profile", "quick", "--",
+         "--cores", "2", "-q"], work, env)
+    out = work / "reference" / "baselines" / "quick"
+    assert (out / f"{FIGURE}.csv").read_bytes() == \
+        (work / "figures" / "baselines" / f"{FIGURE}.csv").read_bytes()
+    assert (out / f"{FIGURE}.png").read_bytes()[:4] == b"\x89PNG"
+    assert json.loads((out / "claims.rows.json").read_text()) == \
+        json.loads((work / "results" / "claims" / "baselines.rows.json").read_text())
+    assert (out / "CLAIMS.md").is_file()
+    assert (work / "reference" / "quick_summary.json").is_file()        # left where it is
+
+    manifest = json.loads((out / f"{FIGURE}.manifest.json").read_text())
+    head = run(["git", "rev-parse", "HEAD"], work, env).stdout.strip()
+    assert manifest["commit"] in (head, head + "+dirty")
+    assert manifest["params"]["profile"] == "quick" and manifest["params"]["overrides"] == {}
+    assert manifest["params"]["keys"][SCALE_KEY] == TINY["rounds"]
+    assert manifest["params"]["hash"].startswith("sha256:")
+    assert manifest["command"].startswith("snakemake baselines --cores 2 -q --config profile=quick")
+    assert manifest["wall_s"] > 0 and manifest["cpu_s"] > 0      # the training ran in children
+    assert manifest["machine"]["cpu"] and manifest["machine"]["cores"] >= 1
+    assert manifest["date"][:2] == "20"
+
+    # the page's section: each figure with the claims on it; writing it again changes nothing
+    page = work / "docs" / "papers" / "baselines.md"
+    text = page.read_text()
+    assert text.count(reference_results.SECTION_START) == 1
+    assert f"../../reference/baselines/quick/{FIGURE}.png" in text
+    rows = json.loads((out / "claims.rows.json").read_text())["claims"]
+    assert rows and all(r["verdict"] in text and r["claim"] in text for r in rows)
+    run(["airfl", "reference-results", "docs", "baselines"], work, env)
+    assert page.read_text() == text
+
+    run(["git", "add", "-A"], work, env)
+    run(["git", "commit", "-qm", "reference"], work, env)
+    checked = run(["airfl", "reference-results", "check"], work, env)
+    assert "1 reference manifests checked, 0 problems" in checked.stdout
+
+    rebuild = run(["airfl", "reference-results", "rebuild", "baselines", FIGURE, "--profile",
+                   "quick", "--print-only"], work, env).stdout.strip()
+    assert rebuild == manifest["rebuild"]
+    assert run([*rebuild.split(), "-n"], work, env).returncode == 0
+
+    # a reference made with parameters that no longer exist says so, a line each, exit 1
+    stale = dict(manifest)
+    stale["params"] = {**manifest["params"], "keys": {**manifest["params"]["keys"],
+                                                      "baselines.accuracy_vs_rounds.gone": 1}}
+    (out / f"{FIGURE}.manifest.json").write_text(json.dumps(stale))
+    params = yaml.safe_load((work / "params.yaml").read_text())
+    params["baselines"][FIGURE]["scale"]["quick"]["rounds"] = 3
+    (work / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
+    failed = run(["airfl", "reference-results", "check", "--no-dry-run"], work, env, check=False)
+    assert failed.returncode == 1
+    lines = failed.stderr.strip().splitlines()
+    assert any("stale key baselines.accuracy_vs_rounds.gone" in line for line in lines), lines
+    assert any(f"{SCALE_KEY} is 3 now, the reference used 2" in line for line in lines), lines
+
+    # figures built with the quick profile are not published as the paper profile's
+    wrong = run(["airfl", "reference-results", "publish", "baselines", "--profile", "paper"],
+                work, env, check=False)
+    assert wrong.returncode == 2 and "not what profile paper makes now" in wrong.stderr
+    assert not (work / "reference" / "baselines" / "paper").exists()
+
+    # bad input: one line naming the value and what is allowed, nothing written
+    bad = run(["airfl", "reference-results", "publish", "baselines", "--profile", "quick",
+               "--figure", "nope"], work, env, check=False)
+    assert bad.returncode == 2 and "no figure 'nope'" in bad.stderr and FIGURE in bad.stderr
+    assert sorted(p.name for p in (work / "reference" / "baselines").iterdir()) == ["quick"]
+
+
+def test_an_unknown_paper_stops_with_the_allowed_ones(repo_root):
+    done = subprocess.run([sys.executable, "-m", "airfl", "reference-results", "publish", "nopaper", "--profile",
+                           "quick"], cwd=repo_root, capture_output=True, text=True)
+    assert done.returncode == 2 and "unknown paper 'nopaper'" in done.stderr
+    assert "baselines" in done.stderr
