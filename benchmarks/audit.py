@@ -1,4 +1,4 @@
-"""Benchmark: draws per second of every registered privacy audit (issue 16).
+"""Benchmark: draws per second of every registered privacy audit.
 
 Usage (from the repository root)::
 

@@ -1,4 +1,4 @@
-"""Benchmark: where the time of one paper-scale Biased FL trial goes (issue 11, "Scale and speed").
+"""Benchmark: where the time of one paper-scale Biased FL trial goes.
 
 Usage (from the repository root, one thread)::
 
@@ -248,7 +248,7 @@ def main() -> None:
     parser.add_argument("--workdir", default=None, help="scratch folder (default: temporary)")
     parser.add_argument("--ota", default="proposed", help="curve of biased_fl/fig2b")
     parser.add_argument("--digital", default="proposed", help="curve of biased_fl/fig3b")
-    parser.add_argument("--offset-db", type=float, default=0.0, help="SNR offset (spec A1)")
+    parser.add_argument("--offset-db", type=float, default=0.0, help="SNR offset, dB (E_s scaled by 10^(offset/10))")
     parser.add_argument("--repeats", type=int, default=2)
     parser.add_argument("--json", default=None)
     args = parser.parse_args()

@@ -1,5 +1,5 @@
 """Benchmark: QML's and FedTOE's exact per-round bit allocation, the Pareto programme against
-:func:`~airfl.papers.biased_fl.bit_allocation.front_point` (issue 11, "Scale and speed").
+:func:`~airfl.papers.biased_fl.bit_allocation.front_point`.
 
 ``record``: runs the design and train stages of some Biased FL curves (quick profile by default,
 ``--set`` overrides e.g. a paper-profile grid point) in a scratch folder whose inputs link to this

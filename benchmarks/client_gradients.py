@@ -1,7 +1,6 @@
 """Benchmark: the lockstep's full-batch softmax gradients of J models on Biased FL's clients,
 `client_gradients_many` on every row and on a random 60 % of the rows (a digital baseline that
-reads K of N uploads, `Scheme.read_rows`), against one model at a time (`client_gradients`);
-issue 11, "Scale and speed".
+reads K of N uploads, `Scheme.read_rows`), against one model at a time (`client_gradients`).
 
 Paper shapes: MNIST, 100 images of each class, device m owns class m (Sec. V; pixels / 255, as
 the pipeline's loader gives them), softmax regression with mu = 0.01, d = 7850; J in 4, 12, 32

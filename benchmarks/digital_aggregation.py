@@ -1,5 +1,5 @@
-"""Benchmark: one round's aggregation of a lockstep group of Biased FL digital runs, per scheme
-(issue 11, "Scale and speed"): CPU milliseconds per run and round.
+"""Benchmark: one round's aggregation of a lockstep group of Biased FL digital runs, per scheme:
+CPU milliseconds per run and round.
 
 Paper shapes: N = 10 devices at quantile radii of the Sec. V disc (E_s = 1e-9 J, N0 = -161 dBm/Hz,
 B = 1 MHz), d = 7850 (softmax on MNIST), J = 32 runs (lockstep.MAX_BATCH) of 3 trials, as in a

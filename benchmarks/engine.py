@@ -27,7 +27,7 @@ Implementations (all in one run, interleaved: each repeat times every variant on
 * ``vmap fp32`` (CNNs): torch.func vmap over clients, i.e. one grouped convolution with
   groups = N per layer (the grouped-convolution variant; `auto` picks it on CUDA only, and a
   configured `engine: vmap` stops on CPU, `models.check_engine`). Not timed for ResNet-18-GN.
-* ``loop NCHW fp32 [N,d] grads``: the loop engine as it was before issue 17 (NCHW, every
+* ``loop NCHW fp32 [N,d] grads``: the loop engine as it was before the channels-last layout (NCHW, every
   client's gradient written into an [N, d] buffer, then ``params.sub_(lr * grads)``).
 * ``loop NCHW fp32``: the loop engine with the per-client in-place SGD step, NCHW.
 * ``loop NHWC fp32`` (``autograd``): the same in channels-last; ``loop NHWC fp32 fused``: the
@@ -43,8 +43,8 @@ Every variant built on `local_sgd` fills the round's [N, d] buffer in huge pages
 
 Column ``offered``: whether a configuration can run the variant on CPU (what `engine: auto |
 loop` with `precision: fp32 | bf16` builds there); the others are reference variants (vmap, the
-engine before issue 17, the layout auto does not pick). The table's last lines name every offered
-variant slower than the naive loop ("none" is the issue's target).
+engine before the channels-last layout, the layout auto does not pick). The table's last lines name every offered
+variant slower than the naive loop ("none" is the target).
 
 Before timing, every variant's update of one local step is compared with the reference's on
 the same initial parameters and mini-batches (``max|diff|``, relative to the largest update entry): fp32 variants
@@ -226,7 +226,7 @@ def engine_variants(name: str) -> dict[str, tuple[object, bool]]:
     whether a configuration can pick it on CPU (`offered`: what `engine: auto | loop` with
     `precision: fp32 | bf16` builds there). The rest are reference variants: vmap, which
     `models.check_engine` refuses for the CNNs on CPU (measured slower than the naive loop),
-    the loop engine as it was before issue 17, and the other memory format."""
+    the loop engine as it was before the channels-last layout, and the other memory format."""
     shape = image_shape(name)
     if name in FLAT_INPUT:
         return {"batched/einsum": (build_model(name, shape, NUM_CLASSES), True)}

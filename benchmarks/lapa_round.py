@@ -1,4 +1,4 @@
-"""Benchmark: the compute of one paper-scale LAPA round (issue 17, item 4; spec lapa.md 8, 11.1).
+"""Benchmark: the compute of one paper-scale LAPA round.
 
 Usage (from the repository root)::
 

@@ -1,4 +1,4 @@
-"""How long the two tools take to say what is out of date (issue 13, item 5).
+"""How long the two tools take to say what is out of date.
 
 Times, in a project folder, `snakemake -n` over the whole DAG, `dvc status` and `dvc repro
 --dry` over every stage and `airfl dvc-yaml --check` (what the `dvc-dag` stage runs), each

@@ -1,4 +1,4 @@
-"""Compare the final test accuracies of two runs of the same quick figures (issue 17).
+"""Compare the final test accuracies of two runs of the same quick figures.
 
 Usage (from the repository root, after running the same targets in two checkouts)::
 

@@ -1,5 +1,5 @@
 """Benchmark: where one run-round of a paper-profile Biased FL digital tune (or train) job goes,
-in microseconds per run-round, part by part (issue 11, "Scale and speed").
+in microseconds per run-round, part by part.
 
 Usage (from the repository root, one thread, nothing else running)::
 

@@ -1,4 +1,4 @@
-"""Replay cheaper scheme-parameter searches on the scores of an exhaustive one (issue 11).
+"""Replay cheaper scheme-parameter searches on the scores of an exhaustive one.
 
 Usage (from the repository root, after a paper-profile run of the Biased FL SOTA panels)::
 

@@ -1,4 +1,4 @@
-"""Benchmark: where a Snakemake run spent its time, job by job, from its own log (issue 11: the
+"""Benchmark: where a Snakemake run spent its time, job by job, from its own log (the
 Biased FL paper profile's time and its split).
 
 Usage (from the repository root)::

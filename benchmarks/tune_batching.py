@@ -1,5 +1,5 @@
 """Benchmark: paper-profile Biased FL tune jobs with the candidates run one by one vs in lockstep
-with batched gradients (issue 11, "Scale and speed"; airfl.core.lockstep).
+with batched gradients (airfl.core.lockstep).
 
 Usage (from the repository root, one thread)::
 
@@ -79,8 +79,8 @@ def timed_tune(params, experiment_id, curve, batched: bool) -> tuple[dict, bytes
              "build_scheme": runs.build_scheme, "client_updates": loop.client_updates,
              "client_gradients_many": lockstep.client_gradients_many,
              "aggregate_runs": getattr(lockstep, "aggregate_runs", None)}
-    per_round = batched and saved["aggregate_runs"] is not None    # (absent before issue 11's
-                                                                   # batched aggregation)
+    per_round = batched and saved["aggregate_runs"] is not None    # (absent in versions before
+                                                                   # the batched aggregation)
 
     def build_timed(name, kind_params):
         scheme = saved["build_scheme"](name, kind_params)
