@@ -60,6 +60,19 @@ def linear_draws(release: Release, value: float | None, draws: int, batch: int =
     return np.concatenate(out)
 
 
+def linear_sampler(release: Release, present: float, absent: float
+                   ) -> Callable[[str, int, int], np.ndarray]:
+    """An audit's ``sample(world, draws, sub_seed)`` from a linear release
+    (:func:`linear_draws`): the canary's value is ``present`` in the world "present" and
+    ``absent`` otherwise; ``sub_seed`` moves the call indices (``sub_seed * 1_000_003 + call``)
+    so that the two worlds, and the audit's repeats, never replay each other's draws."""
+    def sample(world: str, draws: int, sub_seed: int) -> np.ndarray:
+        value = present if world == "present" else absent
+        return linear_draws(lambda row, call, width: release(row, sub_seed * 1_000_003 + call,
+                                                             width), value, draws)
+    return sample
+
+
 def loop_draws(release_once: Callable[[float | None, int], float], value: float | None,
                draws: int) -> np.ndarray:
     """One call of the scheme's aggregation per draw; ``release_once(value, i)`` builds draw i's

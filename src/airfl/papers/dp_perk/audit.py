@@ -26,7 +26,7 @@ from typing import Any
 
 import torch
 
-from airfl.core.audit_draws import linear_draws
+from airfl.core.audit_draws import linear_sampler
 from airfl.declare import resolve
 from airfl.papers.dp_perk.aggregation import airfl_dp
 from airfl.papers.dp_perk.privacy import accounting_sigma2, gaussian_event, simulated_gaussian_event
@@ -69,10 +69,7 @@ def _mechanism(params: dict[str, Any], eps_tilde: float) -> AuditableMechanism:
         return airfl_dp(updates, channel, design, torch_generator(seed, f"audit/{label}",
                                                                  call, "noise"))[0]
 
-    def sample(world: str, draws: int, sub_seed: int):
-        value = design.clip if world == "present" else -design.clip
-        return linear_draws(lambda row, call, width: release(row, sub_seed * 1_000_003 + call,
-                                                             width), value, draws)
+    sample = linear_sampler(release, design.clip, -design.clip)
 
     q = design.q[t]
     s2 = accounting_sigma2(design.sigma2, design.noise_model, design.dp_noise_convention)

@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from airfl.core.audit_draws import linear_draws
+from airfl.core.audit_draws import linear_sampler
 from airfl.declare import resolve
 from airfl.core.scheme import ChannelStatistics, DesignContext, RoundState
 from airfl.papers.lapa.mechanism import gaussian_constant, sensitivity
@@ -70,10 +70,7 @@ def _mechanism(params: dict[str, Any], nu: float) -> AuditableMechanism:
                            statistics=stats, streams=RoundStreams(seed, f"audit/{label}", call, 1))
         return scheme.aggregate(updates, state, design)[0]
 
-    def sample(world: str, draws: int, sub_seed: int):
-        value = clip if world == "present" else -clip
-        return linear_draws(lambda row, call, width: release(row, sub_seed * 1_000_003 + call,
-                                                             width), value, draws)
+    sample = linear_sampler(release, clip, -clip)
 
     record = scheme.aggregate(torch.zeros(devices, 2, dtype=torch.float64), RoundState(
         round_index=1, channel_power=torch.ones(devices), data_sizes=sizes, statistics=stats,

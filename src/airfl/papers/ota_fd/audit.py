@@ -38,7 +38,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from airfl.core.audit_draws import linear_draws
+from airfl.core.audit_draws import linear_sampler
 from airfl.declare import resolve
 from airfl.papers.ota_fd import transceiver as tx
 from airfl.papers.ota_fd.schemes import sigma_n2_of
@@ -91,10 +91,7 @@ def _mechanism(params: dict[str, Any], eps: float, noise_scale: float = 1.0
                                 sigma_n2=sigma_n2, noise=noise, artificial=artificial)[0]
         return torch.from_numpy(total)
 
-    def sample(world: str, draws: int, sub_seed: int):
-        value = step if world == "present" else 0.0
-        return linear_draws(lambda row, call, width: release(row, sub_seed * 1_000_003 + call,
-                                                             width), value, draws)
+    sample = linear_sampler(release, step, 0.0)
 
     claimed = float(tx.realised_eps(h_abs=h_abs, design=design, class_counts=counts,
                                     sigma_n2=sigma_n2, delta=np.full(m, delta), T=T, K=k,
@@ -159,10 +156,7 @@ def _fl_mechanism(params: dict[str, Any], eps: float, noise_scale: float = 1.0
                                    sigma_n2=sigma_n2, noise=noise, dim=dim)
         return torch.from_numpy(total)
 
-    def sample(world: str, draws: int, sub_seed: int):
-        value = step if world == "present" else 0.0
-        return linear_draws(lambda row, call, width: release(row, sub_seed * 1_000_003 + call,
-                                                             width), value, draws)
+    sample = linear_sampler(release, step, 0.0)
 
     claimed = float(tx.realised_eps(h_abs=h_abs, design=design, class_counts=whole,
                                     sigma_n2=sigma_n2, delta=np.full(m, delta), T=T, K=dim,
