@@ -1,6 +1,7 @@
 # airfl: dataset -> partition -> design -> train -> privacy -> figure -> claims; analytic figures
 # (formulas only) -> claims.
-# A table of contents: load and validate the config, include one rules file per stage.
+# A table of contents: load and validate the config, include the rules generated from the
+# stage table (airfl.pipeline.stage_table).
 from snakemake.utils import min_version
 
 min_version("9.0")
@@ -14,15 +15,7 @@ configfile: "params.yaml"
 
 
 include: "workflow/rules/common.smk"
-
-
-# one rules file per stage, named for it, in the stage table's order (airfl.pipeline.stage_table)
-for _stage in stage_table.STAGES:
-
-    include: f"workflow/rules/{_stage.name}.smk"
-
-
-include: "workflow/rules/targets.smk"
+include: "workflow/rules/stages.smk"    # every rule, generated from the stage table
 include: "workflow/rules/cost.smk"      # the cost bound, checked when a run starts
 
 

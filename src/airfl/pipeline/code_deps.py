@@ -162,7 +162,9 @@ def _display(path: Path) -> str:
 def stage_code(stage: str, wing_packages: tuple[str, ...] = ()) -> tuple[str, ...]:
     """The source files (and wing folders) a stage depends on when it loads these wings."""
     packages = tuple(dict.fromkeys((ROOT_PACKAGE, *wing_packages)))
-    start = {f"{ROOT_PACKAGE}.pipeline.stages.{stage}"}
+    from airfl.pipeline.stage_table import stage as record      # its `run` module
+
+    start = {record(stage).module}
     for package in wing_packages:
         start.update(_modules(package))
     folders = {package: _package_folder(package) for package in wing_packages}

@@ -1,7 +1,9 @@
-"""The pipeline's jobs, expanded from the experiment registry: one description for both tools.
+"""The pipeline's jobs, expanded from the stage table and the experiment registry: one
+description for both tools.
 
-The Snakefile's rules take their inputs, outputs and params from the functions here, and
-`airfl dvc-yaml` writes dvc.yaml from `jobs()`; a test fails when the committed dvc.yaml drifts.
+`airfl dvc-yaml` writes dvc.yaml from `jobs()`, and the Snakemake rules (`snakemake_rules`)
+take their inputs, outputs and params from the same records and the functions here; a test
+fails when the committed dvc.yaml drifts.
 """
 
 from __future__ import annotations
@@ -15,9 +17,8 @@ from airfl.config import get_dotted
 from airfl.experiments import AnalyticFigure, Experiment, FigureSpec
 from airfl.pipeline.code_deps import digest, stage_code
 from airfl.pipeline.stage_params import stage_keys
-from airfl.pipeline.registry import (active_experiments, all_analytic, all_experiments,
-                                     get_analytic, get_experiment, get_wing, papers,
-                                     scheme_wings, wings)
+from airfl.pipeline.registry import (active_experiments, all_analytic, get_experiment,
+                                     get_wing, scheme_wings, wings)
 
 def code(stage: str, *wing_names: str) -> list[str]:
     """The source files a stage runs when it loads these wings (`code_deps`), as DVC `deps`
@@ -31,7 +32,7 @@ def experiment_code(stage: str, experiment: Experiment, params: dict[str, Any],
     """A stage of one experiment loads its paper's wing and, when it builds schemes, the wings
     offering the schemes of its curve (all curves: None)."""
     names = [experiment.paper]
-    if stage in ("tune", "design", "calibrate", "train"):
+    if stage_table.stage(stage).builds_schemes:
         curves = experiment.curves(params)
         offered = scheme_wings()
         for name in ([curve] if curve is not None else list(curves)):
@@ -81,6 +82,34 @@ def _slug(*parts: str) -> str:
     return "-".join(p.replace("/", "-") for p in parts)
 
 
+class Context:
+    """One expansion of the DAG for fixed params: the experiments' resolved blocks and derived
+    parameter keys, each computed once (read-only: shared by the jobs and the rules)."""
+
+    def __init__(self, params: dict[str, Any]):
+        self.params = params
+        self._blocks: dict[str, dict[str, Any]] = {}
+        self._keys: dict[str, dict[tuple, list[str]]] = {}
+        self._code: dict[tuple, str] = {}
+
+    def block(self, experiment: Experiment) -> dict[str, Any]:
+        if experiment.id not in self._blocks:
+            self._blocks[experiment.id] = experiment.params(self.params)
+        return self._blocks[experiment.id]
+
+    def keys(self, experiment: Experiment) -> dict[tuple, list[str]]:
+        """(stage, curve or derivation) -> the leaf keys of the wing's block its view reads."""
+        if experiment.id not in self._keys:
+            self._keys[experiment.id] = param_deps.derive(experiment, self.params)
+        return self._keys[experiment.id]
+
+    def code_digest(self, stage: str, args: tuple[str, ...]) -> str:
+        """`code_digest`, memoised: Snakemake evaluates a job's params more than once."""
+        if (stage, args) not in self._code:
+            self._code[(stage, args)] = code_digest(stage, list(args), self.params)
+        return self._code[(stage, args)]
+
+
 def outputs(stage: str, *args: str) -> list[str]:
     """The files the job `airfl <stage> <args>` writes (the stage table's `outputs`)."""
     return stage_table.stage(stage).files(*args)
@@ -90,86 +119,57 @@ def partition_outputs(experiment_id: str) -> list[str]:
     return outputs("partition", experiment_id)
 
 
-def derived_sources(experiment: Experiment, name: str, curves) -> list[str]:
-    """The designs, run records and run tables of a derivation's source curves."""
-    sources, _ = experiment.derivation(name).resolve(curves)
-    return [str(p) for c in sources
-            for p in (paths.design(experiment.id, c), paths.run_records(experiment.id, c),
-                      paths.run_table(experiment.id, c))]
-
-
-def derived_inputs(experiment: Experiment, curve: str, curves) -> list[str]:
-    """The derivation JSONs a curve's design and train jobs read (stage `derive`)."""
-    return [str(paths.derived(experiment.id, d.name))
-            for d in experiment.derivations_of(curve, curves)]
-
-
 def figure_outputs(experiment: Experiment) -> list[str]:
     """Every panel's CSV, PNG and PDF, then the experiment's summary JSON."""
     return outputs("figure", experiment.id)
 
 
-def experiment_jobs(experiment: Experiment, params: dict[str, Any]) -> list[Job]:
-    eid = experiment.id
-    block = experiment.params(params)
-    keys = param_deps.derive(experiment, params)
+def job_params(ctx: Context, record: stage_table.Stage, args: tuple[str, ...]) -> list[str]:
+    """The exact params.yaml keys the job reads: a stage of one experiment, its top-level knobs
+    and the leaves behind its view of the block (param_deps); the others, what its stage
+    declares for these arguments (stage_params)."""
+    if record.view is None:
+        return list(stage_keys(record.name, *args))
+    keys = ctx.keys(get_experiment(args[0]))
+    return [*record.knobs, *keys[(record.name, args[1] if len(args) > 1 else None)]]
 
-    def reads(stage: str, curve: str | None = None) -> list[str]:
-        """The exact params.yaml keys the job reads: its stage's top-level
-        knobs and the leaves behind its view of the block (param_deps)."""
-        return [*stage_table.stage(stage).knobs, *keys[(stage, curve)]]
 
-    manifest = str(paths.dataset_manifest(block["dataset"]))
-    jobs = [Job("partition", _slug("partition", eid), [eid], [manifest], partition_outputs(eid),
-                reads("partition"))]
-    reference = [str(paths.reference(experiment.reference.name, "json"))] \
-        if experiment.reference else []
-    from airfl.pipeline.tuning import tuned_curves, tuning_file
+def make_job(ctx: Context, record: stage_table.Stage, args: tuple[str, ...]) -> Job:
+    """The job `airfl <stage> <args>` as its record describes it: deps, outs, plots, metrics."""
+    plots = record.plots(ctx, *args) if record.plots else []
+    metrics = record.metrics(*args) if record.metrics else []
+    shown = {plot.path for plot in plots} | set(metrics)
+    return Job(record.name, _slug(record.name, *args), list(args),
+               record.inputs(ctx, *args) if record.inputs else [],
+               [o for o in record.files(*args) if o not in shown], job_params(ctx, record, args),
+               plots=plots, metrics=metrics,
+               declared=record.declared(ctx, *args) if record.declared else {})
 
-    searching = tuned_curves(experiment, block)
-    calibration = [str(paths.calibration(eid))] if experiment.calibration else []
-    if calibration:                 # one noise-free round at theta_0, read by every train job
-        jobs.append(Job("calibrate", _slug("calibrate", eid), [eid],
-                        [manifest, str(paths.partition(eid))], outputs("calibrate", eid),
-                        reads("calibrate")))
-    for derivation in experiment.active_derivations(block["curves"]):   # source runs -> params
-        jobs.append(Job("derive", _slug("derive", eid, derivation.name), [eid, derivation.name],
-                        derived_sources(experiment, derivation.name, block["curves"]),
-                        outputs("derive", eid, derivation.name), reads("derive", derivation.name)))
-    for curve in experiment.curves(params):
-        source = tuning_file(experiment, block, curve)
-        derived = derived_inputs(experiment, curve, block["curves"])
-        tuning = [] if source is None else [str(source)]
-        if curve in searching:
-            jobs.append(Job("tune", _slug("tune", eid, curve), [eid, curve],
-                            [manifest, str(paths.partition(eid)), *reference],
-                            outputs("tune", eid, curve), reads("tune", curve)))
-        jobs += [
-            Job("design", _slug("design", eid, curve), [eid, curve],
-                [str(paths.partition(eid)), *reference, *tuning, *derived],
-                outputs("design", eid, curve), reads("design", curve)),
-            Job("train", _slug("train", eid, curve), [eid, curve],
-                [manifest, str(paths.partition(eid)), str(paths.design(eid, curve)), *reference,
-                 *tuning, *calibration, *derived],
-                outputs("train", eid, curve), reads("train", curve),
-                declared={"evaluation": experiment.evaluation(curve, block["curves"])}),
-        ]
-        if experiment.privacy:
-            jobs.append(Job("privacy", _slug("privacy", eid, curve), [eid, curve],
-                            [str(paths.run_records(eid, curve))], outputs("privacy", eid, curve),
-                            reads("privacy", curve)))
-    curves = list(experiment.curves(params))
-    figure_deps = [str(paths.run_table(eid, c)) for c in curves] + \
-        [str(paths.privacy(eid, c)) for c in curves if experiment.privacy] + reference
-    outs = figure_outputs(experiment)
-    csvs = [o for o in outs[:-1] if o.endswith(".csv")]
-    specs = (experiment.figure_spec, *experiment.extra_figures)     # the order of figure_names
-    jobs.append(Job("figure", _slug("figure", eid), [eid], figure_deps,
-                    [o for o in outs[:-1] if not o.endswith(".csv")], reads("figure"),
-                    plots=[figure_plot(csv, spec, experiment)
-                           for csv, spec in zip(csvs, specs, strict=True)],
-                    metrics=[outs[-1]]))
-    return jobs
+
+def _runs(records, key) -> list[list[stage_table.Stage]]:
+    """The table cut into maximal runs of consecutive records with the same `key`."""
+    runs: list[list[stage_table.Stage]] = []
+    for record in records:
+        if runs and key(runs[-1][0]) == key(record):
+            runs[-1].append(record)
+        else:
+            runs.append([record])
+    return runs
+
+
+def experiment_jobs(experiment: Experiment, params: dict[str, Any],
+                    ctx: Context | None = None) -> list[Job]:
+    """The jobs of one experiment: its stages in table order, those of one curve per curve."""
+    ctx = ctx or Context(params)
+    records = [s for s in stage_table.STAGES if s.scope != "global"]
+    jobs_: list[Job] = []
+    for run in _runs(records, lambda s: s.scope == "curve"):
+        if run[0].scope == "curve":
+            for curve in experiment.curves(params):
+                jobs_ += [make_job(ctx, s, a) for s in run for a in s.job_args(ctx, experiment, curve)]
+        else:
+            jobs_ += [make_job(ctx, s, a) for s in run for a in s.job_args(ctx, experiment)]
+    return jobs_
 
 
 def figure_plot(csv: str, spec: FigureSpec, experiment: Experiment) -> Plot:
@@ -205,13 +205,7 @@ def analytic_outputs(figure: AnalyticFigure) -> list[str]:
 
 
 def analytic_job(figure: AnalyticFigure) -> Job:
-    outs = analytic_outputs(figure)
-    logy = all(panel.logy for panel in figure.panels)    # one scale for every panel
-    plot = Plot(outs[0], "x", "value", figure.title, figure.xlabel,
-                " | ".join(panel.ylabel for panel in figure.panels),
-                dvc_plots.template_name("panels", figure.logx, logy))
-    return Job("analytic", _slug("analytic", figure.id), [figure.id], [],
-               outs[1:], list(stage_keys("analytic", figure.id)), plots=[plot])
+    return make_job(Context({}), stage_table.stage("analytic"), (figure.id,))
 
 
 def audit_outputs(wing: str, mechanism: str) -> list[str]:
@@ -220,21 +214,9 @@ def audit_outputs(wing: str, mechanism: str) -> list[str]:
 
 
 def audit_jobs() -> list[Job]:
-    """One `airfl audit <wing> <mechanism>` job per mechanism a wing registers for auditing;
-    its params: the audit block's shared settings, the seed, the profile, the wing's audit
-    settings and its own block (stage_params.stage_keys)."""
-    out = []
-    for wing in wings():
-        for name in sorted(wing.audits):
-            outs = audit_outputs(wing.name, name)
-            out.append(Job("audit", _slug("audit", wing.name, name), [wing.name, name], [],
-                           [o for o in outs[1:] if not o.endswith(".csv")],   # the CSV: a plot
-                           list(stage_keys("audit", wing.name, name)),
-                           plots=[Plot(outs[1], "eps_audited_lower", "label",
-                                       f"{wing.name}: {name} (audit)", "epsilon", "mechanism",
-                                       dvc_plots.template_name("audit"))],
-                           metrics=[outs[0]]))
-    return out
+    """One `airfl audit <wing> <mechanism>` job per mechanism a wing registers for auditing."""
+    ctx, record = Context({}), stage_table.stage("audit")
+    return [make_job(ctx, record, args) for args in record.job_args(ctx)]
 
 
 def audit_json(wing_names) -> list[str]:
@@ -269,33 +251,22 @@ def analytic_targets() -> list[str]:
     return [o for f in all_analytic() for o in analytic_outputs(f)]
 
 
-def datasets(params: dict[str, Any]) -> list[str]:
-    return sorted({e.params(params)["dataset"] for e in active_experiments(params)})
+def audit_targets() -> list[str]:
+    """What `snakemake audit` builds: every registered audit."""
+    return [o for args in stage_table.stage("audit").job_args(Context({})) for o in audit_outputs(*args)]
 
 
 def jobs(params: dict[str, Any]) -> list[Job]:
-    """Every job of the pipeline, in data-flow order."""
-    out = [Job("data", _slug("data", d), [d], [], outputs("data", d),
-               list(stage_keys("data", d))) for d in datasets(params)]
-    references = {e.reference.name: e.reference for e in active_experiments(params) if e.reference}
-    for name, ref in sorted(references.items()):
-        out.append(Job("reference", _slug("reference", name), [name],
-                       [str(paths.dataset_manifest(ref.dataset))],
-                       outputs("reference", name),
-                       list(stage_keys("reference", name))))
-    for experiment in active_experiments(params):
-        out += experiment_jobs(experiment, params)
-    out += [analytic_job(figure) for figure in all_analytic()]
-    out += audit_jobs()
-    for paper in papers():
-        out.append(Job("claims", _slug("claims", paper), [paper], claim_inputs(paper, params),
-                       [o for o in outputs("claims", paper) if o != str(paths.claims_metrics(paper))],
-                       list(stage_keys("claims", paper)), metrics=[str(paths.claims_metrics(paper))]))
-    out.append(Job("claims", "claims", [], [str(paths.claims_rows(p)) for p in papers()]
-                   + audit_json({w.name for w in wings() if not w.catalogue}),
-                   [o for o in outputs("claims") if o != str(paths.claims_metrics())],
-                   list(stage_keys("claims")),
-                   metrics=[str(paths.claims_metrics())]))
+    """Every job of the pipeline, in the table's order (stage_table): the stages of no
+    experiment as they come, those of one experiment per experiment (`experiment_jobs`)."""
+    ctx = Context(params)
+    out: list[Job] = []
+    for run in _runs(stage_table.STAGES, lambda s: s.scope == "global"):
+        if run[0].scope == "global":
+            out += [make_job(ctx, s, a) for s in run for a in s.job_args(ctx)]
+        else:
+            for experiment in active_experiments(params):
+                out += experiment_jobs(experiment, params, ctx)
     for job in out:
         job.code = job_code(job.stage, job.args, params)
     return out
@@ -303,17 +274,10 @@ def jobs(params: dict[str, Any]) -> list[Job]:
 
 def job_code(stage: str, args: list[str], params: dict[str, Any]) -> list[str]:
     """The code of the job `airfl <stage> <args>`: which wings it loads follows from its
-    arguments (an experiment and curve, a reference, an analytic figure, a paper)."""
-    if stage in ("data", "privacy") or (stage == "claims" and not args):
-        return code(stage)                   # no wing: a dataset, stored records, claim files
-    if stage in ("claims", "audit"):
-        return code(stage, args[0])
-    if stage == "reference":
-        (owner,) = {e.paper for e in all_experiments()
-                    if e.reference is not None and e.reference.name == args[0]}
-        return code(stage, owner)
-    if stage == "analytic":
-        return code(stage, get_analytic(args[0]).paper)
+    arguments (the record's `wings`; a stage of one experiment, its experiment's)."""
+    record = stage_table.stage(stage)
+    if record.wings is not None or record.view is None:
+        return code(stage, *(record.wings(*args) if record.wings else ()))
     return experiment_code(stage, get_experiment(args[0]), params,
                            args[1] if len(args) > 1 else None)
 
