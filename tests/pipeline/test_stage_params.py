@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from airfl.pipeline import dag, stage_table
+from airfl.pipeline.registry import all_experiments
 from airfl.pipeline.params import load_params
 from airfl.pipeline.stage_params import UndeclaredParam, narrowed, stage_keys
 
@@ -88,7 +89,7 @@ def test_tune_reading_an_undeclared_device_fails_in_the_stage(params, monkeypatc
         tune.run(grid, "biased_fl/fig2a", "ota_opt")
 
 
-@pytest.mark.parametrize("paper", sorted({e.paper for e in dag.all_experiments()}))
+@pytest.mark.parametrize("paper", sorted({e.paper for e in all_experiments()}))
 def test_a_paper_s_claims_run_on_its_declared_params(paper, params, tmp_path, monkeypatch):
     """The claims job of one paper reads only its own section: with no figures written it stops
     on the missing figure data, never on another paper's key (asking every wing's experiments

@@ -12,10 +12,11 @@ from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
 
-from airfl.pipeline import dvc_plots, param_deps, paths, stage_table
+from airfl.pipeline import param_deps, paths, stage_table
 from airfl.config import get_dotted
-from airfl.experiments import AnalyticFigure, Experiment, FigureSpec
+from airfl.experiments import AnalyticFigure, Experiment
 from airfl.pipeline.code_deps import digest, stage_code
+from airfl.pipeline.dvc_plots import Plot
 from airfl.pipeline.stage_params import stage_keys
 from airfl.pipeline.registry import (active_experiments, all_analytic, get_experiment,
                                      get_wing, scheme_wings, wings)
@@ -40,25 +41,6 @@ def experiment_code(stage: str, experiment: Experiment, params: dict[str, Any],
             if kind in offered:
                 names.append(offered[kind].name)
     return code(stage, *names)
-
-
-@dataclass(frozen=True)
-class Plot:
-    """One figure CSV as `dvc plots` draws it: its axes as the PNG has them (columns, labels,
-    log scales) and the template (airfl.pipeline.dvc_plots) that draws one line per scheme."""
-
-    path: str
-    x: str
-    y: str
-    title: str
-    x_label: str
-    y_label: str
-    template: str
-
-    def props(self) -> dict[str, str]:
-        """dvc.yaml's plot properties."""
-        return {"template": self.template, "x": self.x, "y": self.y, "title": self.title,
-                "x_label": self.x_label, "y_label": self.y_label}
 
 
 @dataclass
@@ -172,11 +154,6 @@ def experiment_jobs(experiment: Experiment, params: dict[str, Any],
     return jobs_
 
 
-def figure_plot(csv: str, spec: FigureSpec, experiment: Experiment) -> Plot:
-    return Plot(csv, spec.x, spec.y, spec.title or experiment.title, spec.xlabel, spec.ylabel,
-                dvc_plots.template_name("lines", spec.logx, spec.logy))
-
-
 def rule_params(stage: str, experiment: Experiment, params: dict[str, Any],
                 curve: str | None = None, block: dict[str, Any] | None = None) -> dict[str, Any]:
     """A Snakemake rule's `params:` for the job: the values of its stage's top-level knobs and
@@ -217,21 +194,6 @@ def audit_jobs() -> list[Job]:
     """One `airfl audit <wing> <mechanism>` job per mechanism a wing registers for auditing."""
     ctx, record = Context({}), stage_table.stage("audit")
     return [make_job(ctx, record, args) for args in record.job_args(ctx)]
-
-
-def audit_json(wing_names) -> list[str]:
-    """The audit JSONs of these wings (claim inputs)."""
-    return [audit_outputs(w.name, n)[0] for w in wings() if w.name in wing_names
-            for n in sorted(w.audits)]
-
-
-def claim_inputs(paper: str, params: dict[str, Any] | None = None) -> list[str]:
-    """Every CSV a paper's claims are checked on (its experiments' and analytic figures; those
-    the params run: `Experiment.enabled`), and its wing's audit results."""
-    return [o for e in active_experiments(params) if e.paper == paper for o in figure_outputs(e)
-            if o.endswith(".csv")] + \
-        [analytic_outputs(f)[0] for f in all_analytic() if f.paper == paper and f.check is not None] \
-        + audit_json({paper})
 
 
 def paper_targets(paper: str, params: dict[str, Any] | None = None) -> list[str]:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from dataclasses import dataclass
 from typing import Any
 
 TEMPLATE_DIR = Path(".dvc") / "plots"
@@ -204,3 +205,22 @@ def main(argv: list[str] | None = None) -> int:
 
 if __name__ == "__main__":
     raise SystemExit(main())
+
+
+@dataclass(frozen=True)
+class Plot:
+    """One figure CSV as `dvc plots` draws it: its axes as the PNG has them (columns, labels,
+    log scales) and the template (this module) that draws one line per scheme."""
+
+    path: str
+    x: str
+    y: str
+    title: str
+    x_label: str
+    y_label: str
+    template: str
+
+    def props(self) -> dict[str, str]:
+        """dvc.yaml's plot properties."""
+        return {"template": self.template, "x": self.x, "y": self.y, "title": self.title,
+                "x_label": self.x_label, "y_label": self.y_label}

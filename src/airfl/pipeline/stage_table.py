@@ -1,4 +1,4 @@
-"""Every stage of the pipeline, declared once: the one table the CLI, the rule files, the DAG
+"""Every stage of the pipeline, declared once: the one table the CLI, the Snakemake rules, the DAG
 (`dag.py`), the parameter dependencies (`stage_params`, `param_deps`), the fork server and the
 import contracts read.
 
@@ -24,12 +24,21 @@ import importlib
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from airfl.pipeline import paths
 
 if TYPE_CHECKING:           # light at import: `airfl --help` reads the table
-    from airfl.pipeline.dag import Context, Plot
+    from airfl.pipeline.dvc_plots import Plot
+
+
+class Context(Protocol):
+    """What the records' job functions read of one expansion of the DAG (`dag.Context`): the
+    params and each experiment's resolved block."""
+
+    params: dict[str, Any]
+
+    def block(self, experiment: Any) -> dict[str, Any]: ...
 
 
 @dataclass(frozen=True)
@@ -81,7 +90,7 @@ class Stage:
     `expand`: their arguments: `(ctx)` for a stage of no experiment, `(ctx, experiment)` for one
     of an experiment, `(ctx, experiment, curve)` for one of a curve (default: one job each);
     `inputs`: `(ctx, *args)` -> the files a job reads (its DVC deps and rule inputs);
-    `plots`: `(ctx, *args)` -> the CSVs `dvc plots` draws (`dag.Plot`); `metrics`: `(*args)` ->
+    `plots`: `(ctx, *args)` -> the CSVs `dvc plots` draws (`dvc_plots.Plot`); `metrics`: `(*args)` ->
     its `dvc metrics` files; the other outputs are its `outs`. `declared`: `(ctx, *args)` -> what
     it reads from the code's declarations rather than params.yaml (`dag.Job.declared`); `wings`:
     `(*args)` -> the wings whose code a stage of no experiment loads (one of an experiment loads
@@ -146,7 +155,7 @@ class Stage:
                                    for i in range(optional + 1))
 
     def files(self, *args: str) -> list[str]:
-        """The job's outputs as the rule files and dvc.yaml write them."""
+        """The job's outputs as the rules and dvc.yaml write them."""
         return [str(p) for p in self.outputs(*args)]
 
 
@@ -363,8 +372,6 @@ def _figure_inputs(ctx: Context, experiment_id: str) -> list[str]:
 
 def _figure_plots(ctx: Context, experiment_id: str) -> list[Plot]:
     """Each panel's CSV with its own axes, in the order of `figure_names`."""
-    from airfl.pipeline.dag import figure_plot
-
     experiment = _experiment(experiment_id)
     csvs = [str(p) for p in _figure_files(experiment_id)[:-1] if p.suffix == ".csv"]
     specs = (experiment.figure_spec, *experiment.extra_figures)
@@ -392,12 +399,11 @@ def _analytic_paper(figure_id: str) -> tuple[str, ...]:
 def _analytic_plots(ctx: Context, figure_id: str) -> list[Plot]:
     """The CSV, its panels drawn on one scale (log only when every panel is)."""
     from airfl.pipeline import dvc_plots
-    from airfl.pipeline.dag import Plot
     from airfl.pipeline.registry import get_analytic
 
     figure = get_analytic(figure_id)
     logy = all(panel.logy for panel in figure.panels)
-    return [Plot(str(paths.figure(figure_id, "csv")), "x", "value", figure.title, figure.xlabel,
+    return [dvc_plots.Plot(str(paths.figure(figure_id, "csv")), "x", "value", figure.title, figure.xlabel,
                  " | ".join(panel.ylabel for panel in figure.panels),
                  dvc_plots.template_name("panels", figure.logx, logy))]
 
@@ -424,9 +430,8 @@ def _audits(ctx: Context | None = None) -> list[tuple[str, str]]:
 
 def _audit_plots(ctx: Context, wing: str, mechanism: str) -> list[Plot]:
     from airfl.pipeline import dvc_plots
-    from airfl.pipeline.dag import Plot
 
-    return [Plot(str(paths.audit_figure(wing, mechanism, "csv")), "eps_audited_lower", "label",
+    return [dvc_plots.Plot(str(paths.audit_figure(wing, mechanism, "csv")), "eps_audited_lower", "label",
                  f"{wing}: {mechanism} (audit)", "epsilon", "mechanism",
                  dvc_plots.template_name("audit"))]
 
@@ -445,7 +450,6 @@ def _claims(ctx: Context) -> list[tuple[str, ...]]:
 def _claims_inputs(ctx: Context, paper: str | None = None) -> list[str]:
     """One paper's: the CSVs its claims are checked on; every paper's: the papers' rows and
     the audits of the wings without figures."""
-    from airfl.pipeline.dag import audit_json, claim_inputs
     from airfl.pipeline.registry import papers, wings
 
     if paper is not None:
@@ -458,6 +462,33 @@ def _claims_constraints() -> dict[str, str]:
     from airfl.pipeline.registry import papers
 
     return {"paper": one_of(papers())}
+
+
+def figure_plot(csv: str, spec: Any, experiment: Any) -> Plot:
+    """A figure CSV as `dvc plots` draws it: the axes of its panel (`FigureSpec`)."""
+    from airfl.pipeline import dvc_plots
+
+    return dvc_plots.Plot(csv, spec.x, spec.y, spec.title or experiment.title, spec.xlabel, spec.ylabel,
+                dvc_plots.template_name("lines", spec.logx, spec.logy))
+
+
+def audit_json(wing_names: Iterable[str]) -> list[str]:
+    """The audit JSONs of these wings (claim inputs)."""
+    from airfl.pipeline.registry import wings
+
+    return [str(paths.audit(w.name, n)) for w in wings() if w.name in wing_names
+            for n in sorted(w.audits)]
+
+
+def claim_inputs(paper: str, params: dict[str, Any] | None = None) -> list[str]:
+    """Every CSV a paper's claims are checked on (its experiments' and analytic figures; those
+    the params run: `Experiment.enabled`), and its wing's audit results."""
+    from airfl.pipeline.registry import active_experiments, all_analytic
+
+    return [str(p) for e in active_experiments(params) if e.paper == paper
+            for p in _figure_files(e.id) if p.suffix == ".csv"] + \
+        [str(paths.figure(f.id, "csv")) for f in all_analytic()
+         if f.paper == paper and f.check is not None] + audit_json({paper})
 
 
 def one_of(names: Iterable[str]) -> str:
