@@ -83,14 +83,15 @@ def test_a_curve_without_its_own_delta_takes_the_declared_one(tmp_path, monkeypa
 def _lapa_records(privacy: str, rounds: int = 4) -> tuple[list[dict], float]:
     import yaml
     from airfl.core.scheme import ChannelStatistics, DesignContext, RoundState
-    from airfl.papers.lapa.schemes import LapaScheme
     from airfl.papers.lapa.training import compose
+    from airfl.pipeline.registry import build_scheme
     from airfl.rng import RoundStreams
 
     k, dim = 15, 32
     with open("params.yaml") as f:
-        curve = compose(yaml.safe_load(f))["curves"]["nodp"]
-    scheme = LapaScheme("c", **{**curve, "privacy": privacy, "nu": 4.0})
+        block = compose(yaml.safe_load(f))
+    scheme = build_scheme("c", {**block["curves"]["nodp"], "privacy": privacy, "nu": 4.0},
+                          block["training"]["lr"])
     sizes = list(range(100, 100 + 20 * k, 20))
     histograms = np.eye(10, dtype=np.int64)[np.arange(k) % 10] * 50 + 1
     stats = ChannelStatistics(torch.ones(k, dtype=torch.float64), 1.0, 1.0,

@@ -90,6 +90,10 @@ class Scheme:
 
     kind: str = ""
     uses_future_channels: bool = False   # genie-aided designs: one design per trial's channels
+    # the scheme reads the clients' local step size (its `lr` argument: what its noise or its
+    # server step is scaled by), given from the local-work settings the clients train with
+    # (the block's `training.lr`, `pipeline.registry.build_scheme`), never a copy per curve
+    uses_local_lr: bool = False
 
     def __init__(self, name: str, **params: Any):
         self.name = name

@@ -7,6 +7,9 @@ e.g. CDPB's clip norm; `runs.calibrated`), derived (stage `derive`: parameters c
 other curves' runs, e.g. LAPA's DDPG powers; `runs.derived`). The design stage designs without
 the calibration (its jobs do not wait for the calibrate job), and the train stage checks the
 stored design against exactly those parameters before training with the calibrated ones.
+The clients' local step size is no curve parameter: it belongs to the local-work settings the
+clients train with (the block's `training.lr`), and a scheme that reads it is given that one
+(`Scheme.uses_local_lr`, `registry.build_scheme`).
 """
 
 from __future__ import annotations

@@ -161,8 +161,10 @@ def scheme_kinds() -> list[str]:
     return sorted(scheme_wings())
 
 
-def build_scheme(name: str, curve: dict[str, Any]) -> Scheme:
-    """The scheme of one curve of an experiment (params.yaml `curves.<name>`)."""
+def build_scheme(name: str, curve: dict[str, Any], local_lr: float | None = None) -> Scheme:
+    """The scheme of one curve of an experiment (params.yaml `curves.<name>`); a scheme that
+    reads the clients' local step size (`Scheme.uses_local_lr`) gets `local_lr`, the step size
+    of the local-work settings its clients train with (the block's `training.lr`)."""
     from airfl.core.scheme import CURVE_SETTINGS
 
     params = {k: v for k, v in curve.items() if k not in CURVE_SETTINGS}
@@ -170,7 +172,16 @@ def build_scheme(name: str, curve: dict[str, Any]) -> Scheme:
     if kind not in scheme_wings():
         raise ValueError(f"curves.{name}.scheme: unknown scheme {kind!r}; allowed: "
                          + ", ".join(scheme_kinds()))
-    return scheme_wings()[kind].scheme_class(kind)(name, **params)
+    scheme_class = scheme_wings()[kind].scheme_class(kind)
+    if scheme_class.uses_local_lr:
+        if "lr" in params:
+            raise ValueError(f"curves.{name}.lr: a {kind} scheme takes the clients' step size "
+                             "from the local-work settings (training.lr), not from its curve")
+        if local_lr is None:
+            raise ValueError(f"curves.{name}: a {kind} scheme needs the clients' local step "
+                             "size (training.lr)")
+        params["lr"] = local_lr
+    return scheme_class(name, **params)
 
 
 def code_path(wing_name: str) -> str:

@@ -34,7 +34,7 @@ def design_trials(params: dict[str, Any], experiment_id: str, block: dict[str, A
     """The scheme's design for each trial, from that trial's statistical CSI and partition
     (the experiment's one, or the trial's own: `trial.partition_setting`; a stage checks the
     block's channel model first, naming its key: `trial.check_channel_model`)."""
-    scheme = build_scheme(curve, curve_params)
+    scheme = build_scheme(curve, curve_params, block["training"]["lr"])
     per_trial = partition_trials(block) is not None
     dim = model_dim(block)
     designs, solved = [], {}
@@ -68,7 +68,7 @@ def trial_jobs(params: dict[str, Any], experiment: Experiment, block: dict[str, 
     `final_only` job (a tune candidate) of a scheme that trains on a fixed subset of the clients
     also logs the objective over them (`Scheme.trained_clients`)."""
     torch.set_num_threads(params["threads"])
-    scheme = build_scheme(curve, curve_params)
+    scheme = build_scheme(curve, curve_params, block["training"]["lr"])
     shared = shared or curve_inputs(params, experiment, block)
     jobs = []
     for trial, stored in zip(trials, designs):

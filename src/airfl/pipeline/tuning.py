@@ -135,7 +135,8 @@ def candidate_scores(params: dict[str, Any], experiment: Experiment,
         except NoTransmissionError as error:
             out.append(error)
             continue
-        key = run_key(curve, curve_params, eta, designs, shared.model.dim)
+        key = run_key(curve, curve_params, eta, designs, shared.model.dim,
+                      block["training"]["lr"])
         if key in runs_of:                          # the same runs as an earlier candidate
             out.append(runs_of[key])
             continue
@@ -155,7 +156,7 @@ def candidate_scores(params: dict[str, Any], experiment: Experiment,
 
 
 def run_key(curve: str, curve_params: dict[str, Any], eta: float,
-            designs: list[dict[str, Any]], dim: int) -> str:
+            designs: list[dict[str, Any]], dim: int, local_lr: float | None = None) -> str:
     """What determines a candidate's runs on the selection trials: its step size, its
     designs, and its parameters less those its scheme proves inert for every trial's design
     (`Scheme.inert_params`, e.g. FedTOE's T_TOE when no round can reach it). Candidates with
@@ -165,7 +166,7 @@ def run_key(curve: str, curve_params: dict[str, Any], eta: float,
     from airfl.pipeline.registry import build_scheme
     from airfl.pipeline.runs import stored_design
 
-    scheme = build_scheme(curve, curve_params)
+    scheme = build_scheme(curve, curve_params, local_lr)
     inert = frozenset.intersection(*(scheme.inert_params(*stored_design(d), dim)
                                      for d in designs)) if designs else frozenset()
     kept = {k: v for k, v in curve_params.items() if k not in inert}

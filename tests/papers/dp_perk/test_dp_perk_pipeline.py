@@ -86,7 +86,7 @@ def test_a_subset_trains_exactly_the_chosen_clients():
 
 
 def _curve(method, power_w=2e-3, eps_tilde=None, beamformer="zf"):
-    curve = {"scheme": "dp_perk", "method": method, "lr": 0.1, "power_w": power_w,
+    curve = {"scheme": "dp_perk", "method": method, "power_w": power_w,
              "antennas": 16, "sample_ratio": 0.8, "clip_factor": 0.012, "sigma2_w": 1e-13,
              "carrier_hz": 2.4e9, "radius_m": 1000.0, "min_distance_m": 1.0,
              "distance_mode": "per_device", "zf_columns": "active", "beamformer": beamformer,
@@ -94,7 +94,7 @@ def _curve(method, power_w=2e-3, eps_tilde=None, beamformer="zf"):
              "accountant": "paper", "delta": 1e-5}
     if eps_tilde is not None:
         curve["eps_tilde"] = eps_tilde
-    return build_scheme(method, curve)
+    return build_scheme(method, curve, 0.1)         # eta: the local work's step size
 
 
 def _run(scheme, rounds=5):

@@ -35,9 +35,13 @@ def _small(params, profile="paper"):
     return {**params, "profile": profile, "lapa": {**params["lapa"], "control": control}}
 
 
+#: the experiment's block as the derivations read it: lam, the clients' local step size
+BLOCK = {"training": {"lr": 0.05}}
+
+
 def _pilot(trials=2, k=15, rounds=12, seed=3, scale=1.0):
     rng = np.random.default_rng(seed)
-    curve = {"lr": 0.05, "clip": 10.0, "delta": 1e-5}
+    curve = {"clip": 10.0, "delta": 1e-5}
     designs, records = [], []
     for trial in range(trials):
         sizes = rng.integers(80, 360, k).astype(float)
@@ -57,7 +61,7 @@ def test_fig7_level_meets_the_channel_noise_at_half_time(params):
     Pilot B's nu is the mean over trials."""
     small = _small(params)
     pilot = _pilot()
-    out = power.level(small, {}, {power.PILOT: pilot})
+    out = power.level(small, BLOCK, {power.PILOT: pilot})
     radio = small["lapa"]["radio"]
     nus = []
     for design, records in zip(pilot["design"]["trials"], pilot["records"]["trials"]):
@@ -80,9 +84,9 @@ def test_ddpg_freezes_pilot_b_trajectory_where_it_ran(params):
     small = _small(params)
     pilot_a = _pilot()
     pilot_b = _pilot(seed=11, scale=0.3)          # another trajectory (same designs' shape)
-    with_b = power.compute(small, {}, {power.PILOT: pilot_a, power.PILOT_B: pilot_b})
-    without = power.compute(small, {}, {power.PILOT: pilot_a})
-    level = power.level(small, {}, {power.PILOT: pilot_a})["params"][power.PILOT_B]["nu"]
+    with_b = power.compute(small, BLOCK, {power.PILOT: pilot_a, power.PILOT_B: pilot_b})
+    without = power.compute(small, BLOCK, {power.PILOT: pilot_a})
+    level = power.level(small, BLOCK, {power.PILOT: pilot_a})["params"][power.PILOT_B]["nu"]
     for trial, records in enumerate(pilot_b["records"]["trials"]):
         b_eps = np.array([r["eps"] for r in records["rounds"]])
         np.testing.assert_array_equal(with_b["arrays"][f"trial{trial}_eps_fig7"], b_eps)
@@ -141,7 +145,8 @@ def test_paper_profile_runs_every_fig6_mix_on_both_datasets(params):
             block = active[f"{prefix}_iid{n}"].params(paper)
             assert block["partition"]["num_iid"] == n and block["dataset"] == dataset
             assert set(block["curves"]) == set(cl.FIG6_CURVES)
-            assert {c["lr"] for c in block["curves"].values()} == {lr}
+            assert block["training"]["lr"] == lr       # the schemes' lam (no copy per curve)
+            assert not any("lr" in c for c in block["curves"].values())
     fig7b = active["fig7b"].params(paper)
     assert fig7b["dataset"] == "fashion_mnist" and fig7b["partition"]["num_iid"] == 5
     assert set(fig7b["curves"]) == {*cl.FIG6_CURVES, *power.TARGETS, power.PILOT_B}

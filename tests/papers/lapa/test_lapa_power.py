@@ -95,9 +95,13 @@ def test_direct_searches_get_ddpgs_number_of_evaluations():
         generator=np.random.default_rng(3))[1]
 
 
+#: the experiment's block as the derivation reads it: lam, the clients' local step size
+BLOCK = {"training": {"lr": 0.05}}
+
+
 def _pilot_inputs(trials: int = 2, k: int = 15, rounds: int = 12):
     rng = np.random.default_rng(3)
-    curve = {"lr": 0.05, "clip": 10.0, "delta": 1e-5}
+    curve = {"clip": 10.0, "delta": 1e-5}
     designs, records = [], []
     for trial in range(trials):
         sizes = rng.integers(80, 360, k).astype(float)
@@ -131,7 +135,7 @@ def test_fig7_privacy_level_puts_the_requirement_on_the_channel_noise_at_half_ti
     eps_T7 = eps_T_A S_req^A(T/2) / S_ch(p_bar), i.e. at the Fig. 7 level the
     frozen requirement of round T/2 equals the channel noise at average power (eq. 23)."""
     inputs = _pilot_inputs()
-    out = power.compute(small_params, {}, inputs)
+    out = power.compute(small_params, BLOCK, inputs)
     radio = small_params["lapa"]["radio"]
     pilot = inputs[power.PILOT]
     for trial, report in enumerate(out["report"]["trials"]):
@@ -153,7 +157,7 @@ def test_fig7_privacy_level_puts_the_requirement_on_the_channel_noise_at_half_ti
     assert out["params"]["config5"]["nu"] == pytest.approx(
         np.mean([t["nu7"] for t in out["report"]["trials"]]))
     assert any(k.startswith("trial0_actor_") for k in out["arrays"])         # the policy
-    again = power.compute(small_params, {}, _pilot_inputs())                 # same seed: same p*
+    again = power.compute(small_params, BLOCK, _pilot_inputs())                 # same seed: same p*
     assert again["params"]["config5"]["powers"] == out["params"]["config5"]["powers"]
 
 

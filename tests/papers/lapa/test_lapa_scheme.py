@@ -14,6 +14,7 @@ from airfl.core.scheme import ChannelStatistics, DesignContext, RoundState
 from airfl.papers.lapa import mechanism as mech
 from airfl.papers.lapa.schemes import LapaScheme
 from airfl.papers.lapa.training import CNN_DIMS, compose, compose_fmnist
+from airfl.pipeline.registry import build_scheme
 from airfl.rng import RoundStreams
 
 K, DIM, ROUNDS = 15, 64, 6
@@ -39,8 +40,9 @@ def _context(sizes):
 
 
 def _scheme(params, **kw):
-    curve = {**compose(params)["curves"]["nodp"], **kw}
-    return LapaScheme("c", **curve)
+    """A curve's scheme as the stages build it: lam from the block's local-work settings."""
+    block = compose(params)
+    return build_scheme("c", {**block["curves"]["nodp"], **kw}, block["training"]["lr"])
 
 
 def _round(t, updates, scheme, design):

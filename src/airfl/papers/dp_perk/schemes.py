@@ -40,6 +40,7 @@ class DpPerkScheme(Scheme):
 
     kind = "dp_perk"
     uses_future_channels = True           # the design reads the trial's channels (offline CSI)
+    uses_local_lr = True                  # eta of (4) and (10): the local-work settings' step size
 
     def __init__(self, name: str, *, method: str, lr: float, power_w: float, antennas: int,
                  sample_ratio: float, clip_factor: float, sigma2_w: float, carrier_hz: float,

@@ -59,7 +59,7 @@ def _curves(params: dict[str, Any], pick: dict[str, Any], split: str) -> dict[st
     """Every curve of the split, tagged with the panels that draw it (in_fig3/5/6)."""
     analytic = params["dp_perk"]["analytic"]
     power = analytic["power_w"]
-    base = {"scheme": "dp_perk", "lr": pick["lr"], "antennas": pick["antennas"],
+    base = {"scheme": "dp_perk", "antennas": pick["antennas"],
             "power_w": power, "beamformer": pick["beamformer"],
             "dp_noise_convention": pick["dp_noise_convention"],
             "accountant": pick["accountant"], **{k: analytic[k] for k in RADIO_KEYS},

@@ -160,9 +160,11 @@ def _budgets(records: dict[str, Any]) -> np.ndarray:
     return np.array([r["eps"] for r in records["rounds"]])
 
 
-def fig7_nu(params: dict[str, Any], pilot: dict[str, Any]) -> list[tuple[float, float, float]]:
+def fig7_nu(params: dict[str, Any], pilot: dict[str, Any], lr: float
+            ) -> list[tuple[float, float, float]]:
     """Per trial of Pilot A: (nu_7, S_req^A(T/2), S_ch(p_bar)) of the Fig. 7 privacy
-    level (module docstring, step 2)."""
+    level (module docstring, step 2); `lr`: lam, the clients' local step size (the block's
+    `training.lr`, which Pilot A trained with)."""
     settings = control_settings(params)
     curve = pilot["records"]["params"]
     radio = params["lapa"]["radio"]
@@ -172,7 +174,7 @@ def fig7_nu(params: dict[str, Any], pilot: dict[str, Any]) -> list[tuple[float, 
         eps_a = _budgets(records)
         sizes = np.asarray(design["sizes"])
         norm2 = np.asarray(design["radio"]["channel_norm2"])
-        sens = mech.sensitivity(lr=curve["lr"], clip=curve["clip"], sizes=sizes)  # eq. 18
+        sens = mech.sensitivity(lr=lr, clip=curve["clip"], sizes=sizes)  # eq. 18
         s_req = float(np.sum(c * sens / eps_a[eps_a.shape[0] // 2 - 1]))       # S_req^A(T/2)
         average = control.average_power(p_min=settings["p_min_w"], p_max=settings["p_max_w"],
                                         devices=sizes.size)
@@ -185,7 +187,7 @@ def level(params: dict[str, Any], block: dict[str, Any], inputs: dict[str, Any]
           ) -> dict[str, Any]:
     """The derivation `fig7_level`: Pilot B's noise level nu_7 (module docstring, step 2), the
     mean over Pilot A's trials (one Pilot B curve, as the Fig. 7 curves)."""
-    per_trial = fig7_nu(params, inputs[PILOT])
+    per_trial = fig7_nu(params, inputs[PILOT], block["training"]["lr"])
     nu7 = float(np.mean([n for n, _, _ in per_trial]))
     table = pd.DataFrame([{"trial": int(r["trial"]), "nu7": n, "s_req_pilot_half": sr,
                            "s_ch_average": sc}
@@ -204,7 +206,7 @@ def compute(params: dict[str, Any], block: dict[str, Any], inputs: dict[str, Any
     curve = pilot["records"]["params"]
     radio = params["lapa"]["radio"]
     settings = {**settings, "p0_w": radio["max_power_w"]}
-    levels = fig7_nu(params, pilot)
+    levels = fig7_nu(params, pilot, block["training"]["lr"])
     b_trials = pilot_b["records"]["trials"] if pilot_b else [None] * len(levels)
     trials, rows, arrays, nus = [], [], {}, []
     for design, records, b_records, (nu7, s_req, s_ch) in zip(
@@ -219,7 +221,7 @@ def compute(params: dict[str, Any], block: dict[str, Any], inputs: dict[str, Any
                 raise ValueError(f"Pilot B's trial {b_records['trial']} is not Pilot A's {trial}")
             eps7 = _budgets(b_records)
         problem = Problem(eps=eps7, weights=weights, sizes=sizes,
-                          channel_norm2=norm2, lr=curve["lr"], clip=curve["clip"],
+                          channel_norm2=norm2, lr=block["training"]["lr"], clip=curve["clip"],
                           delta=curve["delta"], noise_w=radio["noise_w"], settings=settings)
         seed = derive_seed(params["seed"], "lapa", trial, "ddpg")
         out = solve(problem, config=ddpg_config(settings), seed=seed,

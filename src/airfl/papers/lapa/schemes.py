@@ -49,6 +49,9 @@ class LapaScheme(Scheme):
     # the design draws the trial's own layout and block-fading channel (radio.draw_radio per
     # (layout_seed, trial)): one design per trial, never one shared by equal core statistics
     uses_future_channels = True
+    # lam, the clients' local step size, scales the sensitivity (eq. 18) and the server step
+    # (eq. 3): the local-work settings' own (`lapa.training.lr`, or `fmnist_lr` on Fashion-MNIST)
+    uses_local_lr = True
 
     def __init__(self, name: str, *, aggregation: str, privacy: str, channel: str, lr: float,
                  clip: float, delta: float, radio: dict[str, Any], alloc: dict[str, Any],

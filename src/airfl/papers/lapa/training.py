@@ -56,7 +56,7 @@ def settings(params: dict[str, Any]) -> dict[str, Any]:
 
 def _curves(params: dict[str, Any], pick: dict[str, Any]) -> dict[str, dict[str, Any]]:
     lapa = params["lapa"]
-    base = {"scheme": "lapa", "lr": pick["lr"], "clip": pick["clip"], "delta": pick["delta"],
+    base = {"scheme": "lapa", "clip": pick["clip"], "delta": pick["delta"],
             "radio": lapa["radio"], "alloc": lapa["alloc"], "renormalize": pick["renormalize"],
             "aggregation": "wasserstein", "privacy": "none", "in_fig4": False, "in_fig5": False,
             "in_fig7": False}
