@@ -184,6 +184,17 @@ def build_scheme(name: str, curve: dict[str, Any], local_lr: float | None = None
     return scheme_class(name, **params)
 
 
+def with_local_lr(curve: dict[str, Any], local_lr: float) -> dict[str, Any]:
+    """A curve's parameters as its scheme runs with them: where the scheme reads the clients'
+    local step size (`Scheme.uses_local_lr`), with that step size as `lr` right after `scheme`
+    (the figure stage tabulates a curve's numbers as `param_<key>` columns in this order)."""
+    kind = curve.get("scheme")
+    wing = scheme_wings().get(kind) if isinstance(kind, str) else None
+    if wing is None or not wing.scheme_class(kind).uses_local_lr:
+        return curve
+    return {"scheme": kind, "lr": local_lr, **curve}
+
+
 def code_path(wing_name: str) -> str:
     """The folder of a wing's package, as a stage's code dependency: relative to the working
     directory (the repository) when inside it, else absolute (a wing installed elsewhere)."""

@@ -288,3 +288,22 @@ def test_arb_spends_uniform_dps_split_until_it_has_two_windows_of_progress(param
     assert flags == [True] * 10 + [False] * 5
     uniform = _scheme(params, privacy="uniform", nu=4.0)
     assert "arb_as_uniform" not in _round(1, updates, uniform, uniform.design(context))[1]
+
+
+def test_lam_comes_from_the_local_work_settings(params):
+    """The scheme's lam (eq. 18's sensitivity, eq. 3's step) is the step size the clients
+    train with (`training.lr`), given by build_scheme; no curve carries a copy, one that does
+    stops naming the key, and the figure still tabulates it as `param_lr` after `scheme`."""
+    from airfl.pipeline.registry import with_local_lr
+
+    for block in (compose(params), compose_fmnist(params)):
+        lam = block["training"]["lr"]
+        for name, curve in block["curves"].items():
+            assert "lr" not in curve
+            assert build_scheme(name, curve, lam).lr == lam
+            assert list(with_local_lr(curve, lam))[:2] == ["scheme", "lr"]
+    curve = compose(params)["curves"]["nodp"]
+    with pytest.raises(ValueError, match=r"curves\.c\.lr"):
+        build_scheme("c", {**curve, "lr": 0.05}, 0.05)
+    with pytest.raises(ValueError, match=r"training\.lr"):
+        build_scheme("c", curve)

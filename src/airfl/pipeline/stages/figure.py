@@ -19,7 +19,7 @@ from airfl.pipeline import paths
 from airfl.pipeline.artifacts import (caption, figure_id, made_with, paper_scale,
                                       substitution, with_colours)
 from airfl.pipeline.partitioning import partition_setting
-from airfl.pipeline.registry import curve_legend, get_experiment
+from airfl.pipeline.registry import curve_legend, get_experiment, with_local_lr
 from airfl.plotting import line_plot, save_figure
 from airfl.pipeline.stages import StageError
 from airfl.pipeline.stage_params import declared
@@ -155,7 +155,9 @@ def run(params: dict[str, Any], experiment_id: str) -> None:
                                  *(c for spec in specs for c in spec.columns)]))
     block = experiment.params(params)
     trials = block["scale"]["trials"]                       # a run table must hold them all
-    frame = derive(pd.concat([_curve_frame(experiment, c, p, extra, trials)
+    # each curve with the local step size its scheme is given (a `param_lr` column, where read)
+    frame = derive(pd.concat([_curve_frame(experiment, c, with_local_lr(p, block["training"]["lr"]),
+                                           extra, trials)
                               for c, p in curves.items()], ignore_index=True), reference)
     made = {c: read_json(paths.run_info(experiment.id, c))["provenance"]["params"]
             for c in curves}
