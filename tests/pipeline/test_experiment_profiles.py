@@ -53,7 +53,7 @@ def params():
 
 
 def test_disabled_experiments_leave_no_jobs_targets_or_claim_inputs(params):
-    from airfl.pipeline import dag, stage_table
+    from airfl.pipeline import dag, stage_jobs
     from airfl.pipeline.registry import active_experiments, all_experiments
 
     quick = {**params, "profile": "quick"}
@@ -65,5 +65,5 @@ def test_disabled_experiments_leave_no_jobs_targets_or_claim_inputs(params):
         assert f"partition-{experiment.id.replace('/', '-')}" not in names
         outputs = set(dag.figure_outputs(experiment))
         assert not outputs & set(dag.paper_targets(experiment.paper, quick))
-        assert not outputs & set(stage_table.claim_inputs(experiment.paper, quick))
+        assert not outputs & set(stage_jobs.claim_inputs(experiment.paper, quick))
         assert outputs & set(dag.paper_targets(experiment.paper))   # no params: every one

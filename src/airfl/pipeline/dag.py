@@ -118,14 +118,14 @@ def job_params(ctx: Context, record: stage_table.Stage, args: tuple[str, ...]) -
 
 def make_job(ctx: Context, record: stage_table.Stage, args: tuple[str, ...]) -> Job:
     """The job `airfl <stage> <args>` as its record describes it: deps, outs, plots, metrics."""
-    plots = record.plots(ctx, *args) if record.plots else []
-    metrics = record.metrics(*args) if record.metrics else []
+    plots = record.call("plots", ctx, *args) if record.plots else []
+    metrics = record.call("metrics", *args) if record.metrics else []
     shown = {plot.path for plot in plots} | set(metrics)
     return Job(record.name, _slug(record.name, *args), list(args),
-               record.inputs(ctx, *args) if record.inputs else [],
+               record.call("inputs", ctx, *args) if record.inputs else [],
                [o for o in record.files(*args) if o not in shown], job_params(ctx, record, args),
                plots=plots, metrics=metrics,
-               declared=record.declared(ctx, *args) if record.declared else {})
+               declared=record.call("declared", ctx, *args) if record.declared else {})
 
 
 def _runs(records, key) -> list[list[stage_table.Stage]]:
@@ -148,7 +148,8 @@ def experiment_jobs(experiment: Experiment, params: dict[str, Any],
     for run in _runs(records, lambda s: s.scope == "curve"):
         if run[0].scope == "curve":
             for curve in experiment.curves(params):
-                jobs_ += [make_job(ctx, s, a) for s in run for a in s.job_args(ctx, experiment, curve)]
+                jobs_ += [make_job(ctx, s, a) for s in run
+                          for a in s.job_args(ctx, experiment, curve)]
         else:
             jobs_ += [make_job(ctx, s, a) for s in run for a in s.job_args(ctx, experiment)]
     return jobs_
@@ -215,7 +216,8 @@ def analytic_targets() -> list[str]:
 
 def audit_targets() -> list[str]:
     """What `snakemake audit` builds: every registered audit."""
-    return [o for args in stage_table.stage("audit").job_args(Context({})) for o in audit_outputs(*args)]
+    record = stage_table.stage("audit")
+    return [o for args in record.job_args(Context({})) for o in audit_outputs(*args)]
 
 
 def jobs(params: dict[str, Any]) -> list[Job]:
@@ -239,7 +241,7 @@ def job_code(stage: str, args: list[str], params: dict[str, Any]) -> list[str]:
     arguments (the record's `wings`; a stage of one experiment, its experiment's)."""
     record = stage_table.stage(stage)
     if record.wings is not None or record.view is None:
-        return code(stage, *(record.wings(*args) if record.wings else ()))
+        return code(stage, *(record.call("wings", *args) if record.wings else ()))
     return experiment_code(stage, get_experiment(args[0]), params,
                            args[1] if len(args) > 1 else None)
 

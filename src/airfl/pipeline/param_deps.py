@@ -61,12 +61,23 @@ def shared_sections(experiment: Experiment, params: dict[str, Any]) -> dict[str,
     return {key: get_dotted(params, key) for key in experiment.shared_keys}
 
 
+class _Composed:
+    """The params and the experiment's block they compose (`stage_table.Context`): which jobs
+    of an experiment's stages exist under these params."""
+
+    def __init__(self, params: dict[str, Any], block: dict[str, Any]):
+        self.params, self._block = params, block
+
+    def block(self, experiment: Experiment) -> dict[str, Any]:
+        return self._block
+
+
 def experiment_views(experiment: Experiment, params: dict[str, Any]) -> dict[tuple, str]:
     """(stage, curve or None) -> the job's view, canonical JSON (to compare)."""
     block = experiment.params(params)
-    views = {(s, None): block_view(s, block) for s in ("partition", "figure")}
-    if experiment.calibration:
-        views[("calibrate", None)] = block_view("calibrate", block)
+    composed = _Composed(params, block)
+    views = {(s.name, None): block_view(s.name, block) for s in stage_table.STAGES
+             if s.scope == "experiment" and len(s.args) == 1 and s.job_args(composed, experiment)}
     for derivation in experiment.active_derivations(block["curves"]):
         views[("derive", derivation.name)] = block_view("derive", block, derivation=derivation,
                                                         shared=shared_sections(experiment, params))

@@ -68,7 +68,7 @@ def _params(ctx: dag.Context, record: Stage, args_of: Callable[[Any], tuple[str,
     params = {"setting" if record.view is not None else "declared": values,
               "code": lambda w: ctx.code_digest(record.name, args_of(w))}
     if record.report is not None and record.report.text is not None:
-        text = record.report.text
+        text = stage_table.resolve(record.report.text)
         params["caption"] = lambda w: text(ctx, *args_of(w))
     return params
 
@@ -76,11 +76,11 @@ def _params(ctx: dag.Context, record: Stage, args_of: Callable[[Any], tuple[str,
 def _rule(ctx: dag.Context, record: Stage, name: str, args: list[str],
           args_of: Callable[[Any], tuple[str, ...]]) -> Rule:
     outputs = record.files(*args)
-    inputs = record.inputs
-    return Rule(name, (lambda w: inputs(ctx, *args_of(w))) if inputs else [], outputs,
-                _report(record, outputs, args), _params(ctx, record, args_of),
-                [str(paths.log(record.name, *args))], _shell(record.name, args),
-                record.constraints() if record.constraints else {})
+    inputs = (lambda w: record.call("inputs", ctx, *args_of(w))) if record.inputs else []
+    return Rule(name, inputs, outputs, _report(record, outputs, args),
+                _params(ctx, record, args_of), [str(paths.log(record.name, *args))],
+                _shell(record.name, args),
+                record.call("constraints") if record.constraints else {})
 
 
 def _wildcard_rules(ctx: dag.Context, record: Stage) -> list[Rule]:
