@@ -162,10 +162,11 @@ def experiment_jobs(experiment: Experiment, params: dict[str, Any]) -> list[Job]
     figure_deps = [str(paths.run_table(eid, c)) for c in curves] + \
         [str(paths.privacy(eid, c)) for c in curves if experiment.privacy] + reference
     outs = figure_outputs(experiment)
-    csvs = [o for o in outs[:-1] if o.endswith(".csv")]
     specs = (experiment.figure_spec, *experiment.extra_figures)     # the order of figure_names
+    panels, tables = outs[:3 * len(specs)], outs[3 * len(specs):-1]  # the stage table's order
+    csvs = [o for o in panels if o.endswith(".csv")]
     jobs.append(Job("figure", _slug("figure", eid), [eid], figure_deps,
-                    [o for o in outs[:-1] if not o.endswith(".csv")], reads("figure"),
+                    [o for o in panels if not o.endswith(".csv")] + tables, reads("figure"),
                     plots=[figure_plot(csv, spec, experiment)
                            for csv, spec in zip(csvs, specs, strict=True)],
                     metrics=[outs[-1]]))
