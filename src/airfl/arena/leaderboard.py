@@ -44,7 +44,7 @@ def build(frame: pd.DataFrame, curves: dict[str, dict[str, Any]]) -> pd.DataFram
     paper = _final_eps(frame, "epsilon_paper")
     targets = sorted({p["target_eps"] for p in curves.values() if "target_eps" in p})
     references = [c for c, p in curves.items() if "target_eps" not in p]
-    delta = next(p["delta"] for p in curves.values() if "delta" in p)
+    delta = next((p["delta"] for p in curves.values() if "delta" in p), None)
     rows = []
     for eps in targets:
         group = [c for c, p in curves.items() if p.get("target_eps") == eps] + references
