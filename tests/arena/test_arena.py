@@ -175,3 +175,14 @@ def test_dp_fedavg_rising_with_eps_holds_and_fails():
     assert _dp_fedavg_rises(_frame(LEVELS, EPS)).verdict == "holds"
     falling = _frame({**LEVELS, "dp_fedavg_eps1": 0.8}, EPS)
     assert _dp_fedavg_rises(falling).verdict == "contradicted"
+
+
+def test_the_figure_job_writes_the_leaderboard_beside_its_panels():
+    """The table is one more output of the figure job (both tools), never a plot of it."""
+    from airfl.pipeline import dag
+
+    (figure,) = [j for j in dag.experiment_jobs(ARENA, load_params(REPO / "params.yaml"))
+                 if j.stage == "figure"]
+    assert {"figures/arena/leaderboard.csv", "figures/arena/leaderboard.md"} <= set(figure.outs)
+    assert [p.path for p in figure.plots] == ["figures/arena/accuracy_vs_eps.csv",
+                                              "figures/arena/accuracy_vs_rounds.csv"]
