@@ -112,6 +112,21 @@ class FigureSpec:
 
 
 @dataclass(frozen=True)
+class Table:
+    """A table the figure stage writes beside an experiment's panels, from the same stored
+    frame (every curve's evaluated rows, with their labels, privacy columns and numeric curve
+    parameters `param_<key>`): figures/<paper>/<name>.csv and the same rows as a Markdown table
+    (.md, under `title`), e.g. a leaderboard ranking the curves. `build(frame, curves)` returns
+    the rows (`curves`: the composed block's curves with all their parameters); `note`: a
+    paragraph printed under the Markdown table (what the columns mean)."""
+
+    name: str
+    title: str
+    build: Callable[[pd.DataFrame, dict[str, dict[str, Any]]], pd.DataFrame]
+    note: str = ""
+
+
+@dataclass(frozen=True)
 class Reference:
     """A per-paper precomputation every experiment of the paper reads (e.g. the exact optimum w*
     and the data constants of Biased FL): one DAG node, results/reference/<name>.{npz,json}."""
@@ -183,6 +198,7 @@ class Experiment:
     shared_keys: tuple[str, ...] = ()
     reference: Reference | None = None
     extra_figures: tuple[FigureSpec, ...] = ()   # more panels drawn from the same runs
+    tables: tuple[Table, ...] = ()    # tables written beside the panels (figure stage)
     tuning_lead: Callable[[str], str] | None = None  # curve whose tuned eta a curve shares
     privacy: bool = True              # False: the paper accounts no privacy (no privacy jobs)
     tuning_source: str | None = None  # experiment whose tuned step sizes it reuses (no search)

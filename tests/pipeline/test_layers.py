@@ -1,6 +1,6 @@
-"""The layers hold: import-linter's contracts in pyproject.toml (cli > pipeline > wings > core,
-the core never importing a wing or the pipeline, wings and stages independent of each other, no
-import cycles) checked on the installed package's real import graph."""
+"""The layers hold: import-linter's contracts in pyproject.toml (cli > pipeline > arena > wings >
+core, the core never importing a wing, the arena or the pipeline, wings and stages independent
+of each other, no import cycles) checked on the installed package's real import graph."""
 
 from __future__ import annotations
 
@@ -32,15 +32,25 @@ def test_no_module_is_longer_than_500_lines(repo_root):
 
 def test_every_wing_is_in_the_independence_contract(repo_root):
     """The contract lists wing packages by hand: a new wing left out of it could import
-    another wing unnoticed."""
+    another wing unnoticed. The one exception is a wing that is a layer of its own above the
+    wings (the arena, which runs their schemes): the layers contract keeps every wing from
+    importing it, and the core from importing it too."""
     import tomllib
 
     from airfl.pipeline.registry import wings
 
     config = tomllib.loads((repo_root / "pyproject.toml").read_text())
-    (contract,) = [c for c in config["tool"]["importlinter"]["contracts"]
-                   if c["name"] == "wings are independent of each other"]
-    assert {w.package for w in wings()} <= set(contract["modules"])
+    contracts = config["tool"]["importlinter"]["contracts"]
+    (independent,) = [c for c in contracts if c["name"] == "wings are independent of each other"]
+    (layers,) = [c for c in contracts if c["type"] == "layers"]
+    (core,) = [c for c in contracts if c["type"] == "forbidden"]
+    above = [layer for layer in layers["layers"] if "|" not in layer]
+    below = {m.strip() for layer in layers["layers"] if "|" in layer for m in layer.split("|")}
+    assert layers["layers"].index("airfl.arena") == len(layers["layers"]) - 2  # just above
+    assert all(any(m == b or m.startswith(b + ".") for b in below)    # the wings' layer
+               for m in independent["modules"])
+    assert {w.package for w in wings()} <= set(independent["modules"]) | set(above)
+    assert "airfl.arena" in core["forbidden_modules"]
 
 
 def test_the_stage_contract_covers_exactly_the_stage_table(repo_root):

@@ -107,6 +107,31 @@ def test_baselines_an_added_curve_reruns_only_the_figure(params_file):
                   {"figure-baselines-accuracy_vs_rounds"})
 
 
+# -- arena ----------------------------------------------------------------------------------------
+ARENA = "arena/accuracy_vs_eps"
+
+
+def test_arena_the_power_budget_reruns_the_ota_reference_and_the_figure(params_file):
+    """The edge SNR enters OTA-FL's design; the other curves carry it only as a figure tag."""
+    assert_reruns(params_file, "arena", {"arena.radio.power_dbm": 10.0},
+                  _curve_jobs(ARENA, "ota_fl") | {"figure-arena-accuracy_vs_eps"})
+
+
+def test_arena_an_added_eps_target_reruns_only_the_figure(params_file):
+    assert_reruns(params_file, "arena", {"arena.privacy.eps.quick": [1.0, 4.0, 16.0, 64.0]},
+                  {"figure-arena-accuracy_vs_eps"})
+
+
+def test_arena_the_rounds_rerun_every_curve(params_file):
+    """The rounds change every run, and DP-FedAvg's noise for the same eps (its calibration)."""
+    curves = ("ideal", "ota_fl", "dp_fedavg_eps1", "dp_fedavg_eps4", "dp_fedavg_eps16")
+    jobs = _curve_jobs(ARENA, *curves) | _curve_jobs(ARENA, *curves, stages=("privacy",))
+    dvc, snakemake = stale(params_file, "arena", {"arena.task.scale.quick.rounds": 20})
+    assert _curve_jobs(ARENA, *curves) <= dvc & snakemake
+    assert dvc == snakemake and dvc <= jobs | {"figure-arena-accuracy_vs_eps",
+                                               "partition-arena-accuracy_vs_eps"}
+
+
 # -- biased_fl ----------------------------------------------------------------------------------
 
 def test_biased_fl_one_curve_knob_reruns_its_curve_in_every_panel_drawing_it(params_file):

@@ -18,7 +18,7 @@ import yaml
 from airfl.pipeline import registry
 from workspace import make_workspace, run, tool_env
 
-PROJECT_WINGS = ["baselines", "biased_fl", "cdpb", "dp_perk", "generic"]
+PROJECT_WINGS = ["arena", "baselines", "biased_fl", "cdpb", "dp_perk", "generic"]
 
 
 def test_registry_finds_the_project_wings_through_entry_points():
@@ -26,11 +26,11 @@ def test_registry_finds_the_project_wings_through_entry_points():
 
     points = {p.name: p.value for p in entry_points(group=registry.GROUP)}
     assert {n: points[n] for n in PROJECT_WINGS} == {
-        "baselines": "airfl.papers.baselines:WING", "biased_fl": "airfl.papers.biased_fl:WING",
+        "arena": "airfl.arena:WING", "baselines": "airfl.papers.baselines:WING", "biased_fl": "airfl.papers.biased_fl:WING",
         "cdpb": "airfl.papers.cdpb:WING", "dp_perk": "airfl.papers.dp_perk:WING",
         "generic": "airfl.schemes:WING"}
     assert set(PROJECT_WINGS) <= {w.name for w in registry.wings()}
-    assert registry.papers()[:4] == ["baselines", "biased_fl", "cdpb", "dp_perk"]
+    assert registry.papers()[:5] == ["arena", "baselines", "biased_fl", "cdpb", "dp_perk"]
     # every scheme kind resolves to its class, whose kind matches the declaration
     for kind, wing in registry.scheme_wings().items():
         assert wing.scheme_class(kind).kind == kind

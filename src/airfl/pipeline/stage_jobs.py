@@ -150,8 +150,9 @@ def figure_inputs(ctx: Context, experiment_id: str) -> list[str]:
 def figure_plots(ctx: Context, experiment_id: str) -> list[Plot]:
     """Each panel's CSV with its own axes, in the order of `figure_names`."""
     experiment = experiment_of(experiment_id)
-    csvs = [str(p) for p in figure_files(experiment_id)[:-1] if p.suffix == ".csv"]
     specs = (experiment.figure_spec, *experiment.extra_figures)
+    panels = figure_files(experiment_id)[:3 * len(specs)]        # then tables, then the summary
+    csvs = [str(p) for p in panels if p.suffix == ".csv"]
     return [figure_plot(csv, spec, experiment) for csv, spec in zip(csvs, specs, strict=True)]
 
 

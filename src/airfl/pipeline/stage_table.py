@@ -235,13 +235,16 @@ def figure_view(block: dict[str, Any], **_: Any) -> dict[str, Any]:
 
 # ---- outputs that depend on the registry ----------------------------------------------------
 def figure_files(experiment_id: str) -> list[Path]:
-    """Every panel's CSV, PNG and PDF, then the experiment's summary JSON."""
+    """Every panel's CSV, PNG and PDF, each table's CSV and Markdown (`Experiment.tables`),
+    then the experiment's summary JSON."""
     from airfl.pipeline.artifacts import figure_names
     from airfl.pipeline.registry import get_experiment
 
     experiment = get_experiment(experiment_id)
     stems = [f"{experiment.paper}/{name}" for name in figure_names(experiment)]
+    tables = [f"{experiment.paper}/{table.name}" for table in experiment.tables]
     return [paths.figure(stem, s) for stem in stems for s in ("csv", "png", "pdf")] + \
+        [paths.figure(stem, s) for stem in tables for s in ("csv", "md")] + \
         [paths.summary(experiment.id)]
 
 

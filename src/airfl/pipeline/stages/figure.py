@@ -14,7 +14,8 @@ import numpy as np
 import pandas as pd
 
 from airfl.experiments import Experiment, FigureSpec
-from airfl.io import ArtifactError, json_form, read_json, read_table, write_csv, write_json
+from airfl.io import (ArtifactError, json_form, read_json, read_table, write_csv, write_json,
+                      write_text)
 from airfl.pipeline import paths
 from airfl.pipeline.artifacts import (caption, figure_id, made_with, paper_scale,
                                       substitution, with_colours)
@@ -173,8 +174,30 @@ def run(params: dict[str, Any], experiment_id: str) -> None:
         fig = line_plot(drawn, spec.x, spec.y, spec.xlabel, spec.ylabel, title, spec.logy,
                         markers=spec.markers, logx=spec.logx, footer=footer)
         save_figure(fig, paths.figure(fid, "png").with_suffix(""))
+    for table in experiment.tables:
+        rows = table.build(frame, curves)
+        write_csv(paths.figure(f"{experiment.paper}/{table.name}", "csv"), rows)
+        write_text(paths.figure(f"{experiment.paper}/{table.name}", "md"),
+                   markdown_table(rows, table.title, table.note))
     write_json(paths.summary(experiment_id), {"caption": caption(params, experiment),
                                               "final": _final_summary(frame)})
+
+
+def markdown_table(rows: pd.DataFrame, title: str, note: str = "") -> str:
+    """A table as Markdown: `title` as a heading, a pipe table of the rows (numbers to 4
+    significant digits, empty cells for missing values), then `note`."""
+    def cell(value: Any) -> str:
+        if value is None or (isinstance(value, float) and math.isnan(value)):
+            return ""
+        if isinstance(value, float):
+            return f"{value:.4g}"
+        return str(value).replace("|", "\\|")
+
+    lines = [f"# {title}", "", "| " + " | ".join(map(str, rows.columns)) + " |",
+             "|" + "---|" * len(rows.columns)]
+    lines += ["| " + " | ".join(cell(v) for v in row) + " |"
+              for row in rows.itertuples(index=False)]
+    return "\n".join(lines + ([ "", note] if note else []) + [""])
 
 
 def with_setting(frame: pd.DataFrame, made: dict[str, dict[str, Any]]) -> pd.DataFrame:

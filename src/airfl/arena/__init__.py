@@ -1,0 +1,14 @@
+"""The arena: the private over-the-air and digital schemes of the installed wings compared on one
+task, one channel, one power budget and one (eps, delta) per sweep point, with common random
+numbers, one privacy accountant and one leaderboard.
+
+A layer above the paper wings (it names their schemes; no wing imports it). Modules:
+params.py (params.yaml `arena`), task.py (the common task as a run block), entrants.py (who runs,
+with what parameters; who is absent and why), leaderboard.py (the ranking table),
+experiments.py (the experiment, its panels and claims).
+"""
+
+from airfl.core.wing import Wing
+
+WING = Wing(name="arena", package=__name__, catalogue=f"{__name__}.experiments",
+            params=f"{__name__}.params")

@@ -1,0 +1,114 @@
+"""Who takes part in the arena, and who does not and why.
+
+A present entrant is a scheme kind of an installed wing, run through that wing's own design and
+aggregation on the arena's channel and budget (the registry builds it from the curve's `scheme`,
+as for any figure). A private entrant gets one curve per eps target of the sweep, with the
+parameters that meet the target under the project's accountant; a reference (non-private)
+entrant gets one curve, and its epsilon is whatever its mechanism gives (accounted all the
+same). An absent entrant is declared here with the reason, and the leaderboard prints it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from airfl.arena.task import edge_snr_db
+from airfl.privacy import gaussian_noise_for_epsilon
+
+
+@dataclass(frozen=True)
+class Entrant:
+    """A scheme that runs in the arena. `curve(arena, eps)`: its curve's scheme parameters
+    (`arena`: task.settings; eps: the target, None for a reference)."""
+
+    key: str                          # curve name (private: + "_eps<target>")
+    legend: str
+    wing: str                         # the wing whose design and aggregation it runs
+    private: bool
+    curve: Callable[[dict[str, Any], float | None], dict[str, Any]]
+
+
+@dataclass(frozen=True)
+class Absent:
+    """A scheme of the five papers that is not in the arena, with the reason."""
+
+    legend: str
+    wing: str
+    reason: str
+
+
+def _ideal(arena: dict[str, Any], eps: float | None) -> dict[str, Any]:
+    return {"scheme": "ideal_fedavg"}
+
+
+def _ota_fl(arena: dict[str, Any], eps: float | None) -> dict[str, Any]:
+    """Truncated channel inversion at the arena's edge SNR and clip: its design
+    (airfl.schemes.ota) sets the amplitude from the per-round energy budget; the receiver noise
+    is its only noise, accounted as the Gaussian mechanism it is."""
+    return {"scheme": "ota_truncated_inversion", "snr_db": edge_snr_db(arena["radio"]),
+            "truncation_threshold": arena["radio"]["truncation_threshold"],
+            "clip_norm": arena["task"]["clip_norm"]}
+
+
+def _dp_fedavg(arena: dict[str, Any], eps: float | None) -> dict[str, Any]:
+    """DP-FedAvg (McMahan et al. 2018) with every device in every round (q = 1): the noise
+    multiplier z is the smallest whose T-round Gaussian mechanism meets (eps, delta) under the
+    project's RDP accountant (airfl.privacy.gaussian_noise_for_epsilon, never above the
+    target). Our reading: digital and error-free (the uplink is assumed reliable at the
+    budget), so it is the arena's digital private reference."""
+    delta, rounds = arena["privacy"]["delta"], arena["task"]["scale"]["rounds"]
+    z = gaussian_noise_for_epsilon(float(eps), delta, rounds, sampling_rate=1.0)
+    return {"scheme": "gaussian_dp", "noise_multiplier": z,
+            "clip_norm": arena["task"]["clip_norm"], "sampling_rate": 1.0, "delta": delta}
+
+
+PRESENT: tuple[Entrant, ...] = (
+    Entrant("ideal", "Ideal FedAvg", "generic", False, _ideal),
+    Entrant("ota_fl", "OTA-FL", "generic", False, _ota_fl),
+    Entrant("dp_fedavg", "FedAvg + DP", "generic", True, _dp_fedavg),
+)
+
+_LATER = "not yet posed on the arena's model"
+ABSENT: tuple[Absent, ...] = (
+    Absent("CDPB-i / CDPB-n / CDPB-mixed", "cdpb",
+           f"{_LATER}: CDPB's design (Algorithm 3) assumes i.i.d. gains of one mean h_bar in "
+           "normalised units (W = 1) and its aggregation reads the round's |h|^2 unscaled; "
+           "the arena's path-loss gains need a mapping to its units, and its RDP budget eps_bar "
+           "at one order alpha a conversion from the arena's (eps, delta)"),
+    Absent("AirFL-DP (DP as a perk)", "dp_perk",
+           f"{_LATER}: its design draws its own uplink (distances, SIMO channels, active sets) "
+           "per trial and needs a multi-antenna base station, which the arena does not model "
+           "yet"),
+    Absent("LAPA (adaptive budgets)", "lapa",
+           f"{_LATER}: its budgets come from a DDPG controller trained per setting (a derive "
+           "stage of its own), beyond the arena's budget"),
+    Absent("OTA-FD and its FL benchmark", "ota_fd",
+           f"{_LATER}: federated distillation keeps a model per device and shares soft labels "
+           "on a public set (its own trainer), not the arena's model-update task"),
+    Absent("Biased OTA / digital designs", "biased_fl",
+           "non-private: their papers account no privacy, so they have no eps to meet; the "
+           "arena's non-private OTA reference is OTA-FL"),
+)
+
+
+def eps_tag(eps: float) -> str:
+    """A curve-name-safe form of an eps target (1 -> '1', 0.5 -> '0p5')."""
+    return f"{eps:g}".replace(".", "p").replace("-", "m").replace("+", "")
+
+
+def curves(arena: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """Every present entrant's curves: the reference ones once, the private ones per eps target,
+    each tagged with the panel keys `entrant` (its legend), `arena_snr_db` and, private ones,
+    `target_eps` (figure and leaderboard only: no stage before the figure reads them)."""
+    snr = edge_snr_db(arena["radio"])
+    out: dict[str, dict[str, Any]] = {}
+    for entrant in PRESENT:
+        tags = {"entrant": entrant.legend, "arena_snr_db": snr}
+        if not entrant.private:
+            out[entrant.key] = {**entrant.curve(arena, None), **tags}
+            continue
+        for eps in arena["privacy"]["eps"]:
+            out[f"{entrant.key}_eps{eps_tag(eps)}"] = {**entrant.curve(arena, eps), **tags,
+                                                        "target_eps": float(eps)}
+    return out

@@ -1,0 +1,96 @@
+"""The arena's leaderboard: per (eps target, edge SNR), the schemes that meet the target ranked by
+final test accuracy, each with its paired 95 % interval against the best (trials paired: every
+scheme of a trial sees the same channel and data draws), then the references and the absent
+schemes with why.
+
+A scheme meets the target when its epsilon as simulated (the privacy stage's
+`epsilon_simulated`: the mechanism the run adds, composed by the project's RDP accountant) is at
+most the target in every trial; its paper's own statement (`epsilon_paper`) is shown beside it.
+A non-private reference is listed in every group, ranked only where its accounted epsilon meets
+the target. The schemes of the papers not in the arena close the table, once, with why.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import pandas as pd
+
+from airfl.arena.entrants import ABSENT, PRESENT
+from airfl.claims import ACCURACY_MARGIN, final_by_trial, paired_difference
+
+COLUMNS = ("eps_target", "delta", "snr_db", "rank", "scheme", "wing", "status", "curve",
+           "accuracy_pct", "accuracy_sd_pct", "trials", "epsilon_simulated", "epsilon_paper",
+           "vs_best_pp", "vs_best_half_width_pp", "vs_best_verdict")
+
+#: relative slack of "epsilon as simulated <= target" (the calibration never overshoots; this
+#: only absorbs the CSV's 10 significant digits)
+SLACK = 1e-8
+
+WINGS = {e.legend: e.wing for e in PRESENT}
+
+
+def _final_eps(frame: pd.DataFrame, column: str) -> pd.Series:
+    """Each curve's largest final epsilon over its trials (inf where not private)."""
+    last = frame.loc[frame.groupby(["curve", "trial"])["round"].idxmax()]
+    return last.groupby("curve")[column].max()
+
+
+def build(frame: pd.DataFrame, curves: dict[str, dict[str, Any]]) -> pd.DataFrame:
+    """The leaderboard rows (COLUMNS) from the figure stage's frame and the arena's curves."""
+    accuracy = final_by_trial(frame, "test_accuracy")
+    simulated = _final_eps(frame, "epsilon_simulated")
+    paper = _final_eps(frame, "epsilon_paper")
+    targets = sorted({p["target_eps"] for p in curves.values() if "target_eps" in p})
+    references = [c for c, p in curves.items() if "target_eps" not in p]
+    delta = next((p["delta"] for p in curves.values() if "delta" in p), None)
+    rows = []
+    for eps in targets:
+        group = [c for c, p in curves.items() if p.get("target_eps") == eps] + references
+        snrs = {curves[c]["arena_snr_db"] for c in group}
+        snr = snrs.pop() if len(snrs) == 1 else None
+        meets = [c for c in group if simulated[c] <= eps * (1 + SLACK)]
+        ranked = sorted(meets, key=lambda c: -float(accuracy[c].mean()))
+        best = ranked[0] if ranked else None
+        for curve in ranked + [c for c in group if c not in meets]:
+            row = _row(curve, curves[curve], accuracy[curve], simulated[curve], paper[curve])
+            row.update(eps_target=eps, delta=delta, snr_db=snr)
+            if curve in meets:
+                row.update(rank=ranked.index(curve) + 1, status="meets the target")
+                if curve != best:
+                    row.update(_versus(accuracy, best, curve))
+            else:
+                row.update(rank=None, status=f"epsilon as simulated {simulated[curve]:.3g} > "
+                                             f"target (reference)" if math.isfinite(
+                                                 simulated[curve]) else "not private (reference)")
+            rows.append(row)
+    rows += [{"scheme": a.legend, "wing": a.wing, "status": f"absent: {a.reason}"}
+             for a in ABSENT]                                  # once, after every group
+    return pd.DataFrame(rows, columns=list(COLUMNS))
+
+
+def _row(curve: str, params: dict[str, Any], accuracy: pd.Series, simulated: float,
+         paper: float) -> dict[str, Any]:
+    values = accuracy.dropna()
+    return {"scheme": params["entrant"], "wing": WINGS.get(params["entrant"]), "curve": curve,
+            "accuracy_pct": 100 * float(values.mean()),
+            "accuracy_sd_pct": 100 * float(values.std(ddof=1)) if len(values) > 1 else 0.0,
+            "trials": len(values), "epsilon_simulated": float(simulated),
+            "epsilon_paper": float(paper)}
+
+
+def _versus(accuracy: pd.DataFrame, best: str, curve: str) -> dict[str, Any]:
+    """best - curve, its paired interval's half width (pp) and the verdict on 'best is more
+    accurate' with the accuracy margin (airfl.claims.paired_difference)."""
+    difference = paired_difference(accuracy, best, curve, ACCURACY_MARGIN)
+    return {"vs_best_pp": 100 * difference.mean, "vs_best_half_width_pp":
+            100 * difference.half_width, "vs_best_verdict": difference.verdict}
+
+
+NOTE = ("Ranked per eps target among the schemes whose epsilon as simulated (the mechanism the "
+        "run adds, the project's RDP accountant, improved conversion) meets it in every trial; "
+        "epsilon_paper is the scheme's paper's own accounting. vs_best: the best's final "
+        "accuracy minus this scheme's, mean over trials paired by trial, ± the 95 % interval's "
+        "half width, and the verdict on 'the best is more accurate' with a 1 pp margin. "
+        "The last rows: the schemes not in the arena, with the reason.")

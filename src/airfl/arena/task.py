@@ -1,0 +1,56 @@
+"""The arena's common task, declared once (params.yaml `arena`): the generic run block every
+scheme's curves share, so that every scheme of a figure sees the same devices, data split,
+placement, fading, mini-batches and rounds (one experiment id: common random numbers, streams
+from (seed, experiment, trial, round, client) as everywhere).
+
+The channel: devices uniform in a disc around a single-antenna base station, log-distance path
+loss Lambda_m = 10^(-PL(d_m)/10) with PL(d) = PL0 + 10 n log10(d / 1 m), Rayleigh block fading
+|h_{m,t}|^2 = Lambda_m Exp(1) (airfl.core.loop.draw_channel_power). The power budget and the
+noise: every device's transmit power P (dBm) over the bandwidth B, receiver noise N0 B; the
+schemes that state their budget as a cell-edge SNR get the one these imply (`edge_snr_db`).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from airfl.declare import resolve
+
+
+def edge_snr_db(radio: dict[str, Any]) -> float:
+    """Mean receive SNR of a device at the cell edge, dB: P - N0 - 10 log10(B) - PL(R), with
+    PL(R) = PL0 + 10 n log10(R / 1 m) (the log-distance law of airfl.channel.pathloss)."""
+    pathloss_db = radio["pl0_db"] + 10.0 * radio["exponent"] * math.log10(radio["radius_m"])
+    return (radio["power_dbm"] - radio["n0_dbm_per_hz"]
+            - 10.0 * math.log10(radio["bandwidth_hz"]) - pathloss_db)
+
+
+def settings(params: dict[str, Any]) -> dict[str, Any]:
+    """The arena block with every per-profile value resolved for params' profile."""
+    profile = params["profile"]
+    arena = params["arena"]
+    task = {k: resolve(v, profile) for k, v in arena["task"].items()}
+    privacy = {k: resolve(v, profile) for k, v in arena["privacy"].items()}
+    return {"task": task, "radio": dict(arena["radio"]), "privacy": privacy}
+
+
+def run_block(params: dict[str, Any], curves: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """The generic run block (airfl.experiments.Experiment.compose) of the arena's task with
+    these curves."""
+    arena = settings(params)
+    task, radio = arena["task"], arena["radio"]
+    return {
+        "dataset": task["dataset"], "num_devices": task["num_devices"],
+        "partition": dict(task["partition"]),
+        "model": {"name": task["model"], "l2": 0.0, "engine": "auto"},
+        "training": {"local_steps": task["local_steps"], "batch_size": task["batch_size"],
+                     "lr": task["lr"], "server_lr": 1.0},
+        "channel": {"model": "geometry", "radius_m": radio["radius_m"],
+                    "min_radius_m": radio["min_radius_m"], "placement": "uniform",
+                    "pathloss": {"model": "log_distance", "pl0_db": radio["pl0_db"],
+                                 "exponent": radio["exponent"]},
+                    "bandwidth_hz": radio["bandwidth_hz"]},
+        "scale": task["scale"],
+        "curves": curves,
+    }

@@ -1,0 +1,188 @@
+"""The arena: its common task, its calibrated private curves, its leaderboard and its claims,
+on the committed params.yaml and on constructed figure data where a verdict must come out no."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+
+from airfl.arena import entrants, leaderboard
+from airfl.arena.experiments import ARENA, _dp_fedavg_rises, _privacy_costs_accuracy
+from airfl.arena.task import edge_snr_db, run_block, settings
+from airfl.channel.pathloss import dbm_to_watt, gain_from_db, log_distance_db
+from airfl.claims import ACCURACY_MARGIN, paired_difference
+from airfl.pipeline.params import load_params
+from airfl.pipeline.registry import scheme_wings, wings
+from airfl.pipeline.stages.figure import markdown_table
+from airfl.privacy import epsilon_curve
+from airfl.privacy.events import GaussianEvent
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module", params=["quick", "paper"])
+def params(request):
+    loaded = load_params(REPO / "params.yaml")
+    return {**loaded, "profile": request.param}
+
+
+def test_edge_snr_is_power_over_noise_times_the_edge_gain(params):
+    radio = settings(params)["radio"]
+    gain = gain_from_db(log_distance_db(torch.tensor([radio["radius_m"]], dtype=torch.float64),
+                                        pl0_db=radio["pl0_db"], exponent=radio["exponent"]))
+    noise_w = dbm_to_watt(torch.tensor(radio["n0_dbm_per_hz"])) * radio["bandwidth_hz"]
+    snr = dbm_to_watt(torch.tensor(radio["power_dbm"])) * gain / noise_w
+    assert edge_snr_db(radio) == pytest.approx(10 * math.log10(float(snr[0])), abs=1e-9)
+
+
+def test_every_scheme_shares_one_task_and_channel(params):
+    """One block for every curve: the same data, split, model, local work, channel and scale
+    (common random numbers come from the one experiment id)."""
+    block = ARENA.params(params)
+    assert block == run_block(params, block["curves"])
+    assert block["channel"]["model"] == "geometry"
+    assert block["partition"]["kind"] in ("dirichlet", "shards")
+    snrs = {p["arena_snr_db"] for p in block["curves"].values()}
+    assert snrs == {edge_snr_db(settings(params)["radio"])}
+
+
+def test_each_private_curve_meets_its_target_tightly_under_the_accountant(params):
+    """DP-FedAvg's noise multiplier composes over the T rounds to at most the target eps (and
+    within 0.1 % of it: the smallest such noise)."""
+    arena = settings(params)
+    rounds, delta = arena["task"]["scale"]["rounds"], arena["privacy"]["delta"]
+    private = {c: p for c, p in ARENA.curves(params).items() if "target_eps" in p}
+    assert sorted(p["target_eps"] for p in private.values()) == sorted(arena["privacy"]["eps"])
+    for curve in private.values():
+        events = [[GaussianEvent(curve["noise_multiplier"]).to_dict()]] * rounds
+        eps = float(epsilon_curve(events, delta)[-1])
+        assert eps <= curve["target_eps"] and eps >= 0.999 * curve["target_eps"]
+        assert curve["clip_norm"] == arena["task"]["clip_norm"]
+
+
+def test_every_scheme_kind_runs_through_an_installed_wing(params):
+    offered = scheme_wings()
+    for name, curve in ARENA.curves(params).items():
+        entrant = next(e for e in entrants.PRESENT if name.startswith(e.key))
+        assert offered[curve["scheme"]].name == entrant.wing
+
+
+def test_every_paper_wing_is_present_or_declared_absent_with_a_reason():
+    papers = {w.name for w in wings() if w.catalogue and w.name not in ("arena", "baselines")}
+    covered = {e.wing for e in entrants.PRESENT} | {a.wing for a in entrants.ABSENT}
+    assert papers <= covered
+    assert all(len(a.reason) > 40 for a in entrants.ABSENT)
+
+
+# ---- the leaderboard on constructed figure data ----------------------------------------------
+
+CURVES = {
+    "ideal": {"scheme": "ideal_fedavg", "entrant": "Ideal FedAvg", "arena_snr_db": 10.0},
+    "ota_fl": {"scheme": "ota_truncated_inversion", "entrant": "OTA-FL", "arena_snr_db": 10.0},
+    "dp_fedavg_eps1": {"scheme": "gaussian_dp", "entrant": "FedAvg + DP", "delta": 1e-5,
+                       "arena_snr_db": 10.0, "target_eps": 1.0},
+    "dp_fedavg_eps4": {"scheme": "gaussian_dp", "entrant": "FedAvg + DP", "delta": 1e-5,
+                       "arena_snr_db": 10.0, "target_eps": 4.0},
+    "other_eps1": {"scheme": "x", "entrant": "Other", "delta": 1e-5, "arena_snr_db": 10.0,
+                   "target_eps": 1.0},
+}
+
+
+def _frame(levels: dict[str, float], eps: dict[str, float], trials: int = 4,
+           spread: float = 0.004, seed: int = 0) -> pd.DataFrame:
+    """The figure stage's frame: two evaluated rounds per (curve, trial), the final accuracy at
+    the curve's level plus a per-trial offset, the final eps as given."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for curve, level in levels.items():
+        for trial in range(trials):
+            value = level + rng.normal(0, spread)
+            for round_, accuracy in ((0, 0.1), (30, value)):
+                rows.append({"curve": curve, "trial": trial, "round": round_,
+                             "test_accuracy": accuracy, "epsilon_paper": eps[curve],
+                             "epsilon_simulated": eps[curve],
+                             "param_target_eps": CURVES[curve].get("target_eps", np.nan)})
+    return pd.DataFrame(rows)
+
+
+EPS = {"ideal": math.inf, "ota_fl": 50.0, "dp_fedavg_eps1": 1.0, "dp_fedavg_eps4": 4.0,
+       "other_eps1": 0.9}
+
+
+def test_the_leaderboard_ranks_the_schemes_that_meet_the_target():
+    frame = _frame({"ideal": 0.9, "ota_fl": 0.88, "dp_fedavg_eps1": 0.5, "dp_fedavg_eps4": 0.7,
+                    "other_eps1": 0.6}, EPS)
+    table = leaderboard.build(frame, CURVES)
+    at1 = table[table["eps_target"] == 1.0].set_index("curve")
+    assert at1.loc["other_eps1", "rank"] == 1 and at1.loc["dp_fedavg_eps1", "rank"] == 2
+    assert math.isnan(at1.loc["ota_fl", "rank"]) and math.isnan(at1.loc["ideal", "rank"])
+    assert "reference" in at1.loc["ota_fl", "status"]
+    expected = paired_difference(
+        frame[frame["round"] == 30].pivot_table(index="trial", columns="curve",
+                                                values="test_accuracy"),
+        "other_eps1", "dp_fedavg_eps1", ACCURACY_MARGIN)
+    assert at1.loc["dp_fedavg_eps1", "vs_best_pp"] == pytest.approx(100 * expected.mean)
+    assert at1.loc["dp_fedavg_eps1", "vs_best_verdict"] == "holds"
+    absent = table[table["status"].str.startswith("absent")]
+    assert list(absent["scheme"]) == [a.legend for a in entrants.ABSENT]
+    assert list(table.columns) == list(leaderboard.COLUMNS)
+
+
+def test_a_scheme_over_its_target_is_not_ranked():
+    """A private curve whose simulated eps exceeds its target is listed, never ranked, even
+    when it is the most accurate."""
+    eps = {**EPS, "other_eps1": 1.5}
+    frame = _frame({"ideal": 0.9, "ota_fl": 0.88, "dp_fedavg_eps1": 0.5, "dp_fedavg_eps4": 0.7,
+                    "other_eps1": 0.8}, eps)
+    at1 = leaderboard.build(frame, CURVES).query("eps_target == 1.0").set_index("curve")
+    assert math.isnan(at1.loc["other_eps1", "rank"])
+    assert at1.loc["dp_fedavg_eps1", "rank"] == 1
+
+
+def test_a_reference_whose_channel_noise_meets_the_target_is_ranked():
+    eps = {**EPS, "ota_fl": 0.5}
+    frame = _frame({"ideal": 0.9, "ota_fl": 0.88, "dp_fedavg_eps1": 0.5, "dp_fedavg_eps4": 0.7,
+                    "other_eps1": 0.6}, eps)
+    at1 = leaderboard.build(frame, CURVES).query("eps_target == 1.0").set_index("curve")
+    assert at1.loc["ota_fl", "rank"] == 1
+
+
+def test_the_markdown_table_holds_every_row_and_escapes_pipes():
+    rows = pd.DataFrame({"a": [1.23456, np.nan], "b": ["x|y", "z"]})
+    text = markdown_table(rows, "T", "note")
+    assert text.splitlines()[:4] == ["# T", "", "| a | b |", "|---|---|"]
+    assert "| 1.235 | x\\|y |" in text and "|  | z |" in text and text.endswith("note\n")
+
+
+# ---- the claims: data where each must say no -------------------------------------------------
+
+LEVELS = {"ideal": 0.9, "ota_fl": 0.88, "dp_fedavg_eps1": 0.5, "dp_fedavg_eps4": 0.7,
+          "other_eps1": 0.6}
+
+
+def test_privacy_costs_accuracy_holds_and_fails():
+    assert _privacy_costs_accuracy(_frame(LEVELS, EPS)).verdict == "holds"
+    flipped = _frame({**LEVELS, "ideal": 0.4}, EPS)           # a private scheme above ideal
+    assert _privacy_costs_accuracy(flipped).verdict == "contradicted"
+
+
+def test_dp_fedavg_rising_with_eps_holds_and_fails():
+    assert _dp_fedavg_rises(_frame(LEVELS, EPS)).verdict == "holds"
+    falling = _frame({**LEVELS, "dp_fedavg_eps1": 0.8}, EPS)
+    assert _dp_fedavg_rises(falling).verdict == "contradicted"
+
+
+def test_the_figure_job_writes_the_leaderboard_beside_its_panels():
+    """The table is one more output of the figure job (both tools), never a plot of it."""
+    from airfl.pipeline import dag
+
+    (figure,) = [j for j in dag.experiment_jobs(ARENA, load_params(REPO / "params.yaml"))
+                 if j.stage == "figure"]
+    assert {"figures/arena/leaderboard.csv", "figures/arena/leaderboard.md"} <= set(figure.outs)
+    assert [p.path for p in figure.plots] == ["figures/arena/accuracy_vs_eps.csv",
+                                              "figures/arena/accuracy_vs_rounds.csv"]
