@@ -9,6 +9,7 @@ together on the [N, d] parameter tensor.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Sequence
 
 import torch
 
@@ -149,26 +150,81 @@ def client_gradients_many(model: FlatModel, params: torch.Tensor, batch: Gathere
     return grads if rows is None else grads * rows.unsqueeze(-1)
 
 
+def round_batches(data: ClientData, steps: int, batch_size: int, generator: torch.Generator,
+                  epochs: int | None = None) -> list[tuple[torch.Tensor, torch.Tensor]]:
+    """Every local step's (index [N, B], weights [N, B]) of one round, made at once before the
+    first step: `steps` with-replacement mini-batches (`sample_batches`), or with `epochs` that
+    many shuffled passes (`epoch_batches`, one draw an epoch). The steps' uniforms are drawn as
+    one [steps, N, B] tensor: the generator fills it in the order the per-step draws would
+    (same numbers, tests/core/test_engine.py), so the batches equal the per-step ones; on a
+    device the indices move there in one copy a round, not one a step, and the weights are one
+    tensor shared by the steps."""
+    if epochs is not None:
+        return [batch for _ in range(epochs) for batch in epoch_batches(data, batch_size,
+                                                                        generator)]
+    if steps == 0:
+        return []
+    n = data.num_clients
+    u = torch.rand(steps, n, batch_size, generator=generator, dtype=torch.float64)
+    u = u.to(data.sizes.device)
+    sizes = data.sizes.view(1, n, 1)
+    position = torch.minimum((u * sizes.to(torch.float64)).floor().to(torch.long), sizes - 1)
+    index = data.client_index[(data.offsets[:-1].view(1, n, 1) + position)
+                              .to(data.client_index.device)]
+    weights = torch.full((n, batch_size), 1.0 / batch_size)
+    return [(index[s], weights) for s in range(steps)]
+
+
 def local_sgd(model: FlatModel, global_params: torch.Tensor, data: ClientData, steps: int,
               batch_size: int, lr: float, generator: torch.Generator, epochs: int | None = None
               ) -> torch.Tensor:
     """Each client runs `steps` SGD steps on with-replacement mini-batches, or, with `epochs`,
     that many shuffled passes over its data (epoch_batches), from the global model; returns the
     updates w_m - w [N, d]. The [N, d] buffer is filled in huge pages where the OS offers them
-    (memory.empty_rows: same values, fewer page faults)."""
-    params = empty_rows(data.num_clients, global_params).copy_(
-        global_params.unsqueeze(0).expand(data.num_clients, -1))
-    if epochs is None:
-        schedule = (sample_batches(data, batch_size, generator) for _ in range(steps))
-    else:
-        schedule = (batch for _ in range(epochs)
-                    for batch in epoch_batches(data, batch_size, generator))
-    for index, weights in schedule:
-        model.sgd_step_(params, data.x[index], data.y[index],
-                        weights.to(params.device, params.dtype), lr)
+    (memory.empty_rows: same values, fewer page faults). One run's case of `local_sgd_many`."""
+    return local_sgd_many(model, global_params.unsqueeze(0), [data], steps, batch_size, lr,
+                          [generator], epochs)
+
+
+def local_sgd_many(model: FlatModel, global_params: torch.Tensor, data: Sequence[ClientData],
+                   steps: int, batch_size: int, lr: float,
+                   generators: Sequence[torch.Generator], epochs: int | None = None
+                   ) -> torch.Tensor:
+    """`local_sgd` of J runs at once: run j's clients `data[j]` (subsets of one data set: the
+    same `x`) start from its global model global_params[j] ([J, d]) and draw their mini-batches
+    from its own generator; every step advances the clients of all runs together as one
+    [sum_j N_j, d] parameter tensor (`FlatModel.sgd_step_`: the CNNs' per-row step on CPU,
+    vmap over the rows on CUDA). Returns the updates, run j's in rows [sum_{i<j} N_i, ...).
+
+    Each run's batches are made before the first step (`round_batches`), from its generator
+    alone, so they do not depend on the other runs. Where the model steps row by row (the
+    CPU loop engine) a row's arithmetic is its run-alone arithmetic on the same inputs, so a
+    run's updates are bit-identical whichever runs share the call (tests/core/test_lockstep.py);
+    under vmap (CUDA) the rows share grouped kernels and agree up to float reassociation."""
+    x = data[0].x
+    if any(part.x is not x for part in data):
+        raise ValueError("local_sgd_many steps subsets of one data set together; got runs on "
+                         "different training tensors")
+    rows = [part.num_clients for part in data]
+    schedules = [round_batches(part, steps, batch_size, generator, epochs)
+                 for part, generator in zip(data, generators)]
+    params = empty_rows(sum(rows), global_params[0])
+    blocks = list(zip(params.split(rows), global_params))
+    for block, start in blocks:
+        block.copy_(start.unsqueeze(0).expand(block.shape[0], -1))
+    moved: dict[tuple[int, ...], torch.Tensor] = {}       # weights on the device, once a round
+    for parts in zip(*schedules):
+        index = parts[0][0] if len(parts) == 1 else torch.cat([i for i, _ in parts])
+        key = tuple(id(w) for _, w in parts)
+        if key not in moved:
+            weights = parts[0][1] if len(parts) == 1 else torch.cat([w for _, w in parts])
+            moved[key] = weights.to(params.device, params.dtype)
+        model.sgd_step_(params, x[index], data[0].y[index], moved[key], lr)
     # in place: an [N, d] result is 105 MB for FedAvgCNN's 45 clients, and a fresh one costs
     # its page faults every round (same values as params - global_params)
-    return params.sub_(global_params.unsqueeze(0))
+    for block, start in blocks:
+        block.sub_(start.unsqueeze(0))
+    return params
 
 
 def _cross_entropy(logits: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
