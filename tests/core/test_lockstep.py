@@ -234,15 +234,31 @@ def test_trial_batching_is_chosen_per_device_and_model():
         run_lockstep(_cnn_jobs())
 
 
-def test_only_runs_with_the_same_local_work_on_one_training_set_step_together(cnn_batched_on_cpu):
+def test_only_runs_with_the_same_local_work_and_sample_shape_step_together(cnn_batched_on_cpu):
     jobs = _cnn_jobs((0, 1))
     assert lockstep.local_batchable(jobs) and not lockstep.local_batchable(jobs[:1])
     other = _cnn_jobs((1,))[0]
     other[0].local = LocalWork(3, 4, 0.05)
     assert not lockstep.local_batchable([jobs[0], other])
     other = _cnn_jobs((1,))[0]
-    other[0].data = _images(seed=1)
+    other[0].data = _images(seed=1)                  # a partition per trial: its own samples
+    assert lockstep.local_batchable([jobs[0], other])
+    other[0].data = ClientData(torch.rand(48, 1, 27, 27), IMAGES.y, IMAGES.client_index,
+                               IMAGES.offsets, IMAGES.sizes)
     assert not lockstep.local_batchable([jobs[0], other])
+
+
+def test_runs_on_their_own_data_sets_are_bit_identical_to_their_runs_alone(cnn_batched_on_cpu):
+    """A partition per trial: each run's samples gathered into its rows of the step's batch."""
+    def jobs():
+        out = _cnn_jobs((0, 1, 2))
+        for job, seed in zip(out, (1, 2, 3)):
+            job[0].data = _images(seed=seed)
+        out[2][0].data = out[2][0].data.subset(torch.tensor([3, 0, 2]))    # fewer clients
+        return out
+    together = run_lockstep(jobs())
+    for got, ref in zip(together, [run_trial(*job, progress=False) for job in jobs()]):
+        assert got[0].equals(ref[0]) and got[1] == ref[1]
 
 
 def test_runs_are_grouped_to_the_memory_budget(monkeypatch):

@@ -3,7 +3,9 @@
 Clients' data live in one training tensor; a client's samples are a contiguous slice of
 `client_index` (CSR offsets from the partition). Mini-batches of all clients are drawn together
 as an [N, B] index tensor from the round's `data` stream, and all clients take their SGD steps
-together on the [N, d] parameter tensor.
+together on the [N, d] parameter tensor. Several runs (the trials of a curve) can take their
+local steps together as well (`local_sgd_many`: trial x client rows of one tensor, each run's
+batches from its own stream; `airfl.core.lockstep` decides where).
 """
 
 from __future__ import annotations
@@ -190,21 +192,24 @@ def local_sgd_many(model: FlatModel, global_params: torch.Tensor, data: Sequence
                    steps: int, batch_size: int, lr: float,
                    generators: Sequence[torch.Generator], epochs: int | None = None
                    ) -> torch.Tensor:
-    """`local_sgd` of J runs at once: run j's clients `data[j]` (subsets of one data set: the
-    same `x`) start from its global model global_params[j] ([J, d]) and draw their mini-batches
-    from its own generator; every step advances the clients of all runs together as one
-    [sum_j N_j, d] parameter tensor (`FlatModel.sgd_step_`: the CNNs' per-row step on CPU,
-    vmap over the rows on CUDA). Returns the updates, run j's in rows [sum_{i<j} N_i, ...).
+    """`local_sgd` of J runs at once: run j's clients `data[j]` start from its global model
+    global_params[j] ([J, d]) and draw their mini-batches from its own generator; every step
+    advances the clients of all runs together as one [sum_j N_j, d] parameter tensor
+    (`FlatModel.sgd_step_`: the CNNs' per-row step on CPU, vmap over the rows on CUDA).
+    Returns the updates, run j's in rows [sum_{i<j} N_i, ...). The runs' data may be one data
+    set (one gather a step) or each its own (a partition per trial: each run's samples are
+    gathered into its rows of the step's batch), of one sample shape.
 
     Each run's batches are made before the first step (`round_batches`), from its generator
     alone, so they do not depend on the other runs. Where the model steps row by row (the
     CPU loop engine) a row's arithmetic is its run-alone arithmetic on the same inputs, so a
     run's updates are bit-identical whichever runs share the call (tests/core/test_lockstep.py);
     under vmap (CUDA) the rows share grouped kernels and agree up to float reassociation."""
-    x = data[0].x
-    if any(part.x is not x for part in data):
-        raise ValueError("local_sgd_many steps subsets of one data set together; got runs on "
-                         "different training tensors")
+    shared = all(part.x is data[0].x and part.y is data[0].y for part in data)
+    if any(part.x.shape[1:] != data[0].x.shape[1:] or part.x.dtype != data[0].x.dtype
+           for part in data):
+        raise ValueError("local_sgd_many steps runs whose samples have one shape and dtype; "
+                         f"got {sorted({(tuple(p.x.shape[1:]), str(p.x.dtype)) for p in data})}")
     rows = [part.num_clients for part in data]
     schedules = [round_batches(part, steps, batch_size, generator, epochs)
                  for part, generator in zip(data, generators)]
@@ -219,12 +224,33 @@ def local_sgd_many(model: FlatModel, global_params: torch.Tensor, data: Sequence
         if key not in moved:
             weights = parts[0][1] if len(parts) == 1 else torch.cat([w for _, w in parts])
             moved[key] = weights.to(params.device, params.dtype)
-        model.sgd_step_(params, x[index], data[0].y[index], moved[key], lr)
+        if shared:
+            xb, yb = data[0].x[index], data[0].y[index]
+        else:
+            xb, yb = _gather_runs(data, [i for i, _ in parts], index.shape)
+        model.sgd_step_(params, xb, yb, moved[key], lr)
     # in place: an [N, d] result is 105 MB for FedAvgCNN's 45 clients, and a fresh one costs
     # its page faults every round (same values as params - global_params)
     for block, start in blocks:
         block.sub_(start.unsqueeze(0))
     return params
+
+
+def _gather_runs(data: Sequence[ClientData], indices: Sequence[torch.Tensor],
+                 shape: torch.Size) -> tuple[torch.Tensor, torch.Tensor]:
+    """The step's batch [R, B, ...] of runs on different data sets: run j's samples
+    data[j].x[indices[j]] written straight into its rows (no per-run copy concatenated)."""
+    first = data[0]
+    xb = torch.empty(*shape, *first.x.shape[1:], dtype=first.x.dtype, device=first.x.device)
+    yb = torch.empty(*shape, dtype=first.y.dtype, device=first.y.device)
+    start = 0
+    for part, index in zip(data, indices):
+        stop = start + index.shape[0]
+        flat = index.reshape(-1)
+        torch.index_select(part.x, 0, flat, out=xb[start:stop].view(-1, *first.x.shape[1:]))
+        torch.index_select(part.y, 0, flat, out=yb[start:stop].view(-1))
+        start = stop
+    return xb, yb
 
 
 def _cross_entropy(logits: torch.Tensor, target: torch.Tensor) -> torch.Tensor:

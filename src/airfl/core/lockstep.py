@@ -83,14 +83,17 @@ def trial_batching(model: Any, device: torch.device | str) -> bool:
 
 def local_batchable(jobs: Sequence[Job]) -> bool:
     """Whether the runs can take their local steps together: local SGD with delta uploads of
-    one model on one training set with the same local work (steps, batch size, step size,
-    epochs), where `trial_batching` chooses the batched form for the model and device."""
+    one model with the same local work (steps, batch size, step size, epochs), on one training
+    set or on each trial's own (a partition per trial) of one sample shape, where
+    `trial_batching` chooses the batched form for the model and device."""
     if len(jobs) < 2:
         return False
     first = jobs[0][0]
     return (trial_batching(first.model, first.data.x.device)
             and all(setup.local.upload == "delta" and setup.local == first.local
-                    and setup.model is first.model and setup.data.x is first.data.x
+                    and setup.model is first.model
+                    and setup.data.x.shape[1:] == first.data.x.shape[1:]
+                    and setup.data.x.dtype == first.data.x.dtype
                     for setup, _, _ in jobs))
 
 
