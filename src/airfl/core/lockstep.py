@@ -68,9 +68,12 @@ def batchable(jobs: Sequence[Job]) -> bool:
 
 
 CPU_TRIAL_BATCHED: frozenset[str] = frozenset()
-"""Models whose trials train faster on CPU as one batch than one after the other (none: on CPU
-the CNNs' loop engine steps row by row either way, and benchmarks/engine.py measured the
-trial-batched round within noise of the runs one after the other; benchmarks/README.md)."""
+"""Models whose trials train faster on CPU as one batch than one after the other: none. On CPU
+the CNNs' loop engine steps row by row either way (same kernels, same work), and
+`benchmarks/engine.py --papers` measured the trial-batched round within the run-to-run spread
+of the runs one after the other at the papers' sizes (benchmarks/results/engine.md). A model
+named here gets bit-identical results (the rows' arithmetic is unchanged), only the order in
+which the rows are stepped changes."""
 
 
 def trial_batching(model: Any, device: torch.device | str) -> bool:
