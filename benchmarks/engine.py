@@ -19,10 +19,10 @@ N = 2 clients (every variant loops over clients, so N scales all of them alike).
 With ``--papers cdpb,dp_perk,lapa,ota_fd --trials J`` it times instead one round of J runs of
 each paper's CNN at its paper-profile size (clients, local steps Q, batch: `PAPER_ROUNDS`),
 each run from its own global model and batch stream: the per-client nn.Module loop over every
-run's clients, the engine one run after the other (`local_sgd`, what the train stage runs on
-CPU) and the runs' clients stepped together (`local_sgd_many`: trial x client rows, what
-`airfl.core.lockstep` runs where `trial_batching` picks it); the trial-batched updates must
-equal the one-by-one ones bit for bit.
+run's clients, the engine one run after the other (`local_sgd`; on CPU what the train stage
+runs for every CNN but FedAvgCNN) and the runs' clients stepped together (`local_sgd_many`:
+trial x client rows, what `airfl.core.lockstep` runs where `trial_batching` picks it); the
+trial-batched updates must equal the one-by-one ones bit for bit.
 
 Implementations (all in one run, interleaved: each repeat times every variant once, in turn):
 
@@ -399,10 +399,11 @@ TRIAL_VARIANTS = ("per-client nn.Module", "engine, runs one by one", "engine, tr
 def bench_trials(paper: str, trials: int, args) -> dict:
     """One round of `trials` runs of a paper's CNN (each its own global model and batch
     stream): the naive per-client loop over every run's clients, the engine one run after
-    the other (`local_sgd`, what the train stage runs on CPU), and every run's clients in one
-    step (`local_sgd_many`, trial x client rows). The batched updates must equal the one-by-one
-    ones bit for bit; the engine is checked against the naive loop after one step (fp32: a row
-    within 1e-4 of the largest update entry, in at least 80 % of the rows: tie flips)."""
+    the other (`local_sgd`; on CPU what the train stage runs for every CNN but FedAvgCNN), and
+    every run's clients in one step (`local_sgd_many`, trial x client rows). The batched
+    updates must equal the one-by-one ones bit for bit; the engine is checked against the naive
+    loop after one step (fp32: a row within 1e-4 of the largest update entry, in at least
+    80 % of the rows: tie flips)."""
     name, clients, steps, batch = PAPER_ROUNDS[paper]
     data = make_data(clients, samples_per_client=max(2 * batch, 64), shape=image_shape(name))
     model = build_model(name, image_shape(name), NUM_CLASSES)
@@ -415,22 +416,22 @@ def bench_trials(paper: str, trials: int, args) -> dict:
         modules.append(module)
     seeds = [BATCH_SEED + j for j in range(trials)]
 
+    # each run's updates as a list, as the train stage keeps them (concatenated for the check
+    # only: a copy of every run's [N, d] updates would be timed with the one-by-one variants)
     def naive(n_steps=steps):
-        return torch.cat([loop_round(name, m, data, n_steps, batch, s)
-                          for m, s in zip(modules, seeds)])
+        return [loop_round(name, m, data, n_steps, batch, s) for m, s in zip(modules, seeds)]
 
     def one_by_one(n_steps=steps):
-        return torch.cat([local_sgd(model, start, data, n_steps, batch, LR,
-                                    torch.Generator().manual_seed(s))
-                          for start, s in zip(starts, seeds)])
+        return [local_sgd(model, start, data, n_steps, batch, LR,
+                          torch.Generator().manual_seed(s)) for start, s in zip(starts, seeds)]
 
     def batched(n_steps=steps):
         return local_sgd_many(model, starts, [data] * trials, n_steps, batch, LR,
                               [torch.Generator().manual_seed(s) for s in seeds])
 
-    reference = naive(1)
+    reference = torch.cat(naive(1))
     scale = float(reference.abs().max())
-    alone, together = one_by_one(1), batched(1)
+    alone, together = torch.cat(one_by_one(1)), batched(1)
     per_row = (alone - reference).abs().amax(dim=1)
     outside = int((per_row > REL_TOL * scale).sum())
     diff = float(per_row.median())
@@ -439,7 +440,8 @@ def bench_trials(paper: str, trials: int, args) -> dict:
     assert outside <= 0.2 * len(per_row), f"{paper}: engine differs from the naive loop " \
         f"in {outside} of {len(per_row)} rows"
     assert torch.equal(together, alone), f"{paper}: trial-batched differs from one by one"
-    assert torch.equal(batched(), one_by_one()), f"{paper}: trial-batched differs ({steps} steps)"
+    assert torch.equal(batched(), torch.cat(one_by_one())), \
+        f"{paper}: trial-batched differs ({steps} steps)"
     print(f"  check {paper:8s} {name}: engine vs naive, median row max|diff| {diff:.2e}, "
           f"{outside} of {len(per_row)} rows over {REL_TOL:g} x max|update| ({scale:.2e}); "
           "trial-batched == one by one, bit for bit", flush=True)

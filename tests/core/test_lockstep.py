@@ -223,12 +223,14 @@ def test_a_cnn_run_trained_beside_others_is_bit_identical_to_its_run_alone(cnn_b
 
 
 def test_trial_batching_is_chosen_per_device_and_model():
-    """On CPU no model is measured faster trial-batched (the loop engine steps row by row),
-    so the train stage runs CNN trials one after the other there; on CUDA it batches them."""
+    """On CPU only FedAvgCNN measured faster trial-batched (the loop engine steps row by row
+    either way), so the train stage runs the other CNNs' trials one after the other there; on
+    CUDA it batches every model's."""
     for name in ("cnn_mnist", "cnn_mnist_k3", "fedavg_cnn", "resnet18_gn"):
         model = build_model(name, (1, 28, 28), 10)
         assert lockstep.trial_batching(model, "cuda")
         assert lockstep.trial_batching(model, "cpu") == (name in lockstep.CPU_TRIAL_BATCHED)
+    assert lockstep.CPU_TRIAL_BATCHED == {"fedavg_cnn"}
     assert not lockstep.local_batchable(_cnn_jobs())             # CPU default: one by one
     with pytest.raises(ValueError, match="run_trial"):
         run_lockstep(_cnn_jobs())
@@ -281,3 +283,16 @@ def test_vmap_over_trial_and_client_rows_agrees_with_runs_alone():
     first = local_sgd(model, starts[0], parts[0], 2, 4, 0.05, torch.Generator().manual_seed(3))
     second = local_sgd(model, starts[1], parts[1], 2, 4, 0.05, torch.Generator().manual_seed(4))
     torch.testing.assert_close(many, torch.cat([first, second]), rtol=1e-4, atol=1e-6)
+
+
+def test_fedavg_cnn_rows_trained_beside_another_run_are_bit_identical():
+    """The model batched on CPU (`CPU_TRIAL_BATCHED`): its fused per-row step gives each run's
+    updates bit for bit, a subset of clients included."""
+    model = build_model("fedavg_cnn", (1, 28, 28), 10)
+    starts = torch.stack([model.init(torch.Generator().manual_seed(s)) for s in (1, 2)])
+    parts = [IMAGES.subset(torch.tensor([1, 3])), IMAGES.subset(torch.tensor([2]))]
+    many = local_sgd_many(model, starts, parts, 1, 3, 0.05,
+                          [torch.Generator().manual_seed(s) for s in (3, 4)])
+    alone = [local_sgd(model, start, part, 1, 3, 0.05, torch.Generator().manual_seed(s))
+             for start, part, s in zip(starts, parts, (3, 4))]
+    assert torch.equal(many, torch.cat(alone))
