@@ -16,6 +16,14 @@ offline substitute, paper profile), fedavg_cnn B = 10 with the K = 45 active dev
 perk (paper profile), resnet18_gn B = 50 (CDPB paper profile) on [3, 32, 32] inputs with only
 N = 2 clients (every variant loops over clients, so N scales all of them alike).
 
+With ``--papers cdpb,dp_perk,lapa,ota_fd --trials J`` it times instead one round of J runs of
+each paper's CNN at its paper-profile size (clients, local steps Q, batch: `PAPER_ROUNDS`),
+each run from its own global model and batch stream: the per-client nn.Module loop over every
+run's clients, the engine one run after the other (`local_sgd`; on CPU what the train stage
+runs for every CNN but FedAvgCNN) and the runs' clients stepped together (`local_sgd_many`:
+trial x client rows, what `airfl.core.lockstep` runs where `trial_batching` picks it); the
+trial-batched updates must equal the one-by-one ones bit for bit.
+
 Implementations (all in one run, interleaved: each repeat times every variant once, in turn):
 
 * ``per-client nn.Module`` (the reference, 1.00x): what typical paper code does. For each client,
@@ -100,7 +108,7 @@ from datetime import datetime, timezone
 import torch
 from torch import nn
 
-from airfl.core.engine import ClientData, local_sgd, sample_batches
+from airfl.core.engine import ClientData, local_sgd, local_sgd_many, sample_batches
 from airfl.models import FedAvgCNN, FlatModel, MnistCNN, ResNet18GN, build_model
 
 IMAGE_SHAPE = (1, 28, 28)
@@ -145,6 +153,10 @@ def reference_module(name: str) -> nn.Module:
                              nn.ReLU(), nn.Linear(32, NUM_CLASSES))
     if name == "cnn_mnist":
         return MnistCNN(IMAGE_SHAPE[0], NUM_CLASSES, IMAGE_SHAPE[1])
+    if name == "cnn_mnist_k3":
+        return MnistCNN(IMAGE_SHAPE[0], NUM_CLASSES, IMAGE_SHAPE[1], first_kernel=3)
+    if name == "cnn_mnist_bn":
+        return MnistCNN(IMAGE_SHAPE[0], NUM_CLASSES, IMAGE_SHAPE[1], batch_norm=True)
     if name == "fedavg_cnn":
         return FedAvgCNN(IMAGE_SHAPE[0], NUM_CLASSES, IMAGE_SHAPE[1])
     if name == "resnet18_gn":
@@ -374,6 +386,98 @@ def bench_model(name: str, clients: int, batch: int, args, mm_rate: dict[str, fl
             "max_abs_diff": check, "max_abs_update": scale, "results": results}
 
 
+# papers' CNN rounds (paper profile, params.yaml): model, clients, local steps, batch
+PAPER_ROUNDS = {
+    "cdpb": ("cnn_mnist", 100, 10, 50),          # the offline substitute
+    "dp_perk": ("fedavg_cnn", 45, 5, 10),        # steps mode (Q = 5), the K = 45 active devices
+    "lapa": ("cnn_mnist_bn", 15, 10, 220),
+    "ota_fd": ("cnn_mnist_k3", 10, 5, 64),       # FL training of X2's substitute sizes
+}
+TRIAL_VARIANTS = ("per-client nn.Module", "engine, runs one by one", "engine, trials batched")
+
+
+def bench_trials(paper: str, trials: int, args) -> dict:
+    """One round of `trials` runs of a paper's CNN (each its own global model and batch
+    stream): the naive per-client loop over every run's clients, the engine one run after
+    the other (`local_sgd`; on CPU what the train stage runs for every CNN but FedAvgCNN), and
+    every run's clients in one step (`local_sgd_many`, trial x client rows). The batched
+    updates must equal the one-by-one ones bit for bit; the engine is checked against the naive
+    loop after one step (fp32: a row within 1e-4 of the largest update entry, in at least
+    80 % of the rows: tie flips)."""
+    name, clients, steps, batch = PAPER_ROUNDS[paper]
+    data = make_data(clients, samples_per_client=max(2 * batch, 64), shape=image_shape(name))
+    model = build_model(name, image_shape(name), NUM_CLASSES)
+    starts = torch.stack([model.init(torch.Generator().manual_seed(INIT_SEED + j))
+                          for j in range(trials)])
+    modules = []
+    for start in starts:
+        module = reference_module(name)
+        load_flat(name, module, start)
+        modules.append(module)
+    seeds = [BATCH_SEED + j for j in range(trials)]
+
+    # each run's updates as a list, as the train stage keeps them (concatenated for the check
+    # only: a copy of every run's [N, d] updates would be timed with the one-by-one variants)
+    def naive(n_steps=steps):
+        return [loop_round(name, m, data, n_steps, batch, s) for m, s in zip(modules, seeds)]
+
+    def one_by_one(n_steps=steps):
+        return [local_sgd(model, start, data, n_steps, batch, LR,
+                          torch.Generator().manual_seed(s)) for start, s in zip(starts, seeds)]
+
+    def batched(n_steps=steps):
+        return local_sgd_many(model, starts, [data] * trials, n_steps, batch, LR,
+                              [torch.Generator().manual_seed(s) for s in seeds])
+
+    reference = torch.cat(naive(1))
+    scale = float(reference.abs().max())
+    alone, together = torch.cat(one_by_one(1)), batched(1)
+    per_row = (alone - reference).abs().amax(dim=1)
+    outside = int((per_row > REL_TOL * scale).sum())
+    diff = float(per_row.median())
+    # a ReLU / max-pool decision within rounding of a tie can flip in a client (LAPA's
+    # BatchNorm CNN: 3 of 30 rows at ~1e-2 of the largest entry); most rows must agree
+    assert outside <= 0.2 * len(per_row), f"{paper}: engine differs from the naive loop " \
+        f"in {outside} of {len(per_row)} rows"
+    assert torch.equal(together, alone), f"{paper}: trial-batched differs from one by one"
+    assert torch.equal(batched(), torch.cat(one_by_one())), \
+        f"{paper}: trial-batched differs ({steps} steps)"
+    print(f"  check {paper:8s} {name}: engine vs naive, median row max|diff| {diff:.2e}, "
+          f"{outside} of {len(per_row)} rows over {REL_TOL:g} x max|update| ({scale:.2e}); "
+          "trial-batched == one by one, bit for bit", flush=True)
+    impls = dict(zip(TRIAL_VARIANTS, (naive, one_by_one, batched)))
+    times: dict[str, list[float]] = {key: [] for key in impls}
+    for _ in range(args.repeats):          # interleaved (the warm-up was the check above)
+        for key, fn in impls.items():
+            t0 = CLOCK()
+            fn()
+            times[key].append(CLOCK() - t0)
+    results = {}
+    for key, ts in times.items():
+        ratio = statistics.median(r / v for r, v in zip(times[TRIAL_VARIANTS[0]], ts))
+        results[key] = {"median_s": statistics.median(ts), "times_s": ts,
+                        "speedup_vs_loop": ratio}
+        print(f"  timed {paper:8s} {key:26s} median {statistics.median(ts):8.3f} s  "
+              f"{ratio:5.2f}x", flush=True)
+    return {"paper": paper, "model": name, "clients": clients, "steps": steps, "batch": batch,
+            "trials": trials, "dim": model.dim, "median_row_max_abs_diff": diff,
+            "rows_outside_tolerance": outside, "results": results}
+
+
+def trial_table(reports: list[dict], threads: int) -> list[str]:
+    header = (f"{'paper':8s} {'model':13s} {'J x N':>8s} {'Q':>3s} {'B':>4s} {'threads':>7s} "
+              + " ".join(f"{key:>26s}" for key in TRIAL_VARIANTS))
+    lines = [header, "-" * len(header)]
+    for rep in reports:
+        timed = [rep["results"][k] for k in TRIAL_VARIANTS]
+        cells = " ".join(f"{r['median_s']:8.3f} s {r['speedup_vs_loop']:5.2f}x".rjust(26)
+                         for r in timed)
+        runs = f"{rep['trials']:>3d} x {rep['clients']:<3d}"
+        lines.append(f"{rep['paper']:8s} {rep['model']:13s} {runs} {rep['steps']:3d} "
+                     f"{rep['batch']:4d} {threads:7d} {cells}")
+    return lines
+
+
 def per_model(text: str, default: dict[str, int]) -> dict[str, int]:
     """'cnn_mnist=50,fedavg_cnn=10' (or one number for every model) over the defaults."""
     out = dict(default)
@@ -401,6 +505,11 @@ def main(argv=None) -> int:
                         "time (one thread), which leaves out the time other processes hold the "
                         "core on a shared machine")
     p.add_argument("--json", default=None, help="write the results as JSON to this file")
+    p.add_argument("--papers", default="",
+                   help="instead of --models: one round of --trials runs of these papers' CNNs "
+                        "(" + ",".join(PAPER_ROUNDS) + ") at their paper-profile sizes, naive "
+                        "loop vs the engine one run at a time vs trials batched")
+    p.add_argument("--trials", type=int, default=2, help="runs per round with --papers")
     args = p.parse_args(argv)
     global CLOCK
     CLOCK = time.process_time if args.clock == "cpu" else time.perf_counter
@@ -430,6 +539,29 @@ def main(argv=None) -> int:
         print(f"  matmul 2048^3 {label}: {mm_t * 1e3:.1f} ms -> {mm[label]:.1f} GFLOP/s",
               flush=True)
 
+    if args.papers:
+        papers = [q.strip() for q in args.papers.split(",") if q.strip()]
+        for paper in papers:
+            if paper not in PAPER_ROUNDS:
+                p.error(f"unknown paper {paper!r}; allowed: {', '.join(PAPER_ROUNDS)}")
+        reports = [bench_trials(paper, args.trials, args) for paper in papers]
+        load_end = os.getloadavg()
+        lines = trial_table(reports, args.threads)
+        lines.append(f"clock: {args.clock}; {args.repeats} repeats; load average at start "
+                     f"{load[0]:.2f}, at end {load_end[0]:.2f}; speed-up = median over repeats "
+                     "of (naive loop time / variant time); J x N = runs x clients, Q local "
+                     "steps of batch B, fp32")
+        print()
+        print("\n".join(lines))
+        if args.json:
+            with open(args.json, "w") as f:
+                json.dump({"date": date, "torch": torch.__version__, "cpu": cpu_model(),
+                           "cpu_count": os.cpu_count(), "threads": args.threads,
+                           "omp_num_threads": omp, "load_average_start": load,
+                           "load_average_end": load_end, "repeats": args.repeats,
+                           "clock": args.clock, "lr": LR, "papers": reports,
+                           "table": lines}, f, indent=2)
+        return 0
     reports = [bench_model(name, clients[name], batches[name], args, mm) for name in names]
     load_end = os.getloadavg()
 

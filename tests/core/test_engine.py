@@ -7,7 +7,7 @@ import numpy as np
 import torch
 
 import airfl.schemes  # noqa: F401
-from airfl.core.engine import ClientData, local_sgd, sample_batches
+from airfl.core.engine import ClientData, epoch_batches, local_sgd, round_batches, sample_batches
 from airfl.core.loop import LocalWork, Schedule, ServerStep, TrialSetup, run_trial
 from airfl.core.scheme import ChannelStatistics
 from airfl.pipeline.registry import build_scheme
@@ -205,3 +205,22 @@ def test_eval_last_adds_the_rounds_before_the_last_with_the_same_numbers():
     assert picked[0]["test_accuracy"].equals(picked[1]["test_accuracy"])
     for column in ("test_loss", "train_loss"):
         assert np.allclose(picked[0][column], picked[1][column], rtol=1e-6, atol=0)
+
+
+def test_a_rounds_batches_made_at_once_are_the_per_step_draws():
+    """round_batches draws the round's uniforms in one call: the same numbers, hence the same
+    indices, as one `sample_batches` (or `epoch_batches`) call a step, in order."""
+    data = _data()
+    at_once = round_batches(data, 4, 6, torch.Generator().manual_seed(2))
+    generator = torch.Generator().manual_seed(2)
+    for index, weights in at_once:
+        ref_index, ref_weights = sample_batches(data, 6, generator)
+        assert torch.equal(index, ref_index) and torch.equal(weights, ref_weights)
+    balanced = _data(per_client=(6, 6, 6, 6))
+    epochs = round_batches(balanced, 0, 4, torch.Generator().manual_seed(3), epochs=2)
+    generator = torch.Generator().manual_seed(3)
+    reference = epoch_batches(balanced, 4, generator) + epoch_batches(balanced, 4, generator)
+    assert len(epochs) == len(reference) == 4
+    for (index, weights), (ref_index, ref_weights) in zip(epochs, reference):
+        assert torch.equal(index, ref_index) and torch.equal(weights, ref_weights)
+    assert round_batches(data, 0, 6, torch.Generator()) == []

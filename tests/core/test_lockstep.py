@@ -1,7 +1,9 @@
 """Trials in lockstep with batched gradients (airfl.core.lockstep):
 each trial gives what it gives when run alone (same streams: identical channels, participants
 and latencies; parameters equal up to float reassociation of the wider GEMMs), whatever trials
-step beside it; reruns are bit-identical; runs with different horizons stop on their own."""
+step beside it; reruns are bit-identical; runs with different horizons stop on their own.
+Local-SGD (CNN) trials in lockstep: bit-identical to their runs alone on CPU, whatever runs
+share the step; the CUDA form (vmap) up to reassociation; the CPU/CUDA choice by structure."""
 
 from __future__ import annotations
 
@@ -10,12 +12,13 @@ import pytest
 import torch
 
 import airfl.schemes  # noqa: F401
+from airfl.core import lockstep, memory
 from airfl.core.engine import ClientData, client_gradients, client_gradients_many, gather
-from airfl.core.engine import full_batches
+from airfl.core.engine import full_batches, local_sgd, local_sgd_many
 from airfl.core.lockstep import batchable, run_lockstep
 from airfl.core.loop import LocalWork, Schedule, ServerStep, TrialSetup, run_trial
-from airfl.core.scheme import ChannelStatistics
-from airfl.models import SoftmaxRegression
+from airfl.core.scheme import ChannelStatistics, Scheme
+from airfl.models import SoftmaxRegression, build_model
 from airfl.pipeline.registry import build_scheme
 
 MODEL = SoftmaxRegression(6, 3, l2=0.01)
@@ -149,3 +152,147 @@ def test_softmax_gradients_of_read_rows_on_sparse_inputs_equal_the_per_model_gra
             else:
                 assert torch.equal(got[j, m], torch.zeros(model.dim))
     assert model._client_columns(batch.x, batch.y)[0][0].tolist() == [1, 2, 3, 5]   # per batch
+
+
+# ------------------------------------------------------------------ local SGD (CNN) in lockstep
+
+def _images(clients=4, per_client=12, seed=0):
+    g = torch.Generator().manual_seed(seed)
+    total = clients * per_client
+    x, y = torch.rand(total, 1, 28, 28, generator=g), torch.randint(0, 10, (total,), generator=g)
+    sizes = torch.full((clients,), per_client)
+    offsets = torch.arange(0, total + 1, per_client)
+    return ClientData(x, y, torch.randperm(total, generator=g), offsets, sizes)
+
+
+IMAGES = _images()
+CNN = build_model("cnn_mnist", (1, 28, 28), 10)
+CNN_STATS = ChannelStatistics(torch.ones(4, dtype=torch.float64), 1.0, 1e6, torch.ones(4))
+
+
+class _RandomParticipants(Scheme):
+    """A test scheme with partial participation: 2 of the 4 devices a round, from the round's
+    `sampling` stream, their updates averaged (so runs differ in which rows they train)."""
+
+    kind = "test_random_participants"
+
+    def participants(self, state, design):
+        return torch.randperm(4, generator=state.streams("sampling"))[:2]
+
+    def aggregate(self, updates, state, design):
+        return updates.mean(dim=0), {"participants": int(updates.shape[0]), "latency_s": 0.0}
+
+
+def _cnn_jobs(trials=(0, 1, 2), epochs=None):
+    local = LocalWork(2, 4, 0.05, epochs=epochs)
+    jobs = []
+    for trial in trials:
+        setup = TrialSetup("test/cnn_lockstep", 5, trial, CNN, IMAGES, (IMAGES.x, IMAGES.y),
+                           (IMAGES.x, IMAGES.y), CNN_STATS, rounds=3, eval_every=1, local=local,
+                           server=ServerStep(1.0))
+        scheme = _RandomParticipants("random") if trial % 2 else IDEAL
+        jobs.append((setup, scheme, {}))
+    return jobs
+
+
+@pytest.fixture
+def cnn_batched_on_cpu(monkeypatch):
+    """The trial-batched form for cnn_mnist on CPU (not measured faster there: off by default)."""
+    monkeypatch.setattr(lockstep, "CPU_TRIAL_BATCHED", frozenset({"cnn_mnist"}))
+
+
+@pytest.mark.parametrize("epochs", [None, 1])
+def test_a_cnn_run_trained_beside_others_is_bit_identical_to_its_run_alone(cnn_batched_on_cpu,
+                                                                          epochs):
+    """Trial x client rows in one local step (CPU loop engine): each run's table and records
+    are exactly its run alone, with every trial, with a subset, and in groups of one."""
+    jobs = _cnn_jobs(epochs=epochs)
+    assert lockstep.local_batchable(jobs) and not batchable(jobs)
+    together = run_lockstep(jobs)
+    alone = [run_trial(*job, progress=False) for job in _cnn_jobs(epochs=epochs)]
+    pair = run_lockstep(_cnn_jobs((1, 2), epochs=epochs))
+    singles = run_lockstep(_cnn_jobs(epochs=epochs), max_batch=1)
+    for got, ref in zip(together, alone):
+        assert got[0].equals(ref[0]) and got[1] == ref[1]
+    for got, ref in zip(pair, alone[1:]):
+        assert got[0].equals(ref[0]) and got[1] == ref[1]
+    for got, ref in zip(singles, alone):
+        assert got[0].equals(ref[0]) and got[1] == ref[1]
+    assert together[0][0]["train_loss"].iloc[-1] != together[0][0]["train_loss"].iloc[0]
+    assert [r["participants"] for r in together[1][1]] == [2, 2, 2]
+
+
+def test_trial_batching_is_chosen_per_device_and_model():
+    """On CPU only FedAvgCNN measured faster trial-batched (the loop engine steps row by row
+    either way), so the train stage runs the other CNNs' trials one after the other there; on
+    CUDA it batches every model's."""
+    for name in ("cnn_mnist", "cnn_mnist_k3", "fedavg_cnn", "resnet18_gn"):
+        model = build_model(name, (1, 28, 28), 10)
+        assert lockstep.trial_batching(model, "cuda")
+        assert lockstep.trial_batching(model, "cpu") == (name in lockstep.CPU_TRIAL_BATCHED)
+    assert lockstep.CPU_TRIAL_BATCHED == {"fedavg_cnn"}
+    assert not lockstep.local_batchable(_cnn_jobs())             # CPU default: one by one
+    with pytest.raises(ValueError, match="run_trial"):
+        run_lockstep(_cnn_jobs())
+
+
+def test_only_runs_with_the_same_local_work_and_sample_shape_step_together(cnn_batched_on_cpu):
+    jobs = _cnn_jobs((0, 1))
+    assert lockstep.local_batchable(jobs) and not lockstep.local_batchable(jobs[:1])
+    other = _cnn_jobs((1,))[0]
+    other[0].local = LocalWork(3, 4, 0.05)
+    assert not lockstep.local_batchable([jobs[0], other])
+    other = _cnn_jobs((1,))[0]
+    other[0].data = _images(seed=1)                  # a partition per trial: its own samples
+    assert lockstep.local_batchable([jobs[0], other])
+    other[0].data = ClientData(torch.rand(48, 1, 27, 27), IMAGES.y, IMAGES.client_index,
+                               IMAGES.offsets, IMAGES.sizes)
+    assert not lockstep.local_batchable([jobs[0], other])
+
+
+def test_runs_on_their_own_data_sets_are_bit_identical_to_their_runs_alone(cnn_batched_on_cpu):
+    """A partition per trial: each run's samples gathered into its rows of the step's batch."""
+    def jobs():
+        out = _cnn_jobs((0, 1, 2))
+        for job, seed in zip(out, (1, 2, 3)):
+            job[0].data = _images(seed=seed)
+        out[2][0].data = out[2][0].data.subset(torch.tensor([3, 0, 2]))    # fewer clients
+        return out
+    together = run_lockstep(jobs())
+    for got, ref in zip(together, [run_trial(*job, progress=False) for job in jobs()]):
+        assert got[0].equals(ref[0]) and got[1] == ref[1]
+
+
+def test_runs_are_grouped_to_the_memory_budget(monkeypatch):
+    setup = _cnn_jobs((0,))[0][0]
+    run_bytes = 4 * CNN.dim * 4                                  # 4 clients x d x fp32
+    monkeypatch.setattr(memory, "ROUND_BUDGET_BYTES", 3 * run_bytes + 1)
+    assert lockstep._runs_per_group(setup, 32) == 3 and lockstep._runs_per_group(setup, 2) == 2
+    monkeypatch.setattr(memory, "ROUND_BUDGET_BYTES", 1)
+    assert lockstep._runs_per_group(setup, 32) == 1             # a run is never split
+
+
+def test_vmap_over_trial_and_client_rows_agrees_with_runs_alone():
+    """The CUDA form (vmap over all rows), run on CPU: each run's updates equal its own
+    `local_sgd` up to float reassociation of the grouped kernels."""
+    model = build_model("cnn_mnist", (1, 28, 28), 10, engine="vmap")
+    starts = torch.stack([model.init(torch.Generator().manual_seed(s)) for s in (1, 2)])
+    parts = [IMAGES, IMAGES.subset(torch.tensor([2, 0]))]
+    many = local_sgd_many(model, starts, parts, 2, 4, 0.05,
+                          [torch.Generator().manual_seed(s) for s in (3, 4)])
+    first = local_sgd(model, starts[0], parts[0], 2, 4, 0.05, torch.Generator().manual_seed(3))
+    second = local_sgd(model, starts[1], parts[1], 2, 4, 0.05, torch.Generator().manual_seed(4))
+    torch.testing.assert_close(many, torch.cat([first, second]), rtol=1e-4, atol=1e-6)
+
+
+def test_fedavg_cnn_rows_trained_beside_another_run_are_bit_identical():
+    """The model batched on CPU (`CPU_TRIAL_BATCHED`): its fused per-row step gives each run's
+    updates bit for bit, a subset of clients included."""
+    model = build_model("fedavg_cnn", (1, 28, 28), 10)
+    starts = torch.stack([model.init(torch.Generator().manual_seed(s)) for s in (1, 2)])
+    parts = [IMAGES.subset(torch.tensor([1, 3])), IMAGES.subset(torch.tensor([2]))]
+    many = local_sgd_many(model, starts, parts, 1, 3, 0.05,
+                          [torch.Generator().manual_seed(s) for s in (3, 4)])
+    alone = [local_sgd(model, start, part, 1, 3, 0.05, torch.Generator().manual_seed(s))
+             for start, part, s in zip(starts, parts, (3, 4))]
+    assert torch.equal(many, torch.cat(alone))

@@ -53,3 +53,11 @@ def test_a_large_buffer_is_backed_by_huge_pages_once_filled():
     rows = empty_rows(4, like).copy_(like.unsqueeze(0).expand(4, -1))
     start, stop = huge_page_range(rows)
     assert stop > start and _anon_huge_kib(start) >= 2048
+
+
+def test_rows_within_a_budget_is_floor_and_at_least_one():
+    from airfl.core.memory import rows_within
+    assert rows_within(100, 1000) == 10 and rows_within(101, 1000) == 9
+    assert rows_within(5000, 1000) == 1                       # one row is never split
+    with pytest.raises(ValueError, match="row_bytes"):
+        rows_within(0)

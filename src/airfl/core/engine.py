@@ -3,12 +3,15 @@
 Clients' data live in one training tensor; a client's samples are a contiguous slice of
 `client_index` (CSR offsets from the partition). Mini-batches of all clients are drawn together
 as an [N, B] index tensor from the round's `data` stream, and all clients take their SGD steps
-together on the [N, d] parameter tensor.
+together on the [N, d] parameter tensor. Several runs (the trials of a curve) can take their
+local steps together as well (`local_sgd_many`: trial x client rows of one tensor, each run's
+batches from its own stream; `airfl.core.lockstep` decides where).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Sequence
 
 import torch
 
@@ -149,26 +152,105 @@ def client_gradients_many(model: FlatModel, params: torch.Tensor, batch: Gathere
     return grads if rows is None else grads * rows.unsqueeze(-1)
 
 
+def round_batches(data: ClientData, steps: int, batch_size: int, generator: torch.Generator,
+                  epochs: int | None = None) -> list[tuple[torch.Tensor, torch.Tensor]]:
+    """Every local step's (index [N, B], weights [N, B]) of one round, made at once before the
+    first step: `steps` with-replacement mini-batches (`sample_batches`), or with `epochs` that
+    many shuffled passes (`epoch_batches`, one draw an epoch). The steps' uniforms are drawn as
+    one [steps, N, B] tensor: the generator fills it in the order the per-step draws would
+    (same numbers, tests/core/test_engine.py), so the batches equal the per-step ones; on a
+    device the indices move there in one copy a round, not one a step, and the weights are one
+    tensor shared by the steps."""
+    if epochs is not None:
+        return [batch for _ in range(epochs) for batch in epoch_batches(data, batch_size,
+                                                                        generator)]
+    if steps == 0:
+        return []
+    n = data.num_clients
+    u = torch.rand(steps, n, batch_size, generator=generator, dtype=torch.float64)
+    u = u.to(data.sizes.device)
+    sizes = data.sizes.view(1, n, 1)
+    position = torch.minimum((u * sizes.to(torch.float64)).floor().to(torch.long), sizes - 1)
+    index = data.client_index[(data.offsets[:-1].view(1, n, 1) + position)
+                              .to(data.client_index.device)]
+    weights = torch.full((n, batch_size), 1.0 / batch_size)
+    return [(index[s], weights) for s in range(steps)]
+
+
 def local_sgd(model: FlatModel, global_params: torch.Tensor, data: ClientData, steps: int,
               batch_size: int, lr: float, generator: torch.Generator, epochs: int | None = None
               ) -> torch.Tensor:
     """Each client runs `steps` SGD steps on with-replacement mini-batches, or, with `epochs`,
     that many shuffled passes over its data (epoch_batches), from the global model; returns the
     updates w_m - w [N, d]. The [N, d] buffer is filled in huge pages where the OS offers them
-    (memory.empty_rows: same values, fewer page faults)."""
-    params = empty_rows(data.num_clients, global_params).copy_(
-        global_params.unsqueeze(0).expand(data.num_clients, -1))
-    if epochs is None:
-        schedule = (sample_batches(data, batch_size, generator) for _ in range(steps))
-    else:
-        schedule = (batch for _ in range(epochs)
-                    for batch in epoch_batches(data, batch_size, generator))
-    for index, weights in schedule:
-        model.sgd_step_(params, data.x[index], data.y[index],
-                        weights.to(params.device, params.dtype), lr)
+    (memory.empty_rows: same values, fewer page faults). One run's case of `local_sgd_many`."""
+    return local_sgd_many(model, global_params.unsqueeze(0), [data], steps, batch_size, lr,
+                          [generator], epochs)
+
+
+def local_sgd_many(model: FlatModel, global_params: torch.Tensor, data: Sequence[ClientData],
+                   steps: int, batch_size: int, lr: float,
+                   generators: Sequence[torch.Generator], epochs: int | None = None
+                   ) -> torch.Tensor:
+    """`local_sgd` of J runs at once: run j's clients `data[j]` start from its global model
+    global_params[j] ([J, d]) and draw their mini-batches from its own generator; every step
+    advances the clients of all runs together as one [sum_j N_j, d] parameter tensor
+    (`FlatModel.sgd_step_`: the CNNs' per-row step on CPU, vmap over the rows on CUDA).
+    Returns the updates, run j's in rows [sum_{i<j} N_i, ...). The runs' data may be one data
+    set (one gather a step) or each its own (a partition per trial: each run's samples are
+    gathered into its rows of the step's batch), of one sample shape.
+
+    Each run's batches are made before the first step (`round_batches`), from its generator
+    alone, so they do not depend on the other runs. Where the model steps row by row (the
+    CPU loop engine) a row's arithmetic is its run-alone arithmetic on the same inputs, so a
+    run's updates are bit-identical whichever runs share the call (tests/core/test_lockstep.py);
+    under vmap (CUDA) the rows share grouped kernels and agree up to float reassociation."""
+    shared = all(part.x is data[0].x and part.y is data[0].y for part in data)
+    if any(part.x.shape[1:] != data[0].x.shape[1:] or part.x.dtype != data[0].x.dtype
+           for part in data):
+        raise ValueError("local_sgd_many steps runs whose samples have one shape and dtype; "
+                         f"got {sorted({(tuple(p.x.shape[1:]), str(p.x.dtype)) for p in data})}")
+    rows = [part.num_clients for part in data]
+    schedules = [round_batches(part, steps, batch_size, generator, epochs)
+                 for part, generator in zip(data, generators)]
+    params = empty_rows(sum(rows), global_params[0])
+    blocks = list(zip(params.split(rows), global_params))
+    for block, start in blocks:
+        block.copy_(start.unsqueeze(0).expand(block.shape[0], -1))
+    moved: dict[tuple[int, ...], torch.Tensor] = {}       # weights on the device, once a round
+    for parts in zip(*schedules):
+        index = parts[0][0] if len(parts) == 1 else torch.cat([i for i, _ in parts])
+        key = tuple(id(w) for _, w in parts)
+        if key not in moved:
+            weights = parts[0][1] if len(parts) == 1 else torch.cat([w for _, w in parts])
+            moved[key] = weights.to(params.device, params.dtype)
+        if shared:
+            xb, yb = data[0].x[index], data[0].y[index]
+        else:
+            xb, yb = _gather_runs(data, [i for i, _ in parts], index.shape)
+        model.sgd_step_(params, xb, yb, moved[key], lr)
     # in place: an [N, d] result is 105 MB for FedAvgCNN's 45 clients, and a fresh one costs
     # its page faults every round (same values as params - global_params)
-    return params.sub_(global_params.unsqueeze(0))
+    for block, start in blocks:
+        block.sub_(start.unsqueeze(0))
+    return params
+
+
+def _gather_runs(data: Sequence[ClientData], indices: Sequence[torch.Tensor],
+                 shape: torch.Size) -> tuple[torch.Tensor, torch.Tensor]:
+    """The step's batch [R, B, ...] of runs on different data sets: run j's samples
+    data[j].x[indices[j]] written straight into its rows (no per-run copy concatenated)."""
+    first = data[0]
+    xb = torch.empty(*shape, *first.x.shape[1:], dtype=first.x.dtype, device=first.x.device)
+    yb = torch.empty(*shape, dtype=first.y.dtype, device=first.y.device)
+    start = 0
+    for part, index in zip(data, indices):
+        stop = start + index.shape[0]
+        flat = index.reshape(-1)
+        torch.index_select(part.x, 0, flat, out=xb[start:stop].view(-1, *first.x.shape[1:]))
+        torch.index_select(part.y, 0, flat, out=yb[start:stop].view(-1))
+        start = stop
+    return xb, yb
 
 
 def _cross_entropy(logits: torch.Tensor, target: torch.Tensor) -> torch.Tensor:

@@ -57,3 +57,16 @@ def empty_rows(rows: int, like: torch.Tensor) -> torch.Tensor:
         if stop > start:
             _MADVISE(start, stop - start, MADV_HUGEPAGE)
     return out
+
+
+ROUND_BUDGET_BYTES = 1 << 30
+"""Bytes the client-parameter rows of runs trained together may take (1 GiB: 9 DP-as-a-perk
+FedAvgCNN runs of 45 clients, 100 cnn_mnist runs of 100 clients)."""
+
+
+def rows_within(row_bytes: int, budget_bytes: int | None = None) -> int:
+    """How many rows of `row_bytes` fit in `budget_bytes` (default `ROUND_BUDGET_BYTES`; at
+    least one: a single row is never split)."""
+    if row_bytes <= 0:
+        raise ValueError(f"row_bytes must be positive; got {row_bytes}")
+    return max(1, (ROUND_BUDGET_BYTES if budget_bytes is None else budget_bytes) // row_bytes)

@@ -9,7 +9,7 @@ from typing import Any
 import pandas as pd
 import torch
 
-from airfl.core.lockstep import batchable, run_lockstep
+from airfl.core.lockstep import batchable, local_batchable, run_lockstep
 from airfl.core.loop import channel_power_sequence, run_trial
 from airfl.core.scheme import ChannelStatistics, DesignContext
 from airfl.data import dataset_info
@@ -90,11 +90,13 @@ def stored_design(stored: dict[str, Any]) -> tuple[dict[str, Any], ChannelStatis
 
 def run_jobs(experiment: Experiment, jobs: list[tuple[Any, Any, dict[str, Any]]],
              progress: bool = False, batched: bool = False) -> list[tuple[pd.DataFrame, list]]:
-    """Run the jobs' trials: with `batched`, in lockstep with their gradients as one batched
-    computation where they allow it (airfl.core.lockstep: full-batch gradient uploads; equal
-    to one-by-one runs up to float reassociation), else one after the other."""
+    """Run the jobs' trials: with `batched`, in lockstep where they allow it
+    (airfl.core.lockstep: full-batch gradient uploads, their gradients one batched computation,
+    equal to one-by-one runs up to float reassociation; local SGD where `trial_batching` picks
+    the batched form for the model and device, bit-identical to one-by-one runs on CPU), else
+    one after the other."""
     trainer = experiment.trainer or run_trial
-    if batched and experiment.trainer is None and batchable(jobs):
+    if batched and experiment.trainer is None and (batchable(jobs) or local_batchable(jobs)):
         return run_lockstep(jobs)
     return [trainer(setup, scheme, design, progress) for setup, scheme, design in jobs]
 
