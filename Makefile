@@ -50,9 +50,10 @@ dvc-record: install
 	$(BIN)/dvc commit -f -q
 
 # A DVC experiment of one or more knobs, e.g. make exp SET='seed=7' (STAGE: a dvc.yaml stage,
-# default all): the values are set in params.yaml in place, comments and layout kept (`dvc exp
-# run -S` writes the file back through its own dumper), `dvc exp run` runs the stale stages, and
-# Snakemake records the outputs DVC made, so `snakemake -n` agrees with `dvc status`.
+# default all): the values are set in params.yaml in place, comments and layout kept (as a plain
+# `dvc exp run -S` does too while params.yaml is in its dumper's layout: `python -m
+# airfl.pipeline.dvc_exp layout --check`), `dvc exp run` runs the stale stages, and Snakemake
+# records the outputs DVC made, so `snakemake -n` agrees with `dvc status`.
 exp: install
 	$(BIN)/python -m airfl.pipeline.dvc_exp run $(SET) -- $(STAGE)
 

@@ -97,6 +97,45 @@ POWER = 0.80
 MAX_TRIALS = 100_000
 
 
+def _power_factor(n: int, level: float = LEVEL) -> float:
+    """(t_{1-a/2} + t_{power}) / sqrt(n), n - 1 degrees of freedom: a true difference of this
+    many spreads (of the per-trial values) is detected by n trials with POWER at `level`."""
+    from scipy.stats import t as student
+
+    return float(student.ppf(0.5 + level / 2, n - 1) + student.ppf(POWER, n - 1)) / math.sqrt(n)
+
+
+def trials_for(distance: float, spread: float, level: float = LEVEL) -> float:
+    """The fewest trials (>= 2) whose interval, at this spread of the per-trial values, stays
+    on one side of a boundary `distance` away from the true mean with POWER (80 %):
+    `_power_factor(n) * spread <= distance`; inf when the distance is 0 (the mean sits on the
+    boundary: no number of trials decides it) or when more than MAX_TRIALS would be needed. The
+    interval shrinks as ~1/sqrt(n), so this is the usual power calculation with the observed
+    difference and spread taken as the true ones."""
+    if not distance > 0 or not math.isfinite(spread):
+        return math.inf
+    if spread == 0:
+        return 2
+    n = 2
+    while n <= MAX_TRIALS:
+        if _power_factor(n, level) * spread <= distance:
+            return n
+        n = n + 1 if n < 64 else int(n * 1.1)
+    return math.inf
+
+
+def most_trials(results: Iterable[ClaimResult]) -> tuple[int | None, float | None]:
+    """(`trials`, `trials_to_decide`) of a claim made of these parts: the most trials any part
+    had, and the trials that decide every inconclusive part (the largest of theirs; None when
+    one of them is not computed). The largest is conservative: a part decided against the claim
+    may settle it earlier."""
+    results = list(results)
+    had = [r.trials for r in results if r.trials is not None]
+    need = [r.trials_to_decide for r in results if r.verdict == INCONCLUSIVE]
+    return (max(had) if had else None,
+            None if not need or any(n is None for n in need) else max(need))
+
+
 @dataclass(frozen=True)
 class Margin:
     """The equivalence margin of a comparison: the difference the paper would call "the same".
@@ -195,10 +234,27 @@ class PairedDifference:
         return EQUIVALENT if self.below_resolution else self.interval_verdict
 
     def _factor(self, n: int) -> float:
-        from scipy.stats import t as student
+        return _power_factor(n, self.level)
 
-        return float(student.ppf(0.5 + self.level / 2, n - 1) + student.ppf(POWER, n - 1)) \
-            / math.sqrt(n)
+    @property
+    def trials_to_decide(self) -> float | None:
+        """For an inconclusive difference, the trials that would decide it if the observed mean
+        and spread were the true ones (`trials_for`): the interval then excludes 0 (holds or
+        contradicted) or, with a margin larger than the mean, lies inside ±margin (equivalent),
+        whichever comes first. None when decided, or with one trial (spread unknown)."""
+        if self.verdict != INCONCLUSIVE or self.trials < 2:
+            return None
+        sign = trials_for(abs(self.mean), self.spread, self.level)
+        same = trials_for(self.margin - abs(self.mean), self.spread, self.level)
+        return min(sign, same)
+
+    def result(self, verdict: str, numbers: str, reason: str = "",
+               trials_to_decide: float | None = None) -> ClaimResult:
+        """A claim's result read from this difference alone, with its trials (and, when
+        inconclusive, `trials_to_decide` unless the claim's own reading gives another)."""
+        return ClaimResult.of(verdict, numbers, reason, self.trials,
+                              self.trials_to_decide if trials_to_decide is None
+                              else trials_to_decide)
 
     @property
     def detectable(self) -> float:
@@ -334,7 +390,10 @@ def combine_orderings(pairs: Sequence[PairedDifference], scale: float = 1.0, uni
     verdict = combine_verdicts(v for v, _ in parts)
     numbers = "; ".join(text for _, text in parts) + _suffix(pairs, scale, unit) + \
         (f"; {note}" if note else "")
-    return ClaimResult.of(verdict, numbers, _reason(parts, verdict))
+    inconclusive = [p.trials_to_decide for p in pairs if p.verdict == INCONCLUSIVE]
+    need = None if not inconclusive or None in inconclusive else max(inconclusive)
+    return ClaimResult.of(verdict, numbers, _reason(parts, verdict),
+                          max(p.trials for p in pairs), need)
 
 
 def paired_order(values: pd.DataFrame, pairs: Iterable[tuple[str, str]], margin: Margin,
@@ -364,9 +423,9 @@ def paired_trend(values: pd.DataFrame, curves: Sequence[str], margin: Margin,
                + (", ".join(reversed_) or "none") + _suffix([ends], scale, unit)
                + (f"; {note}" if note else ""))
     if reversed_ or ends.verdict == CONTRADICTED:
-        return ClaimResult.of(CONTRADICTED, numbers,
-                              "; ".join(reversed_) or f"ends: {ends.describe(scale, unit)}")
-    return ClaimResult.of(ends.verdict, numbers, f"ends: {ends.describe(scale, unit)}")
+        return ends.result(CONTRADICTED, numbers,
+                           "; ".join(reversed_) or f"ends: {ends.describe(scale, unit)}")
+    return ends.result(ends.verdict, numbers, f"ends: {ends.describe(scale, unit)}")
 
 
 def paired_equivalence(values: pd.DataFrame, a: str, b: str, margin: Margin, scale: float = 1.0,
@@ -385,8 +444,9 @@ def paired_equivalence(values: pd.DataFrame, a: str, b: str, margin: Margin, sca
         verdict = INCONCLUSIVE
     text = d.describe(scale, unit)
     numbers = text + _suffix([d], scale, unit) + (f"; {note}" if note else "")
-    return ClaimResult.of(verdict, numbers, f"{text}: claimed the same within ±"
-                          f"{scale * d.margin:.3g}{unit}")
+    return d.result(verdict, numbers, f"{text}: claimed the same within ±"
+                    f"{scale * d.margin:.3g}{unit}",
+                    trials_for(abs(d.margin - abs(d.mean)), d.spread, d.level))
 
 
 def paired_noninferior(values: pd.DataFrame, a: str, b: str, margin: Margin,
@@ -409,7 +469,9 @@ def paired_noninferior(values: pd.DataFrame, a: str, b: str, margin: Margin,
     if verdict == INCONCLUSIVE and d.trials < 2:
         shown = f"{text} [inconclusive: one trial, no spread over trials]"
     numbers = shown + _suffix([d], scale, unit) + (f"; {note}" if note else "")
-    return ClaimResult.of(verdict, numbers, shown)
+    return d.result(verdict, numbers, shown,
+                    trials_for(abs(d.mean + d.margin), d.spread, d.level) if d.trials > 1
+                    else None)
 
 
 def value_within(per_trial: pd.Series | Sequence[float], low: float, high: float, name: str,
@@ -437,19 +499,21 @@ def value_within(per_trial: pd.Series | Sequence[float], low: float, high: float
     if n < 2:
         text = f"{name} {scale * mean:.4g}{unit} (1 trial) [inconclusive: one trial, no spread " \
             f"over trials; {target}]"
-        return ClaimResult.of(INCONCLUSIVE, text, text)
+        return ClaimResult.of(INCONCLUSIVE, text, text, n)
     lo, hi = mean - half, mean + half
     verdict = HOLDS if low <= lo and hi <= high else \
         CONTRADICTED if hi < low or lo > high else INCONCLUSIVE
     text = (f"{name} {scale * mean:.4g} ± {scale * half:.3g}{unit} over {n} trials "
             f"[{verdict}; {target}] ({100 * level:g} % t interval)")
-    return ClaimResult.of(verdict, text, text)
+    return ClaimResult.of(verdict, text, text, n,
+                          trials_for(min(abs(mean - low), abs(mean - high)), spread, level))
 
 
 def named(name: str, result: ClaimResult) -> ClaimResult:
     """A part of a claim (a panel, a noise level, an SNR) with its name before its numbers and
     its reason, so that the combined claim's reason says where it is decided."""
-    return ClaimResult.of(result.verdict, f"{name}: {result.numbers}", f"{name}: {result.why}")
+    return ClaimResult.of(result.verdict, f"{name}: {result.numbers}", f"{name}: {result.why}",
+                          result.trials, result.trials_to_decide)
 
 
 def all_of(results: Sequence[ClaimResult]) -> ClaimResult:
@@ -458,7 +522,7 @@ def all_of(results: Sequence[ClaimResult]) -> ClaimResult:
     numbers = " | ".join(r.numbers for r in results)
     verdict = combine_verdicts(r.verdict for r in results)
     return ClaimResult.of(verdict, numbers, _reason([(r.verdict, r.why) for r in results],
-                                                    verdict))
+                                                    verdict), *most_trials(results))
 
 
 def chain(curves: Sequence[str]) -> list[tuple[str, str]]:

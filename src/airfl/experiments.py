@@ -33,12 +33,21 @@ class ClaimResult:
     """One claim's outcome. `holds`: True holds, False contradicted, None neither: then
     `undecided` says which (equivalent or inconclusive), or, when it is None too, the claim does
     not apply (n/a). `reason`: one line with the numbers that decide the verdict (CLAIMS.md's
-    summary of what fails and why); empty: `numbers` is that line."""
+    summary of what fails and why); empty: `numbers` is that line.
+
+    `trials` and `trials_to_decide`, where the claim is built from comparisons over trials
+    (`airfl.claims`): the trials its comparisons had, and for an inconclusive claim how many
+    trials would decide it if the observed differences and spreads were the true ones
+    (`airfl.claims.PairedDifference.trials_to_decide`: 80 % power at the 95 % level; inf when
+    no number up to `airfl.claims.MAX_TRIALS` would). None: not computed (a claim not built from
+    such comparisons, or one with a single trial, whose spread is unknown)."""
 
     holds: bool | None
     numbers: str                      # our numbers, human-readable
     undecided: str | None = None      # EQUIVALENT or INCONCLUSIVE when holds is None
     reason: str = ""
+    trials: int | None = None
+    trials_to_decide: float | None = None
 
     def __post_init__(self):
         if self.undecided not in (None, EQUIVALENT, INCONCLUSIVE):
@@ -49,13 +58,16 @@ class ClaimResult:
                              f"{self.undecided!r}; a verdict is one of them")
 
     @classmethod
-    def of(cls, verdict: str, numbers: str, reason: str = "") -> "ClaimResult":
-        """The result with this verdict (one of VERDICTS)."""
+    def of(cls, verdict: str, numbers: str, reason: str = "", trials: int | None = None,
+           trials_to_decide: float | None = None) -> "ClaimResult":
+        """The result with this verdict (one of VERDICTS); `trials_to_decide` is kept for an
+        inconclusive verdict only (a decided claim needs no more trials)."""
         if verdict not in VERDICTS:
             raise ValueError(f"verdict {verdict!r}; allowed: {', '.join(VERDICTS)}")
         holds = {HOLDS: True, CONTRADICTED: False}.get(verdict)
         undecided = verdict if verdict in (EQUIVALENT, INCONCLUSIVE) else None
-        return cls(holds, numbers, undecided, reason)
+        return cls(holds, numbers, undecided, reason, trials,
+                   trials_to_decide if verdict == INCONCLUSIVE else None)
 
     @property
     def verdict(self) -> str:

@@ -384,3 +384,81 @@ def test_a_value_whose_trials_agree_exactly_uses_the_measurements_step_as_its_sp
     assert exact.verdict == "holds" and "± 0 " in exact.numbers        # no step given
     stepped = value_within([0.9990, 0.9990], 0.95, 1.0, "acc", step=0.0005)
     assert stepped.verdict == "inconclusive"                           # 0.999 ± 0.0045
+
+
+def _power(n: int, spread: float) -> float:
+    return (stats.t.ppf(0.975, n - 1) + stats.t.ppf(0.8, n - 1)) * spread / math.sqrt(n)
+
+
+def test_trials_to_decide_is_the_power_calculation_with_the_observed_difference():
+    values = pd.DataFrame({"a": [0.83, 0.79, 0.85, 0.80], "b": [0.80, 0.79, 0.80, 0.79]})
+    d = paired_difference(values, "a", "b", NONE)
+    assert d.verdict == "inconclusive"
+    s = float(np.std(values["a"] - values["b"], ddof=1))
+    need = d.trials_to_decide
+    assert need > 4
+    assert _power(need, s) <= abs(d.mean) < _power(need - 1, s)
+    # with that many trials and the same mean and spread the interval excludes 0
+    assert stats.t.ppf(0.975, need - 1) * s / math.sqrt(need) < abs(d.mean)
+    result = paired_order(values, [("a", "b")], NONE)
+    assert (result.trials, result.trials_to_decide) == (4, need)
+
+
+def test_trials_to_decide_counts_equivalence_when_the_margin_is_nearer():
+    values = pd.DataFrame({"a": [0.801, 0.790, 0.812, 0.795], "b": [0.80, 0.80, 0.80, 0.80]})
+    d = paired_difference(values, "a", "b", PP)
+    assert d.verdict == "inconclusive"
+    s = d.spread
+    need = d.trials_to_decide
+    assert _power(need, s) <= PP.size - abs(d.mean) < _power(need - 1, s)
+    assert need < paired_difference(values, "a", "b", NONE).trials_to_decide
+
+
+def test_trials_to_decide_none_when_decided_or_one_trial_and_inf_on_the_boundary():
+    decided = pd.DataFrame({"a": [0.9, 0.91, 0.92], "b": [0.5, 0.52, 0.51]})
+    assert paired_difference(decided, "a", "b", PP).trials_to_decide is None
+    assert paired_order(decided, [("a", "b")], PP).trials_to_decide is None
+    one = pd.DataFrame({"a": [0.9], "b": [0.5]})
+    assert paired_difference(one, "a", "b", PP).trials_to_decide is None
+    flat = pd.DataFrame({"a": [0.80, 0.82], "b": [0.82, 0.80]})         # mean difference 0
+    assert paired_difference(flat, "a", "b", NONE).trials_to_decide == math.inf
+
+
+def test_a_claim_of_several_parts_needs_the_trials_of_its_slowest_undecided_part():
+    values = pd.DataFrame({"a": [0.80, 0.78, 0.84, 0.77], "b": [0.79, 0.79, 0.80, 0.79],
+                           "c": [0.70, 0.69, 0.71, 0.70], "d": [0.792, 0.788, 0.801, 0.79]})
+    parts = [paired_difference(values, x, y, NONE) for x, y in [("a", "b"), ("b", "c"),
+                                                                ("a", "d")]]
+    combined = combine_orderings(parts)
+    assert combined.verdict == "inconclusive"
+    assert combined.trials_to_decide == max(p.trials_to_decide for p in parts
+                                            if p.verdict == "inconclusive")
+    both = all_of([paired_order(values, [("a", "b")], NONE),
+                   paired_order(values, [("a", "d")], NONE)])
+    assert both.trials_to_decide == combined.trials_to_decide and both.trials == 4
+    inside = value_within([0.80, 0.78, 0.84, 0.77], 0.78, 0.9, "acc")
+    assert inside.trials_to_decide is not None and inside.trials == 4
+
+
+def test_claims_markdown_says_what_more_trials_would_decide():
+    from airfl.pipeline.stages.claims import REACH, more_trials, row
+
+    near = ClaimResult.of("inconclusive", "n", "r", 2, 3)
+    far = ClaimResult.of("inconclusive", "n", "r", 2, 2 * REACH + 1)
+    never = ClaimResult.of("inconclusive", "n", "r", 2, math.inf)
+    single = ClaimResult.of("inconclusive", "n", "r", 1)
+    unsized = ClaimResult.of("inconclusive", "n", "r")
+    decided = ClaimResult.of("holds", "n", "r", 5, 7)
+    assert decided.trials_to_decide is None                 # decided: nothing more to size
+    assert "within this scale" in more_trials(near) and "~3 trials" in more_trials(near)
+    assert "a larger scale" in more_trials(far)
+    assert "no number of trials" in more_trials(never)
+    assert "one trial" in more_trials(single)
+    assert "not sized" in more_trials(unsized)
+    assert more_trials(decided) == "decided at 5 trials"
+    rows = [row("p/f", f"c{i}", "s", r) for i, r in enumerate([near, far, never, decided])]
+    assert rows[1]["trials_to_decide"] == 2 * REACH + 1 and rows[2]["trials_to_decide"] is None
+    text = markdown(rows, {"profile": "quick", "seed": 1})
+    assert "| more trials |" in text
+    assert "Of 3 inconclusive claims, 1 would be decided within this scale" in text
+    assert "1 need a larger scale, 1 cannot be sized" in text

@@ -1,7 +1,8 @@
 """A one-knob DVC experiment keeps params.yaml as written and leaves Snakemake agreeing.
 
 `dvc exp run -S` rewrites params.yaml with its own dumper (flow lists become block lists, lines
-re-wrapped, comments inside flow mappings lost), and Snakemake planned again every job DVC had
+re-wrapped, comments inside flow mappings lost), unless params.yaml is in the layout that dumper
+keeps (`dvc_layout`, checked here on DVC's own code path), and Snakemake planned again every job DVC had
 run ("Params have changed": its record of those outputs was the previous Snakemake run's).
 `airfl.pipeline.dvc_exp` sets values in the text and records DVC's outputs in Snakemake."""
 
@@ -12,8 +13,9 @@ import re
 import pytest
 
 from airfl.config import ConfigError
-from airfl.pipeline.dvc_exp import (current_stages, outputs_to_record, pending_outputs,
-                                    set_params, set_values)
+from airfl.config import read_yaml
+from airfl.pipeline.dvc_exp import (current_stages, dvc_layout, dvc_round_trip,
+                                    outputs_to_record, pending_outputs, set_params, set_values)
 from workspace import make_workspace, run, tool_env
 
 KNOB = "baselines.accuracy_vs_rounds.curves.ota_low_snr.snr_db"
@@ -23,12 +25,50 @@ def test_setting_a_value_changes_only_its_text(repo_root, tmp_path):
     path = tmp_path / "params.yaml"
     path.write_text((repo_root / "params.yaml").read_text())
     before = path.read_text().splitlines()
-    set_params(path, {KNOB: -5.0, "ota_fd.x7.eps_full.quick": [1.0, 2.0]})
+    set_params(path, {KNOB: -5.0, "ota_fd.x7.eps_full.quick": [2.0]})
     after = path.read_text().splitlines()
     changed = [(a, b) for a, b in zip(before, after) if a != b]
     assert len(before) == len(after) and len(changed) == 2, changed
     assert changed[0][1] == changed[0][0].replace("snr_db: -10.0", "snr_db: -5.0")
-    assert changed[1][1] == changed[1][0].replace("quick: [1.0]", "quick: [1.0, 2.0]")
+    assert changed[1][1] == changed[1][0].replace("- 1.0", "- 2.0")
+
+
+def test_params_yaml_is_what_dvc_exp_run_set_param_writes_back(repo_root):
+    """DVC's own `-S` code path (load, override, merge, dump) gives params.yaml back byte for
+    byte: its comments and layout survive a plain `dvc exp run -S`."""
+    text = (repo_root / "params.yaml").read_text()
+    assert dvc_round_trip(text) == text
+    assert dvc_layout(text) == text
+
+
+def test_dvc_set_param_changes_only_the_value_lines(repo_root):
+    text = (repo_root / "params.yaml").read_text()
+    out = dvc_round_trip(text, [f"{KNOB}=-5.0", "cdpb.fig4.scale.quick.trials=7"])
+    before, after = text.splitlines(), out.splitlines()
+    changed = [(a, b) for a, b in zip(before, after) if a != b]
+    assert len(before) == len(after) and len(changed) == 2, changed
+    assert changed[0][1] == changed[0][0].replace("snr_db: -10.0", "snr_db: -5.0")
+    assert re.fullmatch(r"\s+trials: 7", changed[1][1]) and "trials:" in changed[1][0]
+
+
+def test_dvc_layout_writes_what_dvcs_round_trip_keeps():
+    text = ("a:   # the a block\n  b: [1, 2]   # two\n  c: {x: 1, y: null}\n"
+            "  d: {k: a long value that does not fit, m: on one line of eighty columns, n: 300}\n"
+            "  e: null\n  f: [{g: 1}]\n")
+    assert dvc_round_trip(text) != text
+    out = dvc_layout(text)
+    assert dvc_round_trip(out) == out and read_yaml(out) == read_yaml(text)
+    assert re.match(r"a: +# the a block\n  b: +# two\n  - 1\n  - 2\n", out), out
+    assert "  c: {x: 1, y: null}\n  d:\n    k: a long" in out and "  e:\n" in out
+
+
+@pytest.mark.parametrize("text, message", [
+    ("a: {x: 1,   # inside\n    y: 2}\n", "comment inside a flow collection"),
+    ("a:\n  b:\n  - 1\n  # after the list\n  c: 2\n", "would rewrite line 4"),
+])
+def test_dvc_layout_stops_where_a_comment_would_be_lost(text, message):
+    with pytest.raises(ConfigError, match=message):
+        dvc_layout(text)
 
 
 def test_block_values_comments_and_null_stay_as_written():

@@ -9,6 +9,9 @@ behaviour, so this module routes around them:
 
 * `set_values` changes only the text of the values set (found by the YAML parser's marks), so
   every comment, blank line and flow collection of params.yaml stays byte for byte;
+* `dvc_layout` writes params.yaml in the layout DVC's dumper keeps (`python -m
+  airfl.pipeline.dvc_exp layout [--check]`), so that a plain `dvc exp run -S` changes only the
+  lines of the values it sets too;
 * `record_in_snakemake` lets Snakemake record (`snakemake --touch`) exactly the jobs it would
   rerun whose DVC stage is up to date in dvc.lock together with every stage upstream of it: the
   outputs are then the ones DVC made with the current parameters and code, and Snakemake's record
@@ -134,6 +137,100 @@ def set_params(path: Path, values: dict[str, Any]) -> None:
         tmp.write_text(text)
 
 
+# -- params.yaml in the layout DVC's `-S` writes back ---------------------------------------
+
+DVC_WIDTH = 80
+"""The line width of DVC's YAML dumper (ruamel.yaml's default, which DVC does not change): a
+flow collection longer than this is wrapped at its commas."""
+
+
+def dvc_round_trip(text: str, overrides: list[str] = ()) -> str:
+    """What `dvc exp run -S OVERRIDE ...` leaves of params.yaml `text`: DVC's own code path
+    (`dvc.utils.hydra.apply_overrides`: ruamel.yaml's round-trip loader, the overrides applied
+    through OmegaConf, the result merged back and dumped by DVC's dumper), run on a copy."""
+    import tempfile
+
+    from dvc.utils.hydra import apply_overrides
+
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "params.yaml"
+        path.write_text(text)
+        apply_overrides(path, list(overrides))
+        return path.read_text()
+
+
+def _comments(text: str) -> list[str]:
+    """The comments of a YAML text (params.yaml quotes no '#')."""
+    return [line.split("#", 1)[1].strip() for line in text.splitlines() if "#" in line]
+
+
+def dvc_layout(text: str, source: str = "params.yaml") -> str:
+    """`text` in the layout that `dvc exp run -S` writes back unchanged but for the values set.
+
+    DVC reads params.yaml with ruamel.yaml's round-trip loader and writes it back with
+    `default_flow_style = False` and width DVC_WIDTH, after merging the overridden document into
+    the loaded one (`dvc.utils.collections.merge_dicts`), which keeps every mapping (and its
+    style) but replaces every list by a new one. So in a fixed point of that round trip:
+    every list (and everything inside one) is in block style; a flow mapping fits on one line
+    of DVC_WIDTH columns (longer ones become block mappings); a null inside a block mapping is
+    written as nothing; a block list's dash sits at its key's column. Comments outside flow
+    collections are kept; a comment inside a flow collection would be lost, so it stops here
+    (move it to its key's line or above it)."""
+    import io
+
+    from dvc.utils.serialize._yaml import _dump, parse_yaml_for_update
+    from ruamel.yaml.comments import CommentedMap, CommentedSeq
+
+    def one_line(key: Any, node: Any) -> str:
+        return f"{key}: {yaml_text(json.loads(json.dumps(node, default=str)))}"
+
+    def block(node: Any) -> None:
+        if isinstance(node, (CommentedMap, CommentedSeq)) and node:   # empty: [] or {}
+            node.fa.set_block_style()
+            for child in (node.values() if isinstance(node, CommentedMap) else node):
+                block(child)
+
+    def walk(node: CommentedMap, indent: int) -> None:
+        for key, value in node.items():
+            if isinstance(value, CommentedSeq):
+                block(value)
+            elif isinstance(value, CommentedMap):
+                if not value.fa.flow_style() or indent + len(one_line(key, value)) > DVC_WIDTH:
+                    value.fa.set_block_style()
+                    walk(value, indent + 2)
+                elif any(isinstance(v, CommentedSeq) for v in value.values()):
+                    block(value)
+                    walk(value, indent + 2)
+
+    document = parse_yaml_for_update(text, source)
+    walk(document, 0)
+    out = io.StringIO()
+    _dump(document, out)
+    lost = [c for c in _comments(text) if c not in _comments(out.getvalue())]
+    if lost:
+        raise ConfigError(f"{source}: a comment inside a flow collection would be lost in DVC's "
+                          f"layout: {lost[0]!r}; move it to its key's line")
+    check_fixed_point(out.getvalue(), source)
+    return out.getvalue()
+
+
+def check_fixed_point(text: str, source: str = "params.yaml") -> None:
+    """Stop unless DVC's round trip (`dvc_round_trip`, no override) gives `text` back byte for
+    byte, naming the first line it changes. Besides the rules of `dvc_layout`, a full-line
+    comment right after a block list is lost (ruamel.yaml attaches it to the list's last item,
+    and DVC replaces the list): write it on the next key's line instead."""
+    back = dvc_round_trip(text)
+    if back != text:
+        ours, theirs = text.splitlines(), back.splitlines()
+        at = next((i for i, (a, b) in enumerate(zip(ours, theirs)) if a != b),
+                  min(len(ours), len(theirs)))
+        line = ours[at] if at < len(ours) else "<end of file>"
+        raise ConfigError(f"{source}: `dvc exp run -S` would rewrite line {at + 1} "
+                          f"({line.strip()!r}); a full-line comment after a block list is lost "
+                          "there (write it on the next key's line); otherwise run `python -m "
+                          "airfl.pipeline.dvc_exp layout`")
+
+
 # -- Snakemake's record of outputs DVC made ----------------------------------------------------
 
 def _run(args: list[str], **kwargs) -> subprocess.CompletedProcess:
@@ -215,6 +312,10 @@ def main(argv: list[str] | None = None) -> int:
     for p in (setp, runp):
         p.add_argument("assignments", nargs="+", metavar="KEY=VALUE")
         p.add_argument("--params", type=Path, default=PARAMS)
+    layp = sub.add_parser("layout", help="rewrite params.yaml in the layout `dvc exp run -S` "
+                          "keeps (dvc_layout); --check: only check it")
+    layp.add_argument("--params", type=Path, default=PARAMS)
+    layp.add_argument("--check", action="store_true")
     recp = sub.add_parser("record", help="record in Snakemake the outputs DVC made current")
     for p in (runp, recp):
         p.add_argument("--targets", nargs="*", default=[], help="Snakemake targets to check "
@@ -228,6 +329,17 @@ def main(argv: list[str] | None = None) -> int:
     beside = Path(sys.executable).with_name("snakemake")      # the venv's, as Makefile runs it
     snakemake = [str(beside) if beside.exists() else "snakemake"]
     try:
+        if args.command == "layout":
+            text = args.params.read_text()
+            if args.check:
+                check_fixed_point(text, str(args.params))
+            else:
+                new = dvc_layout(text, str(args.params))
+                if read_yaml(new, str(args.params)) != read_yaml(text, str(args.params)):
+                    raise ConfigError(f"{args.params}: the layout would change values")
+                with atomic_path(args.params) as tmp:
+                    tmp.write_text(new)
+            return 0
         if args.command in ("set", "run"):
             set_params(args.params, parse_assignments(args.assignments))
         if args.command == "run":

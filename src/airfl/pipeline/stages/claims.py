@@ -14,17 +14,49 @@ from typing import Any
 
 import pandas as pd
 
-from airfl.experiments import CONTRADICTED, INCONCLUSIVE, VERDICTS, ClaimResult
+from airfl.experiments import (CONTRADICTED, INCONCLUSIVE, NOT_APPLICABLE, VERDICTS,
+                               ClaimResult)
 from airfl.pipeline import paths
 from airfl.pipeline.registry import all_analytic, all_experiments, get_wing, papers
 from airfl.io import read_json, read_table, write_json, write_text
 from airfl.pipeline.stage_params import declared
 
 
+REACH = 10
+"""How many times a profile's trials more trials count as within its reach: an inconclusive
+claim whose observed differences would be decided by at most REACH x its trials can be decided
+by raising that profile's trials (the interval shrinks as ~1/sqrt(trials), so REACH x the trials
+narrows it ~3.2-fold); one that needs more is left to a larger scale (the paper profile)."""
+
+
+def more_trials(result: ClaimResult) -> str:
+    """What more trials would do for this claim, from its numbers (`ClaimResult.trials` and
+    `trials_to_decide`, a power calculation with the observed differences and spreads): empty
+    for a claim decided without trials (formulas, audits) or not applicable."""
+    n, need = result.trials, result.trials_to_decide
+    if result.verdict != INCONCLUSIVE:
+        return f"decided at {n} trials" if n is not None and result.verdict != NOT_APPLICABLE \
+            else ""
+    if n is not None and n < 2:
+        return "one trial: no spread to size more trials by (2 or more would)"
+    if n is None or need is None:
+        return "not sized (not a comparison over trials)"
+    if math.isinf(need):
+        return "no number of trials: the observed difference sits on the boundary"
+    if need <= REACH * n:
+        return f"~{int(need)} trials decide it (now {n}): within this scale"
+    return f"needs ~{int(need)} trials (now {n}, over {REACH}x): a larger scale"
+
+
 def row(figure: str, claim: str, statement: str, result: ClaimResult) -> dict[str, Any]:
-    """One claim's record: what CLAIMS.md prints and the rows file stores."""
+    """One claim's record: what CLAIMS.md prints and the rows file stores, with the trials its
+    comparisons had and, for an inconclusive one, the trials that would decide it (null: not
+    sized, or none would; `more_trials` says which)."""
+    need = result.trials_to_decide
     return {"figure": figure, "claim": claim, "statement": statement, "numbers": result.numbers,
-            "verdict": result.verdict, "reason": result.why}
+            "verdict": result.verdict, "reason": result.why, "trials": result.trials,
+            "trials_to_decide": None if need is None or math.isinf(need) else int(need),
+            "more_trials": more_trials(result)}
 
 
 def evaluate_paper(paper: str, params: dict[str, Any] | None = None) -> list[dict[str, Any]]:
@@ -130,9 +162,24 @@ EXPLANATION = (
     "detected, at 80 % power, and where the paper gives its own gap, how many trials would "
     "detect it). One trial never decides a random quantity. A claim that A beats B which comes "
     "out equivalent does not hold. Analytic claims (formulas, no randomness) are holds or "
-    "contradicted; **n/a**: the claim does not apply to this run.")
+    "contradicted; **n/a**: the claim does not apply to this run. Beside each inconclusive "
+    "claim, a power calculation from its own numbers (the observed differences and spreads "
+    "taken as true, 80 % power, the interval shrinking as ~1/sqrt(trials)) says how many trials "
+    f"would decide it: within this scale when at most {REACH}x its trials, otherwise a larger "
+    "scale.")
 
 SHOWN = {CONTRADICTED: "**contradicted**", INCONCLUSIVE: "*inconclusive*"}
+
+
+def reach_summary(results: list[dict[str, Any]]) -> str:
+    """One line: how many inconclusive claims this scale's trials could decide (`more_trials`)."""
+    texts = [str(r.get("more_trials", "")) for r in results if r["verdict"] == INCONCLUSIVE]
+    within = sum("within this scale" in t for t in texts)
+    larger = sum("a larger scale" in t for t in texts)
+    return (f"Of {len(texts)} inconclusive claims, {within} would be decided within this scale "
+            f"(at most {REACH}x its trials), {larger} need a larger scale, "
+            f"{len(texts) - within - larger} cannot be sized by trials (one trial, no number of "
+            "trials, or not a comparison over trials).")
 
 
 def markdown(results: list[dict[str, Any]], params: dict[str, Any]) -> str:
@@ -153,9 +200,12 @@ def markdown(results: list[dict[str, Any]], params: dict[str, Any]) -> str:
     open_rows = [r for r in results if r["verdict"] in (CONTRADICTED, INCONCLUSIVE)]
     lines += ["", "## Contradicted and inconclusive", ""]
     if open_rows:
-        lines += ["| figure | claim | verdict | what decides it |", "|---|---|---|---|"]
+        lines += [reach_summary(results), "",
+                  "| figure | claim | verdict | what decides it | more trials |",
+                  "|---|---|---|---|---|"]
         lines += [f"| {r['figure']} | {r['claim']} | {SHOWN[r['verdict']]} | "
-                  f"{cell(r['reason'])} |" for r in open_rows]
+                  f"{cell(r['reason'])} | {cell(r.get('more_trials', ''))} |"
+                  for r in open_rows]
     else:
         lines.append("None.")
     lines += ["", "## Every claim", "",
