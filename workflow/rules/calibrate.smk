@@ -8,6 +8,8 @@ rule calibrate:
         setting=job_params("calibrate"),   # seed, profile, threads (sums' last digits), block
         code=lambda w: code_version("calibrate", f"{w.paper}/{w.figure}"),
     threads: 1
+    resources:
+        gpu=GPU_JOB,
     log:
         log_file("calibrate", EXPERIMENT),
     shell:

@@ -122,6 +122,18 @@ def calibration_inputs(wildcards):
     return [str(paths.calibration(experiment.id))] if experiment.calibration else []
 
 
+def trial_block_inputs(wildcards):
+    """A split curve's blocks of trials (stage trials), which its train job merges."""
+    return dag.trial_block_inputs(experiment_of(wildcards), config, wildcards.curve,
+                                  experiment_block(wildcards))
+
+
+# Jobs that train on the GPU (params device: cuda) hold one `gpu` each: a GPU host runs one at a
+# time with `--resources gpu=1`, and the SLURM executor asks for a GPU for them
+# (profiles/slurm: the partition is chosen by the job's resources).
+GPU_JOB = 1 if config.get("device") == "cuda" else 0
+
+
 def derived_inputs(wildcards):
     """The derivations (stage derive) whose parameters the curve trains with."""
     return dag.derived_inputs(experiment_of(wildcards), wildcards.curve,

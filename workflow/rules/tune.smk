@@ -8,6 +8,8 @@ rule tune:
     params:
         setting=job_params("tune"),
         code=lambda w: code_version("tune", f"{w.paper}/{w.figure}", w.curve),
+    resources:
+        gpu=GPU_JOB,
     priority: job_priority("tune")
     log:
         log_file("tune", EXPERIMENT, "{curve}"),

@@ -15,6 +15,7 @@ from airfl.config import get_dotted
 from airfl.experiments import AnalyticFigure, Experiment, FigureSpec
 from airfl.pipeline.code_deps import digest, stage_code
 from airfl.pipeline.stage_params import stage_keys
+from airfl.pipeline.trial_blocks import trial_blocks
 from airfl.pipeline.registry import (active_experiments, all_analytic, all_experiments,
                                      get_analytic, get_experiment, get_wing, papers,
                                      scheme_wings, wings)
@@ -31,7 +32,7 @@ def experiment_code(stage: str, experiment: Experiment, params: dict[str, Any],
     """A stage of one experiment loads its paper's wing and, when it builds schemes, the wings
     offering the schemes of its curve (all curves: None)."""
     names = [experiment.paper]
-    if stage in ("tune", "design", "calibrate", "train"):
+    if stage in ("tune", "design", "calibrate", "train", "trials"):
         curves = experiment.curves(params)
         offered = scheme_wings()
         for name in ([curve] if curve is not None else list(curves)):
@@ -136,6 +137,7 @@ def experiment_jobs(experiment: Experiment, params: dict[str, Any]) -> list[Job]
         jobs.append(Job("derive", _slug("derive", eid, derivation.name), [eid, derivation.name],
                         derived_sources(experiment, derivation.name, block["curves"]),
                         outputs("derive", eid, derivation.name), reads("derive", derivation.name)))
+    blocks = trial_blocks(params, experiment, block)    # a split curve's jobs, or None
     for curve in experiment.curves(params):
         source = tuning_file(experiment, block, curve)
         derived = derived_inputs(experiment, curve, block["curves"])
@@ -144,15 +146,21 @@ def experiment_jobs(experiment: Experiment, params: dict[str, Any]) -> list[Job]
             jobs.append(Job("tune", _slug("tune", eid, curve), [eid, curve],
                             [manifest, str(paths.partition(eid)), *reference],
                             outputs("tune", eid, curve), reads("tune", curve)))
-        jobs += [
-            Job("design", _slug("design", eid, curve), [eid, curve],
-                [str(paths.partition(eid)), *reference, *tuning, *derived],
-                outputs("design", eid, curve), reads("design", curve)),
+        train_deps = [manifest, str(paths.partition(eid)), str(paths.design(eid, curve)),
+                      *reference, *tuning, *calibration, *derived]
+        evaluation = {"evaluation": experiment.evaluation(curve, block["curves"])}
+        jobs.append(Job("design", _slug("design", eid, curve), [eid, curve],
+                        [str(paths.partition(eid)), *reference, *tuning, *derived],
+                        outputs("design", eid, curve), reads("design", curve)))
+        parts = [Job("trials", _slug("trials", eid, curve, b), [eid, curve, b], train_deps,
+                     outputs("trials", eid, curve, b), reads("train", curve),
+                     declared=evaluation) for b in blocks or ()]
+        jobs += parts + [      # split: the train job merges its blocks' outputs
             Job("train", _slug("train", eid, curve), [eid, curve],
-                [manifest, str(paths.partition(eid)), str(paths.design(eid, curve)), *reference,
-                 *tuning, *calibration, *derived],
-                outputs("train", eid, curve), reads("train", curve),
-                declared={"evaluation": experiment.evaluation(curve, block["curves"])}),
+                train_deps + [o for part in parts for o in part.outs],
+                outputs("train", eid, curve),
+                reads("train", curve) + (["trials_per_job"] if blocks else []),
+                declared=evaluation),
         ]
         if experiment.privacy:
             jobs.append(Job("privacy", _slug("privacy", eid, curve), [eid, curve],
@@ -185,11 +193,25 @@ def rule_params(stage: str, experiment: Experiment, params: dict[str, Any],
     a `derive` job. `block`: the resolved block, when cached."""
     block = experiment.params(params) if block is None else block
     derivation = experiment.derivation(curve) if stage == "derive" else None
-    return {"knobs": {k: get_dotted(params, k) for k in stage_table.stage(stage).knobs},
-            "view": param_deps.block_view(
-                stage, block, curve, experiment.panel_keys, derivation,
-                param_deps.shared_sections(experiment, params) if derivation else None,
-                experiment.evaluation(curve, block["curves"]) if stage == "train" else None)}
+    training = stage in ("train", "trials")
+    out = {"knobs": {k: get_dotted(params, k) for k in stage_table.stage(stage).knobs},
+           "view": param_deps.block_view(
+               stage, block, curve, experiment.panel_keys, derivation,
+               param_deps.shared_sections(experiment, params) if derivation else None,
+               experiment.evaluation(curve, block["curves"]) if training else None)}
+    blocks = trial_blocks(params, experiment, block) if training else None
+    if blocks:                      # split (trials_per_job): absent for one job a curve
+        out["trial_blocks"] = blocks
+    return out
+
+
+def trial_block_inputs(experiment: Experiment, params: dict[str, Any], curve: str,
+                       block: dict[str, Any] | None = None) -> list[str]:
+    """What a split curve's train job merges: its blocks' outputs (stage `trials`); none for
+    a curve trained in one job."""
+    block = experiment.params(params) if block is None else block
+    return [o for b in trial_blocks(params, experiment, block) or ()
+            for o in outputs("trials", experiment.id, curve, b)]
 
 
 def declared_values(stage: str, params: dict[str, Any], *args: str) -> dict[str, Any]:

@@ -181,7 +181,15 @@ STAGES: tuple[Stage, ...] = (
     Stage("design", "solve the designs of a curve's trials before training", (_EXPERIMENT, _CURVE),
           lambda e, c: [paths.design(e, c)], ("seed", "profile"), f"{_STAGES}.design:run",
           view=curve_view),
-    Stage("train", "train every trial of one curve (results/runs/)", (_EXPERIMENT, _CURVE),
+    Stage("trials", "train one block of a split curve's trials (trials_per_job; the curve's "
+          "train job merges the blocks)",
+          (_EXPERIMENT, _CURVE, Arg("block", "the trials first-last, e.g. 0-3 (`airfl plan` "
+                                    "and dvc.yaml name a curve's blocks)")),
+          lambda e, c, b: [paths.trial_block(e, c, b, s) for s in ("npz", "records.json", "json")],
+          ("seed", "profile", "device", "threads", "data.root"), f"{_STAGES}.trials:run",
+          view=train_view),
+    Stage("train", "train every trial of one curve (results/runs/), or merge its blocks of "
+          "trials when it is split (trials_per_job)", (_EXPERIMENT, _CURVE),
           lambda e, c: [paths.run_table(e, c), paths.run_records(e, c), paths.run_info(e, c)],
           ("seed", "profile", "device", "threads", "data.root"), f"{_STAGES}.train:run",
           view=train_view),

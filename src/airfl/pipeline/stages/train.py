@@ -8,20 +8,23 @@ import json
 import math
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
 from airfl.experiments import final_rounds_back
-from airfl.io import json_form, provenance, record_run, write_csv, write_json
+from airfl.io import (json_form, provenance, read_frame, read_json, record_run, write_csv,
+                      write_json)
 from airfl.precision import arithmetic_record
 from airfl.pipeline import paths
 from airfl.pipeline.registry import get_experiment
 from airfl.pipeline.effective import effective_curve
-from airfl.pipeline.runs import design_made_with, run_trials
+from airfl.pipeline.runs import design_made_with, ordered_columns, run_trials
 from airfl.pipeline.stages import StageError
 from airfl.pipeline.trial import torch_device
+from airfl.pipeline.trial_blocks import trial_blocks
 from airfl.pipeline.twin_runs import copy_run, twin_run
 from airfl.pipeline.stage_params import declared
 
@@ -123,9 +126,37 @@ def rebuild_command(experiment_id: str, curve: str) -> str:
             "`snakemake` does nothing while the figure is up to date)")
 
 
-@declared("train")
-def run(params: dict[str, Any], experiment_id: str, curve: str, progress: bool = True) -> None:
-    started = time.perf_counter()
+@dataclass(frozen=True)
+class CurveJob:
+    """What a train job (and each block of a split curve's, stage `trials`) trains with: the
+    curve's effective parameters, its stored designs, the rounds its readers declare and the
+    provenance its outputs record."""
+
+    experiment: Any
+    block: dict[str, Any]
+    curve: str
+    curve_params: dict[str, Any]
+    server_lr: float
+    designs: list[dict[str, Any]]
+    evaluation: str
+    made: dict[str, Any]
+
+    def train(self, params: dict[str, Any], trials: range, progress: bool
+              ) -> tuple[pd.DataFrame, list[dict[str, Any]]]:
+        """Train `trials` of the curve (their run table rows and records), stopping on a loss
+        that is not finite."""
+        # the trials in lockstep where they allow it (full-batch gradient uploads: Biased FL),
+        # equal to one-by-one runs up to float reassociation (benchmarks/README.md)
+        frame, records = run_trials(params, self.experiment, self.block, self.curve,
+                                    self.curve_params, self.server_lr,
+                                    self.designs[trials.start:trials.stop], trials, progress,
+                                    final_only=self.evaluation != "schedule", batched=True,
+                                    eval_last=final_rounds_back(self.evaluation))
+        check_finite_losses(frame, self.experiment.id, self.curve)
+        return frame, records
+
+
+def curve_job(params: dict[str, Any], experiment_id: str, curve: str) -> CurveJob:
     experiment = get_experiment(experiment_id)
     block = experiment.params(params)
     trials = block["scale"]["trials"]
@@ -140,26 +171,54 @@ def run(params: dict[str, Any], experiment_id: str, curve: str, progress: bool =
     made = provenance({"seed": params["seed"], "profile": params["profile"],
                        "experiment": {k: v for k, v in block.items() if k != "curves"},
                        "curve": curve_params, "server_lr": server_lr, "evaluation": evaluation})
-    twin = twin_run(experiment, block, curve, made, designs)
+    return CurveJob(experiment, block, curve, curve_params, server_lr, designs, evaluation, made)
+
+
+def merged_blocks(job: CurveJob, blocks: list[str]) -> tuple[pd.DataFrame, list[dict[str, Any]]]:
+    """The run table and records of a split curve (pipeline.trial_blocks): its blocks' tables
+    concatenated in trial order, as one job's `trial_frame` concatenates its trials' (equal
+    column order and types, so the CSV is one job's, byte for byte), and their records. A block
+    made with other parameters than this job's (a stale file) stops the merge."""
+    frames, records = [], []
+    for name in blocks:
+        stored = read_json(paths.trial_block(job.experiment.id, job.curve, name, "json"))
+        if stored.get("provenance") != json_form(job.made):
+            raise StageError(f"{paths.trial_block(job.experiment.id, job.curve, name, 'json')} "
+                             "was trained with other parameters than this train job's; run "
+                             f"`snakemake {paths.run_table(job.experiment.id, job.curve)}` to "
+                             "train its blocks again")
+        frames.append(read_frame(paths.trial_block(job.experiment.id, job.curve, name, "npz")))
+        records += read_json(paths.trial_block(job.experiment.id, job.curve, name,
+                                               "records.json"))["trials"]
+    frame = ordered_columns(pd.concat(frames, ignore_index=True))
+    check_finite_losses(frame, job.experiment.id, job.curve)
+    return frame, records
+
+
+@declared("train")
+def run(params: dict[str, Any], experiment_id: str, curve: str, progress: bool = True) -> None:
+    started = time.perf_counter()
+    job = curve_job(params, experiment_id, curve)
+    experiment, block, made = job.experiment, job.block, job.made
+    blocks = trial_blocks(params, experiment, block)
+    twin = twin_run(experiment, block, curve, made, job.designs)
     if twin is not None:            # a source run made with exactly these: its output is ours
         print(f"{experiment_id} {curve}: the stored run of {twin} was made with the same "
               "parameters and designs; copied it, not trained again")
         copy_run(experiment_id, twin, curve)
     else:
-        # the trials in lockstep where they allow it (full-batch gradient uploads: Biased FL),
-        # equal to one-by-one runs up to float reassociation (benchmarks/README.md)
-        frame, records = run_trials(params, experiment, block, curve, curve_params, server_lr,
-                                    designs, range(trials), progress,
-                                    final_only=evaluation != "schedule", batched=True,
-                                    eval_last=final_rounds_back(evaluation))
-        check_finite_losses(frame, experiment_id, curve)
-        print(f"train {experiment_id} {curve}: {summary(frame)}; parameters "
-              f"{json.dumps(json_form(curve_params), sort_keys=True)}, server_lr {server_lr:g}, "
-              f"evaluation {evaluation}, scale "
+        if blocks is None:
+            frame, records = job.train(params, range(block["scale"]["trials"]), progress)
+        else:                       # split: its blocks' jobs trained it (stage trials)
+            frame, records = merged_blocks(job, blocks)
+        print(f"train {experiment_id} {curve}: {summary(frame)}"
+              + (f" (merged from blocks {', '.join(blocks)})" if blocks else "")
+              + f"; parameters {json.dumps(json_form(job.curve_params), sort_keys=True)}, "
+              f"server_lr {job.server_lr:g}, evaluation {job.evaluation}, scale "
               f"{json.dumps(json_form(block['scale']), sort_keys=True)}", file=sys.stderr)
         write_csv(paths.run_table(experiment_id, curve), frame)
         write_json(paths.run_records(experiment_id, curve),     # what the privacy stage composes
-                   {"curve": curve, "params": curve_params, "trials": records})
+                   {"curve": curve, "params": job.curve_params, "trials": records})
     # as params.yaml states it (before tuning and calibration): the figure stage checks it is
     # current (its panel keys aside: figure-only tags)
     made["params"]["declared_curve"] = experiment.run_curve(block["curves"][curve])
@@ -167,4 +226,5 @@ def run(params: dict[str, Any], experiment_id: str, curve: str, progress: bool =
     record_run(paths.run_table(experiment_id, curve), device=str(torch_device(params)),
                arithmetic=arithmetic_record(block["model"].get("precision", "fp32"),
                                             torch_device(params)),
-               copied_from=twin, wall_time_s=round(time.perf_counter() - started, 3))
+               copied_from=twin, merged_from=blocks,
+               wall_time_s=round(time.perf_counter() - started, 3))
