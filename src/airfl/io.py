@@ -157,13 +157,13 @@ def write_npz(path: str | os.PathLike, **arrays: np.ndarray) -> None:
 def write_frame(path: str | os.PathLike, frame: pd.DataFrame) -> None:
     """A table with every value and column type exact (npz: one array per column, their
     order in `columns`), for an intermediate table that is concatenated before it is written
-    as CSV (`write_csv` rounds); numbers, booleans and strings only."""
+    as CSV (`write_csv` rounds); numbers and booleans only (a run table's columns)."""
     arrays = {}
     for index, name in enumerate(frame.columns):
         values = frame[name].to_numpy()
         if values.dtype == object:
-            raise ValueError(f"write_frame: column {name!r} holds Python objects; numbers, "
-                             "booleans and strings only")
+            raise ValueError(f"write_frame: column {name!r} holds Python objects; numbers and "
+                             "booleans only")
         arrays[f"c{index}"] = values
     write_npz(path, columns=np.array([str(c) for c in frame.columns]), **arrays)
 

@@ -229,6 +229,8 @@ def test_a_split_plans_a_job_per_block_with_the_same_training_and_a_shorter_long
     assert sum(c.core_s for c in split) == pytest.approx(
         sum(c.core_s for c in whole) + len(blocks) * units.stage("trials"))
     before, after = plan.summary(whole)["lapa"], plan.summary(split)["lapa"]
+    assert after["train_core_s"] == pytest.approx(before["train_core_s"]
+                                                  + len(blocks) * units.stage("trials"))
     assert after["longest_job_s"] < before["longest_job_s"]
     assert before["longest_job"].startswith("train-lapa-")
 

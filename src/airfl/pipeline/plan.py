@@ -357,7 +357,7 @@ def summary(costs: list[JobCost]) -> dict[str, dict[str, Any]]:
             row["longest_job"], row["longest_job_s"] = cost.name, cost.core_s
         row["runs"] += cost.trials
         row["core_s"] += cost.core_s
-        if cost.stage in ("train", "tune", "calibrate"):
+        if cost.stage in COSTED_STAGES:
             row["train_core_s"] += cost.core_s
             if cost.gpu_s is None:
                 row["gpu_complete"] = False
