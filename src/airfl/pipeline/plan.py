@@ -255,9 +255,8 @@ def job_paper(job) -> str:
 
 
 def job_cost(job, params: dict[str, Any], units: UnitCosts) -> JobCost:
-    """A job's cost. A split curve (`trials_per_job`, pipeline.trial_blocks): each block's job
-    (stage `trials`) costs its trials, and the curve's train job, which merges them, its
-    stage's fixed cost alone; the core-hours are one job's but for the blocks' start-ups."""
+    """A job's cost; of a split curve (pipeline.trial_blocks), a block's job (stage trials)
+    costs its trials and the train job, which merges them, its fixed cost alone."""
     from airfl.pipeline.registry import get_experiment
 
     fixed = units.stage(job.stage)
@@ -266,8 +265,7 @@ def job_cost(job, params: dict[str, Any], units: UnitCosts) -> JobCost:
         return cost
     experiment = get_experiment(job.args[0])
     block = experiment.params(params)
-    blocks = trial_blocks(params, experiment, block)
-    if job.stage == "train" and blocks is not None:
+    if (blocks := trial_blocks(params, experiment, block)) and job.stage == "train":
         return cost                            # merges its blocks' tables
     if job.stage == "calibrate":
         curve_name = next(iter(block["curves"]))
@@ -344,8 +342,7 @@ def plan(params: dict[str, Any], target: str | None = None,
 
 def summary(costs: list[JobCost]) -> dict[str, dict[str, Any]]:
     """Per paper (and 'total'): jobs, training runs, core-seconds, GPU-seconds (None when some
-    training job has no GPU unit cost) and its longest job (name, core-seconds on one thread:
-    what a cluster's wall-time limit must fit; `trials_per_job` splits it)."""
+    training job has no GPU unit cost), its longest job (name, core-seconds on one thread)."""
     rows: dict[str, dict[str, Any]] = {}
     for cost in costs + [JobCost(c.stage, c.name, "total", c.core_s, c.gpu_s, c.trials)
                          for c in costs]:

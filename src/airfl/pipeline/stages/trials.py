@@ -16,7 +16,7 @@ from airfl.pipeline import paths
 from airfl.pipeline.registry import get_experiment
 from airfl.pipeline.stage_params import declared
 from airfl.pipeline.stages import StageError
-from airfl.pipeline.stages.train import curve_job, summary
+from airfl.pipeline.curve_job import curve_job, summary
 from airfl.pipeline.trial import torch_device
 from airfl.pipeline.trial_blocks import block_trials, trial_blocks
 
