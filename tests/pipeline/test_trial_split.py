@@ -141,3 +141,24 @@ def test_the_slurm_profile_offers_a_gpu_partition_the_executor_reads(repo_root):
     partitions = {p.name: p.limits for p in
                   read_partition_file(repo_root / config["slurm-partition-config"])}
     assert partitions["gpu"].max_gpu >= 1 and partitions["cpu"].max_gpu == 0
+
+
+def test_the_cost_guard_costs_a_block_job_and_the_merge_as_the_plan_does(quick, repo_root,
+                                                                          monkeypatch):
+    """A Snakemake `trials` job (its block wildcard) costs its trials; a split curve's train
+    job, which merges, its stage's fixed cost (workflow/rules/cost.smk costs jobs so)."""
+    from airfl.pipeline import plan
+
+    monkeypatch.chdir(repo_root)
+    units = plan.UnitCosts.load()
+    split = {**quick, "trials_per_job": 1}
+    where = {"paper": "lapa", "figure": "fig4", "curve": "fedavg"}
+    block = plan.planned_job("trials", {**where, "block": "1-1"})
+    assert block.args == ("lapa/fig4", "fedavg", "1-1")
+    one_job = plan.light_cost(plan.planned_job("train", where), quick, units)
+    assert one_job.trials == 2
+    cost = plan.light_cost(block, split, units)
+    assert cost.trials == 1 and cost.core_s - units.stage("trials") == pytest.approx(
+        (one_job.core_s - units.stage("train")) / 2)
+    merge = plan.light_cost(plan.planned_job("train", where), split, units)
+    assert merge.trials == 0 and merge.core_s == units.stage("train")
