@@ -162,3 +162,15 @@ def test_the_cost_guard_costs_a_block_job_and_the_merge_as_the_plan_does(quick, 
         (one_job.core_s - units.stage("train")) / 2)
     merge = plan.light_cost(plan.planned_job("train", where), split, units)
     assert merge.trials == 0 and merge.core_s == units.stage("train")
+
+
+def test_a_block_that_is_not_one_of_the_curves_jobs_stops_before_the_stage(repo_root,
+                                                                            monkeypatch, capsys):
+    from airfl.cli import main
+
+    monkeypatch.chdir(repo_root)
+    assert main(["--set", "trials_per_job=1", "trials", "lapa/fig4", "fedavg", "0-1"]) == 2
+    assert "unknown trials block '0-1' of lapa/fig4 fedavg (trials_per_job 1); allowed: 0-0, " \
+           "1-1" in capsys.readouterr().err
+    assert main(["trials", "lapa/fig4", "fedavg", "0-0"]) == 2
+    assert "allowed: none, every trial is in the curve's train job" in capsys.readouterr().err
