@@ -145,6 +145,16 @@ def check_names(args: argparse.Namespace, params: dict) -> str | None:
         curves = ids[experiment_id].curves(params)
         if curve is not None and curve not in curves:
             return _allowed("curve", curve, curves, f" of {experiment_id}")
+        block = getattr(args, "block", None)       # stage trials: one of the curve's blocks
+        if block is not None:
+            from airfl.pipeline.trial_blocks import trial_blocks
+
+            experiment = ids[experiment_id]
+            blocks = trial_blocks(params, experiment, experiment.params(params)) or ()
+            if block not in blocks:
+                return (f"unknown trials block {block!r} of {experiment_id} {curve} "
+                        f"(trials_per_job {params.get('trials_per_job')}); allowed: "
+                        + (", ".join(blocks) or "none, every trial is in the curve's train job"))
     if args.stage == "claims" and args.paper is not None and args.paper not in registry.papers():
         return _allowed("paper", args.paper, registry.papers())
     if args.stage == "reference":

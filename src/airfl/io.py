@@ -154,6 +154,28 @@ def write_npz(path: str | os.PathLike, **arrays: np.ndarray) -> None:
             np.savez_compressed(handle, **arrays)
 
 
+def write_frame(path: str | os.PathLike, frame: pd.DataFrame) -> None:
+    """A table with every value and column type exact (npz: one array per column, their
+    order in `columns`), for an intermediate table that is concatenated before it is written
+    as CSV (`write_csv` rounds); numbers and booleans only (a run table's columns)."""
+    arrays = {}
+    for index, name in enumerate(frame.columns):
+        values = frame[name].to_numpy()
+        if values.dtype == object:
+            raise ValueError(f"write_frame: column {name!r} holds Python objects; numbers and "
+                             "booleans only")
+        arrays[f"c{index}"] = values
+    write_npz(path, columns=np.array([str(c) for c in frame.columns]), **arrays)
+
+
+def read_frame(path: str | os.PathLike) -> pd.DataFrame:
+    """A table `write_frame` wrote, with its columns' order and types."""
+    with np.load(path, allow_pickle=False) as stored:
+        columns = [str(c) for c in stored["columns"]]
+        return pd.DataFrame({name: stored[f"c{i}"] for i, name in enumerate(columns)},
+                            columns=columns)
+
+
 def write_text(path: str | os.PathLike, text: str) -> None:
     with atomic_path(path) as tmp:
         tmp.write_text(text)

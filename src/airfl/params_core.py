@@ -23,6 +23,13 @@ PROPERTIES = {
                    values=("cpu", "cuda", "auto"), default="cpu"),
     "threads": Int(description="torch/BLAS threads per job (1 when Snakemake runs jobs in "
                                "parallel).", minimum=1, default=1),
+    "trials_per_job": Int(
+        description="train a curve's trials in jobs of this many contiguous trials (a job of "
+                    "trials `first-last`, stage `trials`), merged into the curve's run table "
+                    "before the figure, byte-identical to one job: jobs sized for a cluster's "
+                    "wall-time limit or a GPU host. null: every trial of a curve in one job. A "
+                    "curve whose trials run in lockstep (full-batch gradient uploads: Biased FL) "
+                    "stays one job.", minimum=1, nullable=True, default=None),
     "confirm_cost_above_core_hours": Num(
         description="a run whose `airfl plan` estimate exceeds this many core-hours prints the "
                     "estimate and stops before its first job until confirmed: raise the bound "

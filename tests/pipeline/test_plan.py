@@ -203,8 +203,36 @@ def test_airfl_plan_prints_the_table(repo_root, monkeypatch, capsys):
     assert main(["plan", "lapa", "--profile", "quick"]) == 0
     out = capsys.readouterr().out
     assert "profile quick, target lapa" in out
-    assert out.splitlines()[-1].startswith("total")
+    assert out.splitlines()[-2].startswith("total")
+    assert out.splitlines()[-1].startswith("longest job: train-lapa-")
     assert main(["plan", "--profile", "quick", "nowhere"]) == 2
+
+
+def test_a_split_plans_a_job_per_block_with_the_same_training_and_a_shorter_longest_job(
+        quick, repo_root, monkeypatch):
+    """trials_per_job: each block's job (stage trials) costs its trials, the curve's train job
+    merges (its fixed cost); the runs and the training work are one job's."""
+    params, units, _, _ = quick
+    monkeypatch.chdir(repo_root)
+    whole = plan.plan(params, "lapa", units)
+    split = plan.plan({**params, "trials_per_job": 1}, "lapa", units)
+    trains = [c for c in whole if c.stage == "train"]
+    blocks = [c for c in split if c.stage == "trials"]
+    trials = {c.name: c.trials for c in trains}
+    assert len(blocks) == sum(trials.values()) > len(trains)         # one job per trial here
+    assert len(split) == len(whole) + len(blocks)
+    assert sum(c.trials for c in split) == sum(c.trials for c in whole)
+    merges = [c for c in split if c.stage == "train"]
+    assert {c.name for c in merges} == set(trials) and all(c.trials == 0 for c in merges)
+    work = sum(c.core_s - units.stage("train") for c in trains)
+    assert sum(c.core_s - units.stage("trials") for c in blocks) == pytest.approx(work)
+    assert sum(c.core_s for c in split) == pytest.approx(
+        sum(c.core_s for c in whole) + len(blocks) * units.stage("trials"))
+    before, after = plan.summary(whole)["lapa"], plan.summary(split)["lapa"]
+    assert after["train_core_s"] == pytest.approx(before["train_core_s"]
+                                                  + len(blocks) * units.stage("trials"))
+    assert after["longest_job_s"] < before["longest_job_s"]
+    assert before["longest_job"].startswith("train-lapa-")
 
 
 def test_job_times_are_read_from_a_runs_snakemake_metadata(tmp_path, repo_root):

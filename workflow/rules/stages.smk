@@ -20,6 +20,7 @@ def define(_rule):
         params: **_rule.params
         wildcard_constraints: **_rule.constraints
         priority: job_priority(_rule.name)
+        resources: **_rule.resources
         log: _rule.log
         shell: _rule.shell
 

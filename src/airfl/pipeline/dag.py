@@ -113,7 +113,8 @@ def job_params(ctx: Context, record: stage_table.Stage, args: tuple[str, ...]) -
     if record.view is None:
         return list(stage_keys(record.name, *args))
     keys = ctx.keys(get_experiment(args[0]))
-    return [*record.knobs, *keys[(record.name, args[1] if len(args) > 1 else None)]]
+    more = record.call("more_keys", ctx, *args) if record.more_keys else []
+    return [*record.knobs, *more, *keys[(record.name, args[1] if len(args) > 1 else None)]]
 
 
 def make_job(ctx: Context, record: stage_table.Stage, args: tuple[str, ...]) -> Job:
@@ -163,11 +164,18 @@ def rule_params(stage: str, experiment: Experiment, params: dict[str, Any],
     a `derive` job. `block`: the resolved block, when cached."""
     block = experiment.params(params) if block is None else block
     derivation = experiment.derivation(curve) if stage == "derive" else None
-    return {"knobs": {k: get_dotted(params, k) for k in stage_table.stage(stage).knobs},
-            "view": param_deps.block_view(
-                stage, block, curve, experiment.panel_keys, derivation,
-                param_deps.shared_sections(experiment, params) if derivation else None,
-                experiment.evaluation(curve, block["curves"]) if stage == "train" else None)}
+    training = stage in ("train", "trials")
+    out = {"knobs": {k: get_dotted(params, k) for k in stage_table.stage(stage).knobs},
+           "view": param_deps.block_view(
+               stage, block, curve, experiment.panel_keys, derivation,
+               param_deps.shared_sections(experiment, params) if derivation else None,
+               experiment.evaluation(curve, block["curves"]) if training else None)}
+    from airfl.pipeline.trial_blocks import trial_blocks
+
+    blocks = trial_blocks(params, experiment, block) if training else None
+    if blocks:                      # split (trials_per_job): absent for one job a curve
+        out["trial_blocks"] = blocks
+    return out
 
 
 def declared_values(stage: str, params: dict[str, Any], *args: str) -> dict[str, Any]:

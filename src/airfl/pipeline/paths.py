@@ -75,6 +75,13 @@ def run_info(experiment_id: str, curve: str) -> Path:
     return RESULTS / "runs" / experiment_id / f"{curve}.json"
 
 
+def trial_block(experiment_id: str, curve: str, block: str, suffix: str) -> Path:
+    """One job's block `first-last` of a split curve's trials (stage `trials`; pipeline.
+    trial_blocks): its table (npz: every column's exact values and type, which the merge
+    concatenates), its records (records.json) and what made it (json)."""
+    return RESULTS / "trials" / experiment_id / curve / f"{block}.{suffix}"
+
+
 def privacy(experiment_id: str, curve: str) -> Path:
     return RESULTS / "privacy" / experiment_id / f"{curve}.csv"
 

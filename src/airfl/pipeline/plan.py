@@ -54,6 +54,7 @@ from typing import Any
 from airfl.config import ConfigError
 from airfl.data import dataset_info
 from airfl.experiments import final_rounds_back
+from airfl.pipeline.trial_blocks import block_trials, trial_blocks
 
 UNIT_COSTS = Path("workflow/unit_costs.json")
 CORES = 2                              # the wall-clock column: days on this many cores
@@ -254,14 +255,18 @@ def job_paper(job) -> str:
 
 
 def job_cost(job, params: dict[str, Any], units: UnitCosts) -> JobCost:
+    """A job's cost; of a split curve (pipeline.trial_blocks), a block's job (stage trials)
+    costs its trials and the train job, which merges them, its fixed cost alone."""
     from airfl.pipeline.registry import get_experiment
 
     fixed = units.stage(job.stage)
     cost = JobCost(job.stage, job.name, job_paper(job), fixed)
-    if job.stage not in ("train", "tune", "calibrate"):
+    if job.stage not in COSTED_STAGES:
         return cost
     experiment = get_experiment(job.args[0])
     block = experiment.params(params)
+    if (blocks := trial_blocks(params, experiment, block)) and job.stage == "train":
+        return cost                            # merges its blocks' tables
     if job.stage == "calibrate":
         curve_name = next(iter(block["curves"]))
         work, repeats = train_work(experiment, block, block["curves"][curve_name], rounds=1,
@@ -275,7 +280,8 @@ def job_cost(job, params: dict[str, Any], units: UnitCosts) -> JobCost:
         else:
             work = train_work(experiment, block, curve,
                               evaluation=experiment.evaluation(curve_name, block["curves"]))
-            repeats = int(block["scale"]["trials"])
+            repeats = len(block_trials(job.args[2], blocks)) if job.stage == "trials" \
+                else int(block["scale"]["trials"])
             cost.trials = repeats
     seconds = work.eval_samples * units.eval_sample(work.model)
     if work.client_steps:
@@ -336,16 +342,19 @@ def plan(params: dict[str, Any], target: str | None = None,
 
 def summary(costs: list[JobCost]) -> dict[str, dict[str, Any]]:
     """Per paper (and 'total'): jobs, training runs, core-seconds, GPU-seconds (None when some
-    training job has no GPU unit cost)."""
+    training job has no GPU unit cost), its longest job (name, core-seconds on one thread)."""
     rows: dict[str, dict[str, Any]] = {}
     for cost in costs + [JobCost(c.stage, c.name, "total", c.core_s, c.gpu_s, c.trials)
                          for c in costs]:
         row = rows.setdefault(cost.paper, {"jobs": 0, "runs": 0, "core_s": 0.0, "gpu_s": 0.0,
-                                           "gpu_complete": True, "train_core_s": 0.0})
+                                           "gpu_complete": True, "train_core_s": 0.0,
+                                           "longest_job": None, "longest_job_s": 0.0})
         row["jobs"] += 1
+        if row["longest_job"] is None or cost.core_s > row["longest_job_s"]:
+            row["longest_job"], row["longest_job_s"] = cost.name, cost.core_s
         row["runs"] += cost.trials
         row["core_s"] += cost.core_s
-        if cost.stage in ("train", "tune", "calibrate"):
+        if cost.stage in COSTED_STAGES:
             row["train_core_s"] += cost.core_s
             if cost.gpu_s is None:
                 row["gpu_complete"] = False
@@ -372,7 +381,7 @@ def render(rows: dict[str, dict[str, Any]], units: UnitCosts, profile: str,
              f"{m.get('date', '?')}, torch {m.get('torch', '?')}; GPU: "
              + (gpu or "not measured"),
              f"{'paper':<10} {'jobs':>5} {'runs':>5} {'core-h':>9} {'train core-h':>12} "
-             f"{'on ' + str(CORES) + ' cores':>12} {'GPU-h':>13}"]
+             f"{'on ' + str(CORES) + ' cores':>12} {'GPU-h':>13} {'longest job':>12}"]
     order = sorted((p for p in rows if p != "total"), key=lambda p: (p == "shared", p))
     for paper in order + ["total"]:
         r = rows[paper]
@@ -382,7 +391,11 @@ def render(rows: dict[str, dict[str, Any]], units: UnitCosts, profile: str,
             gpu_h = "0"
         lines.append(f"{paper:<10} {r['jobs']:>5} {r['runs']:>5} {r['core_s'] / 3600:>9.2f} "
                      f"{r['train_core_s'] / 3600:>12.2f} {_duration(r['core_s'] / CORES):>12} "
-                     f"{gpu_h:>13}")
+                     f"{gpu_h:>13} {_duration(r['longest_job_s']):>12}")
+    total = rows["total"]
+    lines.append(f"longest job: {total['longest_job']}, {_duration(total['longest_job_s'])} on "
+                 "one core; a cluster's wall-time limit must fit it (trials_per_job splits a "
+                 "curve's trials into shorter jobs)")
     return "\n".join(lines)
 
 
@@ -400,7 +413,7 @@ def main(params: dict[str, Any], target: str | None, units_path: str | Path = UN
 
 # -- the bound a run must not pass silently ---------------------------------------------------
 
-COSTED_STAGES = ("train", "tune", "calibrate")   # the stages whose cost grows with the params
+COSTED_STAGES = ("train", "trials", "tune", "calibrate")   # costs that grow with the params
 
 
 @dataclass(frozen=True)
@@ -422,7 +435,7 @@ def planned_job(rule: str, wildcards: dict[str, str]) -> PlannedJob:
     args: list[str] = []
     if "paper" in wildcards and "figure" in wildcards:
         args.append(f"{wildcards['paper']}/{wildcards['figure']}")
-    args += [wildcards[k] for k in ("curve", "name", "dataset") if k in wildcards]
+    args += [wildcards[k] for k in ("curve", "block", "name", "dataset") if k in wildcards]
     if stage in COSTED_STAGES and not args:
         raise ConfigError(f"plan: rule {rule!r} has no paper/figure wildcards to cost it by")
     if not args and "_" in rule:                # figure_<paper>_<figure>, claims_<paper>, ...

@@ -103,8 +103,12 @@ def run_jobs(experiment: Experiment, jobs: list[tuple[Any, Any, dict[str, Any]]]
 
 def trial_frame(tables: list[pd.DataFrame], trials: range) -> pd.DataFrame:
     """The trials' per-round tables as one frame, its leading columns in a fixed order."""
-    frame = pd.concat([t.assign(trial=trial) for t, trial in zip(tables, trials)],
-                      ignore_index=True)
+    return ordered_columns(pd.concat([t.assign(trial=trial) for t, trial in zip(tables, trials)],
+                                     ignore_index=True))
+
+
+def ordered_columns(frame: pd.DataFrame) -> pd.DataFrame:
+    """A run table's leading columns in a fixed order, the others as they first appear."""
     first = ["trial", "round", "time_s", "test_accuracy", "test_loss", "train_loss", "train_accuracy"]
     return frame[first + [c for c in frame.columns if c not in first]]
 

@@ -37,6 +37,7 @@ class Rule:
     log: list[str] = field(default_factory=list)
     shell: str | None = None
     constraints: dict[str, str] = field(default_factory=dict)
+    resources: dict[str, Any] = field(default_factory=dict)      # name -> f(wildcards)
 
 
 def _shell(stage: str, args: list[str]) -> str:
@@ -77,10 +78,11 @@ def _rule(ctx: dag.Context, record: Stage, name: str, args: list[str],
           args_of: Callable[[Any], tuple[str, ...]]) -> Rule:
     outputs = record.files(*args)
     inputs = (lambda w: record.call("inputs", ctx, *args_of(w))) if record.inputs else []
+    resources = {"gpu": lambda w: record.call("gpu", ctx, *args_of(w))} if record.gpu else {}
     return Rule(name, inputs, outputs, _report(record, outputs, args),
                 _params(ctx, record, args_of), [str(paths.log(record.name, *args))],
                 _shell(record.name, args),
-                record.call("constraints") if record.constraints else {})
+                record.call("constraints") if record.constraints else {}, resources)
 
 
 def _wildcard_rules(ctx: dag.Context, record: Stage) -> list[Rule]:

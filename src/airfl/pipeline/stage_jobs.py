@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from airfl.pipeline import paths
+from airfl.pipeline import paths, stage_table
 from airfl.pipeline.dvc_plots import Plot
 from airfl.pipeline.stage_table import Context, figure_files
 
@@ -116,12 +116,52 @@ def design_inputs(ctx: Context, experiment_id: str, curve: str) -> list[str]:
             *tuning(ctx, experiment, curve), *derived(ctx, experiment, curve)]
 
 
-def train_inputs(ctx: Context, experiment_id: str, curve: str) -> list[str]:
+def trials_inputs(ctx: Context, experiment_id: str, curve: str, *_: str) -> list[str]:
+    """What training a curve's trials reads (one job, or each block of a split curve)."""
     experiment = experiment_of(experiment_id)
     calibration = [str(paths.calibration(experiment_id))] if experiment.calibration else []
     return [*manifest(ctx, experiment), str(paths.partition(experiment_id)),
             str(paths.design(experiment_id, curve)), *reference(experiment),
             *tuning(ctx, experiment, curve), *calibration, *derived(ctx, experiment, curve)]
+
+
+def _blocks(ctx: Context, experiment_id: str) -> list[str]:
+    """A split curve's blocks of trials (`trial_blocks`; the same for every curve of an
+    experiment), none for a curve trained in one job."""
+    from airfl.pipeline.trial_blocks import trial_blocks
+
+    experiment = experiment_of(experiment_id)
+    return trial_blocks(ctx.params, experiment, ctx.block(experiment)) or []
+
+
+def trial_block_jobs(ctx: Context, experiment: Any, curve: str) -> list[tuple[str, str, str]]:
+    return [(experiment.id, curve, b) for b in _blocks(ctx, experiment.id)]
+
+
+def train_inputs(ctx: Context, experiment_id: str, curve: str) -> list[str]:
+    """`trials_inputs`, and for a split curve the blocks its job merges."""
+    return trials_inputs(ctx, experiment_id, curve) + \
+        [o for b in _blocks(ctx, experiment_id)
+         for o in stage_table.stage("trials").files(experiment_id, curve, b)]
+
+
+def split_keys(ctx: Context, experiment_id: str, *_: str) -> list[str]:
+    """A split curve's train and trials jobs read `trials_per_job`; one job a curve, nothing."""
+    return ["trials_per_job"] if _blocks(ctx, experiment_id) else []
+
+
+def gpu_job(ctx: Context, *_: str) -> int:
+    """One GPU for a job that trains on it (params.yaml device: cuda), none on the CPU."""
+    return 1 if ctx.params.get("device") == "cuda" else 0
+
+
+def train_gpu(ctx: Context, experiment_id: str, curve: str) -> int:
+    """A split curve's train job only merges its blocks: no GPU."""
+    return 0 if _blocks(ctx, experiment_id) else gpu_job(ctx)
+
+
+def block_constraints() -> dict[str, str]:
+    return {"block": "[0-9]+-[0-9]+"}
 
 
 def train_declared(ctx: Context, experiment_id: str, curve: str) -> dict[str, Any]:

@@ -52,7 +52,10 @@ def stage_keys(stage: str, *args: str) -> tuple[str, ...]:
 
     if record.view is not None:            # a stage of one experiment
         experiment = get_experiment(args[0])
-        return (*knobs, *COMPOSED_FROM, experiment.config_key.split(".")[0])
+        # train and trials read how the curve is split (pipeline.trial_blocks); a change of it
+        # changes their jobs and inputs, not their views (dag.rule_params, dag.experiment_jobs)
+        split = ("trials_per_job",) if stage in ("train", "trials") else ()
+        return (*knobs, *split, *COMPOSED_FROM, experiment.config_key.split(".")[0])
     if stage == "reference":
         return (*knobs, *get_reference(args[0]).config_keys)
     if stage == "analytic":

@@ -108,7 +108,11 @@ class Stage:
     The Snakemake rules (`snakemake_rules`): `rules`: their names, one per number of arguments
     given, all first (default: the stage's name); `per_job`: a rule per job, where the outputs
     vary in number between jobs; `report`: its report items; `constraints`: `()` -> wildcard
-    constraints beyond the shared ones (workflow/rules/common.smk)."""
+    constraints beyond the shared ones (workflow/rules/common.smk); `more_keys`: `(ctx, *args)` ->
+    top-level params.yaml keys a job reads beyond its knobs and view where that depends on the
+    job (a split curve's `trials_per_job`), listed by dvc.yaml and in the rule's params; `gpu`:
+    `(ctx, *args)` -> the GPUs a job holds (a Snakemake resource: a GPU host runs one such job
+    at a time with `--resources gpu=1`; the SLURM profile sends it to a GPU partition)."""
 
     name: str
     help: str
@@ -129,6 +133,8 @@ class Stage:
     per_job: bool = False
     report: Report | None = None
     constraints: Callable[[], dict[str, str]] | str | None = None
+    more_keys: Callable[..., list[str]] | str | None = None
+    gpu: Callable[..., int] | str | None = None
 
     def call(self, field: str, *args: Any) -> Any:
         """Its function `field` (a callable, or an import string "module:name") on `args`."""
@@ -145,8 +151,9 @@ class Stage:
 
     @property
     def per_curve(self) -> bool:
-        """A job per curve of an experiment (its second argument is the curve)."""
-        return [a.name for a in self.args] == ["experiment", "curve"]
+        """Jobs per curve of an experiment (its second argument is the curve; a third, e.g. a
+        block of trials, makes several jobs a curve)."""
+        return [a.name for a in self.args][:2] == ["experiment", "curve"]
 
     @property
     def scope(self) -> str:
@@ -282,8 +289,7 @@ STAGES: tuple[Stage, ...] = (
           (_EXPERIMENT,), lambda e: [paths.calibration(e)],
           ("seed", "profile", "device", "threads", "data.root"), f"{_STAGES}.calibrate:run",
           view=calibrate_view, expand=f"{_JOBS}:calibrations",
-          inputs=f"{_JOBS}:calibrate_inputs",
-          builds_schemes=True),
+          inputs=f"{_JOBS}:calibrate_inputs", builds_schemes=True, gpu=f"{_JOBS}:gpu_job"),
     Stage("derive", "a step between trainings: parameters of some curves from other curves' "
           "stored runs (e.g. LAPA's DDPG power control)",
           (_EXPERIMENT, Arg("derivation", "the experiment's derivation, e.g. ddpg",
@@ -295,15 +301,26 @@ STAGES: tuple[Stage, ...] = (
           (_EXPERIMENT, _CURVE), lambda e, c: [paths.tuning(e, c)],
           ("seed", "profile", "device", "threads", "data.root"), f"{_STAGES}.tune:run",
           view=curve_view, expand=f"{_JOBS}:tunes", inputs=f"{_JOBS}:tune_inputs",
-          builds_schemes=True),
+          builds_schemes=True, gpu=f"{_JOBS}:gpu_job"),
     Stage("design", "solve the designs of a curve's trials before training", (_EXPERIMENT, _CURVE),
           lambda e, c: [paths.design(e, c)], ("seed", "profile"), f"{_STAGES}.design:run",
           view=curve_view, inputs=f"{_JOBS}:design_inputs", builds_schemes=True),
-    Stage("train", "train every trial of one curve (results/runs/)", (_EXPERIMENT, _CURVE),
+    Stage("trials", "train one block of a split curve's trials (trials_per_job; the curve's "
+          "train job merges the blocks)",
+          (_EXPERIMENT, _CURVE, Arg("block", "the trials first-last, e.g. 0-3 (`airfl plan` "
+                                    "and dvc.yaml name a curve's blocks)")),
+          lambda e, c, b: [paths.trial_block(e, c, b, s) for s in ("npz", "records.json", "json")],
+          ("seed", "profile", "device", "threads", "data.root"), f"{_STAGES}.trials:run",
+          view=train_view, expand=f"{_JOBS}:trial_block_jobs", inputs=f"{_JOBS}:trials_inputs",
+          declared=f"{_JOBS}:train_declared", builds_schemes=True,
+          more_keys=f"{_JOBS}:split_keys", gpu=f"{_JOBS}:gpu_job",
+          constraints=f"{_JOBS}:block_constraints"),
+    Stage("train", "train every trial of one curve (results/runs/), or merge its blocks of "
+          "trials when it is split (trials_per_job)", (_EXPERIMENT, _CURVE),
           lambda e, c: [paths.run_table(e, c), paths.run_records(e, c), paths.run_info(e, c)],
           ("seed", "profile", "device", "threads", "data.root"), f"{_STAGES}.train:run",
           view=train_view, inputs=f"{_JOBS}:train_inputs", declared=f"{_JOBS}:train_declared",
-          builds_schemes=True),
+          builds_schemes=True, more_keys=f"{_JOBS}:split_keys", gpu=f"{_JOBS}:train_gpu"),
     Stage("privacy", "account a trained curve's privacy per round (results/privacy/)",
           (_EXPERIMENT, _CURVE), lambda e, c: [paths.privacy(e, c)],
           ("privacy.delta",),          # the run's records carry the rest (a curve's own delta)

@@ -4,6 +4,6 @@ data -> partition -> design -> train -> privacy -> figure -> claims
 """
 
 
-class StageError(RuntimeError):
-    """A stage cannot make its outputs; the message says what is wrong and what to do. The CLI
-    prints it without a traceback and exits 1."""
+from airfl.pipeline.stage_error import StageError
+
+__all__ = ["StageError"]
