@@ -164,7 +164,7 @@ def block_constraints() -> dict[str, str]:
     return {"block": "[0-9]+-[0-9]+"}
 
 
-def train_declared(ctx: Context, experiment_id: str, curve: str) -> dict[str, Any]:
+def train_declared(ctx: Context, experiment_id: str, curve: str, *_: str) -> dict[str, Any]:
     """The rounds the curve's readers evaluate (`Experiment.evaluation`)."""
     experiment = experiment_of(experiment_id)
     return {"evaluation": experiment.evaluation(curve, ctx.block(experiment)["curves"])}
