@@ -28,7 +28,7 @@ from airfl.core.engine import (ClientData, client_gradients, client_gradients_ma
                                full_batches, gather)
 from airfl.data import load_dataset
 from airfl.data.partitioners import make_partition
-from airfl.models import SoftmaxRegression
+from airfl.models.flat import SoftmaxRegression
 
 
 def paper_clients(root: str) -> ClientData:

@@ -45,8 +45,8 @@ import torch
 
 from airfl.core.engine import ClientData, evaluate_many, local_sgd
 from airfl.data import dataset_info
-from airfl.models import build_model
-from airfl.precision import apply_precision
+from airfl.models.flat import build_model
+from airfl.models.precision import apply_precision
 
 # paper profile sizes (params.yaml): (paper, model, dataset, clients, local steps, batch,
 # evaluate every device's model)

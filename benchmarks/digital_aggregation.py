@@ -28,7 +28,7 @@ import airfl
 import airfl.schemes  # noqa: F401
 from airfl.core.scheme import ChannelStatistics, DesignContext, RoundState, Scheme
 from airfl.pipeline.registry import build_scheme
-from airfl.rng import RoundStreams
+from airfl.runtime.rng import RoundStreams
 
 N0, ES, B, D, N, J = 10.0 ** ((-161 - 30) / 10), 1e-9, 1e6, 7850, 10, 32
 KINDS = {   # the paper profile's curve parameters (params.yaml, biased_fl/fig3b)

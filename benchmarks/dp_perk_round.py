@@ -36,7 +36,7 @@ import time
 import torch
 
 from airfl.core.engine import ClientData, evaluate_many, local_sgd
-from airfl.models import build_model
+from airfl.models.flat import build_model
 from airfl.papers.dp_perk.design import clip_threshold, design_airfl_dp
 from airfl.papers.dp_perk.aggregation import airfl_dp
 from airfl.papers.dp_perk.uplink import plan_uplink, trial_generators

@@ -39,7 +39,7 @@ Implementations (all in one run, interleaved: each repeat times every variant on
   client's gradient written into an [N, d] buffer, then ``params.sub_(lr * grads)``).
 * ``loop NCHW fp32``: the loop engine with the per-client in-place SGD step, NCHW.
 * ``loop NHWC fp32`` (``autograd``): the same in channels-last; ``loop NHWC fp32 fused``: the
-  small CNNs' hand-written backward with the SGD step fused in (`airfl.cnn_step`, what `auto`
+  small CNNs' hand-written backward with the SGD step fused in (`airfl.models.cnn_step`, what `auto`
   runs on CPU for them in fp32; ResNet-18-GN has no such step).
 * ``loop NHWC bf16 autograd`` (``loop NCHW bf16`` for ResNet-18-GN): the autograd step under
   bfloat16 autocast (fp32 master weights and update), in the layout `auto` runs;
@@ -109,7 +109,7 @@ import torch
 from torch import nn
 
 from airfl.core.engine import ClientData, local_sgd, local_sgd_many, sample_batches
-from airfl.models import FedAvgCNN, FlatModel, MnistCNN, ResNet18GN, build_model
+from airfl.models.flat import FedAvgCNN, FlatModel, MnistCNN, ResNet18GN, build_model
 
 IMAGE_SHAPE = (1, 28, 28)
 IMAGE_SHAPES = {"resnet18_gn": (3, 32, 32)}     # CIFAR-sized; every other model MNIST-sized

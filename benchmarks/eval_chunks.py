@@ -32,7 +32,7 @@ import time
 import torch
 
 from airfl.core.engine import evaluate_many
-from airfl.models import build_model
+from airfl.models.flat import build_model
 
 MODELS = (("cdpb", "cnn_mnist", 1), ("dp_perk", "fedavg_cnn", 1), ("ota_fd", "cnn_mnist_k3", 10),
           ("biased_fl", "softmax", 64))

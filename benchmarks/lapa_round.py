@@ -33,7 +33,7 @@ import time
 import torch
 
 from airfl.core.engine import ClientData, evaluate_many, local_sgd
-from airfl.models import MnistCNN, build_model
+from airfl.models.flat import MnistCNN, build_model
 from engine import load_flat, loop_round  # benchmarks/engine.py (same folder)
 
 DEVICES, STEPS, BATCH, ROUNDS, MEAN_SIZE, LR = 15, 10, 220, 200, 2200, 0.01

@@ -51,7 +51,7 @@ def instrument(seconds: dict, calls: dict) -> None:
     import airfl.core.loop as loop
     import airfl.papers.biased_fl.schemes_digital as digital
     import airfl.papers.biased_fl.schemes_digital_baselines as baselines
-    import airfl.rng as rng
+    import airfl.runtime.rng as rng
 
     def wrap(owner, name, label):
         if not hasattr(owner, name):

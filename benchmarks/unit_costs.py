@@ -24,7 +24,7 @@ The machine (CPU model, logical cores, load average, date, torch version) is sto
 numbers. A GPU unit cost, when one was measured (benchmarks/device_check.py), is kept.
 
 `--eval-only` updates the evaluation forward alone after a change of the evaluation's chunk
-(a model's `eval_chunk` in `airfl.models`): it times the forward with the old chunk
+(a model's `eval_chunk` in `airfl.models.flat`): it times the forward with the old chunk
 (`--old-chunk`, one chunk of all 2,048 samples before) and the current one in one run and
 scales the stored `eval_sample_s` by their ratio (the load of the stored measurement kept),
 keeping the stored client steps, lockstep samples and stage costs; the ratios and the machine
@@ -48,7 +48,7 @@ import torch
 from airfl.core.engine import (ClientData, client_gradients_many, eval_rows, evaluate_many,
                                local_sgd)
 from airfl.data import dataset_info
-from airfl.models import build_model
+from airfl.models.flat import build_model
 from airfl.pipeline.params import load_params
 from airfl.pipeline.plan import UNIT_COSTS, train_work
 

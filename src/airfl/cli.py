@@ -22,8 +22,8 @@ def light_stages() -> frozenset[str]:
 
 
 def _overrides(pairs: list[str]) -> dict:
-    """`--set` values read as params.yaml is (strictly, aliases bounded: airfl.config.read_yaml)."""
-    from airfl.config import read_yaml
+    """`--set` values read as params.yaml is (strictly, aliases bounded: airfl.params.config.read_yaml)."""
+    from airfl.params.config import read_yaml
 
     out = {}
     for pair in pairs:
@@ -182,7 +182,7 @@ def main(argv: list[str] | None = None) -> int:
         from airfl.pipeline.params import write_schema
         return write_schema(check=args.check)
     if args.stage == "reference-results":       # loads params.yaml per profile itself
-        from airfl.config import ConfigError
+        from airfl.params.config import ConfigError
         from airfl.pipeline.reference_results import main as reference_main
         try:
             overrides = _overrides(args.set)
@@ -190,7 +190,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"airfl: {error}", file=sys.stderr)
             return 2
         return reference_main(args, overrides)
-    from airfl.config import ConfigError
+    from airfl.params.config import ConfigError
     from airfl.pipeline.params import load_params
 
     try:
@@ -210,7 +210,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.stage == "validate":
         print(f"params valid; profile {params['profile']}")
     elif args.stage == "dvc-yaml":
-        from airfl.config import read_params
+        from airfl.params.config import read_params
         from airfl.pipeline import dvcgen
         raw = read_params(args.params, _overrides(args.set))
         if args.stamp:
@@ -233,7 +233,7 @@ def main(argv: list[str] | None = None) -> int:
                 print(" ", figure.id, "(analytic)")
     else:
         from airfl.data.catalogue import DatasetUnavailableError
-        from airfl.io import ArtifactError
+        from airfl.runtime.io import ArtifactError
         from airfl.pipeline import job_lock
         from airfl.pipeline.stages import StageError
 

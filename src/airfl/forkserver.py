@@ -138,8 +138,8 @@ def _load_compiled_loops() -> None:
     import torch
 
     from airfl.channel.quantized_sums import quantized_weighted_sum
-    from airfl.models import SoftmaxRegression
-    from airfl.splitmix import splitmix64_uniforms
+    from airfl.models.flat import SoftmaxRegression
+    from airfl.runtime.splitmix import splitmix64_uniforms
 
     model = SoftmaxRegression(4, 3, l2=0.01)
     x = torch.ones(2, 5, 4)

@@ -15,7 +15,7 @@ from airfl.arena import entrants, leaderboard
 from airfl.arena.experiments import ARENA, _dp_fedavg_rises, _privacy_costs_accuracy
 from airfl.arena.task import edge_snr_db, run_block, settings
 from airfl.channel.pathloss import dbm_to_watt, gain_from_db, log_distance_db
-from airfl.claims import ACCURACY_MARGIN, paired_difference
+from airfl.core.claims import ACCURACY_MARGIN, paired_difference
 from airfl.pipeline.params import load_params
 from airfl.pipeline.registry import scheme_wings, wings
 from airfl.pipeline.stages.figure import markdown_table

@@ -9,11 +9,11 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from airfl.claims import (ACCURACY_MARGIN, GAP_MARGIN, Margin, all_of, chain, combine_orderings,
-                          combine_verdicts, final_by_trial, final_values, paired_difference,
-                          paired_equivalence, paired_noninferior, paired_order, paired_trend,
-                          value_within)
-from airfl.experiments import ClaimResult, VERDICTS
+from airfl.core.claims import (ACCURACY_MARGIN, GAP_MARGIN, Margin, all_of, chain,
+                               combine_orderings, combine_verdicts, final_by_trial, final_values,
+                               paired_difference, paired_equivalence, paired_noninferior,
+                               paired_order, paired_trend, value_within)
+from airfl.core.experiments import ClaimResult, VERDICTS
 from airfl.pipeline.stages.claims import by_paper, counts, markdown, metrics
 
 PP = ACCURACY_MARGIN                      # 1 pp
@@ -137,9 +137,9 @@ def test_identical_curves_are_equivalent_by_resolution_even_with_one_trial():
 
 
 def test_the_resolution_floor_is_half_of_float32s_significand():
-    """r = sqrt(eps_float32) = 2^-11.5 (airfl.claims.RELATIVE_RESOLUTION): fixed from the dtype,
+    """r = sqrt(eps_float32) = 2^-11.5 (airfl.core.resolution.RELATIVE_RESOLUTION): fixed from the dtype,
     above the float32 reordering bound of one round's longest reduction (785 u)."""
-    from airfl.claims import RELATIVE_RESOLUTION
+    from airfl.core.resolution import RELATIVE_RESOLUTION
 
     assert RELATIVE_RESOLUTION == pytest.approx(2.0 ** -11.5, rel=1e-12)
     assert RELATIVE_RESOLUTION > 785 * 2.0 ** -24
@@ -197,7 +197,7 @@ def test_lower_is_better_flips_the_sign_and_a_relative_margin_scales_with_the_va
 def test_a_zero_spread_of_one_resolution_step_is_inconclusive_with_few_trials():
     """Accuracy on 2,000 test images moves in 0.05 pp steps: two trials that both differ by one
     image have zero sample spread, which is the measurement's resolution, not certainty."""
-    from airfl.claims import resolution
+    from airfl.core.claims import resolution
 
     two = pd.DataFrame({"clip": [0.8050, 0.8060], "mimo": [0.8055, 0.8065]})
     assert resolution(two.to_numpy()) == pytest.approx(0.0005)
@@ -262,7 +262,7 @@ def test_all_of_combines_checks_and_gives_the_deciding_reason():
     result = all_of([ok, bad, ClaimResult.of("inconclusive", "unsure")])
     assert result.verdict == "contradicted" and result.reason == "why broken"
     assert all_of([ok, ClaimResult(None, "not run")]).verdict == "holds"
-    from airfl.claims import named
+    from airfl.core.claims import named
 
     part = named("SNR 3 dB", bad)
     assert part.verdict == "contradicted" and part.reason == "SNR 3 dB: why broken"

@@ -11,7 +11,7 @@ from airfl.core.engine import ClientData, epoch_batches, local_sgd, round_batche
 from airfl.core.loop import LocalWork, Schedule, ServerStep, TrialSetup, run_trial
 from airfl.core.scheme import ChannelStatistics
 from airfl.pipeline.registry import build_scheme
-from airfl.models import SoftmaxRegression
+from airfl.models.flat import SoftmaxRegression
 
 
 def _data(n_clients=4, per_client=(5, 9, 3, 7), dim=6, classes=3, seed=0):

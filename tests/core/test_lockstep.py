@@ -18,7 +18,7 @@ from airfl.core.engine import full_batches, local_sgd, local_sgd_many
 from airfl.core.lockstep import batchable, run_lockstep
 from airfl.core.loop import LocalWork, Schedule, ServerStep, TrialSetup, run_trial
 from airfl.core.scheme import ChannelStatistics, Scheme
-from airfl.models import SoftmaxRegression, build_model
+from airfl.models.flat import SoftmaxRegression, build_model
 from airfl.pipeline.registry import build_scheme
 
 MODEL = SoftmaxRegression(6, 3, l2=0.01)

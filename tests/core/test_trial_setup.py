@@ -10,7 +10,7 @@ import torch
 from airfl.core.engine import ClientData
 from airfl.core.loop import LocalWork, ServerStep, TrialSetup, server_step
 from airfl.core.scheme import ChannelStatistics
-from airfl.models import SoftmaxRegression
+from airfl.models.flat import SoftmaxRegression
 
 
 def test_projection_is_the_euclidean_projection_onto_the_ball():

@@ -15,7 +15,7 @@ from airfl.pipeline import dag, paths
 from airfl.pipeline.artifacts import load_frame
 from airfl.pipeline.params import validate_params
 from airfl.core.wing import Wing
-from airfl.experiments import AnalyticFigure, Panel
+from airfl.core.experiments import AnalyticFigure, Panel
 from airfl.pipeline.registry import get_analytic
 
 

@@ -121,7 +121,7 @@ def test_cdpb_both_readings_are_audited_and_the_per_coordinate_one_holds(params)
 def test_audit_rows_name_the_accounting_that_is_exceeded(tmp_path, monkeypatch):
     """A contradicted row says which accounting its claimed epsilon is (the point's
     claimed_accountant) and whether the simulated mechanism's epsilon holds too."""
-    from airfl.io import write_json
+    from airfl.runtime.io import write_json
     from airfl.pipeline import paths
     from airfl.pipeline.stages.claims import audit_claim_rows
 

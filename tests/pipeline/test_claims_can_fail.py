@@ -219,8 +219,8 @@ def test_every_claim_can_hold_and_can_be_contradicted(experiment, claim):
 def test_the_search_flags_a_claim_that_cannot_fail():
     """The mechanism itself: a claim that holds on any data shows only holds (the test above
     would fail on it), and one that reads the data shows both verdicts."""
-    from airfl.claims import ACCURACY_MARGIN, final_by_trial, paired_order
-    from airfl.experiments import Claim, ClaimResult
+    from airfl.core.claims import ACCURACY_MARGIN, final_by_trial, paired_order
+    from airfl.core.experiments import Claim, ClaimResult
 
     experiment = next(e for e in active_experiments(_params()) if e.id == "baselines/"
                       "accuracy_vs_rounds")

@@ -7,7 +7,7 @@ import copy
 import pytest
 import yaml
 
-from airfl.config import ConfigError, experiment_params
+from airfl.params.config import ConfigError, experiment_params
 from airfl.pipeline.params import (load_params, override_args, params_schema,
                                    schema_yaml, validate_params)
 
@@ -137,7 +137,7 @@ def test_schema_check_prints_a_diff_naming_the_drifted_key(tmp_path, monkeypatch
 
 def test_a_declared_core_default_reaches_the_code(params):
     """The core declaration's defaults are what validated params (and so the code) hold."""
-    from airfl.params_core import DEFS, PROPERTIES
+    from airfl.params.core import DEFS, PROPERTIES
 
     params.pop("threads", None)
     params["baselines"]["accuracy_vs_rounds"]["channel"].pop("bandwidth_hz", None)
@@ -166,7 +166,7 @@ def test_load_params_applies_cli_overrides(repo_root):
 def test_every_stage_param_key_exists_in_params_yaml(repo_root):
     """DVC refuses a stage whose param key is missing; generated curves map to their source."""
     from airfl.pipeline import dag
-    from airfl.config import get_dotted
+    from airfl.params.config import get_dotted
 
     params = load_params(repo_root / "params.yaml")
     for job in dag.jobs(params):
@@ -178,7 +178,7 @@ def test_shared_keys_are_declared_only_where_a_derivation_reads_them(repo_root):
     """DVC's params come from perturbing the composed blocks (param_deps), so
     an experiment's `shared_keys` serve only its derive jobs' views; every key names a section
     params.yaml writes (an experiment without derivations declares none)."""
-    from airfl.config import get_dotted
+    from airfl.params.config import get_dotted
     from airfl.pipeline.registry import all_experiments
 
     raw = yaml.safe_load((repo_root / "params.yaml").read_text())

@@ -1,7 +1,7 @@
 """Derivation sources and targets as names or glob patterns over the profile's curves, "*" for
 every other curve; a derivation without source curves does not run (experiments.Derivation)."""
 
-from airfl.experiments import Derivation
+from airfl.core.experiments import Derivation
 
 
 def _d(sources, targets):

@@ -12,8 +12,8 @@ import re
 
 import pytest
 
-from airfl.config import ConfigError
-from airfl.config import read_yaml
+from airfl.params.config import ConfigError
+from airfl.params.config import read_yaml
 from airfl.pipeline.dvc_exp import (current_stages, dvc_layout, dvc_round_trip,
                                     outputs_to_record, pending_outputs, set_params, set_values)
 from workspace import make_workspace, run, tool_env

@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from airfl.experiments import Experiment
+from airfl.core.experiments import Experiment
 from airfl.pipeline import paths
 from airfl.pipeline.params import validate_params
 from airfl.pipeline.registry import get_experiment
@@ -106,7 +106,7 @@ def test_noiseless_fd_copies_the_calibration_run_it_equals_and_training_gives_th
     its train job copies that calibration run (saying so) instead of training; with the
     source gone it trains, and writes the same bytes; a source made with another eta_0 is
     never copied."""
-    from airfl.io import read_json
+    from airfl.runtime.io import read_json
     from airfl.pipeline.stages import derive
 
     monkeypatch.chdir(tmp_path)
@@ -163,7 +163,7 @@ def test_evaluation_in_the_models_chunk_gives_the_same_bits_as_one_big_chunk(nam
     import torch
 
     from airfl.core.engine import eval_rows, evaluate_many
-    from airfl.models import build_model
+    from airfl.models.flat import build_model
 
     model = build_model(name, (1, 28, 28), 10)
     assert eval_rows(model) == (4096 if name == "softmax" else 256)

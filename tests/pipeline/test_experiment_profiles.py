@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from airfl.experiments import Derivation, Experiment, FigureSpec
+from airfl.core.experiments import Derivation, Experiment, FigureSpec
 
 
 def _noop(params, block, inputs):

@@ -1,5 +1,5 @@
 """Every registered figure's curves, in both profiles, drawn without two curves alike: no shared
-colour (airfl.styles.collisions), the paper's proposed scheme the most prominent wherever it is
+colour (airfl.figures.styles.collisions), the paper's proposed scheme the most prominent wherever it is
 drawn, and every paper's figures drawing its proposed scheme somewhere. Computed from the
 declarations (legends as the figure stage names them), nothing is rendered."""
 
@@ -10,7 +10,7 @@ import pytest
 from airfl.pipeline.artifacts import figure_id
 from airfl.pipeline.params import load_params
 from airfl.pipeline.registry import active_experiments, curve_legend
-from airfl.styles import collisions, figure_styles
+from airfl.figures.styles import collisions, figure_styles
 
 
 def figure_curve_names(params):

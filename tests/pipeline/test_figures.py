@@ -3,7 +3,7 @@
 import pandas as pd
 import pytest
 
-from airfl.claims import final_values, speedups
+from airfl.core.claims import final_values, speedups
 from airfl.pipeline.stages.figure import derive, finals, resample
 
 

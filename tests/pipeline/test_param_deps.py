@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from airfl.config import read_params
+from airfl.params.config import read_params
 from airfl.pipeline import dag, param_deps
 from airfl.pipeline.dvcgen import manifest, written_keys
 from airfl.pipeline.params import load_params
@@ -266,7 +266,7 @@ def test_the_device_reruns_every_job_that_trains(params_file, paper, stage, base
 
 def test_a_knob_no_changed_value_of_which_composes_counts_for_every_job():
     """The safe side: a wing that rejects every perturbation of a knob makes it everyone's."""
-    from airfl.experiments import Experiment, FigureSpec
+    from airfl.core.experiments import Experiment, FigureSpec
 
     def compose(params):
         if params["toy"]["mode"] != "a":

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import difflib
 
-from airfl.declare import Declaration, Int, Obj, Ref
+from airfl.params.declare import Declaration, Int, Obj, Ref
 from airfl.pipeline.params import params_schema
 from airfl.pipeline.params_doc import every_parameter, params_markdown, undescribed
 
@@ -48,7 +48,7 @@ def test_a_parameter_without_a_description_is_named_by_its_key_path():
 def test_the_reference_tabulates_type_default_and_per_profile_defaults():
     """A row per key: its path, type with bounds, default (both profiles' where it differs by
     profile) and description; the page links named types."""
-    from airfl.declare import ByProfile
+    from airfl.params.declare import ByProfile
 
     schema = _schema(Declaration(properties={"block": Obj(description="the block", fields={
         "rounds": ByProfile(description="rounds T (Eq. 3)", of=Int(minimum=1),

@@ -11,7 +11,7 @@ import pytest
 import torch
 import yaml
 
-from airfl.config import ConfigError
+from airfl.params.config import ConfigError
 from airfl.data.partition import Partition, load_trial_partition, save_trial_partitions
 from airfl.pipeline import paths
 from airfl.pipeline.partitioning import partition_setting, partition_trials
@@ -166,6 +166,6 @@ def test_train_eval_subset_is_seeded_per_trial():
 
     assert torch.equal(pick(None), pick(None)) and torch.equal(pick(1), pick(1))
     assert not torch.equal(pick(0), pick(1)) and not torch.equal(pick(None), pick(0))
-    from airfl.rng import numpy_generator
+    from airfl.runtime.rng import numpy_generator
     expected = np.sort(numpy_generator(0, LAPA, "train_eval").choice(n, size=10, replace=False))
     assert pick(None).tolist() == expected.tolist()

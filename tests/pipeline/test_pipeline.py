@@ -101,7 +101,7 @@ def test_every_param_key_dvc_tracks_is_written_in_params_yaml(repo_root):
     """DVC reads params.yaml as written, without the schema's defaults: the `dvc-dag` stage
     writes each stage's manifest from the keys as written (`written_keys`), and a key only the
     schema supplies would stop it (it used to fail `dvc commit` with MissingParamsError)."""
-    from airfl.config import read_params
+    from airfl.params.config import read_params
     from airfl.pipeline.dag import jobs
     from airfl.pipeline.dvcgen import written_keys
     from airfl.pipeline.params import load_params

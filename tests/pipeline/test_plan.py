@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from airfl.config import ConfigError
+from airfl.params.config import ConfigError
 from airfl.pipeline import plan
 from airfl.pipeline.dag import jobs
 from airfl.pipeline.params import load_params

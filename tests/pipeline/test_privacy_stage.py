@@ -12,7 +12,7 @@ import torch
 import pytest
 
 from airfl.pipeline import paths
-from airfl.io import json_form, write_json
+from airfl.runtime.io import json_form, write_json
 from airfl.privacy import GaussianEvent, RdpAccountant, SubsampledGaussianEvent
 from airfl.pipeline.stages.privacy import trial_epsilons
 
@@ -46,7 +46,7 @@ def test_the_stage_takes_delta_from_the_records_without_torch(tmp_path, monkeypa
     write_json(paths.run_records("x/y", "c"), {"curve": "c", "params": {"delta": 1e-3},
                                                "trials": [{"trial": 0, "rounds": rounds}]})
     code = ("import sys, airfl.pipeline.stages.privacy as p; p.run({}, 'x/y', 'c'); "
-            "assert 'torch' not in sys.modules and 'airfl.experiments' not in sys.modules; "
+            "assert 'torch' not in sys.modules and 'airfl.core.experiments' not in sys.modules; "
             "assert 'scipy.special' not in sys.modules")   # Gaussian events: no scipy (~0.4 s)
     subprocess.run([sys.executable, "-c", code], check=True, cwd=tmp_path)
     table = pd.read_csv(paths.privacy("x/y", "c"))
@@ -83,9 +83,9 @@ def test_a_curve_without_its_own_delta_takes_the_declared_one(tmp_path, monkeypa
 def _lapa_records(privacy: str, rounds: int = 4) -> tuple[list[dict], float]:
     import yaml
     from airfl.core.scheme import ChannelStatistics, DesignContext, RoundState
-    from airfl.papers.lapa.training import compose
+    from airfl.papers.lapa.run_blocks import compose
     from airfl.pipeline.registry import build_scheme
-    from airfl.rng import RoundStreams
+    from airfl.runtime.rng import RoundStreams
 
     k, dim = 15, 32
     with open("params.yaml") as f:
@@ -111,7 +111,7 @@ def _lapa_records(privacy: str, rounds: int = 4) -> tuple[list[dict], float]:
 def _ota_fd_records(method: str, rounds: int = 4) -> tuple[list[dict], float]:
     from airfl.core.scheme import RoundState
     from airfl.papers.ota_fd.schemes import OtaFdScheme
-    from airfl.rng import RoundStreams
+    from airfl.runtime.rng import RoundStreams
 
     m = k = 10
     counts = np.full((m, k), 2.0)

@@ -19,7 +19,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from airfl.config import ConfigError, read_yaml, typed_config_overrides
+from airfl.params.config import ConfigError, read_yaml, typed_config_overrides
 from airfl.pipeline.params import load_params, validate_params
 
 
@@ -193,7 +193,7 @@ def test_a_design_made_with_other_parameters_is_removed_not_trained_on(tmp_path)
     """train reads what the design stage stored, so a stored design whose provenance
     is not the current curve, channel, scale and seed is removed (the design stage rebuilds it);
     figure-only panel keys do not count."""
-    from airfl.io import provenance, write_json
+    from airfl.runtime.io import provenance, write_json
     from airfl.pipeline.stages import StageError
     from airfl.pipeline.stages.train import stored_designs
 
@@ -389,7 +389,7 @@ def test_an_alias_bomb_in_a_set_value_stops_the_cli(repo_root):
 # -- corrupted inputs: a stage stops naming the file, and the file is rebuilt ---------------------
 
 def _table(tmp_path):
-    from airfl.io import write_csv
+    from airfl.runtime.io import write_csv
 
     path = tmp_path / "results" / "runs" / "x.csv"
     frame = pd.DataFrame({"trial": [0, 0, 1, 1], "round": [0, 1, 0, 1],
@@ -399,7 +399,7 @@ def _table(tmp_path):
 
 
 def test_a_stored_table_reads_back_as_written(tmp_path):
-    from airfl.io import read_table
+    from airfl.runtime.io import read_table
 
     path, frame = _table(tmp_path)
     pd.testing.assert_frame_equal(read_table(path, ("trial", "round")), frame)
@@ -413,7 +413,7 @@ def test_a_stored_table_reads_back_as_written(tmp_path):
     (lambda b: b"trial,time\n0,1\n", "lacks the column(s) round"),
 ])
 def test_a_spoiled_table_stops_naming_the_file_and_is_removed(tmp_path, spoil, problem):
-    from airfl.io import ArtifactError, read_table
+    from airfl.runtime.io import ArtifactError, read_table
 
     path, _ = _table(tmp_path)
     path.write_bytes(spoil(path.read_bytes()))
@@ -427,7 +427,7 @@ def test_a_spoiled_table_stops_naming_the_file_and_is_removed(tmp_path, spoil, p
 
 @pytest.mark.parametrize("text", ['{"trials": [1, 2', "garbage\n", "\xff\xfe"])
 def test_a_garbled_json_artifact_stops_naming_the_file_and_is_removed(tmp_path, text):
-    from airfl.io import ArtifactError, read_json
+    from airfl.runtime.io import ArtifactError, read_json
 
     path = tmp_path / "records.json"
     path.write_bytes(text.encode("latin-1"))
@@ -438,7 +438,7 @@ def test_a_garbled_json_artifact_stops_naming_the_file_and_is_removed(tmp_path, 
 
 def test_a_run_table_missing_whole_trials_is_not_drawn(tmp_path, monkeypatch):
     """Cut at a line end, a table has no cut number, but it lacks the later trials."""
-    from airfl.io import ArtifactError, write_csv
+    from airfl.runtime.io import ArtifactError, write_csv
     from airfl.pipeline.stages import figure
 
     monkeypatch.chdir(tmp_path)

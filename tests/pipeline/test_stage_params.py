@@ -94,7 +94,7 @@ def test_a_paper_s_claims_run_on_its_declared_params(paper, params, tmp_path, mo
     """The claims job of one paper reads only its own section: with no figures written it stops
     on the missing figure data, never on another paper's key (asking every wing's experiments
     whether they run read LAPA's section from the DP-as-a-perk claims job)."""
-    from airfl.io import ArtifactError
+    from airfl.runtime.io import ArtifactError
     from airfl.pipeline.stages import claims
 
     monkeypatch.chdir(tmp_path)

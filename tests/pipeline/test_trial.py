@@ -69,7 +69,7 @@ def test_rayleigh_mean_gain_model_gives_every_device_the_stated_mean_gain():
     """`channel.model: rayleigh_mean_gain`: E|h_m|^2 = mean_gain for every device, no layout
     (CDPB's h_bar), and the round loop's Rayleigh draw has that mean."""
     from airfl.core.loop import draw_channel_power
-    from airfl.rng import RoundStreams
+    from airfl.runtime.rng import RoundStreams
 
     stats = setup.channel_statistics({"seed": 0}, _block({"model": "rayleigh_mean_gain",
                                                           "mean_gain": 2.5}), "t/e", 0)
@@ -101,7 +101,7 @@ def test_geometry_model_places_devices_in_the_disc_with_path_loss_decreasing_in_
 def test_a_composed_block_without_a_known_channel_model_stops_naming_the_key(channel, expected):
     """A wing's composed block is not checked by the params schema: the builder lookup names
     the key and what is allowed (no guess from the block's shape)."""
-    from airfl.config import ConfigError
+    from airfl.params.config import ConfigError
 
     with pytest.raises(ConfigError) as info:
         setup.channel_statistics({"seed": 0}, _block(channel), "t/e", 0, where="wing.fig.channel")
@@ -116,7 +116,7 @@ def test_one_call_builds_the_parts_of_a_trial_from_the_block():
     reference; final_only drops every evaluation before the last round."""
     from airfl.core.engine import ClientData
     from airfl.core.scheme import ChannelStatistics
-    from airfl.models import SoftmaxRegression
+    from airfl.models.flat import SoftmaxRegression
     from airfl.pipeline.registry import get_experiment
 
     experiment = get_experiment("biased_fl/fig2a")

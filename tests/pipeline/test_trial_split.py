@@ -11,8 +11,8 @@ import pandas as pd
 import pytest
 import yaml
 
-from airfl.config import ConfigError
-from airfl.io import read_frame, write_frame
+from airfl.params.config import ConfigError
+from airfl.runtime.io import read_frame, write_frame
 from airfl.pipeline import dvcgen
 from airfl.pipeline.params import load_params
 from airfl.pipeline.registry import get_experiment

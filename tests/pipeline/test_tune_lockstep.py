@@ -50,7 +50,7 @@ def _short_block(params):
 
 
 def test_candidates_run_in_lockstep_and_score_as_one_by_one_runs(workspace):
-    from airfl.io import read_json
+    from airfl.runtime.io import read_json
     from airfl.pipeline import paths
     from airfl.pipeline.runs import design_trials, run_trials, trial_jobs
     from airfl.pipeline.trial import curve_inputs
@@ -87,7 +87,7 @@ def test_candidates_run_in_lockstep_and_score_as_one_by_one_runs(workspace):
 def test_an_infeasible_candidate_is_returned_in_its_place(workspace):
     """BB-FL Interior with a cut-off nobody reaches leaves no device transmitting: its slot
     holds the NoTransmissionError; the feasible candidate beside it is scored."""
-    from airfl.io import read_json
+    from airfl.runtime.io import read_json
     from airfl.pipeline import paths
     from airfl.pipeline.tuning import candidate_scores
 
@@ -107,7 +107,7 @@ def test_a_candidate_with_the_runs_of_an_earlier_one_is_not_run_again(workspace,
     run once; the later one gets the earlier one's scores and `same_runs_as`. Here the third
     candidate repeats the first: only two candidates' trials reach the lockstep."""
     import airfl.pipeline.runs as runs
-    from airfl.io import read_json
+    from airfl.runtime.io import read_json
     from airfl.pipeline import paths
     from airfl.pipeline.tuning import candidate_scores
 
@@ -135,7 +135,7 @@ def test_bbfl_interior_is_scored_by_the_loss_over_the_devices_it_trains_on(works
     objective over S_in, which a model that does not move scores 0 and a training one below 0,
     so the selection (the one-SE rule on that score) cannot prefer a step size that barely
     moves; every other scheme keeps the final-gap score."""
-    from airfl.io import read_json
+    from airfl.runtime.io import read_json
     from airfl.pipeline import paths
     from airfl.pipeline.tuning import candidate_scores, score_of, select_eta
 

@@ -14,7 +14,7 @@ from airfl.core.audit_draws import linear_draws, loop_draws
 from airfl.privacy.audit import (audit_threshold, clopper_pearson, empirical_mu, eps_from_rates,
                                  gaussian_mechanism_epsilon, gdp_delta, gdp_epsilon)
 from airfl.privacy.auditing import AuditableMechanism, run_audit
-from airfl.rng import torch_generator
+from airfl.runtime.rng import torch_generator
 
 DELTA = 1e-5
 

@@ -14,7 +14,7 @@ from airfl.core.aggregation import clip_by_norm
 from airfl.core.scheme import ChannelStatistics, DesignContext, RoundState
 from airfl.pipeline.registry import build_scheme
 from airfl.privacy import RdpAccountant, event_from_dict
-from airfl.rng import RoundStreams
+from airfl.runtime.rng import RoundStreams
 
 N, D = 8, 50
 

@@ -6,7 +6,7 @@ import sys
 
 from snakemake.utils import update_config, validate
 
-from airfl.config import ConfigError, typed_config_overrides
+from airfl.params.config import ConfigError, typed_config_overrides
 from airfl.pipeline import dag, paths, snakemake_rules
 from airfl.pipeline.job_priority import load_job_seconds, priority
 from airfl.pipeline.params import override_args, schema_file, validate_params

@@ -1,7 +1,7 @@
 # Read params.yaml (and any --configfile) with airfl's strict YAML reader before Snakemake's
 # `configfile:` does: Snakemake's loader reports a syntax error without its line and keeps the
 # last of two repeated keys silently.
-from airfl.config import ConfigError, read_params_file
+from airfl.params.config import ConfigError, read_params_file
 
 for _path in ["params.yaml", *map(str, workflow.config_settings.configfiles)]:
     try:

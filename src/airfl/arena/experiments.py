@@ -10,8 +10,8 @@ import pandas as pd
 
 from airfl.arena import entrants, leaderboard
 from airfl.arena.task import run_block, settings
-from airfl.claims import ACCURACY_MARGIN, final_by_trial, paired_order, paired_trend
-from airfl.experiments import Claim, ClaimResult, Experiment, FigureSpec, Table
+from airfl.core.claims import ACCURACY_MARGIN, final_by_trial, paired_order, paired_trend
+from airfl.core.experiments import Claim, ClaimResult, Experiment, FigureSpec, Table
 
 
 def compose(params: dict[str, Any]) -> dict[str, Any]:

@@ -18,7 +18,7 @@ from typing import Any
 import pandas as pd
 
 from airfl.arena.entrants import ABSENT, PRESENT
-from airfl.claims import ACCURACY_MARGIN, final_by_trial, paired_difference
+from airfl.core.claims import ACCURACY_MARGIN, final_by_trial, paired_difference
 
 COLUMNS = ("eps_target", "delta", "snr_db", "rank", "scheme", "wing", "status", "curve",
            "accuracy_pct", "accuracy_sd_pct", "trials", "epsilon_simulated", "epsilon_paper",
@@ -82,7 +82,7 @@ def _row(curve: str, params: dict[str, Any], accuracy: pd.Series, simulated: flo
 
 def _versus(accuracy: pd.DataFrame, best: str, curve: str) -> dict[str, Any]:
     """best - curve, its paired interval's half width (pp) and the verdict on 'best is more
-    accurate' with the accuracy margin (airfl.claims.paired_difference)."""
+    accurate' with the accuracy margin (airfl.core.claims.paired_difference)."""
     difference = paired_difference(accuracy, best, curve, ACCURACY_MARGIN)
     return {"vs_best_pp": 100 * difference.mean, "vs_best_half_width_pp":
             100 * difference.half_width, "vs_best_verdict": difference.verdict}

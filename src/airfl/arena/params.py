@@ -1,11 +1,11 @@
-"""params.yaml's `arena` block, declared once (airfl.declare): the one task, channel, power
+"""params.yaml's `arena` block, declared once (airfl.params.declare): the one task, channel, power
 budget and privacy sweep every scheme of the arena runs on. A light module (stdlib only):
 every job validates params.yaml.
 """
 
 from __future__ import annotations
 
-from airfl.declare import ByProfile, Declaration, Enum, Int, ListOf, Num, Obj, Ref
+from airfl.params.declare import ByProfile, Declaration, Enum, Int, ListOf, Num, Obj, Ref
 
 PROPERTIES = {
     "arena": Ref(description="the cross-paper arena: the private over-the-air and digital "

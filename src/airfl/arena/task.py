@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from airfl.declare import resolve
+from airfl.params.declare import resolve
 
 
 def edge_snr_db(radio: dict[str, Any]) -> float:
@@ -36,7 +36,7 @@ def settings(params: dict[str, Any]) -> dict[str, Any]:
 
 
 def run_block(params: dict[str, Any], curves: dict[str, dict[str, Any]]) -> dict[str, Any]:
-    """The generic run block (airfl.experiments.Experiment.compose) of the arena's task with
+    """The generic run block (airfl.core.experiments.Experiment.compose) of the arena's task with
     these curves."""
     arena = settings(params)
     task, radio = arena["task"], arena["radio"]

@@ -16,7 +16,7 @@ the projection on the canary direction, and every other coordinate carries noise
   share one role draw between many values and break the independence the bound needs).
 
 The caller's release builds its generators from the call index it is given (e.g.
-``RoundStreams(seed, "audit/<mechanism>/<world>", call, 0)``, :mod:`airfl.rng`), so a call
+``RoundStreams(seed, "audit/<mechanism>/<world>", call, 0)``, :mod:`airfl.runtime.rng`), so a call
 repeated with the same index replays the same draws.
 """
 

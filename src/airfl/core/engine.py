@@ -16,7 +16,7 @@ from typing import Sequence
 import torch
 
 from airfl.core.memory import empty_rows
-from airfl.models import FlatModel
+from airfl.models.flat import FlatModel
 
 
 @dataclass
@@ -262,7 +262,7 @@ def _cross_entropy(logits: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
 
 def eval_rows(model: FlatModel) -> int:
     """Rows per evaluation forward of a model without batch statistics: its `eval_chunk`
-    (airfl.models; 4,096 where a model declares none)."""
+    (airfl.models.flat; 4,096 where a model declares none)."""
     return int(getattr(model, "eval_chunk", 4096))
 
 

@@ -48,7 +48,7 @@ from airfl.core.engine import client_gradients_many, local_sgd_many
 from airfl.core.loop import TrialRun, TrialSetup
 from airfl.core import memory
 from airfl.core.scheme import Scheme
-from airfl.progress import Progress
+from airfl.runtime.progress import Progress
 
 __all__ = ["CPU_TRIAL_BATCHED", "MAX_BATCH", "aggregate_runs", "batchable", "local_batchable",
            "run_lockstep", "trial_batching"]

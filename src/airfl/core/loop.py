@@ -18,8 +18,8 @@ from airfl.core.engine import (client_gradients, evaluate_many, local_sgd, objec
                                sample_batches)
 from airfl.core.scheme import RoundState, Scheme
 from airfl.core.trial_setup import LocalWork, Schedule, ServerStep, TrialSetup
-from airfl.progress import Progress
-from airfl.rng import RoundStreams, torch_generator
+from airfl.runtime.progress import Progress
+from airfl.runtime.rng import RoundStreams, torch_generator
 
 __all__ = ["LocalWork", "Schedule", "ServerStep", "TrialRun", "TrialSetup",
            "channel_power_sequence", "client_updates", "draw_channel_power", "initial_params",

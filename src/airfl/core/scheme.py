@@ -18,7 +18,7 @@ from typing import Any, Callable, Sequence
 
 import torch
 
-from airfl.rng import RoundStreams
+from airfl.runtime.rng import RoundStreams
 
 
 @dataclass(frozen=True)

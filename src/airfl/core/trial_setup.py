@@ -20,7 +20,7 @@ import torch
 
 from airfl.core.engine import ClientData, GatheredBatch
 from airfl.core.scheme import ChannelStatistics
-from airfl.models import FlatModel
+from airfl.models.flat import FlatModel
 
 __all__ = ["LocalWork", "Schedule", "ServerStep", "TrialSetup"]
 

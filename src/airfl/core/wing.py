@@ -4,7 +4,7 @@ A package offers a wing through the Python entry point group `airfl.wings` (name
 name, value = its `Wing` object), so a user's own installed package can add schemes to existing
 figures or a whole paper without editing airfl. The object is cheap to import: the heavy parts
 (experiments, scheme classes) are named as import strings and loaded only by the stages that
-need them, and the parameters are declared once in a light module of the wing (airfl.declare
+need them, and the parameters are declared once in a light module of the wing (airfl.params.declare
 nodes, no torch: every job validates params.yaml, the light `privacy` job included).
 """
 
@@ -23,7 +23,7 @@ class Wing:
     figures folders and its `snakemake <name>` target after it. `package`: the Python package
     holding the wing (its code is what its stages depend on). `catalogue`: the module whose
     `EXPERIMENTS` and `ANALYTIC` tuples are the wing's figures (None: a wing of schemes only). `schemes`: scheme kind -> "module:Class".
-    `params`: the module declaring its parameters (airfl.declare): `DECLARATION` (a
+    `params`: the module declaring its parameters (airfl.params.declare): `DECLARATION` (a
     `Declaration`: its top-level keys, `$defs` and curve kinds) and, where it registers audits,
     `AUDIT` (the node of params.yaml `audit.<wing>`); None: no parameters.
     `schema_defs`: schema `$defs` the wing computes from code (e.g. one curve type generated from
@@ -33,7 +33,7 @@ class Wing:
     `AuditableMechanism`. `labels`: scheme kind -> its legend name, for a curve of that kind
     that the experiment drawing it does not name (e.g. a plug-in scheme added to another
     wing's figure); its colour and marker are then the figure's first free ones
-    (airfl.styles), unless the wing registers a style for the name.
+    (airfl.figures.styles), unless the wing registers a style for the name.
     """
 
     name: str
@@ -46,7 +46,7 @@ class Wing:
     labels: Mapping[str, str] = field(default_factory=dict)
 
     def schema(self) -> dict[str, Any]:
-        """The wing's schema parts from its declaration (airfl.declare.Declaration.parts):
+        """The wing's schema parts from its declaration (airfl.params.declare.Declaration.parts):
         `properties` (its top-level params.yaml keys), `required`, `$defs`, and `curve_schemes`
         (kind -> parameter schema of schemes usable in the generic curves of any training
         experiment); no `params` module means no parameters."""

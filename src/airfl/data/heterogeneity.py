@@ -11,7 +11,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from airfl.lazy import lazy_import
+from airfl.runtime.lazy import lazy_import
 
 from .partition import Partition
 

@@ -8,11 +8,11 @@ from typing import Any
 
 import pandas as pd
 
-from airfl.experiments import AnalyticFigure, Experiment, FigureSpec
-from airfl.io import read_json, read_table
+from airfl.core.experiments import AnalyticFigure, Experiment, FigureSpec
+from airfl.runtime.io import read_json, read_table
 from airfl.pipeline import paths
 from airfl.pipeline.partitioning import PARTITION_WORDS, partition_setting
-from airfl.styles import label_styles
+from airfl.figures.styles import label_styles
 
 
 def caption(params: dict[str, Any], experiment: Experiment) -> str:
@@ -32,7 +32,7 @@ def caption(params: dict[str, Any], experiment: Experiment) -> str:
 
 
 def with_colours(frame: pd.DataFrame, key: str = "style_key") -> pd.DataFrame:
-    """Each row with the colour its curve is drawn in (airfl.styles.label_styles over the
+    """Each row with the colour its curve is drawn in (airfl.figures.styles.label_styles over the
     figure's curves, as the PNG), so `dvc plots` draws each scheme in the figure's colour."""
     styles = label_styles(zip(frame["label"], frame[key]))
     return frame.assign(color=frame["label"].map(lambda k: styles[k].colour))

@@ -19,7 +19,7 @@ from importlib.util import find_spec
 from pathlib import Path
 from typing import Iterator
 
-from airfl.io import atomic_path
+from airfl.runtime.io import atomic_path
 
 ROOT_PACKAGE = "airfl"
 

@@ -13,8 +13,8 @@ from typing import Any
 
 import pandas as pd
 
-from airfl.experiments import final_rounds_back
-from airfl.io import json_form, provenance
+from airfl.core.experiments import final_rounds_back
+from airfl.runtime.io import json_form, provenance
 from airfl.pipeline import paths
 from airfl.pipeline.effective import effective_curve
 from airfl.pipeline.registry import get_experiment

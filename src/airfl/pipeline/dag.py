@@ -13,8 +13,8 @@ from functools import cache
 from typing import Any
 
 from airfl.pipeline import param_deps, paths, stage_table
-from airfl.config import get_dotted
-from airfl.experiments import AnalyticFigure, Experiment
+from airfl.params.config import get_dotted
+from airfl.core.experiments import AnalyticFigure, Experiment
 from airfl.pipeline.code_deps import digest, stage_code
 from airfl.pipeline.dvc_plots import Plot
 from airfl.pipeline.stage_params import stage_keys

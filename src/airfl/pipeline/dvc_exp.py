@@ -35,8 +35,8 @@ from typing import Any
 
 import yaml
 
-from airfl.config import ConfigError, _StrictLoader, read_params_file, read_yaml, set_dotted
-from airfl.io import atomic_path
+from airfl.params.config import ConfigError, _StrictLoader, read_params_file, read_yaml, set_dotted
+from airfl.runtime.io import atomic_path
 
 PARAMS = Path("params.yaml")
 

@@ -192,7 +192,7 @@ OF THE USE OF THIS SOFTWARE, EVEN IF ADVISED OF THE POSSIBILITY OF SUCH DAMAGE."
 
 def main(argv: list[str] | None = None) -> int:
     """`python -m airfl.pipeline.dvc_plots PACKAGES_DIR`: write .dvc/plots/offline.html."""
-    from airfl.io import write_text
+    from airfl.runtime.io import write_text
 
     args = sys.argv[1:] if argv is None else argv
     if len(args) != 1 or not Path(args[0]).is_dir():

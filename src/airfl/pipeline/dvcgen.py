@@ -8,8 +8,8 @@ from typing import Any
 
 import yaml
 
-from airfl.config import get_dotted
-from airfl.io import write_generated, write_text
+from airfl.params.config import get_dotted
+from airfl.runtime.io import write_generated, write_text
 from airfl.pipeline import dvc_plots, paths
 from airfl.pipeline.code_deps import dep_digest
 from airfl.pipeline.dag import Job, jobs

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from airfl.experiments import Experiment
+from airfl.core.experiments import Experiment
 from airfl.pipeline.runs import calibrated, derived
 from airfl.pipeline.tuning import tuned_curve
 

@@ -30,8 +30,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from airfl.config import flatten, get_dotted, set_dotted
-from airfl.experiments import Experiment
+from airfl.params.config import flatten, get_dotted, set_dotted
+from airfl.core.experiments import Experiment
 from airfl.pipeline import stage_table
 from airfl.pipeline.stage_table import curve_stages
 

@@ -26,7 +26,7 @@ HEADER = """\
 # Parameter reference
 
 Every key of `params.yaml`, generated from the typed declarations of the core
-(`src/airfl/params_core.py`) and of each installed wing (its `params` module), the same ones
+(`src/airfl/params/core.py`) and of each installed wing (its `params` module), the same ones
 that generate `workflow/schemas/params.schema.yaml`. A key path reads as in params.yaml: `a.b` is
 key `b` of block `a`, `a[]` an element of list `a`, `a.<name>` any name of a free-named map.
 *per profile* means the value may be one value for both profiles or `{quick: ..., paper: ...}`;
@@ -330,7 +330,7 @@ def _top_anchor(name: str) -> str:
 
 def write_params_doc(schema: dict[str, Any], check: bool = False) -> int:
     """Write docs/parameters.md (or, with check, fail with a diff when it is stale)."""
-    from airfl.io import write_generated
+    from airfl.runtime.io import write_generated
 
     return write_generated(GENERATED_DOC, params_markdown(schema), check, "airfl schema")
 

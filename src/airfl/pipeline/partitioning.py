@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from airfl.config import ConfigError
+from airfl.params.config import ConfigError
 
 PARTITION_PER = ("experiment", "trial")
 

@@ -51,9 +51,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from airfl.config import ConfigError
+from airfl.params.config import ConfigError
 from airfl.data import dataset_info
-from airfl.experiments import final_rounds_back
+from airfl.core.experiments import final_rounds_back
 from airfl.pipeline.trial_blocks import block_trials, trial_blocks
 
 UNIT_COSTS = Path("workflow/unit_costs.json")

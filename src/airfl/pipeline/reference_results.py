@@ -34,8 +34,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from airfl.config import ConfigError, get_dotted
-from airfl.io import git_commit, json_form, read_json, write_json, write_text
+from airfl.params.config import ConfigError, get_dotted
+from airfl.runtime.io import git_commit, json_form, read_json, write_json, write_text
 from airfl.pipeline import paths
 
 ROOT = Path("reference")

@@ -22,7 +22,7 @@ from airfl.core.wing import Wing
 
 if TYPE_CHECKING:      # light at import: every job validates params through this module
     from airfl.core.scheme import Scheme
-    from airfl.experiments import AnalyticFigure, Experiment, Reference
+    from airfl.core.experiments import AnalyticFigure, Experiment, Reference
 
 GROUP = "airfl.wings"
 

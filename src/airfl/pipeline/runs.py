@@ -13,9 +13,9 @@ from airfl.core.lockstep import batchable, local_batchable, run_lockstep
 from airfl.core.loop import channel_power_sequence, run_trial
 from airfl.core.scheme import ChannelStatistics, DesignContext
 from airfl.data import dataset_info
-from airfl.experiments import Experiment
-from airfl.io import read_json
-from airfl.models import build_model
+from airfl.core.experiments import Experiment
+from airfl.runtime.io import read_json
+from airfl.models.flat import build_model
 from airfl.pipeline import paths
 from airfl.pipeline.registry import build_scheme
 from airfl.pipeline.partitioning import partition_trials

@@ -25,17 +25,17 @@ from airfl.pipeline import paths
 from airfl.pipeline.partitioning import partition_setting, partition_trials
 from airfl.channel.geometry import quantile_radii, uniform_disc
 from airfl.channel.pathloss import dbm_to_watt, free_space_db, gain_from_db, log_distance_db
-from airfl.config import ConfigError
+from airfl.params.config import ConfigError
 from airfl.core.engine import ClientData
 from airfl.core.trial_setup import LocalWork, Schedule, ServerStep, TrialSetup
 from airfl.core.scheme import ChannelStatistics
 from airfl.data import dataset_info, load_dataset, to_float_tensor
 from airfl.data.partition import Partition, load_trial_partition
-from airfl.experiments import Experiment
-from airfl.io import read_json
-from airfl.models import FlatModel, build_model, check_engine
-from airfl.precision import apply_precision
-from airfl.rng import numpy_generator, torch_generator
+from airfl.core.experiments import Experiment
+from airfl.runtime.io import read_json
+from airfl.models.flat import FlatModel, build_model, check_engine
+from airfl.models.precision import apply_precision
+from airfl.runtime.rng import numpy_generator, torch_generator
 
 
 def path_gain_db(distances: torch.Tensor, pathloss: dict[str, Any]) -> torch.Tensor:

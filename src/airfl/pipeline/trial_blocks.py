@@ -23,7 +23,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from airfl.config import ConfigError
+from airfl.params.config import ConfigError
 
 _BLOCK = re.compile(r"^(\d+)-(\d+)$")
 

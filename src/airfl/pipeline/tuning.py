@@ -55,8 +55,8 @@ import numpy as np
 from airfl.pipeline import paths
 from airfl.pipeline.param_search import edge_of
 from airfl.core.participation import NoTransmissionError
-from airfl.experiments import Experiment
-from airfl.io import read_json
+from airfl.core.experiments import Experiment
+from airfl.runtime.io import read_json
 
 
 def searched(block: dict[str, Any]) -> bool:

@@ -20,8 +20,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from airfl.experiments import Experiment
-from airfl.io import json_form, read_json, write_json, write_text
+from airfl.core.experiments import Experiment
+from airfl.runtime.io import json_form, read_json, write_json, write_text
 from airfl.pipeline import paths
 
 

@@ -16,14 +16,14 @@ from typing import Any
 
 import torch
 
-from airfl.declare import resolve
+from airfl.params.declare import resolve
 from airfl.core.audit_draws import linear_draws, loop_draws
 from airfl.core.scheme import ChannelStatistics, DesignContext, RoundState
 from airfl.privacy import GaussianEvent, SubsampledGaussianEvent, event_rdp, eps_from_rdp
 from airfl.privacy.audit import gaussian_mechanism_epsilon
 from airfl.privacy.auditing import AuditableMechanism
 from airfl.privacy.rdp import DEFAULT_ORDERS
-from airfl.rng import RoundStreams
+from airfl.runtime.rng import RoundStreams
 from airfl.schemes.dp import GaussianDpFedAvg
 from airfl.schemes.ota import OtaTruncatedInversion
 

@@ -1,4 +1,4 @@
-"""The generic schemes' parameters, declared once (airfl.declare): each kind may be the `scheme`
+"""The generic schemes' parameters, declared once (airfl.params.declare): each kind may be the `scheme`
 of a curve in any training experiment's `curves` (`DECLARATION.curve_schemes`, assembled into
 `$defs.curve`), and `AUDIT` is params.yaml `audit.generic`, the settings of this wing's audited
 DP mechanisms (a list is a grid). A light module (stdlib only): every job validates
@@ -7,7 +7,7 @@ params.yaml.
 
 from __future__ import annotations
 
-from airfl.declare import ByProfile, Declaration, Int, ListOf, Num, Obj, OneOf, Ref
+from airfl.params.declare import ByProfile, Declaration, Int, ListOf, Num, Obj, OneOf, Ref
 
 # a positive number, or a list of them (a grid: one audit each)
 _POSITIVE_OR_GRID = (Ref(name="positive"), ListOf(items=Ref(name="positive"), min_items=1))

@@ -24,7 +24,7 @@ from airfl.papers.biased_fl import design_digital_model as dm
 from airfl.papers.biased_fl import design_digital_surrogate as dsur
 from airfl.papers.biased_fl import schemes_digital as ds
 from airfl.papers.biased_fl import schemes_digital_baselines as dsb
-from airfl.rng import RoundStreams
+from airfl.runtime.rng import RoundStreams
 
 N0 = 10.0 ** ((-161 - 30) / 10)
 D_MODEL = 7850

@@ -17,11 +17,11 @@ from airfl.core.engine import ClientData
 from airfl.core.lockstep import run_lockstep
 from airfl.core.loop import LocalWork, Schedule, ServerStep, TrialSetup, run_trial
 from airfl.core.scheme import ChannelStatistics, DesignContext, RoundState
-from airfl.models import SoftmaxRegression
+from airfl.models.flat import SoftmaxRegression
 from airfl.papers.biased_fl import design_digital_model as dm
 from airfl.papers.biased_fl import schemes_digital as ds
 from airfl.pipeline.registry import build_scheme
-from airfl.rng import RoundStreams
+from airfl.runtime.rng import RoundStreams
 
 N0, ES, B = 10.0 ** ((-161 - 30) / 10), 1e-9, 1e6        # the paper's E_s, N0 (dBm/Hz), B
 LAM = torch.tensor([4e-11, 2e-11, 1e-11, 5e-12], dtype=torch.float64)

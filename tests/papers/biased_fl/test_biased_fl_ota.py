@@ -20,7 +20,7 @@ from airfl.pipeline.registry import build_scheme, scheme_kinds
 from airfl.papers.biased_fl import design_ota as od
 from airfl.papers.biased_fl import schemes_ota as osch
 from airfl.papers.biased_fl import schemes_ota_baselines as osb
-from airfl.rng import RoundStreams
+from airfl.runtime.rng import RoundStreams
 
 # ---- default OTA geometry --------------------------------------------------
 N, R_MAX, D_MODEL = 10, 3000.0, 7850
@@ -506,7 +506,7 @@ def test_ota_noise_real_part_halves_the_noise_variance(kind, params):
 
 
 def test_ota_noise_is_passed_from_the_radio_to_ota_curves_only():
-    from airfl.papers.biased_fl.training import curve_params
+    from airfl.papers.biased_fl.run_blocks import curve_params
 
     params = {"seed": 0, "biased_fl": {"problem": {"mu": 0.01},
                                        "radio": {"ota_noise": "real_part"}}}

@@ -98,7 +98,7 @@ def test_offset_only_curves_run_in_the_offset_panels_and_their_claims_say_na(rep
     partial = claims["fig2b_genie_best"].evaluate(frame)             # LCPC one of the compared
     assert partial.verdict == "holds" and "lcpc_ota_comp not run" in partial.numbers
     bad = {**params["biased_fl"]["fig2b"], "offset_only_curves": ["nope"]}
-    from airfl.papers.biased_fl.training import literal_curves
+    from airfl.papers.biased_fl.run_blocks import literal_curves
     with pytest.raises(ValueError, match="offset_only_curves names \\['nope'\\]"):
         literal_curves(bad)
 

@@ -15,8 +15,8 @@ from airfl.core.loop import LocalWork, ServerStep, TrialSetup, initial_update_no
 from airfl.core.scheme import ChannelStatistics
 from airfl.pipeline.dag import jobs
 from airfl.pipeline.registry import get_experiment
-from airfl.models import SoftmaxRegression
-from airfl.papers.cdpb.training import median_update_norm
+from airfl.models.flat import SoftmaxRegression
+from airfl.papers.cdpb.run_blocks import median_update_norm
 from airfl.pipeline.runs import calibrated
 
 N_CLIENTS, PER_CLIENT, FEATURES, CLASSES, LR = 5, 4, 3, 3, 0.1

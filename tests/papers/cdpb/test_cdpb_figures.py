@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 from airfl.papers.cdpb import analytic_figures as af
-from airfl.papers.cdpb.analytic_claims import Claim, claims_fig3
+from airfl.papers.cdpb.claims import Claim, claims_fig3
 
 from test_cdpb_helpers import assert_printed
 
@@ -166,7 +166,7 @@ def test_fig7b_similar_trend_is_the_positive_disparity(frames):
 def test_fig9a_stored_weight_is_where_an_interior_beta_starts_to_win(frames):
     """The stored privacy weight is the bisected threshold: with the same formulas and taus an
     interior beta beats both ends at it, and does not at the weight WEIGHT_RTOL below it."""
-    from airfl.papers.cdpb.analytic_claims import interior_advantage
+    from airfl.papers.cdpb.claims import interior_advantage
 
     scan = frames["fig9a"].attrs["interior_weight"]
     w = scan["lam2_threshold"]

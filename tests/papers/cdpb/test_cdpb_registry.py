@@ -32,7 +32,7 @@ def test_claims_on_the_stored_frame_equal_the_claims_on_the_computed_one(tmp_pat
     checks test identities such as gamma * tau = const to float precision)."""
     import pandas as pd
 
-    from airfl.io import write_csv
+    from airfl.runtime.io import write_csv
 
     for figure in all_analytic():
         if figure.paper != "cdpb" or figure.figure not in {"fig2a", "fig2b", "fig3", "fig5"}:

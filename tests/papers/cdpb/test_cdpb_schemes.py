@@ -16,7 +16,7 @@ from airfl.papers.cdpb.privacy import privacy_inputs, strategy_rdp_round
 from airfl.papers.cdpb.schemes import SETTING_KEYS
 from airfl.papers.cdpb.setting import CdpbSetting
 from airfl.privacy import event_from_dict, event_rdp
-from airfl.rng import RoundStreams
+from airfl.runtime.rng import RoundStreams
 
 K, D = 100, 50
 

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import torch
 
-from airfl.papers.dp_perk import analytic_claims as ac
+from airfl.papers.dp_perk.claims import analytic as ac
 from airfl.papers.dp_perk import analytic_figures as af
 
 torch.set_num_threads(1)

@@ -19,9 +19,9 @@ from airfl.core.engine import ClientData, epoch_batches, local_sgd
 from airfl.core.loop import LocalWork, ServerStep, TrialSetup, run_trial
 from airfl.core.scheme import ChannelStatistics, DesignContext
 from airfl.pipeline.registry import build_scheme
-from airfl.models import SoftmaxRegression, build_model
-from airfl.papers.dp_perk import training_claims as dpx
-from airfl.papers.dp_perk.training import compose, dp_curve, power_curve
+from airfl.models.flat import SoftmaxRegression, build_model
+from airfl.papers.dp_perk.claims import training as dpx
+from airfl.papers.dp_perk.run_blocks import compose, dp_curve, power_curve
 
 N, PER, DIM_IN = 10, 20, 12
 
@@ -121,7 +121,7 @@ def test_vanilla_moves_the_model_by_the_mean_of_the_active_devices_updates():
     assert len(design["active"]) == 3 and all(len(a) == 8 for a in design["active"])
     updates = torch.randn(8, model.dim, generator=torch.Generator().manual_seed(0))
     from airfl.core.scheme import RoundState
-    from airfl.rng import RoundStreams
+    from airfl.runtime.rng import RoundStreams
     state = RoundState(1, torch.ones(N), data.sizes, stats, RoundStreams(3, "x", 0, 1))
     out, record = scheme.aggregate(updates, state, design)
     torch.testing.assert_close(out, updates.mean(dim=0))
@@ -158,7 +158,7 @@ def test_training_reads_the_stored_design_and_equals_the_drawn_plan(method, eps_
     from airfl.core.scheme import RoundState
     from airfl.papers.dp_perk import schemes as sch
     from airfl.papers.dp_perk.aggregation import AGGREGATORS
-    from airfl.rng import RoundStreams
+    from airfl.runtime.rng import RoundStreams
 
     rounds, data, model = 4, _data(), SoftmaxRegression(DIM_IN, 3)
     stats = ChannelStatistics(torch.ones(N, dtype=torch.float64), 1.0, 1e6, torch.zeros(N))
@@ -281,7 +281,7 @@ def test_authors_claims_read_theta_T_or_theta_T_minus_1():
 def test_fig6_reference_lists_the_published_powers():
     """Every power of the authors' Fig. 6 grid has its published numbers; AirFL-DP at 2e-11 W is
     not published and is left out of the comparison, not invented."""
-    from airfl.papers.dp_perk.training_claims import FIG6_AUTHORS, FIG6_REFERENCE
+    from airfl.papers.dp_perk.claims.training import FIG6_AUTHORS, FIG6_REFERENCE
 
     assert sorted(FIG6_AUTHORS) == [2e-11, 7e-11, 2e-10, 7e-10, 2e-9, 7e-9, 2e-8, 7e-8, 2e-7]
     assert FIG6_AUTHORS[2e-11][0] is None and "AirFL-DP 2e-11 W" not in FIG6_REFERENCE

@@ -13,7 +13,7 @@ import torch
 import yaml
 
 from airfl.pipeline import paths
-from airfl.config import ConfigError
+from airfl.params.config import ConfigError
 from airfl.pipeline.params import validate_params
 from airfl.data import load_dataset, load_labels, make_partition, to_float_tensor
 from airfl.pipeline.registry import get_experiment

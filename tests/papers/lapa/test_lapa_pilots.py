@@ -153,7 +153,7 @@ def test_paper_profile_runs_every_fig6_mix_on_both_datasets(params):
 
 
 def test_a_fig6_mix_outside_the_panels_stops_with_the_key(params):
-    from airfl.config import ConfigError
+    from airfl.params.config import ConfigError
     from airfl.pipeline.params import validate_params
 
     training = {**params["lapa"]["training"], "fig6_mixes": {"quick": [0, 4], "paper": [0]}}

@@ -186,7 +186,7 @@ def test_derive_stage_stores_the_policy_and_the_targets_train_with_it(small_para
     Fig. 7 curves their derived nu and powers while other curves keep theirs."""
     import pandas as pd
 
-    from airfl.io import read_json, write_csv, write_json
+    from airfl.runtime.io import read_json, write_csv, write_json
     from airfl.pipeline import paths
     from airfl.pipeline.registry import get_experiment
     from airfl.pipeline.runs import derived

@@ -13,9 +13,9 @@ import yaml
 from airfl.core.scheme import ChannelStatistics, DesignContext, RoundState
 from airfl.papers.lapa import mechanism as mech
 from airfl.papers.lapa.schemes import LapaScheme
-from airfl.papers.lapa.training import CNN_DIMS, compose, compose_fmnist
+from airfl.papers.lapa.run_blocks import CNN_DIMS, compose, compose_fmnist
 from airfl.pipeline.registry import build_scheme
-from airfl.rng import RoundStreams
+from airfl.runtime.rng import RoundStreams
 
 K, DIM, ROUNDS = 15, 64, 6
 
@@ -125,7 +125,7 @@ def test_catalogue_block(params):
     fmnist = compose_fmnist(params)
     assert fmnist["dataset"] == "fashion_mnist" and sorted(fmnist["curves"]) == sorted(fig4)
     assert fmnist["training"]["lr"] == params["lapa"]["training"]["fmnist_lr"]["quick"]
-    from airfl.models import build_model
+    from airfl.models.flat import build_model
     for name, dim in CNN_DIMS.items():             # the paper's CNN (BatchNorm) and without it
         assert build_model(name, (1, 28, 28), 10).dim == dim
     assert block["model"]["name"] == "cnn_mnist_bn" and block["partition_per"] == "trial"
@@ -185,7 +185,7 @@ def test_precision_and_the_fig6_and_fig7_curves_of_the_catalogue(params):
     """`lapa.training.precision` reaches the model block (fp32 default);
     Fig. 6 panels keep the four strategies at nu = 4 with their own IID count (our reading);
     Fig. 7's three curves run over the practical channel, LAPA's with switching at p_bar."""
-    from airfl.papers.lapa.training import compose_mix
+    from airfl.papers.lapa.run_blocks import compose_mix
 
     assert compose(params)["model"]["precision"] == "fp32"
     bf16 = {**params, "lapa": {**params["lapa"], "training": {**params["lapa"]["training"],

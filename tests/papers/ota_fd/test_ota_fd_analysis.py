@@ -64,7 +64,7 @@ def test_closed_form_rounds_is_the_rounds_frames_T_closed():
 def test_trained_resnet18_bn_has_the_stated_count_and_no_running_statistics():
     """The model X2 trains (`resnet18_bn`): D = 11,173,962 as stated, and a model is its
     parameter vector alone (BatchNorm on batch statistics, no buffers to keep per WD) [R]."""
-    from airfl.models import build_model
+    from airfl.models.flat import build_model
 
     model = build_model("resnet18_bn", (3, 32, 32), 10)
     assert model.dim == 11_173_962

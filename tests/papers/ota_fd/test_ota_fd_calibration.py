@@ -61,7 +61,7 @@ def test_derive_stage_picks_eta0_from_stored_runs_and_the_targets_train_with_it(
     every other curve's parameters (runs.derived), the table lists every final accuracy."""
     import pandas as pd
 
-    from airfl.io import read_json, write_csv, write_json
+    from airfl.runtime.io import read_json, write_csv, write_json
     from airfl.pipeline import paths
     from airfl.pipeline.registry import get_experiment
     from airfl.pipeline.runs import derived

@@ -2,7 +2,7 @@
 
 import pandas as pd
 
-from airfl.papers.ota_fd import claims_more as cm
+from airfl.papers.ota_fd.claims import x2_x7 as cm
 
 
 def _rows(curve, acc, uses_per_round=100, rounds=10, trials=1, **params):

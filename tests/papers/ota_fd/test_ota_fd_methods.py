@@ -9,10 +9,10 @@ import torch
 
 from airfl.core.aggregation import clip_by_norm
 from airfl.core.scheme import DesignContext, RoundState
-from airfl.papers.ota_fd import training as tr
+from airfl.papers.ota_fd import distillation as tr
 from airfl.papers.ota_fd import transceiver as tx
 from airfl.papers.ota_fd.schemes import OtaFdScheme
-from airfl.rng import RoundStreams
+from airfl.runtime.rng import RoundStreams
 from test_ota_fd_training import COMMON, M, _setup
 
 D = 50
@@ -157,7 +157,7 @@ def test_experiment_blocks_inherit_x1_and_scale_budgets():
     an offline dataset for CIFAR-10 and says so."""
     import yaml
 
-    from airfl.papers.ota_fd import setup
+    from airfl.papers.ota_fd import run_blocks as setup
 
     params = yaml.safe_load(open("params.yaml"))
     params["profile"] = "quick"
@@ -179,7 +179,7 @@ def test_bf16_local_step_tracks_the_fp32_step():
     up to bfloat16 rounding; fp32 stays exact (the default)."""
     from dataclasses import replace
 
-    from airfl.models import build_model
+    from airfl.models.flat import build_model
 
     setup = _setup()
     bf16 = replace(setup, model=build_model("cnn_mnist_k3", (1, 28, 28), 10, engine="loop",

@@ -13,7 +13,7 @@ from airfl.papers.ota_fd import privacy as dp
 from airfl.papers.ota_fd import transceiver as tx
 from airfl.papers.ota_fd.schemes import OtaFdScheme, sigma_n2_of
 from airfl.privacy import epsilon_curve
-from airfl.rng import RoundStreams
+from airfl.runtime.rng import RoundStreams
 
 M, K, T, DELTA = 10, 10, 40, 1e-8
 COMMON = dict(power=1.0, snr_db=10.0, delta=DELTA, gamma=1.0, clip_S=5.0,

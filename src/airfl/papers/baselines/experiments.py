@@ -7,8 +7,8 @@ from typing import Any
 
 import pandas as pd
 
-from airfl.claims import ACCURACY_MARGIN, final_by_trial, paired_order
-from airfl.experiments import Claim, ClaimResult, Experiment, FigureSpec
+from airfl.core.claims import ACCURACY_MARGIN, final_by_trial, paired_order
+from airfl.core.experiments import Claim, ClaimResult, Experiment, FigureSpec
 
 
 def _label(curve: str, params: dict[str, Any]) -> str | None:

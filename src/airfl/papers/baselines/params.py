@@ -1,10 +1,10 @@
-"""params.yaml's `baselines` block, declared once (airfl.declare): the shared baselines figure's
+"""params.yaml's `baselines` block, declared once (airfl.params.declare): the shared baselines figure's
 training experiment. A light module (stdlib only): every job validates params.yaml.
 """
 
 from __future__ import annotations
 
-from airfl.declare import Declaration, Obj, Ref
+from airfl.params.declare import Declaration, Obj, Ref
 
 PROPERTIES = {
     "baselines": Obj(description="the shared baselines: the generic schemes compared on one "

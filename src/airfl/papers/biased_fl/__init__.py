@@ -4,7 +4,7 @@ Wing contents: the problem and
 reference optimum (problem.py), OTA and digital designs (design_ota.py, design_digital.py), the
 proposed schemes (schemes_ota.py, schemes_digital.py) and the twelve SOTA baselines
 (schemes_ota_baselines.py, schemes_digital_baselines.py), their parameters (scheme_params.py),
-the training figures' run blocks (training.py) and the catalogue (experiments.py).
+the training figures' run blocks (run_blocks.py) and the catalogue (experiments.py).
 """
 
 from airfl.core.wing import Wing

@@ -12,7 +12,7 @@ import warnings
 
 import numpy as np
 
-from airfl.lazy import lazy_import
+from airfl.runtime.lazy import lazy_import
 from airfl.papers.biased_fl.design_digital_model import (
     HEADER_BITS,
     VARIANTS,

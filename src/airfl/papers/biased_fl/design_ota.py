@@ -20,7 +20,7 @@ import warnings
 
 import numpy as np
 
-from airfl.lazy import lazy_import
+from airfl.runtime.lazy import lazy_import
 from airfl.optim import sca
 
 cp = lazy_import("cvxpy")   # only design jobs solve; the others never load it

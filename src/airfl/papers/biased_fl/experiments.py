@@ -9,13 +9,13 @@ from typing import Any
 
 import pandas as pd
 
-from airfl.claims import (GAP_MARGIN, Margin, final_by_trial, final_values, fmt,
-                          paired_difference, paired_order, resolution, speedups,
-                          value_within)
-from airfl.experiments import (CONTRADICTED, HOLDS, INCONCLUSIVE, Claim, ClaimResult, Experiment,
-                               FigureSpec, Reference)
-from airfl.styles import register_styles
-from airfl.papers.biased_fl.training import (compose_panel, compute_reference, offset_curves,
+from airfl.core.claims import (GAP_MARGIN, Margin, final_by_trial, final_values, fmt,
+                               paired_difference, paired_order, resolution, speedups,
+                               value_within)
+from airfl.core.experiments import (CONTRADICTED, HOLDS, INCONCLUSIVE, Claim, ClaimResult,
+                                    Experiment, FigureSpec, Reference)
+from airfl.figures.styles import register_styles
+from airfl.papers.biased_fl.run_blocks import (compose_panel, compute_reference, offset_curves,
                                             sensitivity_curves)
 
 REFERENCE = Reference("biased_fl", ("biased_fl.problem", "biased_fl.radio.num_devices"), "mnist",
@@ -83,7 +83,7 @@ NOT_RUN = "not run at this SNR (its design leaves no device transmitting; see of
 def _ordering(lower: list[str], higher: list[str], metric="suboptimality_gap"):
     """Every curve of `lower` ends with a lower final gap than every curve of `higher`, each
     pair tested across trials, paired by trial (common random numbers), against the gap's
-    default margin (5 % relative: `airfl.claims.GAP_MARGIN`). A curve of `higher` not run at
+    default margin (5 % relative: `airfl.core.claims.GAP_MARGIN`). A curve of `higher` not run at
     this SNR drops out of the comparison (noted); when a curve of `lower`, or every curve of
     `higher`, is not run, the claim does not apply (n/a)."""
     def evaluate(frame: pd.DataFrame) -> ClaimResult:
@@ -102,7 +102,7 @@ def _ordering(lower: list[str], higher: list[str], metric="suboptimality_gap"):
 
 def _within(curve: str, low: float, high: float, metric: str):
     """The curve's final value in [low, high]: the t interval of its per-trial final values
-    inside the range (`airfl.claims.value_within`; one trial: inconclusive), the metric's step
+    inside the range (`airfl.core.claims.value_within`; one trial: inconclusive), the metric's step
     over the panel (`resolution`) standing in for a zero spread."""
     def evaluate(frame: pd.DataFrame) -> ClaimResult:
         return value_within(final_by_trial(frame, metric)[curve], low, high, curve,

@@ -1,12 +1,12 @@
-"""params.yaml's `biased_fl` block, declared once (airfl.declare); `$defs.biased_fl_curve` is
+"""params.yaml's `biased_fl` block, declared once (airfl.params.declare); `$defs.biased_fl_curve` is
 generated from the schemes' parameter declarations (scheme_params.py). A light module (stdlib
 only): every job validates params.yaml.
 """
 
 from __future__ import annotations
 
-from airfl.declare import (ByProfile, Declaration, Enum, Int, ListOf, MapOf, Num, Obj, OneOf, Ref,
-                          Str)
+from airfl.params.declare import (ByProfile, Declaration, Enum, Int, ListOf, MapOf, Num, Obj,
+                                  OneOf, Ref, Str)
 
 PROPERTIES = {
     "biased_fl": Ref(description="Biased FL over heterogeneous wireless networks: OTA (Fig. 2) "

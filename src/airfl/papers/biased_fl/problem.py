@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.special import log_softmax, softmax
 
-from airfl.lazy import lazy_import
+from airfl.runtime.lazy import lazy_import
 
 optimize = lazy_import("scipy.optimize")   # only the reference stage solves for w*
 

@@ -1,4 +1,4 @@
-"""Every Biased FL scheme's parameters, declared once (airfl.declare, one `Obj` per kind): the
+"""Every Biased FL scheme's parameters, declared once (airfl.params.declare, one `Obj` per kind): the
 schemes fill their defaults from here, and the wing's params schema generates
 `$defs.biased_fl_curve` from them (`curve_schema`). `OTA_PARAMS` / `DIGITAL_PARAMS` /
 `PARAMS_SCHEMA` are the JSON schemas (draft 2020-12) the declarations generate, one per kind, as
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from airfl.declare import Enum, Int, Num, Obj, Str
+from airfl.params.declare import Enum, Int, Num, Obj, Str
 
 # ----- OTA schemes (schemes_ota.py, schemes_ota_baselines.py) ---------------------------------
 

@@ -53,7 +53,7 @@ from airfl.papers.biased_fl.schemes_digital import (
     _torch_sum,
     fixed_rate_charge,
 )
-from airfl.rng import numpy_generator
+from airfl.runtime.rng import numpy_generator
 
 __all__ = ["BestChannel", "BestChannelNorm", "FedToe", "ProportionalFairness", "Qml", "Uqos",
            "best_channel_budget", "equal_bit_width", "fedtoe_allocate", "fedtoe_rates",

@@ -19,7 +19,7 @@ import torch
 
 from airfl.core.participation import require_participation
 from airfl.core.scheme import DesignContext, RoundState
-from airfl.lazy import lazy_import
+from airfl.runtime.lazy import lazy_import
 from airfl.papers.biased_fl.schemes_ota import (
     _OtaScheme,
     _record,

@@ -5,7 +5,7 @@ setting.py (validated parameters, strategy names), channel_stats.py (p, K_t, sig
 functions of rho), privacy.py (Theorem 1 and the other RDP bounds, composition, conversion),
 objective.py (Theorem 2 gamma and the utility G), design.py (Lemmas 1-2, Stage II, Algorithms
 2-3), aggregation.py (round-by-round aggregation of every scheme), analytic_figures.py and
-analytic_claims.py (the analytic figures and their claims).
+claims.py (the analytic figures and their claims).
 """
 
 from airfl.core.wing import Wing

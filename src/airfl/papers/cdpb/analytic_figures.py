@@ -3,7 +3,7 @@ one pure function per panel, from a plain parameter dict to a tidy DataFrame.
 
 Paper §IV-V (curves) and Appendix A (values). Every frame has the columns
 ``x, scheme, metric, value``; ``frame.attrs`` names the x axis and keeps the resolved
-parameters, so the claims (analytic_claims.py) are evaluated on the stored frame alone.
+parameters, so the claims (claims.py) are evaluated on the stored frame alone.
 Fig. 9(b) is our second panel (G_opt vs beta), not a paper panel.
 
 Each entry of DEFAULTS is tagged with its source: stated (the paper gives it), missing-default
@@ -18,7 +18,7 @@ from typing import Any, Callable, Mapping
 import numpy as np
 import pandas as pd
 
-from airfl.papers.cdpb import analytic_claims
+from airfl.papers.cdpb import claims as analytic_claims
 from airfl.papers.cdpb.channel_stats import hmin_rho
 from airfl.papers.cdpb.design import (CdpbDesign, rho_gamma, rho_numeric, stage_one,
                                       strategy_rho, two_stage)

@@ -39,7 +39,7 @@ from airfl.papers.cdpb.privacy import INTEGER_ORDERS, privacy_event, simulated_p
 from airfl.papers.cdpb.setting import CdpbSetting
 from airfl.privacy import eps_from_rdp, event_rdp
 from airfl.privacy.auditing import AuditableMechanism
-from airfl.rng import RoundStreams
+from airfl.runtime.rng import RoundStreams
 
 
 def _eps(event, delta: float) -> float:

@@ -32,7 +32,7 @@ from typing import Any, Callable, Mapping
 
 import numpy as np
 
-from airfl.lazy import lazy_import
+from airfl.runtime.lazy import lazy_import
 from airfl.papers.cdpb.channel_stats import expected_reliable, expected_round, hmin_rho
 from airfl.papers.cdpb.objective import Objective
 from airfl.papers.cdpb.privacy import privacy_inputs

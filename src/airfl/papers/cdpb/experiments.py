@@ -1,5 +1,5 @@
 """CDPB's figures: the analytic ones (Figs. 2(a,b), 3, 5, 6(a,b), 7(a,b), 9 and our second
-Fig. 9 panel: the formulas of analytic_figures.py, the checks of analytic_claims.py, the paper's
+Fig. 9 panel: the formulas of analytic_figures.py, the checks of claims.py, the paper's
 axes; params.yaml `cdpb.analytic`) and the training figure Fig. 4 (`cdpb.fig4`)."""
 
 from __future__ import annotations
@@ -9,14 +9,14 @@ from typing import Any
 
 import pandas as pd
 
-from airfl.claims import (ACCURACY_MARGIN, all_of, final_by_trial, final_values, fmt, mean_curve,
-                          paired_equivalence, paired_order, value_within)
-from airfl.experiments import (AnalyticClaim, AnalyticFigure, Claim, ClaimResult, Experiment,
-                               FigureSpec, Panel)
+from airfl.core.claims import (ACCURACY_MARGIN, all_of, final_by_trial, final_values, fmt,
+                               mean_curve, paired_equivalence, paired_order, value_within)
+from airfl.core.experiments import (AnalyticClaim, AnalyticFigure, Claim, ClaimResult, Experiment,
+                                    FigureSpec, Panel)
 from airfl.papers.cdpb import analytic_figures, schemes  # noqa: F401  (registers the scheme)
-from airfl.papers.cdpb.training import (PER_COORDINATE, compose_fig4, compose_fig8,
-                                        median_update_norm)
-from airfl.styles import register_styles
+from airfl.papers.cdpb.run_blocks import (PER_COORDINATE, compose_fig4, compose_fig8,
+                                          median_update_norm)
+from airfl.figures.styles import register_styles
 
 LEGENDS = {
     "cdpb_i": "CDPB-i", "cdpb_n": "CDPB-n", "cdpb_mixed": "CDPB-mixed",

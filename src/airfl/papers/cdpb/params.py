@@ -1,11 +1,11 @@
 """params.yaml's `cdpb` block and `audit.cdpb` (AUDIT: the settings of the wing's audited DP
-mechanisms), declared once (airfl.declare). A light module (stdlib only): every job
+mechanisms), declared once (airfl.params.declare). A light module (stdlib only): every job
 validates params.yaml.
 """
 
 from __future__ import annotations
 
-from airfl.declare import ByProfile, Declaration, Enum, Int, ListOf, Num, Obj, Ref
+from airfl.params.declare import ByProfile, Declaration, Enum, Int, ListOf, Num, Obj, Ref
 
 PROPERTIES = {
     "cdpb": Ref(description="CDPB, client-driven power balancing for OTA-FL with Renyi DP: the "

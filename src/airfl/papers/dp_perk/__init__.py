@@ -11,11 +11,11 @@ Wing contents, one job each:
   (P_thr, P_full) and the finite-D allocation (App. D).
 * :mod:`.aggregation` - per-round aggregation of Vanilla FL, FL w/ clipping, AirFL-MIMO, AirFL-DP.
 * :mod:`.analytic_figures` - Fig. 2 and the analytic diagnostics as tidy frames;
-  :mod:`.analytic_claims` - the claims those frames decide.
+  :mod:`.claims.analytic` - the claims those frames decide.
 
-* :mod:`.schemes`, :mod:`.training`, :mod:`.experiments` - the pipeline scheme (kind ``dp_perk``),
+* :mod:`.schemes`, :mod:`.run_blocks`, :mod:`.experiments` - the pipeline scheme (kind ``dp_perk``),
   the run blocks of Figs. 3-6 and the registered figures (the catalogue);
-  :mod:`.training_claims` - the claims checked on the training figures.
+  :mod:`.claims.training` - the claims checked on the training figures.
 """
 
 from airfl.core.wing import Wing

@@ -11,7 +11,7 @@ Frames: :func:`fig2_frame` (RDP and eps vs T), :func:`allocation_frame` (q_t and
 rounds), :func:`threshold_frame` (perk threshold and full-binding SNR vs eps_tilde, per trial and
 beamformer), :func:`fig6_frame` (analytic forecast of Fig. 6: noise allocation vs P),
 :func:`privacy_table` (achieved privacy of every allocation). The claims these frames
-decide are evaluated in :mod:`airfl.papers.dp_perk.analytic_claims`.
+decide are evaluated in :mod:`airfl.papers.dp_perk.claims.analytic`.
 """
 
 from __future__ import annotations

@@ -27,7 +27,7 @@ from typing import Any
 import torch
 
 from airfl.core.audit_draws import linear_sampler
-from airfl.declare import resolve
+from airfl.params.declare import resolve
 from airfl.papers.dp_perk.aggregation import airfl_dp
 from airfl.papers.dp_perk.privacy import accounting_sigma2, gaussian_event, simulated_gaussian_event
 from airfl.papers.dp_perk.schemes import DpPerkScheme
@@ -35,7 +35,7 @@ from airfl.papers.dp_perk.uplink import effective_noise_variance
 from airfl.privacy import eps_from_rdp, event_rdp
 from airfl.privacy.auditing import AuditableMechanism
 from airfl.privacy.rdp import DEFAULT_ORDERS
-from airfl.rng import torch_generator
+from airfl.runtime.rng import torch_generator
 
 
 def _eps(event, delta: float) -> float:

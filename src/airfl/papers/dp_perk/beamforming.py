@@ -36,7 +36,7 @@ from __future__ import annotations
 import math
 import warnings
 
-from airfl.lazy import lazy_import
+from airfl.runtime.lazy import lazy_import
 from airfl.optim import sca
 
 cp = lazy_import("cvxpy")   # only the SCA/SDR/cvxpy solvers need it

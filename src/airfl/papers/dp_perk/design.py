@@ -42,7 +42,7 @@ import warnings
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from airfl.lazy import lazy_import
+from airfl.runtime.lazy import lazy_import
 
 cp = lazy_import("cvxpy")   # only the SCA/SDR/cvxpy solvers need it
 import numpy as np

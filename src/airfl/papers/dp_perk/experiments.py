@@ -3,8 +3,8 @@ allocations, the Fig. 6 forecast and the privacy table; params.yaml `dp_perk.ana
 in both profiles) and the training figures 3(a,b), 4(a,b), 5, 6 (`dp_perk.training`), with the
 paper's claims (and our readings of them, said in each claim) checked on the stored figure data.
 
-The claim checks of the training figures are in :mod:`airfl.papers.dp_perk.training_claims`,
-those of the analytic ones in :mod:`airfl.papers.dp_perk.analytic_claims`.
+The claim checks of the training figures are in :mod:`airfl.papers.dp_perk.claims.training`,
+those of the analytic ones in :mod:`airfl.papers.dp_perk.claims.analytic`.
 """
 
 from __future__ import annotations
@@ -14,13 +14,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from airfl.claims import ACCURACY_MARGIN, final_by_trial, paired_trend
-from airfl.experiments import AnalyticFigure, Claim, Experiment, FigureSpec, Panel
-from airfl.papers.dp_perk import analytic_claims as ac
+from airfl.core.claims import ACCURACY_MARGIN, final_by_trial, paired_trend
+from airfl.core.experiments import AnalyticFigure, Claim, Experiment, FigureSpec, Panel
+from airfl.papers.dp_perk.claims import analytic as ac
 from airfl.papers.dp_perk import analytic_figures as af
 from airfl.papers.dp_perk import schemes  # noqa: F401  (registers the scheme kind)
-from airfl.papers.dp_perk.training import compose
-from airfl.papers.dp_perk.training_claims import (
+from airfl.papers.dp_perk.run_blocks import compose
+from airfl.papers.dp_perk.claims.training import (
     ACCURACY,
     FIG5_AUTHORS,
     _authors,
@@ -37,7 +37,7 @@ from airfl.papers.dp_perk.training_claims import (
     _ordering,
     _tradeoff,
 )
-from airfl.styles import register_styles
+from airfl.figures.styles import register_styles
 
 NAMES = {"vanilla": "Vanilla FL", "fl_clip": "FL w/ clipping", "airfl_mimo": "AirFL-MIMO",
          "airfl_dp": "AirFL-DP"}

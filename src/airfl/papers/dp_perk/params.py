@@ -1,11 +1,11 @@
 """params.yaml's `dp_perk` block and `audit.dp_perk` (AUDIT: the settings of the wing's audited
-DP mechanisms), declared once (airfl.declare). A light module (stdlib only): every job
+DP mechanisms), declared once (airfl.params.declare). A light module (stdlib only): every job
 validates params.yaml.
 """
 
 from __future__ import annotations
 
-from airfl.declare import ByProfile, Declaration, Enum, Int, ListOf, Num, Obj, Ref
+from airfl.params.declare import ByProfile, Declaration, Enum, Int, ListOf, Num, Obj, Ref
 
 PROPERTIES = {
     "dp_perk": Ref(description="DP as a perk (AirFL-DP): over-the-air FL with a multi-antenna "

@@ -22,7 +22,7 @@ constants); the per-trial channel plan drawn before training (offline CSI) is ou
   literally (complex h, s, n) for small d, to check the shortcut.
 
 Random draws come only from the generators passed in (one per purpose: placement, sampling,
-channel, noise), all on the CPU as in :mod:`airfl.rng`; results are moved to
+channel, noise), all on the CPU as in :mod:`airfl.runtime.rng`; results are moved to
 ``device``.
 """
 
@@ -36,7 +36,7 @@ import torch
 
 from airfl.channel import (awgn, free_space_db, gain_from_db, linear_to_db, rayleigh_mimo,
                            uniform_disc)
-from airfl.rng import torch_generator
+from airfl.runtime.rng import torch_generator
 
 from .beamforming import power_threshold, solve_p1
 from .privacy import NOISE_MODELS
@@ -57,7 +57,7 @@ PLAN_STREAMS = ("placement", "sampling", "channel")
 def trial_generators(seed: int, trial: int, experiment: str = "dp_perk_airfl"
                      ) -> dict[str, torch.Generator]:
     """One CPU generator per purpose of a trial (placement, sampling, channel, noise, design: the
-    SDR randomisation), derived with :func:`airfl.rng.torch_generator`; the methods consume the
+    SDR randomisation), derived with :func:`airfl.runtime.rng.torch_generator`; the methods consume the
     noise stream round by round."""
     return {name: torch_generator(seed, experiment, "trial", trial, name)
             for name in (*PLAN_STREAMS, "noise", "design")}

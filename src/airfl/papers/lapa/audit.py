@@ -28,14 +28,14 @@ import numpy as np
 import torch
 
 from airfl.core.audit_draws import linear_sampler
-from airfl.declare import resolve
+from airfl.params.declare import resolve
 from airfl.core.scheme import ChannelStatistics, DesignContext, RoundState
 from airfl.papers.lapa.mechanism import gaussian_constant, sensitivity
 from airfl.papers.lapa.schemes import LapaScheme
 from airfl.privacy import GaussianEvent, eps_from_rdp, event_from_dict, event_rdp
 from airfl.privacy.auditing import AuditableMechanism
 from airfl.privacy.rdp import DEFAULT_ORDERS
-from airfl.rng import RoundStreams
+from airfl.runtime.rng import RoundStreams
 
 
 def _eps(event, delta: float) -> float:

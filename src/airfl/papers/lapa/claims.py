@@ -1,7 +1,7 @@
 """The claims of LAPA's Figs. 4 and 5, checked on the stored figure CSVs. Final accuracy = mean
 test accuracy of the last 5 evaluated rounds per trial;
 orderings use the project's paired comparison over trials against the declared margin
-(`MARGIN`; `airfl.claims`: holds, contradicted, equivalent, inconclusive); the paper's point
+(`MARGIN`; `airfl.core.claims`: holds, contradicted, equivalent, inconclusive); the paper's point
 differences are soft targets: same sign and within a factor of 2, reported with our numbers
 beside them.
 """
@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import pandas as pd
 
-from airfl.claims import (ACCURACY_MARGIN, LOSS_MARGIN, all_of, chain, named,
-                          paired_difference, paired_noninferior, paired_order, paired_trend,
-                          value_within)
-from airfl.experiments import CONTRADICTED, HOLDS, INCONCLUSIVE, ClaimResult
+from airfl.core.claims import (ACCURACY_MARGIN, LOSS_MARGIN, all_of, chain, named,
+                               paired_difference, paired_noninferior, paired_order, paired_trend,
+                               value_within)
+from airfl.core.experiments import CONTRADICTED, HOLDS, INCONCLUSIVE, ClaimResult
 
 #: P1's objective (eq. 28) is a deterministic function of the searched power given a trial's
 #: channel, so "DDPG solves P1 no worse than a direct search at equal evaluations" is read
@@ -55,7 +55,7 @@ def _points(values: pd.DataFrame) -> str:
 def paper_gaps(table: dict[tuple[str, str], float], pairs: list[tuple[str, str]]
                ) -> dict[tuple[str, str], float]:
     """The paper's difference (as a fraction) of each pair: stated, or the difference of two
-    stated with a common third curve c; pairs it implies none for are left out. For the trials an inconclusive pair would need (`airfl.claims`)."""
+    stated with a common third curve c; pairs it implies none for are left out. For the trials an inconclusive pair would need (`airfl.core.claims`)."""
     out = {}
     for a, b in pairs:
         if (a, b) in table:

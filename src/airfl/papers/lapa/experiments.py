@@ -14,14 +14,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from airfl.experiments import AnalyticFigure, Claim, Derivation, Experiment, FigureSpec, Panel
+from airfl.core.experiments import AnalyticFigure, Claim, Derivation, Experiment, FigureSpec, Panel
 from airfl.papers.lapa import claims as cl
 from airfl.papers.lapa import power
 from airfl.papers.lapa.layout import layout_claims, layout_frame
-from airfl.papers.lapa.training import (FIG6_MIX_CHOICES, PILOT_B, compose, compose_fmnist,
-                                        compose_fmnist_privacy, compose_mix,
-                                        fmnist_privacy_enabled, mix_enabled)
-from airfl.styles import register_styles
+from airfl.papers.lapa.run_blocks import (FIG6_MIX_CHOICES, PILOT_B, compose, compose_fmnist,
+                                          compose_fmnist_privacy, compose_mix,
+                                          fmnist_privacy_enabled, mix_enabled)
+from airfl.figures.styles import register_styles
 
 STRATEGY = {"lapa": "LAPA (Config 3)", "uniform": "Uniform DP (B3)",
             "arb": "ARB (B4, reconstructed)", "none": "No DP (Config 4)"}

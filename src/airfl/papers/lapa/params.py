@@ -1,11 +1,11 @@
 """params.yaml's `lapa` block and `audit.lapa` (AUDIT: the settings of the wing's audited DP
-mechanisms), declared once (airfl.declare). A light module (stdlib only): every job
+mechanisms), declared once (airfl.params.declare). A light module (stdlib only): every job
 validates params.yaml.
 """
 
 from __future__ import annotations
 
-from airfl.declare import Bool, ByProfile, Declaration, Enum, Int, ListOf, Num, Obj, Ref
+from airfl.params.declare import Bool, ByProfile, Declaration, Enum, Int, ListOf, Num, Obj, Ref
 
 PROPERTIES = {
     "lapa": Ref(description="LAPA: dynamic privacy allocation for wireless FL (radio, allocation, "

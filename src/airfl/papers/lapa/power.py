@@ -36,8 +36,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from airfl.declare import resolve
-from airfl.rng import derive_seed, numpy_generator
+from airfl.params.declare import resolve
+from airfl.runtime.rng import derive_seed, numpy_generator
 
 from . import control
 from . import mechanism as mech

@@ -18,7 +18,7 @@ import torch
 
 from airfl.channel.geometry import distance_to_bs, uniform_box
 from airfl.channel.pathloss import free_space_db
-from airfl.rng import torch_generator
+from airfl.runtime.rng import torch_generator
 
 #: The paper's layout (Sec. V-A): BS at (-50, 0, 10) m; Region I x in [-10, 0], Region II
 #: x in [10, 20], both y in [-5, 5], z = 0; 7 + 8 devices.

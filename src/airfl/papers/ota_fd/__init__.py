@@ -8,11 +8,11 @@ was available). One job each:
   quantile of the fading).
 * :mod:`.schemes` - the methods as one scheme kind ``ota_fd`` (proposed, without DP, noiseless,
   local only, uniform weights, digital FD with local DP, OTA-FL with DP, noiseless FL; AN via
-  ``an_mode``); :mod:`.training`
+  ``an_mode``); :mod:`.distillation`
   - the FD round loop (own model per WD, CE + gamma * distillation, clipping to S);
-  :mod:`.setup` - the run blocks (X2-X7 inherit X1's setting); :mod:`.experiments` - the
-  catalogue (X1, X6) and :mod:`.experiments_more` (X2-X5, X7); :mod:`.claims_x1`,
-  :mod:`.claims_more` - their claims; :mod:`.analysis` - X6's closed-form frames and claims;
+  :mod:`.run_blocks` - the run blocks (X2-X7 inherit X1's setting); :mod:`.experiments` - the
+  catalogue (X1, X6) and :mod:`.experiments_x2_x7` (X2-X5, X7); :mod:`.claims.x1`,
+  :mod:`.claims.x2_x7` - their claims; :mod:`.analysis` - X6's closed-form frames and claims;
   :mod:`.resnet` - the appendix's ResNet-18 (parameter count).
 """
 

@@ -108,7 +108,7 @@ def communication_frame(p: dict[str, Any]) -> pd.DataFrame:
     """Cumulative uplink channel uses vs round (X1/X2): FD K^2 per round (analog, all WDs
     at once), digital FD M K^2 (orthogonal links, [R]), OTA-FL D per round for the CNN (21,680)
     and the ResNet-18 (11,173,962)."""
-    from airfl.models import build_model
+    from airfl.models.flat import build_model
     from airfl.papers.ota_fd.resnet import ResNet18BN, parameter_count
 
     K, M = p["K"], p["num_devices"]
@@ -135,7 +135,7 @@ def case_frame(p: dict[str, Any]) -> pd.DataFrame:
     """X5's closed-form half: over Rayleigh draws h_i ~ CN(0, 1) (numpy stream of
     (seed, 'ota_fd/x6_cases')), the fraction of DP-limited class-rounds (Case II) and the median
     nu vs SNR at T = case_T, per eps of `nu_eps`. Same draws for every SNR and eps."""
-    from airfl.rng import numpy_generator
+    from airfl.runtime.rng import numpy_generator
 
     counts = split_counts(p["num_devices"], p["K"], p["dominant"], p["minor"])
     M, K = counts.shape

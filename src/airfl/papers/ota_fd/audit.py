@@ -39,12 +39,12 @@ import numpy as np
 import torch
 
 from airfl.core.audit_draws import linear_sampler
-from airfl.declare import resolve
+from airfl.params.declare import resolve
 from airfl.papers.ota_fd import transceiver as tx
 from airfl.papers.ota_fd.schemes import sigma_n2_of
 from airfl.privacy.audit import gaussian_mechanism_epsilon
 from airfl.privacy.auditing import AuditableMechanism
-from airfl.rng import numpy_generator
+from airfl.runtime.rng import numpy_generator
 
 
 def _mechanism(params: dict[str, Any], eps: float, noise_scale: float = 1.0
@@ -126,7 +126,7 @@ def _fl_mechanism(params: dict[str, Any], eps: float, noise_scale: float = 1.0
     lambda_DP) and the claimed epsilon use (`tx.whole_update_counts`, `BALL_SPREAD`). D is the
     CNN's (Appendix E: 21,680). `noise_scale` below 1: a deliberately too-small noise (the
     leak a test needs to show that this audit can fail)."""
-    from airfl.models import build_model
+    from airfl.models.flat import build_model
 
     setting, analysis = params["ota_fd"]["setting"], params["ota_fd"]["analysis"]
     audit, seed = params["audit"]["ota_fd"], int(params["seed"])

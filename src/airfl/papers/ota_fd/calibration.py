@@ -17,7 +17,7 @@ from typing import Any, Mapping, Sequence
 
 import pandas as pd
 
-PREFIX = "eta0_cal_"          # the calibration curves (setup.py): noiseless FD at one eta_0 each
+PREFIX = "eta0_cal_"          # the calibration curves (run_blocks.py): noiseless FD at one eta_0 each
 
 
 def choose_eta0(finals: Mapping[float, Sequence[float]]) -> dict[str, float | str]:

@@ -1,6 +1,6 @@
 """OTA-FD's figures: X1 on CNN-MNIST, all methods, its claims
-checked on the stored figure data (:mod:`.claims_x1`, :mod:`.claims_more`); X2-X5 and X7 in
-:mod:`.experiments_more`; X6's closed forms below.
+checked on the stored figure data (:mod:`.claims.x1`, :mod:`.claims.x2_x7`); X2-X5 and X7 in
+:mod:`.experiments_x2_x7`; X6's closed forms below.
 
 Everything in X1 beyond the appendix is reconstructed [R] (the main text and its two
 figures were not available): the methods, the eps sweep, the channel and SNR, gamma, eta_0.
@@ -12,15 +12,15 @@ from typing import Any
 
 import pandas as pd
 
-from airfl.experiments import AnalyticFigure, Claim, Experiment, FigureSpec, Panel
+from airfl.core.experiments import AnalyticFigure, Claim, Experiment, FigureSpec, Panel
 from airfl.papers.ota_fd import analysis as an
-from airfl.papers.ota_fd import claims_more as cm
-from airfl.papers.ota_fd import claims_x1 as cx
-from airfl.papers.ota_fd import experiments_more as more
+from airfl.papers.ota_fd.claims import x2_x7 as cm
+from airfl.papers.ota_fd.claims import x1 as cx
+from airfl.papers.ota_fd import experiments_x2_x7 as more
 from airfl.papers.ota_fd.schemes import FL
-from airfl.papers.ota_fd.setup import x1_block
-from airfl.papers.ota_fd.training import run_fd_trial
-from airfl.styles import register_styles
+from airfl.papers.ota_fd.run_blocks import x1_block
+from airfl.papers.ota_fd.distillation import run_fd_trial
+from airfl.figures.styles import register_styles
 
 NAMES = {"otafd_prop": "OTA-FD (DP, proposed)", "fd_ota_nodp": "OTA FD without DP",
          "fd_noiseless": "Noiseless FD", "local_only": "Local only"}

@@ -1,17 +1,17 @@
 """params.yaml's `ota_fd` block and `audit.ota_fd` (AUDIT: the settings of the wing's audited
-DP mechanisms), declared once (airfl.declare). A light module (stdlib only): every job
+DP mechanisms), declared once (airfl.params.declare). A light module (stdlib only): every job
 validates params.yaml.
 
 The `ota_fd_*` scalar types are one value for both profiles or {quick: ..., paper: ...}
 (ByProfile). A training experiment (`ota_fd_experiment`): X1 names its whole setting (`_X1_NAMES`
 required); X2-X7 inherit X1's setting keys and override some; the curve keys are each
-experiment's own (setup.py).
+experiment's own (run_blocks.py).
 """
 
 from __future__ import annotations
 
-from airfl.declare import (Any_, AllOf, Bool, ByProfile, Declaration, Enum, Int, ListOf, Num, Obj,
-                          Ref)
+from airfl.params.declare import (Any_, AllOf, Bool, ByProfile, Declaration, Enum, Int, ListOf,
+                                  Num, Obj, Ref)
 
 PROPERTIES = {
     "ota_fd": Ref(description="DP over-the-air federated distillation (OTA-FD): the shared "

@@ -9,14 +9,14 @@ from typing import Any
 
 from airfl.pipeline import paths
 from airfl.pipeline.registry import get_analytic
-from airfl.io import provenance, read_json, record_run, write_csv, write_json
+from airfl.runtime.io import provenance, read_json, record_run, write_csv, write_json
 from airfl.pipeline.artifacts import analytic_made_with, with_colours
 from airfl.pipeline.stage_params import declared
 
 
 @declared("analytic")
 def run(params: dict[str, Any], figure_id: str) -> None:
-    from airfl.plotting import panel_plot, save_figure
+    from airfl.figures.plotting import panel_plot, save_figure
 
     started = time.perf_counter()
     figure = get_analytic(figure_id)

@@ -16,8 +16,8 @@ from typing import Any
 
 import pandas as pd
 
-from airfl.declare import resolve
-from airfl.io import provenance, read_json, record_run, write_csv, write_json
+from airfl.params.declare import resolve
+from airfl.runtime.io import provenance, read_json, record_run, write_csv, write_json
 from airfl.pipeline import paths
 from airfl.pipeline.registry import get_wing
 from airfl.pipeline.stages import StageError
@@ -69,7 +69,7 @@ def draw(csv: Path, audit_json: Path, title: str) -> None:
     import matplotlib.pyplot as plt
     import numpy as np
 
-    from airfl.plotting import save_figure, set_theme
+    from airfl.figures.plotting import save_figure, set_theme
 
     set_theme()
     frame = pd.read_csv(csv)

@@ -14,7 +14,7 @@ import numpy as np
 import torch
 
 from airfl.core.loop import initial_update_norms
-from airfl.io import provenance, write_json
+from airfl.runtime.io import provenance, write_json
 from airfl.pipeline import paths
 from airfl.pipeline.registry import get_experiment
 from airfl.pipeline.trial import channel_statistics, curve_inputs, trial_setup

@@ -14,11 +14,11 @@ from typing import Any
 
 import pandas as pd
 
-from airfl.experiments import (CONTRADICTED, INCONCLUSIVE, NOT_APPLICABLE, VERDICTS,
-                               ClaimResult)
+from airfl.core.experiments import (CONTRADICTED, INCONCLUSIVE, NOT_APPLICABLE, VERDICTS,
+                                    ClaimResult)
 from airfl.pipeline import paths
 from airfl.pipeline.registry import all_analytic, all_experiments, get_wing, papers
-from airfl.io import read_json, read_table, write_json, write_text
+from airfl.runtime.io import read_json, read_table, write_json, write_text
 from airfl.pipeline.stage_params import declared
 
 
@@ -157,7 +157,7 @@ EXPLANATION = (
     "interval of the difference excludes 0 on the claimed side, **contradicted** when it "
     "excludes 0 on the other, **equivalent** when it lies inside ± the margin (two one-sided "
     "tests) or the difference is below the numerical resolution of float32 results (2^-11.5 of "
-    "the larger compared value; airfl.claims.RELATIVE_RESOLUTION), **inconclusive** when none of "
+    "the larger compared value; airfl.core.resolution.RELATIVE_RESOLUTION), **inconclusive** when none of "
     "these: the trials cannot decide (the row says the smallest difference they could have "
     "detected, at 80 % power, and where the paper gives its own gap, how many trials would "
     "detect it). One trial never decides a random quantity. A claim that A beats B which comes "

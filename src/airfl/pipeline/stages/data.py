@@ -6,7 +6,7 @@ from typing import Any
 
 from airfl.pipeline import paths
 from airfl.data import ensure_dataset
-from airfl.io import write_json
+from airfl.runtime.io import write_json
 from airfl.pipeline.stage_params import declared
 
 

@@ -13,7 +13,7 @@ from typing import Any
 
 import torch
 
-from airfl.io import provenance, read_json, read_table, write_csv, write_json, write_npz
+from airfl.runtime.io import provenance, read_json, read_table, write_csv, write_json, write_npz
 from airfl.pipeline import paths
 from airfl.pipeline.registry import get_experiment
 from airfl.pipeline.stages import StageError

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from airfl.io import provenance, write_json
+from airfl.runtime.io import provenance, write_json
 from airfl.pipeline import paths
 from airfl.pipeline.registry import get_experiment
 from airfl.pipeline.effective import effective_curve

@@ -13,15 +13,15 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from airfl.experiments import Experiment, FigureSpec
-from airfl.io import (ArtifactError, json_form, read_json, read_table, write_csv, write_json,
-                      write_text)
+from airfl.core.experiments import Experiment, FigureSpec
+from airfl.runtime.io import (ArtifactError, json_form, read_json, read_table, write_csv,
+                              write_json, write_text)
 from airfl.pipeline import paths
 from airfl.pipeline.artifacts import (caption, figure_id, made_with, paper_scale,
                                       substitution, with_colours)
 from airfl.pipeline.partitioning import partition_setting
 from airfl.pipeline.registry import curve_legend, get_experiment, with_local_lr
-from airfl.plotting import line_plot, save_figure
+from airfl.figures.plotting import line_plot, save_figure
 from airfl.pipeline.stages import StageError
 from airfl.pipeline.stage_params import declared
 
@@ -52,7 +52,7 @@ def stale_runs(params: dict[str, Any], experiment: Experiment, curves: dict[str,
 
 
 def run_table(experiment_id: str, curve: str, trials: int) -> pd.DataFrame:
-    """A curve's stored runs, checked (airfl.io.read_table) and holding every trial of the
+    """A curve's stored runs, checked (airfl.runtime.io.read_table) and holding every trial of the
     scale: a table that lost whole trials (cut at a line end) is removed like a garbled one,
     never drawn as if it were complete. The last round is not checked: some runs stop early
     (Biased FL stops at its target gap)."""

@@ -20,7 +20,7 @@ from airfl.data.heterogeneity import (data_size_weights, label_histograms, wasse
 from airfl.data.partition import Partition, save_trial_partitions
 from airfl.data.partitioners import make_partition, per_class_subset
 from airfl.pipeline.registry import get_experiment
-from airfl.io import provenance, write_json
+from airfl.runtime.io import provenance, write_json
 from airfl.pipeline.partitioning import partition_setting, partition_trials
 from airfl.pipeline.trial import partition_generator
 from airfl.pipeline.stage_params import declared
@@ -87,7 +87,7 @@ def _measures(labels: np.ndarray, partition: Partition, num_classes: int
 
 def _heatmap(histograms: np.ndarray, distances: np.ndarray, experiment_id: str,
              block: dict[str, Any], footer: str, which: str = "") -> None:
-    from airfl.plotting import plt, save_figure, set_theme, sns
+    from airfl.figures.plotting import plt, save_figure, set_theme, sns
 
     set_theme()
     n = histograms.shape[0]

@@ -30,7 +30,7 @@ import numpy as np
 import pandas as pd
 
 from airfl.pipeline import paths
-from airfl.io import read_json, write_csv
+from airfl.runtime.io import read_json, write_csv
 from airfl.privacy import epsilon_curve
 from airfl.pipeline.stage_params import declared
 

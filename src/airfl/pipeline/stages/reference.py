@@ -7,7 +7,7 @@ from typing import Any
 
 from airfl.pipeline import paths
 from airfl.pipeline.registry import get_reference
-from airfl.io import provenance, write_json, write_npz
+from airfl.runtime.io import provenance, write_json, write_npz
 from airfl.pipeline.stage_params import declared
 
 
@@ -15,7 +15,7 @@ from airfl.pipeline.stage_params import declared
 def run(params: dict[str, Any], name: str) -> None:
     reference = get_reference(name)
     arrays, scalars = reference.compute(params)
-    from airfl.config import get_dotted
+    from airfl.params.config import get_dotted
 
     used = {key: get_dotted(params, key) for key in reference.config_keys}
     write_npz(paths.reference(name, "npz"), **arrays)

@@ -11,8 +11,8 @@ from typing import Any
 
 import pandas as pd
 
-from airfl.io import json_form, read_frame, read_json, record_run, write_csv, write_json
-from airfl.precision import arithmetic_record
+from airfl.runtime.io import json_form, read_frame, read_json, record_run, write_csv, write_json
+from airfl.models.precision import arithmetic_record
 from airfl.pipeline import paths
 from airfl.pipeline.curve_job import (CurveJob, check_finite_losses, curve_job,  # noqa: F401
                                       rebuild_command, stored_designs, summary)

@@ -10,8 +10,8 @@ import sys
 import time
 from typing import Any
 
-from airfl.config import ConfigError
-from airfl.io import record_run, write_frame, write_json
+from airfl.params.config import ConfigError
+from airfl.runtime.io import record_run, write_frame, write_json
 from airfl.pipeline import paths
 from airfl.pipeline.registry import get_experiment
 from airfl.pipeline.stage_params import declared

@@ -9,7 +9,7 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from airfl.io import read_json, write_json
+from airfl.runtime.io import read_json, write_json
 from airfl.pipeline import param_search, paths
 from airfl.pipeline.registry import get_experiment
 from airfl.pipeline.tuning import (candidate_scores, eta_edge, eta_search, select_eta,

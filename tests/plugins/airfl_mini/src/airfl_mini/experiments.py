@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from airfl.claims import ACCURACY_MARGIN, final_by_trial, paired_order
-from airfl.experiments import Claim, Experiment, FigureSpec
+from airfl.core.claims import ACCURACY_MARGIN, final_by_trial, paired_order
+from airfl.core.experiments import Claim, Experiment, FigureSpec
 
 
 def _close_to_fedavg(frame):

@@ -1,7 +1,7 @@
-"""The wing's parameters, declared once with airfl's typed nodes (airfl.declare): its params.yaml
+"""The wing's parameters, declared once with airfl's typed nodes (airfl.params.declare): its params.yaml
 block, and the trimmed mean's parameters wherever a curve uses it."""
 
-from airfl.declare import Declaration, Num, Obj, Ref
+from airfl.params.declare import Declaration, Num, Obj, Ref
 
 DECLARATION = Declaration(
     properties={"mini": Obj(required=True, fields={

@@ -1,0 +1,248 @@
+"""OTA-FD's local training, schemes and round loop (Appendices A and E)."""
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+
+from airfl.core.engine import ClientData
+from airfl.core.loop import LocalWork, ServerStep, TrialSetup
+from airfl.core.scheme import ChannelStatistics, RoundState
+from airfl.models.flat import build_model
+from airfl.papers.ota_fd import distillation as tr
+from airfl.papers.ota_fd.schemes import OtaFdScheme
+from airfl.runtime.rng import RoundStreams
+
+M, K, PER_CLASS = 3, 10, 2
+COMMON = dict(power=1.0, snr_db=10.0, delta=1e-8, gamma=1.0, clip_S=5.0,
+              sensitivity_mode="paper", an_mode="none")
+
+
+def test_cnn_has_the_papers_parameter_count():
+    """21,680 parameters (Appendix E, stated)."""
+    assert build_model("cnn_mnist_k3", (1, 28, 28), 10).dim == 21_680
+    assert build_model("cnn_mnist", (1, 28, 28), 10).dim == 21_840   # LAPA's, unchanged
+
+
+def _setup(rounds=2, lr=0.1):
+    g = torch.Generator().manual_seed(0)
+    n = M * K * PER_CLASS
+    x = torch.rand(n, 1, 28, 28, generator=g)
+    y = torch.arange(K).repeat_interleave(PER_CLASS).repeat(M)
+    sizes = torch.full((M,), K * PER_CLASS)
+    offsets = torch.cat([torch.zeros(1, dtype=torch.long), torch.cumsum(sizes, 0)])
+    data = ClientData(x, y, torch.arange(n), offsets, sizes)
+    stats = ChannelStatistics(path_gain=torch.ones(M, dtype=torch.float64), reference_gain=1.0,
+                              bandwidth_hz=1.0, distances_m=torch.zeros(M, dtype=torch.float64))
+    model = build_model("cnn_mnist_k3", (1, 28, 28), K, engine="loop")
+    return TrialSetup("ota_fd/test", 0, 0, model, data, (x[:40], y[:40]), (x[:20], y[:20]),
+                      stats, rounds, 1, LocalWork(2, 8, lr), ServerStep(1.0))
+
+
+def _scheme(method, **extra):
+    return OtaFdScheme(method, method=method, **{**COMMON, **extra})
+
+
+def test_soft_labels_are_per_class_means_on_the_simplex():
+    setup = _setup()
+    params = setup.model.init(torch.Generator().manual_seed(1)).repeat(M, 1)
+    q = tr.soft_labels(setup, params, K)
+    assert q.sum(dim=-1) == pytest.approx(torch.ones(M, K, dtype=torch.float64))
+    idx = torch.nonzero(setup.data.y[:K * PER_CLASS] == 4).flatten()
+    direct = torch.softmax(setup.model.logits(params[0], setup.data.x[idx]), -1).mean(0)
+    assert q[0, 4].float() == pytest.approx(direct, abs=1e-6)
+
+
+def test_distillation_term_is_squared_distance_of_probabilities():
+    g = torch.Generator().manual_seed(6)
+    logits = torch.randn(5, K, generator=g)
+    y = torch.tensor([0, 1, 2, 3, 4])
+    targets = torch.softmax(torch.randn(K, K, generator=g), -1)
+    w = torch.full((5,), 0.2)
+    plain = tr.distillation_loss(logits, y, w, None, 3.0)
+    full = tr.distillation_loss(logits, y, w, targets, 3.0)
+    gap = ((torch.softmax(logits, -1) - targets[y]) ** 2).sum(-1)
+    assert float(full - plain) == pytest.approx(float(3.0 * (0.2 * gap).sum()), rel=1e-6)
+
+
+def test_gradient_clipping_bounds_every_step_by_lr_times_S():
+    setup = _setup()
+    params = setup.model.init(torch.Generator().manual_seed(2)).repeat(M, 1)
+    before = params.clone()
+    batch = (torch.arange(M * 8).view(M, 8), torch.full((M, 8), 1 / 8))
+    tr.local_step_(setup, params, batch, None, gamma=0.0, lr=0.1, clip_S=1e-3)
+    steps = torch.linalg.vector_norm(params - before, dim=1)
+    assert steps == pytest.approx(torch.full((M,), 1e-4), rel=1e-4)
+
+
+def test_noiseless_and_local_only_schemes():
+    setup = _setup()
+    counts = tr.class_counts(setup, K)
+    counts[0, 0] = 5.0                                   # unequal shares
+    q = torch.softmax(torch.randn(M, K, K, dtype=torch.float64,
+                                  generator=torch.Generator().manual_seed(4)), -1)
+    state = RoundState(1, torch.ones(M, dtype=torch.float64), setup.data.sizes,
+                       setup.statistics, RoundStreams(0, "e", 0, 1),
+                       extras={"class_counts": counts})
+    r, _ = _scheme("fd_noiseless").aggregate(q.reshape(M, -1), state, {"T": 10})
+    w = counts / counts.sum(0)
+    assert r.view(K, K) == pytest.approx((w[:, :, None] * q).sum(0))
+    assert _scheme("local_only").aggregate(q.reshape(M, -1), state, {"T": 10})[0] is None
+    assert _scheme("local_only").gamma == 0.0 and not _scheme("local_only").shares
+
+
+def test_proposed_scheme_meets_the_budget_and_is_noisier_than_without_dp():
+    setup = _setup()
+    counts = tr.class_counts(setup, K)
+    q = torch.softmax(torch.randn(M, K, K, dtype=torch.float64,
+                                  generator=torch.Generator().manual_seed(5)), -1)
+    g = torch.Generator().manual_seed(3)
+    for t in range(1, 6):
+        streams = RoundStreams(0, "e", 0, t)
+        power = torch.empty(M, dtype=torch.float64).exponential_(generator=g)
+        state = RoundState(t, power, setup.data.sizes, setup.statistics, streams,
+                           extras={"class_counts": counts})
+        _, rec = _scheme("otafd_prop", eps=0.5).aggregate(q.reshape(M, -1), state, {"T": 100})
+        _, free = _scheme("fd_ota_nodp").aggregate(q.reshape(M, -1), state, {"T": 100})
+        assert rec["eps_real_ratio"] <= 1 + 1e-9
+        assert rec["nu_median"] >= free["nu_median"]
+
+
+def test_round_loop_is_deterministic_and_shares_common_channels():
+    setup = _setup(rounds=2)
+    scheme = _scheme("otafd_prop", eps=1.0)
+    a, rec_a = tr.run_fd_trial(setup, scheme, scheme.design(_context(setup)), False)
+    b, rec_b = tr.run_fd_trial(setup, scheme, scheme.design(_context(setup)), False)
+    pd.testing.assert_frame_equal(a, b)
+    assert rec_a == rec_b
+    assert list(a["channel_uses"]) == [0, 100, 200]
+    assert {"test_accuracy", "test_accuracy_min", "eps_real_ratio_max"} <= set(a.columns)
+    nodp, _ = tr.run_fd_trial(setup, _scheme("fd_ota_nodp"), {"T": 2}, False)
+    assert (nodp["round"] == a["round"]).all()           # same schedule, same channel draws
+    assert np.isfinite(a["test_accuracy"].dropna()).all()
+
+
+def _context(setup):
+    from airfl.core.scheme import DesignContext
+    return DesignContext(M, setup.model.dim, setup.rounds, setup.data.sizes, setup.statistics)
+
+
+def test_full_batch_round_is_one_step_on_the_whole_local_objective():
+    """Paper profile (FedSGD): theta_1 = theta_0 - eta_0 clip_S(grad F_i(theta_0)) per WD."""
+    from dataclasses import replace
+
+    from torch.func import functional_call
+
+    setup = _setup(rounds=1, lr=0.05)
+    setup = replace(setup, local=replace(setup.local, full_batch=True))
+    scheme = _scheme("local_only", clip_S=1e9)
+    params0 = tr.initial_params(setup)
+    tr.run_fd_trial(setup, scheme, {"T": 1}, False)      # smoke: the path runs end to end
+    m = 1
+    idx = setup.data.client_index[setup.data.offsets[m]:setup.data.offsets[m + 1]]
+    flat = params0.clone().requires_grad_()
+    logits = functional_call(setup.model.module, setup.model.unflatten(flat),
+                             (setup.data.x[idx],))
+    loss = torch.nn.functional.cross_entropy(logits, setup.data.y[idx])
+    (grad,) = torch.autograd.grad(loss, flat)
+    params = params0.unsqueeze(0).repeat(M, 1)
+    tr.local_step_(setup, params, tr.full_batches(setup.data), None, gamma=0.0, lr=0.05,
+                   clip_S=1e9)
+    assert params[m] == pytest.approx(params0 - 0.05 * grad, abs=1e-6)
+
+
+def test_a_theory_curve_writes_theorem1s_omega_from_its_recorded_rounds():
+    """X4's fixed-T curves (`theory`) record Phi_1, Phi_2, the pre-clip gradient norms and the
+    losses of every round, and the last row carries sum_i Omega_i recomputed from them; Phi_1
+    is 0 for Prop. 1's weights; a curve without `theory` records none of it (same accuracy)."""
+    from airfl.papers.ota_fd import theorem1 as th
+    from airfl.papers.ota_fd.rounds import TheoryConstants
+    setup = _setup(rounds=3)
+    theory = {"L1": 2.0, "L2": 1.0}
+    scheme = _scheme("otafd_prop", eps=1.0, theory=theory)
+    table, records = tr.run_fd_trial(setup, scheme, {"T": 3}, False)
+    assert all(len(r["theorem1_gradnorm"]) == M and len(r["theorem1_phi2"]) == M
+               for r in records)
+    assert np.allclose([r["theorem1_phi1"] for r in records], 0.0)
+    column = {k: np.array([r[f"theorem1_{k}"] for r in records])
+              for k in ("phi1", "phi2", "gradnorm", "loss")}
+    consts = TheoryConstants(eta0=setup.local.lr, gamma=1.0, L1=2.0, L2=1.0)
+    omega = th.omega(T=3, consts=consts, fmax=column["loss"].max(0), phi1=column["phi1"],
+                     phi2=column["phi2"], gradnorm=column["gradnorm"])
+    last = table.iloc[-1]
+    assert last["theorem1_omega"] == pytest.approx(omega.sum())
+    assert last["theorem1_bound"] == pytest.approx(omega.sum() + M * 8 * 1.0 * 1.0 * 5.0)
+    assert table["theorem1_omega"].notna().sum() == 1
+    # every WD here holds the same class counts, so 1/M is B_j^k/B^k and uniform weights are
+    # unbiased too (Phi_1 > 0 for the dominant-class split: test_ota_fd_theorem1)
+    uniform, rec_u = tr.run_fd_trial(setup, _scheme("otafd_uniformw", eps=1.0, theory=theory),
+                                     {"T": 3}, False)
+    assert np.allclose([r["theorem1_phi1"] for r in rec_u], 0.0)
+    assert uniform.iloc[-1]["theorem1_bias"] == pytest.approx(0.0, abs=1e-12)
+    plain, rec_p = tr.run_fd_trial(setup, _scheme("otafd_prop", eps=1.0), {"T": 3}, False)
+    assert "theorem1_omega" not in plain and not any("theorem1_phi1" in r for r in rec_p)
+    assert plain["test_accuracy"].equals(table["test_accuracy"])
+
+
+def test_a_curves_own_eta0_sets_the_step_size():
+    """An eta_0 calibration run (curve parameter eta0) steps as eta0 / sqrt(t): the same run
+    with the block's lr set to that eta0 gives the same table."""
+    own, _ = tr.run_fd_trial(_setup(rounds=2, lr=0.1), _scheme("fd_noiseless", eta0=0.3),
+                             {"T": 2}, False)
+    block, _ = tr.run_fd_trial(_setup(rounds=2, lr=0.3), _scheme("fd_noiseless"), {"T": 2}, False)
+    other, _ = tr.run_fd_trial(_setup(rounds=2, lr=0.1), _scheme("fd_noiseless"), {"T": 2}, False)
+    pd.testing.assert_frame_equal(own, block)
+    assert not own["train_loss"].equals(other["train_loss"])
+
+
+def test_device_cuda_without_a_gpu_stops_with_a_clear_message(monkeypatch):
+    """X2 is GPU work (`device: cuda`); on a machine without CUDA the run stops naming the key
+    and the alternatives instead of failing inside torch (checked on CPU)."""
+    from airfl.pipeline.trial import torch_device
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    with pytest.raises(RuntimeError, match="device: cuda.*use cpu or auto"):
+        torch_device({"device": "cuda"})
+    assert torch_device({"device": "auto"}).type == "cpu"
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device")
+def test_fd_rounds_on_cuda_match_cpu():
+    """The FD loop on `device: cuda` (X2's path): same soft labels, targets and accuracy as on
+    CPU up to float reassociation (one round, the proposed design)."""
+    import dataclasses
+    cpu = _setup(rounds=1)
+    data = cpu.data
+    moved = dataclasses.replace(
+        cpu, data=type(data)(*(t.cuda() for t in (data.x, data.y, data.client_index,
+                                                     data.offsets, data.sizes))),
+        test=tuple(t.cuda() for t in cpu.test), train_eval=tuple(t.cuda() for t in cpu.train_eval))
+    a, _ = tr.run_fd_trial(cpu, _scheme("otafd_prop", eps=1.0), {"T": 1}, False)
+    b, _ = tr.run_fd_trial(moved, _scheme("otafd_prop", eps=1.0), {"T": 1}, False)
+    assert b["train_loss"].to_numpy() == pytest.approx(a["train_loss"].to_numpy(), rel=1e-3)
+
+
+@pytest.mark.parametrize("full_batch", [False, True])
+def test_fl_benchmarks_step_with_fds_decaying_rule(monkeypatch, full_batch):
+    """One step-size rule for FD and FL (Appendix A's eta_t = eta_0 / sqrt(t + 1)): FedAvg's
+    local steps and FedSGD's server step of round t are eta_0 / sqrt(t) (the real round runs;
+    the spy only records the set-up each round hands to the clients)."""
+    from dataclasses import replace
+
+    seen = []
+    real = tr.client_updates
+
+    def spy(setup, params, streams, participants=None):
+        seen.append((setup.local.lr, setup.server.lr))
+        return real(setup, params, streams, participants)
+
+    monkeypatch.setattr(tr, "client_updates", spy)
+    setup = _setup(rounds=3, lr=0.2)
+    setup = replace(setup, local=replace(setup.local, full_batch=full_batch))
+    scheme = OtaFdScheme("fl_noiseless", method="fl_noiseless", clip_C=1.0, **COMMON)
+    table, _ = tr.run_fd_trial(setup, scheme, {"T": 3, "dim": setup.model.dim}, False)
+    etas = [0.2 / np.sqrt(t) for t in (1, 2, 3)]
+    used = [server if full_batch else local for local, server in seen]
+    assert used == pytest.approx(etas) and tr.step_size(0.2, 4) == pytest.approx(0.1)
+    if not full_batch:
+        assert all(server == 1.0 for _, server in seen)
+    assert table["channel_uses"].iloc[-1] == 3 * setup.model.dim
