@@ -306,6 +306,18 @@ def median_time(fn, repeats: int) -> tuple[float, list[float]]:
     return statistics.median(times), times
 
 
+def interleaved_times(impls: dict, repeats: int) -> dict[str, list[float]]:
+    """Each variant's times over `repeats`, interleaved: each repeat times every variant once,
+    so that a slow spell of the machine falls on all of them alike."""
+    times: dict[str, list[float]] = {key: [] for key in impls}
+    for _ in range(repeats):
+        for key, fn in impls.items():
+            t0 = CLOCK()
+            fn()
+            times[key].append(CLOCK() - t0)
+    return times
+
+
 def matmul_gflops(repeats: int, n: int = 2048, dtype=torch.float32) -> tuple[float, float]:
     g = torch.Generator().manual_seed(0)
     a = torch.randn(n, n, generator=g).to(dtype)
@@ -365,12 +377,7 @@ def bench_model(name: str, clients: int, batch: int, args, mm_rate: dict[str, fl
 
     for fn in impls.values():      # warm-up round of every variant, excluded
         fn()
-    times: dict[str, list[float]] = {key: [] for key in impls}
-    for _ in range(args.repeats):  # interleaved: each repeat times every variant once
-        for key, fn in impls.items():
-            t0 = CLOCK()
-            fn()
-            times[key].append(CLOCK() - t0)
+    times = interleaved_times(impls, args.repeats)
     results = {}
     for key, ts in times.items():
         t = statistics.median(ts)
@@ -446,12 +453,7 @@ def bench_trials(paper: str, trials: int, args) -> dict:
           f"{outside} of {len(per_row)} rows over {REL_TOL:g} x max|update| ({scale:.2e}); "
           "trial-batched == one by one, bit for bit", flush=True)
     impls = dict(zip(TRIAL_VARIANTS, (naive, one_by_one, batched)))
-    times: dict[str, list[float]] = {key: [] for key in impls}
-    for _ in range(args.repeats):          # interleaved (the warm-up was the check above)
-        for key, fn in impls.items():
-            t0 = CLOCK()
-            fn()
-            times[key].append(CLOCK() - t0)
+    times = interleaved_times(impls, args.repeats)     # (the warm-up was the check above)
     results = {}
     for key, ts in times.items():
         ratio = statistics.median(r / v for r, v in zip(times[TRIAL_VARIANTS[0]], ts))
