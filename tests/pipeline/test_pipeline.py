@@ -261,8 +261,15 @@ def test_after_dvc_record_snakemake_has_nothing_to_do(built, env):
     """`dvc commit -f` copies every output back with a new time; Snakemake compares such files
     by checksum, but only below its size limit. Under a limit of 1,000 bytes (standing in for
     the 1 MB default against a Biased FL figure CSV of 1.01 MB) it plans jobs again; with the
-    profile's limit, nothing."""
+    profile's limit, nothing. DVC copies the files back in no fixed order, so an input may come
+    out newer than its output or not; the test makes one so (a run's records, as the copy may
+    leave them) instead of relying on the order."""
     _record(built, env)
+    runs = built / "results" / "runs" / "baselines" / "accuracy_vs_rounds"
+    table = max(runs.iterdir(), key=lambda p: p.stat().st_size)    # a run's records: privacy's input
+    assert table.stat().st_size > 1000
+    later = max(p.stat().st_mtime for p in (built / "figures").rglob("*") if p.is_file()) + 10
+    os.utime(table, (later, later))
     plan = _run(["snakemake", "-n", *TARGETS], built, env)
     assert "Nothing to be done" in plan.stdout + plan.stderr
     small = _run(["snakemake", "-n", "--max-checksum-file-size", "1000", *TARGETS], built, env)

@@ -13,7 +13,7 @@ from airfl.papers.ota_fd import distillation as tr
 from airfl.papers.ota_fd import transceiver as tx
 from airfl.papers.ota_fd.schemes import OtaFdScheme
 from airfl.runtime.rng import RoundStreams
-from test_ota_fd_training import COMMON, M, _setup
+from test_ota_fd_distillation import COMMON, M, _setup
 
 D = 50
 FL = dict(COMMON, clip_C=1.0)
