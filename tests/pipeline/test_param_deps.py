@@ -51,14 +51,15 @@ def stale(path: str, paper: str, changes: dict[str, Any], base: dict[str, Any] |
     after = {job.name: job for e in active_experiments(new) if e.paper == paper
              for job in dag.experiment_jobs(e, new)}          # the DAG `airfl dvc-yaml` writes
     dvc, snakemake = set(), set()
+    old_rules, new_rules = dag.Context(params), dag.Context(new)
     for experiment, job in jobs:
         curve = job.args[1] if len(job.args) > 1 else None
         if (job.stage, curve) not in param_deps.experiment_views(experiment, new):
             continue                        # the job left the DAG (both tools drop it)
         if _json(manifest(job, raw)) != _json(manifest(after[job.name], new_raw)):
             dvc.add(job.name)               # its manifest, as the dvc-dag stage writes it
-        if _json(dag.rule_params(job.stage, experiment, params, curve)) != \
-                _json(dag.rule_params(job.stage, experiment, new, curve)):
+        if _json(dag.rule_params(old_rules, job.stage, tuple(job.args))) != \
+                _json(dag.rule_params(new_rules, job.stage, tuple(job.args))):
             snakemake.add(job.name)
     for figure in all_analytic():           # analytic figures read their whole block
         if figure.paper == paper:

@@ -145,7 +145,7 @@ def test_a_stage_added_to_the_table_alone_reaches_every_reader(params, repo_root
     wildcards = {"paper": "cdpb", "figure": "fig4", "curve": curve}
     assert rule.input(_Wildcards(wildcards)) == job.deps
     assert rule.params["setting"](_Wildcards(wildcards)) == \
-        dag.rule_params("hello", experiment, params, curve)
+        dag.rule_params(dag.Context(params), "hello", (experiment.id, curve))
 
 
 class _Wildcards(dict):

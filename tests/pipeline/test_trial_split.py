@@ -13,7 +13,7 @@ import yaml
 
 from airfl.params.config import ConfigError
 from airfl.runtime.io import read_frame, write_frame
-from airfl.pipeline import dvcgen
+from airfl.pipeline import dag, dvcgen
 from airfl.pipeline.params import load_params
 from airfl.pipeline.registry import get_experiment
 from airfl.pipeline.trial_blocks import block_trials, trial_blocks
@@ -80,6 +80,21 @@ def test_dvc_yaml_gets_a_stage_per_block_and_the_train_stage_merges_them(quick):
         assert stage["cmd"] == f"airfl trials {EXPERIMENT} ideal {block}"
         assert set(stage["outs"]) <= set(train["deps"])
     assert not any(n.startswith("trials-biased_fl") for n in stages)      # lockstep: one job
+
+
+def test_split_jobs_rules_carry_trials_per_job_from_their_records_more_keys(quick):
+    """Snakemake reruns a split curve's jobs when trials_per_job changes (the rule's params
+    carry the record's `more_keys` values), and a curve of one job does not depend on it."""
+    curve = "ideal"
+    one_job = dag.rule_params(dag.Context(quick), "train", (EXPERIMENT, curve))
+    assert "more" not in one_job
+    split = {**quick, "trials_per_job": 2}
+    ctx = dag.Context(split)
+    block = ctx.trial_blocks(get_experiment(EXPERIMENT))[0]
+    for stage, args in (("train", (EXPERIMENT, curve)), ("trials", (EXPERIMENT, curve, block))):
+        params = dag.rule_params(ctx, stage, args)
+        assert params["more"] == {"trials_per_job": 2}
+        assert params["view"] == one_job["view"]           # the view itself is the same
 
 
 def _split_ready(params: dict) -> dict:

@@ -73,11 +73,23 @@ class Context:
         self._blocks: dict[str, dict[str, Any]] = {}
         self._keys: dict[str, dict[tuple, list[str]]] = {}
         self._code: dict[tuple, str] = {}
+        self._trial_blocks: dict[str, list[str]] = {}
 
     def block(self, experiment: Experiment) -> dict[str, Any]:
         if experiment.id not in self._blocks:
             self._blocks[experiment.id] = experiment.params(self.params)
         return self._blocks[experiment.id]
+
+    def trial_blocks(self, experiment: Experiment) -> list[str]:
+        """The `first-last` blocks of each of the experiment's split curves (`trial_blocks`),
+        none when a curve is one job; computed once per experiment (every curve's train,
+        trials and inputs read them)."""
+        if experiment.id not in self._trial_blocks:
+            from airfl.pipeline.trial_blocks import trial_blocks
+
+            self._trial_blocks[experiment.id] = \
+                trial_blocks(self.params, experiment, self.block(experiment)) or []
+        return self._trial_blocks[experiment.id]
 
     def keys(self, experiment: Experiment) -> dict[tuple, list[str]]:
         """(stage, curve or derivation) -> the leaf keys of the wing's block its view reads."""
@@ -156,25 +168,28 @@ def experiment_jobs(experiment: Experiment, params: dict[str, Any],
     return jobs_
 
 
-def rule_params(stage: str, experiment: Experiment, params: dict[str, Any],
-                curve: str | None = None, block: dict[str, Any] | None = None) -> dict[str, Any]:
-    """A Snakemake rule's `params:` for the job: the values of its stage's top-level knobs and
-    its view of the block, the view whose keys dvc.yaml lists (param_deps), so a one-knob
-    change reruns the same jobs in both tools. `curve`: the curve, or the derivation's name of
-    a `derive` job. `block`: the resolved block, when cached."""
-    block = experiment.params(params) if block is None else block
-    derivation = experiment.derivation(curve) if stage == "derive" else None
-    training = stage in ("train", "trials")
-    out = {"knobs": {k: get_dotted(params, k) for k in stage_table.stage(stage).knobs},
+def rule_params(ctx: Context, stage: str, args: tuple[str, ...]) -> dict[str, Any]:
+    """A Snakemake rule's `params:` for the job `airfl <stage> <args>` of one experiment: the
+    values of its stage's top-level knobs, its view of the block (the view whose keys dvc.yaml
+    lists, param_deps) and the values of its record's `more_keys`, so a one-knob change reruns
+    the same jobs in both tools. A job per curve also hands its view the rounds the curve's
+    readers declare (`Experiment.evaluation`; a view that reads them keeps them), a job per
+    derivation (a second argument that names a derivation) its derivation and the wing's
+    shared sections."""
+    record = stage_table.stage(stage)
+    experiment = get_experiment(args[0])
+    block = ctx.block(experiment)
+    second = args[1] if len(args) > 1 else None
+    derivation = experiment.derivation(second) \
+        if [a.name for a in record.args][1:2] == ["derivation"] else None
+    out = {"knobs": {k: get_dotted(ctx.params, k) for k in record.knobs},
            "view": param_deps.block_view(
-               stage, block, curve, experiment.panel_keys, derivation,
-               param_deps.shared_sections(experiment, params) if derivation else None,
-               experiment.evaluation(curve, block["curves"]) if training else None)}
-    from airfl.pipeline.trial_blocks import trial_blocks
-
-    blocks = trial_blocks(params, experiment, block) if training else None
-    if blocks:                      # split (trials_per_job): absent for one job a curve
-        out["trial_blocks"] = blocks
+               stage, block, second, experiment.panel_keys, derivation,
+               param_deps.shared_sections(experiment, ctx.params) if derivation else None,
+               experiment.evaluation(second, block["curves"]) if record.per_curve else None)}
+    more = record.call("more_keys", ctx, *args) if record.more_keys else []
+    if more:                        # e.g. a split curve's `trials_per_job`
+        out["more"] = {k: get_dotted(ctx.params, k) for k in more}
     return out
 
 

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from airfl.pipeline import dag, paths, stage_table
-from airfl.pipeline.registry import active_experiments, get_experiment, papers
+from airfl.pipeline.registry import active_experiments, papers
 from airfl.pipeline.stage_table import Stage
 
 
@@ -62,9 +62,7 @@ def _params(ctx: dag.Context, record: Stage, args_of: Callable[[Any], tuple[str,
         args = args_of(w)
         if record.view is None:
             return dag.declared_values(record.name, ctx.params, *args)
-        experiment = get_experiment(args[0])
-        return dag.rule_params(record.name, experiment, ctx.params,
-                               args[1] if len(args) > 1 else None, ctx.block(experiment))
+        return dag.rule_params(ctx, record.name, args)
 
     params = {"setting" if record.view is not None else "declared": values,
               "code": lambda w: ctx.code_digest(record.name, args_of(w))}

@@ -126,12 +126,9 @@ def trials_inputs(ctx: Context, experiment_id: str, curve: str, *_: str) -> list
 
 
 def _blocks(ctx: Context, experiment_id: str) -> list[str]:
-    """A split curve's blocks of trials (`trial_blocks`; the same for every curve of an
-    experiment), none for a curve trained in one job."""
-    from airfl.pipeline.trial_blocks import trial_blocks
-
-    experiment = experiment_of(experiment_id)
-    return trial_blocks(ctx.params, experiment, ctx.block(experiment)) or []
+    """A split curve's blocks of trials (the same for every curve of an experiment, memoised
+    by the context), none for a curve trained in one job."""
+    return ctx.trial_blocks(experiment_of(experiment_id))
 
 
 def trial_block_jobs(ctx: Context, experiment: Any, curve: str) -> list[tuple[str, str, str]]:
