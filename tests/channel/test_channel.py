@@ -1,4 +1,4 @@
-"""Unit tests of airfl.channel against closed forms, published spec values and statistical laws.
+"""Unit tests of airfl.channel against closed forms, reference values computed from the papers' settings and statistical laws.
 
 Statistical checks use tolerances derived from the sample size (a number of standard errors, or a
 KS p-value floor), never a value tuned to a seed.
@@ -88,7 +88,7 @@ def test_bad_inputs_raise_value_error(call):
 
 
 # ----------------------------------------------------------------------------- geometry
-def test_quantile_radii_and_mean_snr_match_biased_fl_spec():
+def test_quantile_radii_and_mean_snr_match_the_biased_fl_setting():
     # OTA (R = 3000 m) and digital (R = 1200 m) radii and mean SNRs
     cases = {
         3000.0: ([671, 1162, 1500, 1775, 2012, 2225, 2419, 2598, 2766, 2924],

@@ -16,7 +16,9 @@ PAPERS = SRC / "papers"
 PROSE_ROOTS = (REPO / "tests", REPO / "benchmarks", REPO / "workflow")
 PROSE_SUFFIXES = {".py", ".md", ".smk", ".yaml", ".yml", ".rst", ".txt", ".toml", ".json"}
 WORDING = re.compile(r"(?i)\berrata\b|\bspecs?(?:'s|\s+§|\s+\d|\s+section|-\d)|\bthe\s+spec\b"
-                     r"|shared/specs|\b(?:DESIGN|ENVIRONMENT)\.md\b")
+                     r"|shared/specs|\b(?:DESIGN|ENVIRONMENT)\.md\b"
+                     r"|\bspecs?\s+(?:app\.|appendix|fig\.|a\d|values|cite|reference)"
+                     r"|\btest_\w*?(?<![a-z])specs?(?![a-z])|_specs?_(?:defaults|says|reference)")
 
 
 def _checked_files():
@@ -42,8 +44,10 @@ def _hits(files):
 def test_the_wording_rule_finds_spec_references_and_not_variables():
     found = [bool(WORDING.search(t)) for t in (
         "(spec §6.3)", "the spec's grid", "Errata 2", "spec 7 defaults", "see shared/specs",
-        "spec = block['model']", "for spec in specs", "spec.name", "module_from_spec(spec)")]
-    assert found == [True] * 5 + [False] * 4
+        "spec Appendix A", "def test_values_of_spec_4_5():", "def test_x_match_spec():",
+        "spec = block['model']", "for spec in specs", "spec.name", "module_from_spec(spec)",
+        "figure_spec=spec", "def test_special_cases():")]
+    assert found == [True] * 8 + [False] * 6
 
 
 def test_the_core_and_every_wing_cite_papers_not_reading_aids():

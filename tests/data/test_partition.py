@@ -1,4 +1,4 @@
-"""Tests of airfl.data.partition and .partitioners (on real MNIST labels where specs cite MNIST)."""
+"""Tests of airfl.data.partition and .partitioners (on real MNIST labels where the papers use MNIST)."""
 
 from __future__ import annotations
 
@@ -163,7 +163,7 @@ def test_dirichlet_skew_decreases_with_alpha(mnist_labels):
 
 # ------------------------------------------------------------------------------ LAPA mixed
 
-def test_noniid_class_pairs_follow_spec():
+def test_noniid_class_pairs_follow_the_lapa_rotation():
     pairs = [noniid_classes(j) for j in range(15)]
     assert pairs[:6] == [[0, 1], [2, 3], [4, 5], [6, 7], [8, 9], [1, 2]]
     assert pairs[9] == [9, 0] and pairs[14] == [0, 1]
@@ -189,7 +189,7 @@ def test_mixed_structure(mnist_labels):
     assert np.array_equal(a.sizes, b.sizes) and not b.is_iid.any()
 
 
-def test_mixed_wasserstein_magnitudes_match_spec(mnist_labels):
+def test_mixed_wasserstein_magnitudes_are_in_our_sanity_ranges(mnist_labels):
     """Our reading of LAPA eq. (20): W_IID ~0.06-0.53 and W_two-class ~1.8-4.4 over 20 seeds.
 
     We read these as sanity checks, not assertions (the paper prints no values), so the bounds

@@ -227,7 +227,7 @@ def dep_digest(dep: str) -> str:
 
 def package_path(path: Path) -> str:
     """`path` as named inside its top-level package: from the outermost folder of the chain of
-    folders holding an `__init__.py` (src/airfl/papers/cdpb/claims.py -> airfl/papers/cdpb/
+    folders holding an `__init__.py` (src/airfl/papers/lapa/claims.py -> airfl/papers/lapa/
     claims.py, wherever the clone or installation is); a file outside any package keeps its
     own name only."""
     path = Path(os.path.abspath(path))

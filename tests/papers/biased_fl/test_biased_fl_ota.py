@@ -64,7 +64,7 @@ def test_zb_is_zero_bias_on_the_lower_branch():
     assert np.all(np.diff(zb["beta"]) < 0)                               # stronger devices: higher beta
 
 
-def test_sanity_values_of_spec_5_3():
+def test_ota_design_sanity_values():
     for G, zeta_nv, zeta_zb in ((20.0, 2071.1, 7294.0), (5.0, 129.4, 455.9)):
         nv, zb = od.design_nv(LAM, G=G, d=D_MODEL, Es=ES), od.design_zb(LAM, G=G, d=D_MODEL, Es=ES)
         assert od.zeta_ota(nv["p"], nv["beta"], nv["alpha"], G=G, d=D_MODEL, N0=N0) == pytest.approx(zeta_nv, rel=1e-3)

@@ -89,7 +89,7 @@ def test_theorem1_at_rho_max_matches_appendix_a():
 
 
 def test_baseline_privacy_matches_appendix_a():
-    """Per-round eps_r of the baselines (spec Appendix A, rho as printed there)."""
+    """Per-round eps_r of the baselines (reference values recomputed from the paper's formulas, rho as printed in Sec. V)."""
     assert_printed(float(pv.strategy_rdp_round(S, "gamma_bar", rho_gamma_closed(S, 0.0))),
                    "1.568488")
     assert_printed(float(pv.strategy_rdp_round(S, "is", 0.9016)), "2.002967")

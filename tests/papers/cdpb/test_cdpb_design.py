@@ -174,7 +174,7 @@ def test_paper_solver_reproduces_numeric_design_for_cdpb_n(designs):
     ("cdpb_n", {"rho_opt": "0.6576", "p_opt": "0.518", "k_t_opt": "51.8", "sigma_q2_opt": "65.9",
                 "eps_opt": "100.0", "eps_round": "1.538"}),
 ])
-def test_operating_point_matches_spec_section7(designs, variant, row):
+def test_operating_point_matches_the_reference_values(designs, variant, row):
     d = designs[(variant, "constrained")]
     for key, printed in row.items():
         value = d.eps_opt / d.tau_opt if key == "eps_round" else getattr(d, key)

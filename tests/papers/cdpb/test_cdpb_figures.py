@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 from airfl.papers.cdpb import analytic_figures as af
-from airfl.papers.cdpb.claims import Claim, claims_fig3
+from airfl.papers.cdpb.claims.analytic import Claim, claims_fig3
 
 from test_cdpb_helpers import assert_printed
 
@@ -50,7 +50,7 @@ def test_all_figures_are_fast_and_tidy(frames):
                                                                        "metric"]).any()
 
 
-FIG3_REFERENCE = {  # spec Appendix A, G at tau = 1 / 10 / 50 / 100
+FIG3_REFERENCE = {  # reference values recomputed from the paper's formulas, G at tau = 1 / 10 / 50 / 100
     "cdpb_i": ("0.2915", "0.02930", "0.006609", "0.004444"),
     "cdpb_n": ("0.3262", "0.03279", "0.007348", "0.004892"),
     "gamma_bar": ("0.2915", "0.02930", "0.006614", "0.004483"),
@@ -90,7 +90,7 @@ def test_cdpb_i_below_cdpb_n_in_utility_and_rdp(frames):
     assert (delta > 0).all()
 
 
-def test_fig5_slopes_match_spec(frames):
+def test_fig5_slopes_match_the_reference_values(frames):
     """Fig. 5 (Sec. V): our check values of the per-round slope eps_r."""
     printed = {"cdpb_i": "1.389", "cdpb_n": "1.538", "gamma_bar": "1.568", "is": "2.003",
                "hmin": "2.090", "noise_free": "198.9"}
@@ -125,7 +125,7 @@ def test_fig7_disparity_matches_appendix_a(frames, panel, printed):
         assert_printed(float(ours), ref)
 
 
-def test_fig9_constrained_and_literal_optima_match_spec():
+def test_fig9_constrained_and_literal_optima_match_the_reference_values():
     """Fig. 9 (Sec. V): constrained G_opt at beta = 0, .25, .5, .75, 1; literal range."""
     frame = af.fig9b({"fig9b_betas": [0.0, 0.25, 0.5, 0.75, 1.0]})
     g = frame.query("metric == 'G_opt'").sort_values("x").value
@@ -136,7 +136,7 @@ def test_fig9_constrained_and_literal_optima_match_spec():
     assert_printed(float(lit.iloc[-1]), "0.005579")
 
 
-def test_claims_hold_exactly_where_the_spec_says(frames):
+def test_claims_hold_exactly_where_the_formulas_say(frames):
     results = {}
     for name, (_, claims) in af.FIGURES.items():
         for claim in claims(frames[name]):
@@ -166,7 +166,7 @@ def test_fig7b_similar_trend_is_the_positive_disparity(frames):
 def test_fig9a_stored_weight_is_where_an_interior_beta_starts_to_win(frames):
     """The stored privacy weight is the bisected threshold: with the same formulas and taus an
     interior beta beats both ends at it, and does not at the weight WEIGHT_RTOL below it."""
-    from airfl.papers.cdpb.claims import interior_advantage
+    from airfl.papers.cdpb.claims.analytic import interior_advantage
 
     scan = frames["fig9a"].attrs["interior_weight"]
     w = scan["lam2_threshold"]
@@ -210,7 +210,7 @@ def test_unknown_parameter_is_rejected_and_params_override():
         af.fig6a({"gamma_barr": 0.1})
     frame = af.fig6a({"fig6_gamma_bar": [0.1], "K": 10, "P": 10.0})
     assert frame.attrs["params"]["K"] == 10
-    assert _value(frame, "cdpb_i", "T_size", 0.1) == 74 - 30 + 1  # spec Fig. 8 setting
+    assert _value(frame, "cdpb_i", "T_size", 0.1) == 74 - 30 + 1  # the paper's Fig. 8 setting
 
 
 def test_every_default_is_tagged_with_its_source():

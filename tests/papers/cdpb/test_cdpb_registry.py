@@ -1,5 +1,5 @@
 """CDPB's registered analytic figures: every panel draws a metric the frame has, with the
-params.yaml block (which must equal the wing's DEFAULTS: spec App. B)."""
+params.yaml block (which must equal the wing's DEFAULTS: the paper's Sec. V settings)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from airfl.pipeline.registry import all_analytic
 from airfl.papers.cdpb import analytic_figures
 
 
-def test_params_block_is_the_specs_defaults(repo_root):
+def test_params_block_is_the_wings_defaults(repo_root):
     params = validate_params(yaml.safe_load((repo_root / "params.yaml").read_text()))
     assert params["cdpb"]["analytic"] == analytic_figures.DEFAULTS
 

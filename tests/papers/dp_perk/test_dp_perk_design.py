@@ -37,7 +37,7 @@ def plan():
     return plan_uplink(10, R, 8, 12, CLIP, DIM, 2e-3, trial_generators(0, 0))
 
 
-def test_waterfill_matches_cvxpy_to_the_spec_tolerance():
+def test_waterfill_matches_cvxpy_to_6e_5():
     """Prop. IV.2-IV.3: the sorted solution and a cvxpy solve agree to 6e-5 (our measurement)."""
     for pi, A in _binding_cases(4):
         exact, conic = dz.waterfill(pi, A), dz.waterfill_cvxpy(pi, A)

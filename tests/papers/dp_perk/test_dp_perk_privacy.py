@@ -39,7 +39,7 @@ def _half_ulp(text: str) -> float:
 
 
 @pytest.mark.parametrize("row", REFERENCE, ids=[r[0] for r in REFERENCE])
-def test_reference_numbers_of_spec_4_5(row):
+def test_budget_reference_numbers(row):
     eps_tilde = float(row[0])
     eps = eps_tilde * math.sqrt(D_MODEL)
     A = pv.budget_A(eps, DELTA, R, C, SIGMA2)
@@ -50,7 +50,7 @@ def test_reference_numbers_of_spec_4_5(row):
         assert abs(value - float(printed)) <= _half_ulp(printed) * (1 + 1e-9), (printed, value)
 
 
-def test_constants_of_spec_4_5():
+def test_privacy_constants():
     assert round(C, 4) == 83.5722 and round(C * C, 2) == 6984.31
     assert round(math.sqrt(D_MODEL), 3) == 762.906
     assert round(pv.log_inv_delta(DELTA), 4) == 11.5129

@@ -48,7 +48,7 @@ def test_calibration_puts_the_median_device_at_the_target_snr(radio):
     np.testing.assert_allclose((10.0 / math.sqrt(21840) / sigma) ** 2, snr, rtol=1e-12)
 
 
-def test_bpsk_thresholds_of_spec_4_3():
+def test_bpsk_snr_thresholds_invert_the_ser():
     for ser, gamma in ((1e-1, 0.821), (1e-2, 2.706), (1e-3, 4.775)):
         assert bpsk_snr_threshold(ser) == pytest.approx(gamma, abs=1e-3)
         assert float(bpsk_ser(bpsk_snr_threshold(ser))) == pytest.approx(ser, rel=1e-9)

@@ -122,7 +122,7 @@ def test_pilot_b_runs_in_the_paper_profile_and_feeds_ddpg(params):
     assert str(paths.run_records("lapa/fig7b", "pilot_b")) in jobs["derive-lapa-fig7b-ddpg"].deps
 
 
-def test_quick_keeps_the_shortcut_and_spec_11_2_panels(params):
+def test_quick_keeps_the_shortcut_and_its_fig6_panels(params):
     """Quick: no Pilot B (our quick shortcut), no Fashion-MNIST privacy figures, Fig. 6 at
     0 + 15, 5 + 10 and 15 + 0."""
     from airfl.pipeline import paths

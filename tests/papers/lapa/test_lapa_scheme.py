@@ -212,7 +212,7 @@ def _epsilons(records, key, delta):
 def test_simulated_event_is_each_devices_own_composition(params, privacy):
     """`privacy_simulated` is the Gaussian each device's upload really is (std
     c Delta s_k / eps_k per coordinate over the ideal channel, eq. 19; sensitivity 2C of the
-    clipped update, eq. 17 / spec A4), composed per device and maximised over devices: equal
+    clipped update, eq. 17), composed per device and maximised over devices: equal
     to an independent per-device accountant fed from the record's eps_k, equal to the record's
     per-round worst case under uniform DP (the same device is the worst every round), and
     below it when LAPA's shares move the worst device between rounds."""

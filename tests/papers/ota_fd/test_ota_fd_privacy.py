@@ -42,7 +42,7 @@ def _eps(records, key, conversion="improved"):
 
 
 @pytest.mark.parametrize("eps", [0.3, 3.0])
-def test_paper_events_meet_the_target_and_are_the_spec_zcdp_accountant(eps):
+def test_paper_events_meet_the_target_and_are_the_heterogeneous_zcdp_accountant(eps):
     """Theorem 2 keeps every round at Delta/s <= eps / sqrt(2 T ln(1/delta)), so T rounds
     compose to <= eps (improved conversion). The heterogeneous-round accountant, rho = max_{i,k} sum_t
     Delta^2 / (2 s^2), eps = rho + 2 sqrt(rho ln(1/delta)), computed here from the design,

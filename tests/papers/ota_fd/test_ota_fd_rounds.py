@@ -24,7 +24,7 @@ def _choice(eps, sigma_n2, T_max=100_000):
 
 @pytest.mark.parametrize("eps, T0, b, t_hat", [(1.0, 195.43, 0.0262687, 34261.4),
                                                (0.1, 1.954, 2.62687, 342.61)])
-def test_spec_test_vectors(eps, T0, b, t_hat):
+def test_reference_vectors(eps, T0, b, t_hat):
     c = _choice(eps, 0.1)
     assert c.a == pytest.approx(900.0)
     assert c.b == pytest.approx(b, rel=1e-5)

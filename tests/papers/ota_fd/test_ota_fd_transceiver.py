@@ -26,7 +26,7 @@ def _design(eps, T=100, h=None, sigma_n2=0.1, an_mode="none", counts=COUNTS, mod
 @pytest.mark.parametrize("eps, rho, lam, case, nu", [
     (1.0, 1.27921e-5, 3.41868, 1, 8.55625e-3),
     (0.1, 1.27921e-3, 0.477922, 2, 0.437811)])
-def test_spec_test_vectors(eps, rho, lam, case, nu):
+def test_reference_vectors(eps, rho, lam, case, nu):
     d = _design(eps)
     assert _rho(eps)[0, 0] == pytest.approx(rho, rel=1e-5)
     assert d.lam == pytest.approx(np.full(K, lam), rel=1e-5)

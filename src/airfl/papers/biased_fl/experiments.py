@@ -1,20 +1,17 @@
 """Biased FL's figures (Figs. 2(a-c), 3(a-c)) and the SNR-offset sensitivity, with the claims of
-the paper's Sec. V (its text on Figs. 2 and 3), checked on the stored figure data. Numeric
-thresholds are our readings of the paper's "about" values (stated in each claim)."""
+the paper's Sec. V (its text on Figs. 2 and 3) in its words; their checks on the stored figure
+data are in :mod:`airfl.papers.biased_fl.claims`. Numeric thresholds are our readings of the
+paper's "about" values (stated in each claim)."""
 
 from __future__ import annotations
 
 from dataclasses import replace
 from typing import Any
 
-import pandas as pd
 
-from airfl.core.claims import (GAP_MARGIN, Margin, final_by_trial, final_values, fmt,
-                               paired_difference, paired_order, resolution, speedups,
-                               value_within)
-from airfl.core.experiments import (CONTRADICTED, HOLDS, INCONCLUSIVE, Claim, ClaimResult,
-                                    Experiment, FigureSpec, Reference)
+from airfl.core.experiments import Claim, Experiment, FigureSpec, Reference
 from airfl.figures.styles import register_styles
+from airfl.papers.biased_fl import claims as cl
 from airfl.papers.biased_fl.run_blocks import (compose_panel, compute_reference, offset_curves,
                                             sensitivity_curves)
 
@@ -71,86 +68,6 @@ TIME = dict(x="time_s", xlabel="Training (uplink) time (s)")
 DIGITAL_GRID_S = 0.5
 
 
-def _not_run(final: dict[str, float], curves: list[str]) -> list[str]:
-    """Curves a claim names that are not in this panel (offset_only_curves: their design leaves
-    no device transmitting at this SNR, so they run only in the SNR-offset panels)."""
-    return [c for c in curves if c not in final]
-
-
-NOT_RUN = "not run at this SNR (its design leaves no device transmitting; see offset_only_curves)"
-
-
-def _ordering(lower: list[str], higher: list[str], metric="suboptimality_gap"):
-    """Every curve of `lower` ends with a lower final gap than every curve of `higher`, each
-    pair tested across trials, paired by trial (common random numbers), against the gap's
-    default margin (5 % relative: `airfl.core.claims.GAP_MARGIN`). A curve of `higher` not run at
-    this SNR drops out of the comparison (noted); when a curve of `lower`, or every curve of
-    `higher`, is not run, the claim does not apply (n/a)."""
-    def evaluate(frame: pd.DataFrame) -> ClaimResult:
-        final = final_values(frame, metric)
-        missing = _not_run(final, lower + higher)
-        present = [c for c in higher if c in final]
-        if _not_run(final, lower) or not present:
-            return ClaimResult(None, f"n/a: {', '.join(missing)} {NOT_RUN}")
-        note = "means " + fmt({c: final[c] for c in lower + present}) + \
-            (f"; {', '.join(missing)} {NOT_RUN}" if missing else "")
-        return paired_order(final_by_trial(frame, metric),
-                            [(a, b) for a in lower for b in present], GAP_MARGIN,
-                            higher_is_better=False, note=note)
-    return evaluate
-
-
-def _within(curve: str, low: float, high: float, metric: str):
-    """The curve's final value in [low, high]: the t interval of its per-trial final values
-    inside the range (`airfl.core.claims.value_within`; one trial: inconclusive), the metric's step
-    over the panel (`resolution`) standing in for a zero spread."""
-    def evaluate(frame: pd.DataFrame) -> ClaimResult:
-        return value_within(final_by_trial(frame, metric)[curve], low, high, curve,
-                            step=resolution(frame[metric].to_numpy(dtype=float)))
-    return evaluate
-
-
-def _speedup(proposed: str, others: list[str], threshold: float, metric: str, lower: bool,
-             best_only: bool = False):
-    """Speed-up against each other scheme (or only the best one) >= threshold."""
-    def evaluate(frame: pd.DataFrame) -> ClaimResult:
-        final = final_values(frame, metric)
-        present = [c for c in others if c in final]            # offset_only_curves are absent
-        left_out = f"; {', '.join(sorted(set(others) - set(present)))} {NOT_RUN}" \
-            if len(present) < len(others) else ""
-        targets = present
-        if best_only:
-            targets = [min(present, key=final.get) if lower else max(present, key=final.get)]
-        ratios = speedups(frame, proposed, targets, metric, lower)
-        numbers = f"speed-ups {fmt(ratios, 3)} (need >= {threshold:g}){left_out}"
-        if frame["trial"].nunique() < 2:          # one draw of the curves decides nothing
-            return ClaimResult.of(INCONCLUSIVE, numbers + " (1 trial)",
-                                  f"one trial, no spread over trials: {numbers}")
-        return ClaimResult(min(ratios.values()) >= threshold, numbers)
-    return evaluate
-
-
-THRESHOLD_ONLY = Margin(0.0, False, "none: the claim's own threshold is its tolerance")
-
-
-def _small_difference(a: str, b: str, reference: str, fraction: float):
-    """b 'loses little' against a (Fig. 3(a)): the loss gap_b - gap_a, signed (b ending
-    below a is no loss), stays below fraction * (gap_reference - gap_a), per trial and paired:
-    the interval of loss - allowance below 0 holds, above 0 contradicts (one trial: inconclusive).
-    """
-    def evaluate(frame: pd.DataFrame) -> ClaimResult:
-        v = final_by_trial(frame, "suboptimality_gap")
-        table = pd.DataFrame({"loss": v[b] - v[a], "allowance": fraction * (v[reference] - v[a])})
-        d = paired_difference(table, "loss", "allowance", THRESHOLD_ONLY, higher_is_better=False)
-        verdict = d.interval_verdict if d.interval_verdict in (HOLDS, CONTRADICTED) and \
-            not d.below_resolution else INCONCLUSIVE
-        text = (f"loss {b} - {a} = {table['loss'].mean():+.4g} vs allowance {fraction:g} x "
-                f"({reference} - {a}) = {table['allowance'].mean():.4g} (means); "
-                + d.describe())
-        return ClaimResult.of(verdict, text + " (95 % paired t interval over trials)", text)
-    return evaluate
-
-
 OTA_NON_GENIE = ["opc_ota_comp", "lcpc_ota_comp", "vanilla_ota_fl", "bbfl_interior",
                  "bbfl_alternative"]
 """BB-FL under [16]'s average-power budget (its source paper's reading)."""
@@ -174,9 +91,9 @@ FIG2A = Experiment(
     compose=compose_panel("fig2a"), tuning_lead=lambda curve: "ota_opt",
     claims=(
         Claim("fig2a_optimized_best", "The optimized OTA design ends with the lowest gap.",
-              _ordering(["ota_opt"], ["ota_nv", "ota_zb"])),
+              cl.ordering(["ota_opt"], ["ota_nv", "ota_zb"])),
         Claim("fig2a_zb_below_nv", "Zero-bias ends below minimum noise variance (late crossing).",
-              _ordering(["ota_zb"], ["ota_nv"])),
+              cl.ordering(["ota_zb"], ["ota_nv"])),
     ))
 
 FIG2B = Experiment(
@@ -192,42 +109,42 @@ FIG2B = Experiment(
     label=label, reference=REFERENCE, compose=compose_panel("fig2b"),
     claims=(
         Claim("fig2b_genie_best", "OPC OTA-FL (genie-aided, non-causal CSI) is the best.",
-              _ordering(["opc_ota_fl"], ["proposed", *OTA_NON_GENIE,
+              cl.ordering(["opc_ota_fl"], ["proposed", *OTA_NON_GENIE,
                                          *BBFL_PER_ROUND.values()])),
         Claim("fig2b_beats_opc_comp", "The proposed scheme ends better than OPC OTA-Comp.",
-              _ordering(["proposed"], ["opc_ota_comp"])),
+              cl.ordering(["proposed"], ["opc_ota_comp"])),
         Claim("fig2b_beats_lcpc", "LCPC OTA-Comp is worse than the proposed scheme.",
-              _ordering(["proposed"], ["lcpc_ota_comp"])),
+              cl.ordering(["proposed"], ["lcpc_ota_comp"])),
         Claim("fig2b_bbfl_alternative", "BB-FL Alternative is better than BB-FL Interior."
-              + AVERAGE, _ordering(["bbfl_alternative"], ["bbfl_interior"])),
+              + AVERAGE, cl.ordering(["bbfl_alternative"], ["bbfl_interior"])),
         Claim("fig2b_bbfl_alternative_per_round", "BB-FL Alternative is better than BB-FL "
               "Interior." + PER_ROUND_CLAIM,
-              _ordering(["bbfl_alternative_per_round"], ["bbfl_interior_per_round"])),
+              cl.ordering(["bbfl_alternative_per_round"], ["bbfl_interior_per_round"])),
         Claim("fig2b_vanilla_poor", "Vanilla OTA-FL converges to a poor gap (above the proposed).",
-              _ordering(["proposed"], ["vanilla_ota_fl"])),
+              cl.ordering(["proposed"], ["vanilla_ota_fl"])),
         Claim("fig2b_speedup_4x", "The proposed scheme reaches each non-genie SOTA scheme's final "
-              "gap more than 4x faster." + AVERAGE, _speedup("proposed", OTA_NON_GENIE, 4.0,
+              "gap more than 4x faster." + AVERAGE, cl.speedup("proposed", OTA_NON_GENIE, 4.0,
                                                                "suboptimality_gap", lower=True)),
         Claim("fig2b_speedup_4x_per_round", "The proposed scheme reaches each non-genie SOTA "
               "scheme's final gap more than 4x faster." + PER_ROUND_CLAIM,
-              _speedup("proposed", OTA_NON_GENIE_PER_ROUND, 4.0, "suboptimality_gap",
+              cl.speedup("proposed", OTA_NON_GENIE_PER_ROUND, 4.0, "suboptimality_gap",
                        lower=True)),
         Claim("fig2c_accuracy_97", "The proposed scheme's final normalised accuracy is about 97%.",
-              _within("proposed", 0.94, 1.0, "normalized_accuracy"), panel="fig2c"),
+              cl.within("proposed", 0.94, 1.0, "normalized_accuracy"), panel="fig2c"),
         Claim("fig2c_bbfl_interior_poor", "BB-FL Interior generalises poorly (never sees exterior "
               "classes): normalised accuracy <= 0.6." + AVERAGE,
-              _within("bbfl_interior", 0.0, 0.6, "normalized_accuracy"), panel="fig2c"),
+              cl.within("bbfl_interior", 0.0, 0.6, "normalized_accuracy"), panel="fig2c"),
         Claim("fig2c_bbfl_interior_poor_per_round", "BB-FL Interior generalises poorly (never "
               "sees exterior classes): normalised accuracy <= 0.6." + PER_ROUND_CLAIM,
-              _within("bbfl_interior_per_round", 0.0, 0.6, "normalized_accuracy"),
+              cl.within("bbfl_interior_per_round", 0.0, 0.6, "normalized_accuracy"),
               panel="fig2c"),
         Claim("fig2c_speedup_2_5x", "The proposed scheme reaches the other SOTA schemes' final "
               "accuracy more than 2.5x faster." + AVERAGE,
-              _speedup("proposed", OTA_NON_GENIE, 2.5, "normalized_accuracy", lower=False),
+              cl.speedup("proposed", OTA_NON_GENIE, 2.5, "normalized_accuracy", lower=False),
               panel="fig2c"),
         Claim("fig2c_speedup_2_5x_per_round", "The proposed scheme reaches the other SOTA "
               "schemes' final accuracy more than 2.5x faster." + PER_ROUND_CLAIM,
-              _speedup("proposed", OTA_NON_GENIE_PER_ROUND, 2.5, "normalized_accuracy",
+              cl.speedup("proposed", OTA_NON_GENIE_PER_ROUND, 2.5, "normalized_accuracy",
                        lower=False), panel="fig2c"),
     ))
 
@@ -241,12 +158,12 @@ FIG3A = Experiment(
     tuning_lead=lambda curve: "dig_opt",
     claims=(
         Claim("fig3a_optimized_best", "The optimized digital design is best.",
-              _ordering(["dig_opt"], ["dig_zb_opt", "dig_zb_qnv"])),
+              cl.ordering(["dig_opt"], ["dig_zb_opt", "dig_zb_qnv"])),
         Claim("fig3a_zb_qnv_poor", "Zero-bias minimum quantization noise is poor (above both).",
-              _ordering(["dig_opt", "dig_zb_opt"], ["dig_zb_qnv"])),
+              cl.ordering(["dig_opt", "dig_zb_opt"], ["dig_zb_qnv"])),
         Claim("fig3a_zero_bias_loses_little", "Optimized zero-bias loses little against the "
               "optimized design (difference <= 20% of the zb-qnv gap excess).",
-              _small_difference("dig_opt", "dig_zb_opt", "dig_zb_qnv", 0.2)),
+              cl.small_difference("dig_opt", "dig_zb_opt", "dig_zb_qnv", 0.2)),
     ))
 
 FIG3B = Experiment(
@@ -261,36 +178,25 @@ FIG3B = Experiment(
     label=label, reference=REFERENCE, compose=compose_panel("fig3b"),
     claims=(
         Claim("fig3b_proposed_best", "The proposed digital scheme ends with the lowest gap.",
-              _ordering(["proposed"], DIGITAL_SOTA)),
+              cl.ordering(["proposed"], DIGITAL_SOTA)),
         Claim("fig3b_gap_0_1", "The proposed scheme's final gap is about 0.1 (factor 2).",
-              _within("proposed", 0.05, 0.2, "suboptimality_gap")),
+              cl.within("proposed", 0.05, 0.2, "suboptimality_gap")),
         Claim("fig3b_fedtoe_best_sota", "FedTOE is the best SOTA scheme.",
-              _ordering(["fedtoe"], [s for s in DIGITAL_SOTA if s != "fedtoe"])),
+              cl.ordering(["fedtoe"], [s for s in DIGITAL_SOTA if s != "fedtoe"])),
         Claim("fig3b_bcn_beats_bc", "Best Channel-Norm is better than Best Channel.",
-              _ordering(["best_channel_norm"], ["best_channel"])),
+              cl.ordering(["best_channel_norm"], ["best_channel"])),
         Claim("fig3b_speedup_3x", "The proposed scheme is more than 3x faster than the best SOTA "
               "scheme to reach its final gap.",
-              _speedup("proposed", DIGITAL_SOTA, 3.0, "suboptimality_gap", True, best_only=True)),
+              cl.speedup("proposed", DIGITAL_SOTA, 3.0, "suboptimality_gap", True, best_only=True)),
         # 0.98 ± 0.03, as Fig. 2(c)'s 0.97 ± 0.03: not capped at 1, since accuracy normalised by
         # w*'s (the training optimum, not the test optimum) can exceed 1
         Claim("fig3c_accuracy_98", "The proposed scheme's final normalised accuracy is about 98%.",
-              _within("proposed", 0.95, 1.01, "normalized_accuracy"), panel="fig3c"),
+              cl.within("proposed", 0.95, 1.01, "normalized_accuracy"), panel="fig3c"),
         Claim("fig3c_speedup_2x", "The proposed scheme is more than 2x faster than the best SOTA "
               "scheme to reach its final accuracy.",
-              _speedup("proposed", DIGITAL_SOTA, 2.0, "normalized_accuracy", False, best_only=True),
+              cl.speedup("proposed", DIGITAL_SOTA, 2.0, "normalized_accuracy", False, best_only=True),
               panel="fig3c"),
     ))
-
-
-def _at_offset(claim_eval, offset: float):
-    """Evaluate a variant-ordering claim on the curves of one SNR offset (ids <curve>_<off>db)."""
-    suffix = f"_{int(offset)}db"
-
-    def evaluate(frame: pd.DataFrame) -> ClaimResult:
-        rows = frame[frame["curve"].str.endswith(suffix)].copy()
-        rows["curve"] = rows["curve"].str[: -len(suffix)]
-        return claim_eval(rows)
-    return evaluate
 
 
 SNR_OFFSETS_DB = (0.0, 30.0, 60.0)     # our reading; the params key lists the ones that run
@@ -298,7 +204,7 @@ SNR_OFFSETS_DB = (0.0, 30.0, 60.0)     # our reading; the params key lists the o
 
 def _sensitivity(source: Experiment, figure: str) -> Experiment:
     claims = tuple(Claim(f"{c.name}_at_{int(o)}db", f"{c.statement} (SNR offset +{int(o)} dB)",
-                         _at_offset(c.evaluate, o))
+                         cl.at_offset(c.evaluate, o))
                    for o in SNR_OFFSETS_DB for c in source.claims)
     return Experiment(
         paper="biased_fl", figure=figure, config_key="biased_fl.snr_sensitivity", privacy=False,

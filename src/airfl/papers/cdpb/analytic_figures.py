@@ -18,7 +18,7 @@ from typing import Any, Callable, Mapping
 import numpy as np
 import pandas as pd
 
-from airfl.papers.cdpb import claims as analytic_claims
+from airfl.papers.cdpb.claims import analytic as analytic_claims
 from airfl.papers.cdpb.channel_stats import hmin_rho
 from airfl.papers.cdpb.design import (CdpbDesign, rho_gamma, rho_numeric, stage_one,
                                       strategy_rho, two_stage)

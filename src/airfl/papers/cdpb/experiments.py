@@ -1,19 +1,18 @@
 """CDPB's figures: the analytic ones (Figs. 2(a,b), 3, 5, 6(a,b), 7(a,b), 9 and our second
 Fig. 9 panel: the formulas of analytic_figures.py, the checks of claims.py, the paper's
-axes; params.yaml `cdpb.analytic`) and the training figure Fig. 4 (`cdpb.fig4`)."""
+axes; params.yaml `cdpb.analytic`) and the training figures Fig. 4 (`cdpb.fig4`) and Figs. 8(a,b)
+(`cdpb.fig8`), with their claims in the paper's words; the checks of those claims on the stored
+figure data are in :mod:`airfl.papers.cdpb.claims.training`."""
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import pandas as pd
 
-from airfl.core.claims import (ACCURACY_MARGIN, all_of, final_by_trial, final_values, fmt,
-                               mean_curve, paired_equivalence, paired_order, value_within)
-from airfl.core.experiments import (AnalyticClaim, AnalyticFigure, Claim, ClaimResult, Experiment,
-                                    FigureSpec, Panel)
+from airfl.core.experiments import AnalyticClaim, AnalyticFigure, Claim, Experiment, FigureSpec, Panel
 from airfl.papers.cdpb import analytic_figures, schemes  # noqa: F401  (registers the scheme)
+from airfl.papers.cdpb.claims import training as tr
 from airfl.papers.cdpb.run_blocks import (PER_COORDINATE, compose_fig4, compose_fig8,
                                           median_update_norm)
 from airfl.figures.styles import register_styles
@@ -104,52 +103,7 @@ def curve_label(curve: str, params: dict[str, Any]) -> str:
     return label(params.get("strategy", curve))
 
 
-def _final_accuracy(frame: pd.DataFrame) -> dict[str, float]:
-    """Final mean test accuracy (%) per strategy (a reading's suffix dropped from curve ids)."""
-    return {k.removesuffix(PER_COORDINATE): 100.0 * v
-            for k, v in final_values(frame, "test_accuracy").items()}
-
-
-def _per_trial(frame: pd.DataFrame) -> pd.DataFrame:
-    """Final accuracy per trial (rows) and strategy (columns, a reading's suffix dropped)."""
-    values = final_by_trial(frame, "test_accuracy")
-    values.columns = [c.removesuffix(PER_COORDINATE) for c in values.columns]
-    return values
-
-
-def _comparable(a: str, b: str):
-    """a's final accuracy comparable to b's, |a - b| <= 1 pp: the paired interval inside
-    ±1 pp (the accuracy default margin)."""
-    def evaluate(frame: pd.DataFrame) -> ClaimResult:
-        return paired_equivalence(_per_trial(frame), a, b, ACCURACY_MARGIN, scale=100,
-                                  unit=" pp", note=fmt(_final_accuracy(frame), 4) + " (%)")
-    return evaluate
-
-
 OTHERS = ("cdpb_i", "cdpb_n", "gamma_bar", "hmin", "is")
-
-
-def _beats(pairs: list[tuple[str, str]], size=None):
-    """The paper's Fig. 4 orderings on the final accuracy, each pair tested across trials (paired
-    by trial: the strategies share channels and data). `size`: the quantitative part of our reading
-    (IS at most 3 pp below, h_min at least 2 pp below the next lowest), a test on the per-trial
-    final accuracies (`value_within`)."""
-    def evaluate(frame: pd.DataFrame) -> ClaimResult:
-        values = _per_trial(frame)
-        order = paired_order(values, pairs, ACCURACY_MARGIN, scale=100, unit=" pp")
-        return order if size is None else all_of([order, size(values)])
-    return evaluate
-
-
-def _is_within_3pp(values: pd.DataFrame) -> ClaimResult:
-    return value_within(100 * (values["cdpb_i"] - values["is"]), -math.inf, 3.0,
-                        "CDPB-i - IS", unit=" pp")
-
-
-def _hmin_2pp_below(values: pd.DataFrame) -> ClaimResult:
-    others = values.drop(columns="hmin").min(axis=1)       # per trial, the next lowest
-    return value_within(100 * (others - values["hmin"]), 2.0, math.inf, "next lowest - h_min",
-                        unit=" pp")
 
 
 def _fig4_claims(panel: str, prefix: str, reading: str) -> tuple[Claim, ...]:
@@ -157,18 +111,18 @@ def _fig4_claims(panel: str, prefix: str, reading: str) -> tuple[Claim, ...]:
     tag = f" [{reading}]"
     return (
         Claim(f"{prefix}_noise_free_best", "Noise-Free has the highest accuracy." + tag,
-              _beats([("noise_free", s) for s in OTHERS]), panel=panel),
+              tr.beats([("noise_free", s) for s in OTHERS]), panel=panel),
         Claim(f"{prefix}_cdpb_like_gamma_bar", "CDPB's accuracy is comparable to gamma-bar based "
               "(|CDPB-i - gamma-bar| <= 1 pp)." + tag,
-              _comparable("cdpb_i", "gamma_bar"), panel=panel),
+              tr.comparable("cdpb_i", "gamma_bar"), panel=panel),
         Claim(f"{prefix}_is_slightly_below", "IS is slightly below CDPB (CDPB-i above IS, by at "
-              "most 3 pp)." + tag, _beats([("cdpb_i", "is")], _is_within_3pp), panel=panel),
+              "most 3 pp)." + tag, tr.beats([("cdpb_i", "is")], tr.is_within_3pp), panel=panel),
         Claim(f"{prefix}_hmin_lowest", "h_min has the lowest accuracy (below every other, the "
               "next lowest >= 2 pp above)." + tag,
-              _beats([(s, "hmin") for s in ("cdpb_i", "cdpb_n", "gamma_bar", "is", "noise_free")],
-                     _hmin_2pp_below), panel=panel),
+              tr.beats([(s, "hmin") for s in ("cdpb_i", "cdpb_n", "gamma_bar", "is", "noise_free")],
+                     tr.hmin_2pp_below), panel=panel),
         Claim(f"{prefix}_i_beats_n", "CDPB-i beats CDPB-n in accuracy." + tag,
-              _beats([("cdpb_i", "cdpb_n")]), panel=panel),
+              tr.beats([("cdpb_i", "cdpb_n")]), panel=panel),
     )
 
 
@@ -203,21 +157,6 @@ FIG4 = Experiment(
     + _fig4_claims("fig4_per_coordinate", "fig4pc", "sigma_q^2 per coordinate"))
 
 
-def _n_ahead_early(frame: pd.DataFrame) -> ClaimResult:
-    """Fig. 8(a): CDPB-n ahead of CDPB-i over the first half of the time axis
-    (each trial's accuracy averaged over the first half of the common time grid, then CDPB-n vs
-    CDPB-i tested across trials, paired by trial)."""
-    curves = {c: mean_curve(frame, c, "test_accuracy") for c in ("cdpb_i", "cdpb_n")}
-    half = min(float(c.index.max()) for c in curves.values()) / 2
-    early = {c: float(100 * v[v.index <= half].mean()) for c, v in curves.items()}
-    rows = frame[frame["curve"].isin(curves) & (frame["time_s"] <= half)]
-    per_trial = rows.pivot_table(index="trial", columns="curve", values="test_accuracy",
-                                 aggfunc="mean")
-    return paired_order(per_trial, [("cdpb_n", "cdpb_i")], ACCURACY_MARGIN, scale=100,
-                        unit=" pp",
-                        note=f"mean accuracy over time <= {half:g}: " + fmt(early, 4) + " (%)")
-
-
 def _fig8(panel: str, title: str, every: str, claims: tuple[Claim, ...]) -> Experiment:
     return Experiment(
         paper="cdpb", figure=panel, config_key="cdpb.fig8", title=title,
@@ -240,9 +179,9 @@ def _fig8(panel: str, title: str, every: str, claims: tuple[Claim, ...]) -> Expe
 FIG8A = _fig8("fig8a", "Fig. 8(a): channel distribution changes every round", "round",
               (Claim("fig8a_n_faster", "With a distribution change every round, CDPB-n "
                      "converges faster in wall-clock time (its recomputation is cheaper).",
-                     _n_ahead_early),))
+                     tr.n_ahead_early),))
 FIG8B = _fig8("fig8b", "Fig. 8(b): channel distribution changes every 10 rounds", "10 rounds",
               (Claim("fig8b_i_preferable", "With a change every 10 rounds, CDPB-i is "
-                     "preferable (higher final accuracy).", _beats([("cdpb_i", "cdpb_n")])),))
+                     "preferable (higher final accuracy).", tr.beats([("cdpb_i", "cdpb_n")])),))
 
 EXPERIMENTS = (FIG4, FIG8A, FIG8B)

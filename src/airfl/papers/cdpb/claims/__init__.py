@@ -1,0 +1,2 @@
+"""The claims of CDPB: on the analytic figures (analytic) and on the training figures
+Figs. 4 and 8 (training)."""
