@@ -119,7 +119,7 @@ def test_a_batch_not_measured_is_costed_per_sample_from_the_nearest_one():
     assert units.client_step("m", 10) == 0.01
     assert units.client_step("m", 20) == pytest.approx(0.02)      # nearest 10: 1 ms a sample
     assert units.client_step("m", 80) == pytest.approx(0.16)      # nearest 100: 2 ms a sample
-    assert units.stage("train") == 0.0 and units.stage("design") == 1.0
+    assert units.stage("design") == 1.0
     with pytest.raises(ConfigError, match="no measurement for model 'other'"):
         units.client_step("other", 10)
 
@@ -259,3 +259,95 @@ def test_job_times_are_read_from_a_runs_snakemake_metadata(tmp_path, repo_root):
                                              "incomplete": incomplete}))
     assert module["metadata_job_times"](meta) == {"figure lapa/fig4": 1.25,
                                                   "train lapa/fig4/fedavg": 12.5}
+
+
+def _paper_tune(repo_root, monkeypatch, experiment_id: str, curve: str):
+    from airfl.pipeline.registry import get_experiment
+
+    monkeypatch.chdir(repo_root)
+    params = load_params("params.yaml", {"profile": "paper"})
+    experiment = get_experiment(experiment_id)
+    job = plan.PlannedJob("tune", f"tune-{experiment_id.replace('/', '-')}-{curve}",
+                          (experiment_id, curve))
+    return params, experiment.params(params), job
+
+
+def test_a_horizon_tune_job_costs_every_candidate_run_at_its_measured_rounds(
+        repo_root, monkeypatch):
+    """A Biased FL digital tune job: every grid combination and every step size runs on every
+    selection trial, each for the rounds its latencies fit into the horizon (measured rate, at
+    most the round budget), each run-round at its measured cost. The plan that costed them at
+    horizon / T_max rounds and the gradient alone undercounted such a job 2.5-4x."""
+    params, block, job = _paper_tune(repo_root, monkeypatch, "biased_fl/fig3b_snr30",
+                                     "best_channel")
+    units = plan.UnitCosts.load(repo_root / plan.UNIT_COSTS)
+    combos, etas, trials = plan.tune_search(block, "best_channel")
+    assert (combos, etas, trials) == (6, 5, 3)          # K in {1, 2, 3, 5, 7, 10}; 5 factors
+    rate = {"rounds_per_s": 10.0, "grid_rounds_per_s": 25.0, "run_round_s": 5e-4}
+    measured = plan.UnitCosts(units.machine, units.stage_s, units.models, {},
+                              {"paper/biased_fl/fig3b_snr30": {"best_channel": rate}})
+    run_rounds = trials * (combos * 150 * 25 + etas * 150 * 10)
+    expected = units.stage("tune") + run_rounds * 5e-4
+    assert plan.job_cost(job, params, measured).core_s == pytest.approx(expected)
+    # twice the rounds a second of horizon: twice the training; never past the round budget
+    faster = {**rate, "rounds_per_s": 20.0, "grid_rounds_per_s": 50.0}
+    double = plan.UnitCosts(units.machine, units.stage_s, units.models, {},
+                            {"paper/biased_fl/fig3b_snr30": {"best_channel": faster}})
+    assert plan.job_cost(job, params, double).core_s - units.stage("tune") == \
+        pytest.approx(2 * run_rounds * 5e-4)
+    capped = plan.UnitCosts(units.machine, units.stage_s, units.models, {},
+                            {"paper/biased_fl/fig3b_snr30": {"best_channel": {
+                                **rate, "rounds_per_s": 1e6, "grid_rounds_per_s": 1e6}}})
+    assert plan.job_cost(job, params, capped).core_s - units.stage("tune") == pytest.approx(
+        trials * (combos + etas) * block["scale"]["rounds"] * 5e-4)
+
+
+def test_every_horizon_bounded_curve_of_the_paper_profile_has_measured_rounds(
+        repo_root, monkeypatch):
+    """The stored unit costs measure every horizon-bounded curve the paper profile trains
+    (benchmarks/horizon_rounds.py), so the plan never falls back to horizon / T_max for it."""
+    from airfl.pipeline.registry import active_experiments
+
+    monkeypatch.chdir(repo_root)
+    params = load_params("params.yaml", {"profile": "paper"})
+    units = plan.UnitCosts.load(repo_root / plan.UNIT_COSTS)
+    horizon = [e for e in active_experiments(params) if e.params(params)["scale"].get("horizon_s")]
+    assert horizon
+    for experiment in horizon:
+        block = experiment.params(params)
+        for curve in block["curves"]:
+            measured = units.horizon_run("paper", experiment.id, curve)
+            assert measured is not None, (experiment.id, curve)
+            assert measured["run_round_s"] > 0 and measured["rounds_per_s"] > 0
+
+
+def test_every_stage_of_the_stage_table_has_a_stored_fixed_cost_and_a_missing_one_stops():
+    from airfl.pipeline.stage_table import STAGES
+
+    units = plan.UnitCosts.load(plan.UNIT_COSTS)
+    for record in STAGES:
+        assert units.stage(record.name) > 0, record.name
+    less = plan.UnitCosts(units.machine, {k: v for k, v in units.stage_s.items()
+                                          if k != "derive"}, units.models)
+    with pytest.raises(ConfigError, match="stage 'derive' has no fixed cost") as stopped:
+        less.stage("derive")
+    assert "\n" not in str(stopped.value)
+
+
+def test_every_rule_is_costed_as_its_stage_or_as_a_collect_target_and_others_stop():
+    from airfl.pipeline.registry import papers
+    from airfl.pipeline.stage_table import STAGES
+
+    for record in STAGES:
+        for name in record.rule_names():
+            assert plan.rule_stage(name) == record.name
+    assert plan.rule_stage("figure_biased_fl_fig3a") == "figure"
+    for collect in ("all", "analytic", "audit", *papers()):
+        assert plan.rule_stage(collect) is None
+        assert plan.planned_job(collect, {}) is None
+    claims = plan.planned_job("paper_claims", {"paper": "lapa"})
+    assert (claims.stage, claims.args) == ("claims", ("lapa",))
+    figure = plan.planned_job("figure_biased_fl_fig3a", {})
+    assert (figure.stage, figure.args) == ("figure", ("biased_fl",))
+    with pytest.raises(ConfigError, match="rule 'nowhere_rule' is neither"):
+        plan.rule_stage("nowhere_rule")
