@@ -205,7 +205,8 @@ def rounds_of(block: dict[str, Any], curve: dict[str, Any]) -> int:
     """The block's rounds; for a run bounded by a time horizon, horizon / T_max rounds, T_max
     the curve's round-time cap or, for a curve without one (baselines whose round time follows
     the drawn channel, unknown before the run), the smallest cap a curve of the panel declares:
-    an assumption, stated in the module docstring."""
+    the fallback for a horizon-bounded curve whose rounds are not measured (module docstring;
+    `horizon_rounds` where they are)."""
     scale = block["scale"]
     rounds = int(scale["rounds"])
     if scale.get("horizon_s"):
