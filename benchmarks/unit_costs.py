@@ -15,10 +15,10 @@ What it measures (the plan's cost model is in `airfl.pipeline.plan`):
 * per model: one evaluation forward of one sample (`evaluate_many` on 2,048 samples);
 * per model trained by full-batch gradient uploads: one sample's gradient when `--lockstep` runs
   go together (`client_gradients_many`, 10 clients x 100 samples, Biased FL's size);
-* per stage: a job's fixed cost, the median job of that stage in a measured Snakemake run
-  (`--job-times`, written by `snakemake_job_times.py --metadata .snakemake/metadata --json`);
-  train, tune and calibrate jobs get the design stage's median as their start-up (the same
-  process start, imports and data loading, without the training the plan adds).
+* per stage of the stage table: a job's fixed cost, the median job of that stage in a
+  measured Snakemake run (`--job-times`, written by `snakemake_job_times.py --metadata
+  .snakemake/metadata --json`); the training stages get the design stage's median as their
+  start-up, and a stage the run did not time its stand-in's (`STAND_INS`).
 
 The machine (CPU model, logical cores, load average, date, torch version) is stored with the
 numbers. A GPU unit cost, when one was measured (benchmarks/device_check.py), is kept.
@@ -149,17 +149,33 @@ def lockstep_sample(model_name: str, dataset: str, runs: int, repeats: int,
     return statistics.median(times)
 
 
+STAND_INS = {"train": "design", "tune": "design", "calibrate": "design", "trials": "design",
+             "derive": "design", "claims": "figure"}
+"""A stage costed by another's median job: the training stages' start-up is the design job's
+(the same process start, imports and data loading, without the training the plan adds), and
+a stage the measured run did not time is costed by its nearest kind: derive (reads stored
+runs, solves a step between trainings) by design, claims (reads stored tables, writes text) by
+figure."""
+
+
 def stage_costs(job_times: Path) -> dict[str, float]:
+    """Every stage of the stage table's fixed cost: its median job in the measured run, or
+    its stand-in's (`STAND_INS`); a stage with neither stops here, naming it."""
+    from airfl.pipeline.stage_table import STAGES
+
     jobs = json.loads(job_times.read_text())["jobs"]
     by_stage: dict[str, list[float]] = {}
     for key, seconds in jobs.items():
         by_stage.setdefault(key.split()[0], []).append(float(seconds))
     out = {stage: round(statistics.median(v), 3) for stage, v in sorted(by_stage.items())
            if stage not in ("train", "tune", "calibrate")}
-    for stage in ("train", "tune", "calibrate"):
-        out[stage] = out["design"]
-    out["default"] = round(statistics.median(
-        [s for k, v in by_stage.items() if k not in ("train", "tune") for s in v]), 3)
+    for record in STAGES:
+        if record.name in ("train", "tune", "calibrate") or record.name not in out:
+            stand_in = STAND_INS.get(record.name)
+            if stand_in not in out:
+                raise SystemExit(f"stage {record.name!r}: no job of it in {job_times} and no "
+                                 "stand-in measured (STAND_INS)")
+            out[record.name] = out[stand_in]
     return out
 
 

@@ -16,12 +16,19 @@ from airfl.pipeline.params import load_params
 # small CNN, 2 trials of 15 rounds, evaluated every round) costs, in CPU time of its process,
 # within FACTOR_QUICK of what the plan says for it: CPU time, not wall time, because this
 # machine is shared (a quick run's job walls under load ~10 on 2 cores were ~6x their CPU time),
-# and the unit costs are CPU time of one thread. The Biased FL paper profile's measured jobs
-# (workflow/job_seconds.json, the tune and train jobs of at least 10 s of one paper-profile run)
-# cost, summed, within FACTOR_PAPER of the plan for the same jobs (per job the plan is off by
-# more: a horizon-bounded baseline's rounds and its scheme's per-round work are not modelled).
+# and the unit costs are CPU time of one thread. The Biased FL paper profile's tune jobs
+# measured with benchmarks/tune_job_rounds.py (benchmarks/results/tune_jobs_2026-11-28.json,
+# Fig. 3(b) at +30 dB) cost between 1 / TUNE_ABOVE and TUNE_BELOW times what the plan says:
+# the plan is an upper bound on the work there (it runs every step size and every grid
+# combination, where a descending search stops after two step sizes and candidates with
+# provably equal runs run once), and TUNE_BELOW allows the spread of one thread's CPU time
+# between loads (~1.5x, benchmarks/results/unit_costs.md); plan / measured was 1.01-2.96 for
+# the six jobs measured, five of them when the factors were set (0.12-0.75 before the horizon
+# runs' rounds were measured).
 FACTOR_QUICK = 2.5
-FACTOR_PAPER = 2.0
+TUNE_ABOVE = 3.5
+TUNE_BELOW = 1.5
+TUNE_JOBS = "benchmarks/results/tune_jobs_2026-11-28.json"
 QUICK_TARGET = ("lapa/fig4", "fedavg")
 
 
@@ -92,25 +99,24 @@ def test_a_quick_train_job_costs_what_the_plan_says_within_the_stated_factor(
     assert record["arithmetic"] == {"precision": "fp32", "device": "cpu"}
 
 
-def test_the_biased_fl_paper_plan_is_within_the_stated_factor_of_its_measured_jobs(
+def test_the_biased_fl_paper_tune_jobs_measured_cost_at_most_the_plan_and_at_least_its_share(
         repo_root, monkeypatch):
-    from airfl.pipeline.job_priority import job_key, load_job_seconds
-
+    """The measured tune jobs (CPU time of the stage in one process plus the stored start-up)
+    against the plan: plan / measured within [1 / TUNE_BELOW, TUNE_ABOVE] for each (the plan
+    that costed a horizon-bounded run at horizon / T_max rounds and the gradient alone gave
+    0.12-0.75)."""
     monkeypatch.chdir(repo_root)
     params = load_params("params.yaml", {"profile": "paper"})
-    measured = load_job_seconds(repo_root / "workflow/job_seconds.json")
-    dag = jobs(params)
-    costs = {c.name: c for c in plan.plan(params, "biased_fl", None, dag)}
-    planned_s = measured_s = 0.0
-    for job in dag:
-        if job.name in costs and job.stage in ("train", "tune"):
-            paper, figure = job.args[0].split("/")
-            key = job_key(job.stage, {"paper": paper, "figure": figure, "curve": job.args[1]})
-            if key in measured:
-                planned_s += costs[job.name].core_s
-                measured_s += measured[key]
-    assert measured_s > 1000                     # the table's jobs were found in the DAG
-    assert 1 / FACTOR_PAPER <= planned_s / measured_s <= FACTOR_PAPER, (planned_s, measured_s)
+    units = plan.UnitCosts.load()
+    measured = json.loads((repo_root / TUNE_JOBS).read_text())["jobs"]
+    assert len(measured) >= 5
+    for entry in measured:
+        experiment, curve = entry["job"]
+        job = plan.PlannedJob("tune", f"tune-{experiment.replace('/', '-')}-{curve}",
+                              (experiment, curve))
+        planned = plan.job_cost(job, params, units).core_s
+        ratio = planned / (entry["cpu_s"] + units.stage("tune"))     # the stage's start-up
+        assert 1 / TUNE_BELOW <= ratio <= TUNE_ABOVE, (entry["job"], planned, entry["cpu_s"])
 
 
 def test_a_batch_not_measured_is_costed_per_sample_from_the_nearest_one():
@@ -119,7 +125,7 @@ def test_a_batch_not_measured_is_costed_per_sample_from_the_nearest_one():
     assert units.client_step("m", 10) == 0.01
     assert units.client_step("m", 20) == pytest.approx(0.02)      # nearest 10: 1 ms a sample
     assert units.client_step("m", 80) == pytest.approx(0.16)      # nearest 100: 2 ms a sample
-    assert units.stage("train") == 0.0 and units.stage("design") == 1.0
+    assert units.stage("design") == 1.0
     with pytest.raises(ConfigError, match="no measurement for model 'other'"):
         units.client_step("other", 10)
 
@@ -259,3 +265,95 @@ def test_job_times_are_read_from_a_runs_snakemake_metadata(tmp_path, repo_root):
                                              "incomplete": incomplete}))
     assert module["metadata_job_times"](meta) == {"figure lapa/fig4": 1.25,
                                                   "train lapa/fig4/fedavg": 12.5}
+
+
+def _paper_tune(repo_root, monkeypatch, experiment_id: str, curve: str):
+    from airfl.pipeline.registry import get_experiment
+
+    monkeypatch.chdir(repo_root)
+    params = load_params("params.yaml", {"profile": "paper"})
+    experiment = get_experiment(experiment_id)
+    job = plan.PlannedJob("tune", f"tune-{experiment_id.replace('/', '-')}-{curve}",
+                          (experiment_id, curve))
+    return params, experiment.params(params), job
+
+
+def test_a_horizon_tune_job_costs_every_candidate_run_at_its_measured_rounds(
+        repo_root, monkeypatch):
+    """A Biased FL digital tune job: every grid combination and every step size runs on every
+    selection trial, each for the rounds its latencies fit into the horizon (measured rate, at
+    most the round budget), each run-round at its measured cost. The plan that costed them at
+    horizon / T_max rounds and the gradient alone undercounted such a job 2.5-4x."""
+    params, block, job = _paper_tune(repo_root, monkeypatch, "biased_fl/fig3b_snr30",
+                                     "best_channel")
+    units = plan.UnitCosts.load(repo_root / plan.UNIT_COSTS)
+    combos, etas, trials = plan.tune_search(block, "best_channel")
+    assert (combos, etas, trials) == (6, 5, 3)          # K in {1, 2, 3, 5, 7, 10}; 5 factors
+    rate = {"rounds_per_s": 10.0, "grid_rounds_per_s": 25.0, "run_round_s": 5e-4}
+    measured = plan.UnitCosts(units.machine, units.stage_s, units.models, {},
+                              {"paper/biased_fl/fig3b_snr30": {"best_channel": rate}})
+    run_rounds = trials * (combos * 150 * 25 + etas * 150 * 10)
+    expected = units.stage("tune") + run_rounds * 5e-4
+    assert plan.job_cost(job, params, measured).core_s == pytest.approx(expected)
+    # twice the rounds a second of horizon: twice the training; never past the round budget
+    faster = {**rate, "rounds_per_s": 20.0, "grid_rounds_per_s": 50.0}
+    double = plan.UnitCosts(units.machine, units.stage_s, units.models, {},
+                            {"paper/biased_fl/fig3b_snr30": {"best_channel": faster}})
+    assert plan.job_cost(job, params, double).core_s - units.stage("tune") == \
+        pytest.approx(2 * run_rounds * 5e-4)
+    capped = plan.UnitCosts(units.machine, units.stage_s, units.models, {},
+                            {"paper/biased_fl/fig3b_snr30": {"best_channel": {
+                                **rate, "rounds_per_s": 1e6, "grid_rounds_per_s": 1e6}}})
+    assert plan.job_cost(job, params, capped).core_s - units.stage("tune") == pytest.approx(
+        trials * (combos + etas) * block["scale"]["rounds"] * 5e-4)
+
+
+def test_every_horizon_bounded_curve_of_the_paper_profile_has_measured_rounds(
+        repo_root, monkeypatch):
+    """The stored unit costs measure every horizon-bounded curve the paper profile trains
+    (benchmarks/horizon_rounds.py), so the plan never falls back to horizon / T_max for it."""
+    from airfl.pipeline.registry import active_experiments
+
+    monkeypatch.chdir(repo_root)
+    params = load_params("params.yaml", {"profile": "paper"})
+    units = plan.UnitCosts.load(repo_root / plan.UNIT_COSTS)
+    horizon = [e for e in active_experiments(params) if e.params(params)["scale"].get("horizon_s")]
+    assert horizon
+    for experiment in horizon:
+        block = experiment.params(params)
+        for curve in block["curves"]:
+            measured = units.horizon_run("paper", experiment.id, curve)
+            assert measured is not None, (experiment.id, curve)
+            assert measured["run_round_s"] > 0 and measured["rounds_per_s"] > 0
+
+
+def test_every_stage_of_the_stage_table_has_a_stored_fixed_cost_and_a_missing_one_stops():
+    from airfl.pipeline.stage_table import STAGES
+
+    units = plan.UnitCosts.load(plan.UNIT_COSTS)
+    for record in STAGES:
+        assert units.stage(record.name) > 0, record.name
+    less = plan.UnitCosts(units.machine, {k: v for k, v in units.stage_s.items()
+                                          if k != "derive"}, units.models)
+    with pytest.raises(ConfigError, match="stage 'derive' has no fixed cost") as stopped:
+        less.stage("derive")
+    assert "\n" not in str(stopped.value)
+
+
+def test_every_rule_is_costed_as_its_stage_or_as_a_collect_target_and_others_stop():
+    from airfl.pipeline.registry import papers
+    from airfl.pipeline.stage_table import STAGES
+
+    for record in STAGES:
+        for name in record.rule_names():
+            assert plan.rule_stage(name) == record.name
+    assert plan.rule_stage("figure_biased_fl_fig3a") == "figure"
+    for collect in ("all", "analytic", "audit", *papers()):
+        assert plan.rule_stage(collect) is None
+        assert plan.planned_job(collect, {}) is None
+    claims = plan.planned_job("paper_claims", {"paper": "lapa"})
+    assert (claims.stage, claims.args) == ("claims", ("lapa",))
+    figure = plan.planned_job("figure_biased_fl_fig3a", {})
+    assert (figure.stage, figure.args) == ("figure", ("biased_fl",))
+    with pytest.raises(ConfigError, match="rule 'nowhere_rule' is neither"):
+        plan.rule_stage("nowhere_rule")

@@ -8,7 +8,9 @@ with that machine's description (CPU model, cores, date, torch version) in
 `workflow/unit_costs.json`:
 
 * a job's fixed cost per stage (the median job of that stage in a measured Snakemake run,
-  start-up included: every job that is not training is costed by it alone);
+  start-up included: every job that is not training is costed by it alone; every stage of
+  the stage table needs one, a stage without stops the plan, and a rule that runs no command,
+  a collect target, costs nothing);
 * per model: one SGD step of one client at a batch size (`client_step_s[batch]`, the engine
   `auto` runs on CPU, one thread), one evaluation forward of one sample (`eval_sample_s`) and,
   for models trained by full-batch gradient uploads, one sample's gradient in a lockstep of many
@@ -30,12 +32,29 @@ gradients), `evaluations` round 0, every `eval_every` rounds and the last (or ho
 `eval_every_s` + 1 on a time schedule; round 0 and the last only for a curve that only
 final-value panels draw, `Experiment.evaluation`), `models` 1, or one per device for an experiment with
 its own trainer (federated distillation keeps a model per device and also forwards every local
-sample once a round for its soft labels). A horizon-bounded run (`horizon_s`) is costed at
-horizon / T_max rounds, T_max the curve's round-time cap `T_max_s`, or the panel's smallest cap
-for a curve without one (a baseline's round time follows the drawn channel and is known only
-after the run: an assumption). A tune job costs its search, (scheme-parameter combinations +
-step sizes) x selection trials, as full runs without evaluation: an upper bound (a descending
-search stops early, lockstep batching shares work). A calibrate job costs one round.
+sample once a round for its soft labels). A tune job costs its search, (scheme-parameter
+combinations + step sizes) x selection trials, as full runs without evaluation: an upper bound
+(a descending search stops early, candidates with provably equal runs run once, lockstep
+batching shares the gradients). A calibrate job costs one round.
+
+A horizon-bounded run (`horizon_s`, Biased FL's digital panels) stops when its rounds'
+latencies add up to the horizon; a round's latency follows the scheme's choices and the drawn
+channel, so its rounds are known only by running it. They are measured
+(benchmarks/horizon_rounds.py, `horizon_runs` in the unit costs: per curve, rounds per second of
+horizon at its declared parameters and averaged over its parameter grid, and the CPU seconds of
+one run-round in lockstep, the scheme's aggregation and channel draw included). Such a train job
+costs trials x min(budget, horizon x rate) run-rounds, a tune job selection trials x
+(combinations x the grid's rounds + step sizes x the declared parameters' rounds), each at the
+measured run-round cost, plus evaluation as above; the declared parameters stand for the tuned
+ones (not known before the tune). A horizon-bounded curve not measured falls back to horizon /
+T_max rounds, T_max its round-time cap `T_max_s` or the panel's smallest (an assumption that
+undercounted Fig. 3(b) at +30 dB 2-5x and overcounted its 0 dB baselines, whose rounds are
+longer than the cap: benchmarks/README.md).
+
+Trial batching (`airfl.core.lockstep.trial_batching`: FedAvgCNN's trials step together on CPU,
+every CNN's on CUDA) is not in the CPU cost: the client step is measured one run at a time,
+and DP as a perk's round measured 1.09x faster batched (benchmarks/results/engine.md), inside
+the unit costs' spread between loads (~1.5x), so the plan is an upper bound by that much there.
 
 A batch size not measured is costed per sample from the nearest measured one. GPU-hours come
 from a GPU unit cost per client step (`gpu.models`, written by benchmarks/device_check.py from a
@@ -95,6 +114,7 @@ class UnitCosts:
     stage_s: dict[str, float]
     models: dict[str, dict[str, Any]]
     gpu: dict[str, Any] = field(default_factory=dict)
+    horizon_runs: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
     def load(cls, path: Path | str = UNIT_COSTS) -> "UnitCosts":
@@ -107,7 +127,8 @@ class UnitCosts:
             if key not in table:
                 raise ConfigError(f"unit costs: {path} has no {key!r} (expected machine, "
                                   "stage_s, models)")
-        return cls(table["machine"], table["stage_s"], table["models"], table.get("gpu", {}))
+        return cls(table["machine"], table["stage_s"], table["models"], table.get("gpu", {}),
+                   table.get("horizon_runs", {}))
 
     def client_step(self, model: str, batch: int) -> float:
         """Seconds of one client's SGD step at `batch` on CPU (`nearest_batch`)."""
@@ -129,7 +150,19 @@ class UnitCosts:
         return None if entry is None else nearest_batch(entry["client_step_s"], batch)
 
     def stage(self, stage: str) -> float:
-        return float(self.stage_s.get(stage, self.stage_s.get("default", 0.0)))
+        """A job's fixed cost of `stage`; a stage with none measured stops the plan (no
+        stand-in: the table must name every stage of the stage table)."""
+        if stage not in self.stage_s:
+            raise ConfigError(f"unit costs: stage {stage!r} has no fixed cost (stage_s); "
+                              "measure it with benchmarks/unit_costs.py")
+        return float(self.stage_s[stage])
+
+    def horizon_run(self, profile: str, experiment_id: str, curve: str) -> dict[str, float] | None:
+        """A horizon-bounded curve's measured rounds per second of horizon (`rounds_per_s`,
+        its declared parameters; `grid_rounds_per_s`, the mean over its parameter grid) and
+        CPU seconds of one run-round in lockstep (`run_round_s`), from
+        benchmarks/horizon_rounds.py; None where not measured."""
+        return self.horizon_runs.get(f"{profile}/{experiment_id}", {}).get(curve)
 
     def _model(self, model: str) -> dict[str, Any]:
         if model not in self.models:
@@ -172,7 +205,8 @@ def rounds_of(block: dict[str, Any], curve: dict[str, Any]) -> int:
     """The block's rounds; for a run bounded by a time horizon, horizon / T_max rounds, T_max
     the curve's round-time cap or, for a curve without one (baselines whose round time follows
     the drawn channel, unknown before the run), the smallest cap a curve of the panel declares:
-    an assumption, stated in the module docstring."""
+    the fallback for a horizon-bounded curve whose rounds are not measured (module docstring;
+    `horizon_rounds` where they are)."""
     scale = block["scale"]
     rounds = int(scale["rounds"])
     if scale.get("horizon_s"):
@@ -227,9 +261,11 @@ def train_work(experiment, block: dict[str, Any], curve: dict[str, Any],
     return TrainWork(block["model"]["name"], batch, client_steps, eval_samples, lockstep)
 
 
-def tune_runs(block: dict[str, Any], curve_name: str) -> int:
-    """Runs a tune job makes at most: (scheme-parameter combinations + step sizes) x selection
-    trials (pipeline.param_search searches the parameters first, then the step sizes)."""
+def tune_search(block: dict[str, Any], curve_name: str) -> tuple[int, int, int]:
+    """What a tune job searches at most: (scheme-parameter combinations, step sizes, selection
+    trials); every combination and every step size runs on every selection trial
+    (pipeline.param_search searches the parameters first, then the step sizes with the chosen
+    ones)."""
     tuning = block.get("tuning", {})
     grid = tuning.get("param_grid", {}).get(curve_name)
     if isinstance(grid, list):
@@ -238,7 +274,40 @@ def tune_runs(block: dict[str, Any], curve_name: str) -> int:
         combos = math.prod(len(v) for v in grid.values())
     else:
         combos = 0
-    return (len(tuning.get("eta_factors", [1])) + combos) * int(tuning.get("selection_trials", 1))
+    return combos, len(tuning.get("eta_factors", [1])), int(tuning.get("selection_trials", 1))
+
+
+def tune_runs(block: dict[str, Any], curve_name: str) -> int:
+    """Runs a tune job makes at most: (scheme-parameter combinations + step sizes) x selection
+    trials."""
+    combos, etas, trials = tune_search(block, curve_name)
+    return (combos + etas) * trials
+
+
+def horizon_rounds(block: dict[str, Any], rounds_per_s: float) -> int:
+    """Rounds of a horizon-bounded run at a measured rate: the horizon's worth, at most the
+    round budget (`scale.rounds`: the run stops at whichever comes first)."""
+    scale = block["scale"]
+    return min(int(scale["rounds"]), math.ceil(scale["horizon_s"] * rounds_per_s))
+
+
+def measured_horizon_cost(stage: str, block: dict[str, Any], curve_name: str,
+                          measured: dict[str, float]) -> tuple[float, int, float]:
+    """A horizon-bounded job's training from its measured round rate and run-round cost
+    (benchmarks/horizon_rounds.py): (CPU seconds of its training, rounds of one of its
+    train runs, its run-rounds). A tune job's runs: every grid combination on every
+    selection trial at the grid's mean rate, then every step size at the declared
+    parameters' rate (they stand for the chosen ones); a train job's: its trials at the
+    declared parameters' rate. Evaluation is costed apart (`train_work`)."""
+    rounds = horizon_rounds(block, measured["rounds_per_s"])
+    if stage == "tune":
+        combos, etas, trials = tune_search(block, curve_name)
+        grid_rounds = horizon_rounds(block, measured.get("grid_rounds_per_s",
+                                                         measured["rounds_per_s"]))
+        run_rounds = trials * (combos * grid_rounds + etas * rounds)
+    else:
+        run_rounds = rounds
+    return run_rounds * measured["run_round_s"], rounds, run_rounds
 
 
 def job_paper(job) -> str:
@@ -267,6 +336,7 @@ def job_cost(job, params: dict[str, Any], units: UnitCosts) -> JobCost:
     block = experiment.params(params)
     if (blocks := trial_blocks(params, experiment, block)) and job.stage == "train":
         return cost                            # merges its blocks' tables
+    measured = None
     if job.stage == "calibrate":
         curve_name = next(iter(block["curves"]))
         work, repeats = train_work(experiment, block, block["curves"][curve_name], rounds=1,
@@ -274,24 +344,32 @@ def job_cost(job, params: dict[str, Any], units: UnitCosts) -> JobCost:
     else:
         curve_name = job.args[1]
         curve = block["curves"][curve_name]
+        if block["scale"].get("horizon_s"):
+            measured = units.horizon_run(params["profile"], experiment.id, curve_name)
+        rounds = None
+        if measured is not None:
+            training_s, rounds, _ = measured_horizon_cost(job.stage, block, curve_name, measured)
         if job.stage == "tune":
-            work, repeats = train_work(experiment, block, curve, evaluate=False), \
-                tune_runs(block, curve_name)
+            work, repeats = train_work(experiment, block, curve, rounds=rounds,
+                                       evaluate=False), tune_runs(block, curve_name)
         else:
-            work = train_work(experiment, block, curve,
+            work = train_work(experiment, block, curve, rounds=rounds,
                               evaluation=experiment.evaluation(curve_name, block["curves"]))
             repeats = len(block_trials(job.args[2], blocks)) if job.stage == "trials" \
                 else int(block["scale"]["trials"])
             cost.trials = repeats
+    gpu_step = units.gpu_client_step(work.model, work.batch)
+    if gpu_step is not None:                   # training only: evaluation is not measured there
+        cost.gpu_s = repeats * (work.client_steps + work.lockstep_samples / work.batch) * gpu_step
     seconds = work.eval_samples * units.eval_sample(work.model)
+    if measured is not None:             # the measured run-rounds replace the formula's steps
+        cost.core_s += training_s * (1 if job.stage == "tune" else repeats) + repeats * seconds
+        return cost
     if work.client_steps:
         seconds += work.client_steps * units.client_step(work.model, work.batch)
     if work.lockstep_samples:
         seconds += work.lockstep_samples * units.lockstep_sample(work.model)
     cost.core_s += repeats * seconds
-    gpu_step = units.gpu_client_step(work.model, work.batch)
-    if gpu_step is not None:                   # training only: evaluation is not measured there
-        cost.gpu_s = repeats * (work.client_steps + work.lockstep_samples / work.batch) * gpu_step
     return cost
 
 
@@ -427,18 +505,44 @@ class PlannedJob:
     args: tuple[str, ...]
 
 
-def planned_job(rule: str, wildcards: dict[str, str]) -> PlannedJob:
-    """The job a Snakemake rule and its wildcards run: `train` with paper, figure and curve runs
-    `airfl train paper/figure curve`; a generated rule (`figure_<paper>_<figure>`) is costed as
-    its stage's fixed cost."""
-    stage = rule.split("_")[0]
+COLLECT_RULES = ("all",)
+"""Rules that run no command (the Snakefile's `all`; the generated collect targets are
+`snakemake_rules.target_rule_names`): a plan costs them nothing."""
+
+
+def rule_stage(rule: str) -> str | None:
+    """The stage a Snakemake rule runs (`Stage.rule_names`; a per-job rule is its first name,
+    `_` and the job's arguments), None for a collect target, which runs nothing; any other
+    rule stops with a one-line message naming it."""
+    from airfl.pipeline import stage_table
+    from airfl.pipeline.snakemake_rules import target_rule_names
+
+    for record in stage_table.STAGES:
+        names = record.rule_names()
+        if rule in names or (record.per_job and rule.startswith(names[0] + "_")):
+            return record.name
+    if rule in COLLECT_RULES or rule in target_rule_names():
+        return None
+    raise ConfigError(f"plan: rule {rule!r} is neither a stage's rule nor a collect target; "
+                      "cannot cost it")
+
+
+def planned_job(rule: str, wildcards: dict[str, str]) -> PlannedJob | None:
+    """The job a Snakemake rule and its wildcards run (None: a collect target, no job):
+    `train` with paper, figure and curve runs `airfl train paper/figure curve`; a per-job rule
+    (`figure_<paper>_<figure>`) is costed as its stage's fixed cost, its paper from its name."""
+    stage = rule_stage(rule)
+    if stage is None:
+        return None
     args: list[str] = []
     if "paper" in wildcards and "figure" in wildcards:
         args.append(f"{wildcards['paper']}/{wildcards['figure']}")
+    elif "paper" in wildcards:
+        args.append(wildcards["paper"])
     args += [wildcards[k] for k in ("curve", "block", "name", "dataset") if k in wildcards]
     if stage in COSTED_STAGES and not args:
         raise ConfigError(f"plan: rule {rule!r} has no paper/figure wildcards to cost it by")
-    if not args and "_" in rule:                # figure_<paper>_<figure>, claims_<paper>, ...
+    if not args and "_" in rule:                # figure_<paper>_<figure>
         from airfl.pipeline.registry import papers
 
         rest = rule.split("_", 1)[1]
@@ -493,8 +597,8 @@ def snakemake_over_bound(jobs: list[tuple[str, dict[str, str]]], params: dict[st
     if params.get("confirm_cost_above_core_hours") is None or not Path(units_path).exists():
         return None
     units = UnitCosts.load(units_path)
-    costs = [light_cost(planned_job(rule, wildcards), params, units)
-             for rule, wildcards in jobs]
+    costs = [light_cost(job, params, units) for job in
+             (planned_job(rule, wildcards) for rule, wildcards in jobs) if job is not None]
     return over_bound(costs, params, units, "add `--config confirm_cost_above_core_hours=N` "
                       "(N above the estimate) to the snakemake command, or raise it in "
                       "params.yaml")

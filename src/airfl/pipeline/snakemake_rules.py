@@ -111,12 +111,18 @@ def _job_rules(ctx: dag.Context, record: Stage) -> list[Rule]:
                   list(args), lambda w, args=args: args) for args in jobs]
 
 
+def target_rule_names() -> list[str]:
+    """The collect targets' rule names (`target_rules`): each paper, analytic and audit."""
+    return [*papers(), "analytic", "audit"]
+
+
 def target_rules(params: dict[str, Any]) -> list[Rule]:
     """`snakemake <paper>` (its figures, partitions and claims), `snakemake analytic` (every
     figure computed from formulas alone) and `snakemake audit` (every registered audit,
     without the training DAG)."""
-    return [*(Rule(paper, dag.paper_targets(paper, params)) for paper in papers()),
-            Rule("analytic", dag.analytic_targets()), Rule("audit", dag.audit_targets())]
+    targets = {"analytic": dag.analytic_targets, "audit": dag.audit_targets}
+    return [Rule(name, targets[name]() if name in targets else dag.paper_targets(name, params))
+            for name in target_rule_names()]
 
 
 def rules(ctx: dag.Context) -> list[Rule]:
