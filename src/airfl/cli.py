@@ -246,7 +246,7 @@ def main(argv: list[str] | None = None) -> int:
         positional = [getattr(args, a.name) for a in record.args
                       if getattr(args, a.name) is not None]
         if not args.yes:                            # its estimate first (airfl plan's costs)
-            from airfl.pipeline.plan import job_over_bound
+            from airfl.pipeline.cost_guard import job_over_bound
             costly = job_over_bound(args.stage, positional, params)
             if costly:
                 print(costly, file=sys.stderr)

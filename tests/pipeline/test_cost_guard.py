@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from airfl.pipeline import plan
+from airfl.pipeline import cost_guard, plan
 from airfl.pipeline.dag import experiment_jobs
 from airfl.pipeline.params import load_params
 from airfl.pipeline.registry import get_experiment
@@ -33,21 +33,21 @@ def test_a_snakemake_job_is_costed_as_airfl_plan_costs_it(at_root):
         if len(job.args) > 1:
             wildcards["curve"] = job.args[1]
         rule = job.stage if job.stage != "figure" else f"figure_{paper}_{figure}"
-        light = plan.light_cost(plan.planned_job(rule, wildcards), params, units)
+        light = cost_guard.light_cost(cost_guard.planned_job(rule, wildcards), params, units)
         full = plan.job_cost(job, params, units)
         assert (light.stage, light.paper, light.core_s) == (full.stage, full.paper, full.core_s)
 
 
 def test_a_billion_rounds_are_over_the_bound_and_the_quick_profile_is_not(at_root):
     quick = load_params("params.yaml", {})
-    assert plan.job_over_bound("train", [EXPERIMENT, "ideal"], quick) is None
+    assert cost_guard.job_over_bound("train", [EXPERIMENT, "ideal"], quick) is None
     huge = load_params("params.yaml", HUGE)
-    message = plan.job_over_bound("train", [EXPERIMENT, "ideal"], huge)
+    message = cost_guard.job_over_bound("train", [EXPERIMENT, "ideal"], huge)
     assert message and "core-hours" in message and "confirm_cost_above_core_hours = 24" in message
     assert "airfl --yes train baselines/accuracy_vs_rounds ideal" in message
     unbounded = load_params("params.yaml", {**HUGE, "confirm_cost_above_core_hours": None})
-    assert plan.job_over_bound("train", [EXPERIMENT, "ideal"], unbounded) is None
-    assert plan.job_over_bound("figure", [EXPERIMENT], huge) is None      # a fixed cost
+    assert cost_guard.job_over_bound("train", [EXPERIMENT, "ideal"], unbounded) is None
+    assert cost_guard.job_over_bound("figure", [EXPERIMENT], huge) is None      # a fixed cost
 
 
 def test_airfl_train_prints_the_estimate_and_writes_nothing(repo_root, tmp_path):

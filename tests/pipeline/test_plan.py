@@ -8,7 +8,7 @@ import json
 import pytest
 
 from airfl.params.config import ConfigError
-from airfl.pipeline import plan
+from airfl.pipeline import cost_guard, plan
 from airfl.pipeline.dag import jobs
 from airfl.pipeline.params import load_params
 
@@ -346,14 +346,14 @@ def test_every_rule_is_costed_as_its_stage_or_as_a_collect_target_and_others_sto
 
     for record in STAGES:
         for name in record.rule_names():
-            assert plan.rule_stage(name) == record.name
-    assert plan.rule_stage("figure_biased_fl_fig3a") == "figure"
+            assert cost_guard.rule_stage(name) == record.name
+    assert cost_guard.rule_stage("figure_biased_fl_fig3a") == "figure"
     for collect in ("all", "analytic", "audit", *papers()):
-        assert plan.rule_stage(collect) is None
-        assert plan.planned_job(collect, {}) is None
-    claims = plan.planned_job("paper_claims", {"paper": "lapa"})
+        assert cost_guard.rule_stage(collect) is None
+        assert cost_guard.planned_job(collect, {}) is None
+    claims = cost_guard.planned_job("paper_claims", {"paper": "lapa"})
     assert (claims.stage, claims.args) == ("claims", ("lapa",))
-    figure = plan.planned_job("figure_biased_fl_fig3a", {})
+    figure = cost_guard.planned_job("figure_biased_fl_fig3a", {})
     assert (figure.stage, figure.args) == ("figure", ("biased_fl",))
     with pytest.raises(ConfigError, match="rule 'nowhere_rule' is neither"):
-        plan.rule_stage("nowhere_rule")
+        cost_guard.rule_stage("nowhere_rule")

@@ -13,7 +13,7 @@ import yaml
 
 from airfl.params.config import ConfigError
 from airfl.runtime.io import read_frame, write_frame
-from airfl.pipeline import dag, dvcgen
+from airfl.pipeline import cost_guard, dag, dvcgen
 from airfl.pipeline.params import load_params
 from airfl.pipeline.registry import get_experiment
 from airfl.pipeline.trial_blocks import block_trials, trial_blocks
@@ -168,14 +168,14 @@ def test_the_cost_guard_costs_a_block_job_and_the_merge_as_the_plan_does(quick, 
     units = plan.UnitCosts.load()
     split = {**quick, "trials_per_job": 1}
     where = {"paper": "lapa", "figure": "fig4", "curve": "fedavg"}
-    block = plan.planned_job("trials", {**where, "block": "1-1"})
+    block = cost_guard.planned_job("trials", {**where, "block": "1-1"})
     assert block.args == ("lapa/fig4", "fedavg", "1-1")
-    one_job = plan.light_cost(plan.planned_job("train", where), quick, units)
+    one_job = cost_guard.light_cost(cost_guard.planned_job("train", where), quick, units)
     assert one_job.trials == 2
-    cost = plan.light_cost(block, split, units)
+    cost = cost_guard.light_cost(block, split, units)
     assert cost.trials == 1 and cost.core_s - units.stage("trials") == pytest.approx(
         (one_job.core_s - units.stage("train")) / 2)
-    merge = plan.light_cost(plan.planned_job("train", where), split, units)
+    merge = cost_guard.light_cost(cost_guard.planned_job("train", where), split, units)
     assert merge.trials == 0 and merge.core_s == units.stage("train")
 
 

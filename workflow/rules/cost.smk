@@ -1,7 +1,7 @@
 # Before the first job: a run whose estimate (airfl.pipeline.plan: the jobs this run starts,
 # from measured unit costs) exceeds confirm_cost_above_core_hours prints the estimate and stops.
 # Snakemake calls onstart only for a real run: dry runs (-n) never cost anything here.
-from airfl.pipeline.plan import snakemake_over_bound
+from airfl.pipeline.cost_guard import snakemake_over_bound
 
 
 onstart:

@@ -47,14 +47,11 @@ costs trials x min(budget, horizon x rate) run-rounds, a tune job selection tria
 (combinations x the grid's rounds + step sizes x the declared parameters' rounds), each at the
 measured run-round cost, plus evaluation as above; the declared parameters stand for the tuned
 ones (not known before the tune). A horizon-bounded curve not measured falls back to horizon /
-T_max rounds, T_max its round-time cap `T_max_s` or the panel's smallest (an assumption that
-undercounted Fig. 3(b) at +30 dB 2-5x and overcounted its 0 dB baselines, whose rounds are
-longer than the cap: benchmarks/README.md).
+T_max rounds (T_max its cap `T_max_s` or the panel's smallest: 2-5x off, benchmarks/README.md).
 
 Trial batching (`airfl.core.lockstep.trial_batching`: FedAvgCNN's trials step together on CPU,
-every CNN's on CUDA) is not in the CPU cost: the client step is measured one run at a time,
-and DP as a perk's round measured 1.09x faster batched (benchmarks/results/engine.md), inside
-the unit costs' spread between loads (~1.5x), so the plan is an upper bound by that much there.
+every CNN's on CUDA) is not in the CPU cost: DP as a perk's round measured 1.09x faster batched
+(benchmarks/results/engine.md), inside the unit costs' spread between loads (~1.5x).
 
 A batch size not measured is costed per sample from the nearest measured one. GPU-hours come
 from a GPU unit cost per client step (`gpu.models`, written by benchmarks/device_check.py from a
@@ -90,6 +87,20 @@ class JobCost:
     core_s: float
     gpu_s: float | None = None         # None: no GPU unit cost for this job's work
     trials: int = 0                    # training runs (trials of a curve) it makes
+
+
+COSTED_STAGES = ("train", "trials", "tune", "calibrate")   # costs that grow with the params
+
+
+@dataclass(frozen=True)
+class PlannedJob:
+    """What costing reads of a job (`job_cost`): its stage, name and arguments; made from a
+    Snakemake job's rule and wildcards or a command line, without building airfl's whole DAG
+    (`dag.jobs`, tens of seconds for the quick profile)."""
+
+    stage: str
+    name: str
+    args: tuple[str, ...]
 
 
 @dataclass
@@ -441,7 +452,7 @@ def summary(costs: list[JobCost]) -> dict[str, dict[str, Any]]:
     return rows
 
 
-def _duration(seconds: float) -> str:
+def duration(seconds: float) -> str:
     if seconds < 3600:
         return f"{seconds / 60:.1f} min"
     if seconds < 86400 * 2:
@@ -468,10 +479,10 @@ def render(rows: dict[str, dict[str, Any]], units: UnitCosts, profile: str,
         if r["gpu_complete"] and r["train_core_s"] == 0 and units.gpu.get("models"):
             gpu_h = "0"
         lines.append(f"{paper:<10} {r['jobs']:>5} {r['runs']:>5} {r['core_s'] / 3600:>9.2f} "
-                     f"{r['train_core_s'] / 3600:>12.2f} {_duration(r['core_s'] / CORES):>12} "
-                     f"{gpu_h:>13} {_duration(r['longest_job_s']):>12}")
+                     f"{r['train_core_s'] / 3600:>12.2f} {duration(r['core_s'] / CORES):>12} "
+                     f"{gpu_h:>13} {duration(r['longest_job_s']):>12}")
     total = rows["total"]
-    lines.append(f"longest job: {total['longest_job']}, {_duration(total['longest_job_s'])} on "
+    lines.append(f"longest job: {total['longest_job']}, {duration(total['longest_job_s'])} on "
                  "one core; a cluster's wall-time limit must fit it (trials_per_job splits a "
                  "curve's trials into shorter jobs)")
     return "\n".join(lines)
@@ -487,118 +498,3 @@ def main(params: dict[str, Any], target: str | None, units_path: str | Path = UN
     else:
         print(render(rows, units, params["profile"], target))
     return 0
-
-
-# -- the bound a run must not pass silently ---------------------------------------------------
-
-COSTED_STAGES = ("train", "trials", "tune", "calibrate")   # costs that grow with the params
-
-
-@dataclass(frozen=True)
-class PlannedJob:
-    """What costing reads of a job (`job_cost`): its stage, name and arguments; made from a
-    Snakemake job's rule and wildcards or a command line, without building airfl's whole DAG
-    (`dag.jobs`, tens of seconds for the quick profile)."""
-
-    stage: str
-    name: str
-    args: tuple[str, ...]
-
-
-COLLECT_RULES = ("all",)
-"""Rules that run no command (the Snakefile's `all`; the generated collect targets are
-`snakemake_rules.target_rule_names`): a plan costs them nothing."""
-
-
-def rule_stage(rule: str) -> str | None:
-    """The stage a Snakemake rule runs (`Stage.rule_names`; a per-job rule is its first name,
-    `_` and the job's arguments), None for a collect target, which runs nothing; any other
-    rule stops with a one-line message naming it."""
-    from airfl.pipeline import stage_table
-    from airfl.pipeline.snakemake_rules import target_rule_names
-
-    for record in stage_table.STAGES:
-        names = record.rule_names()
-        if rule in names or (record.per_job and rule.startswith(names[0] + "_")):
-            return record.name
-    if rule in COLLECT_RULES or rule in target_rule_names():
-        return None
-    raise ConfigError(f"plan: rule {rule!r} is neither a stage's rule nor a collect target; "
-                      "cannot cost it")
-
-
-def planned_job(rule: str, wildcards: dict[str, str]) -> PlannedJob | None:
-    """The job a Snakemake rule and its wildcards run (None: a collect target, no job):
-    `train` with paper, figure and curve runs `airfl train paper/figure curve`; a per-job rule
-    (`figure_<paper>_<figure>`) is costed as its stage's fixed cost, its paper from its name."""
-    stage = rule_stage(rule)
-    if stage is None:
-        return None
-    args: list[str] = []
-    if "paper" in wildcards and "figure" in wildcards:
-        args.append(f"{wildcards['paper']}/{wildcards['figure']}")
-    elif "paper" in wildcards:
-        args.append(wildcards["paper"])
-    args += [wildcards[k] for k in ("curve", "block", "name", "dataset") if k in wildcards]
-    if stage in COSTED_STAGES and not args:
-        raise ConfigError(f"plan: rule {rule!r} has no paper/figure wildcards to cost it by")
-    if not args and "_" in rule:                # figure_<paper>_<figure>
-        from airfl.pipeline.registry import papers
-
-        rest = rule.split("_", 1)[1]
-        args = [max((p for p in papers() if rest == p or rest.startswith(p + "_")), key=len,
-                    default=rest)]
-    return PlannedJob(stage, "-".join([stage, *args]), tuple(args))
-
-
-def light_cost(job: PlannedJob, params: dict[str, Any], units: UnitCosts) -> JobCost:
-    """`job_cost` for a job known by stage and arguments: training work from the params, every
-    other stage its fixed cost (its paper read from its first argument where it has one)."""
-    if job.stage in COSTED_STAGES:
-        return job_cost(job, params, units)
-    paper = job.args[0].split("/")[0] if job.args and job.stage not in ("data", "reference") \
-        else "shared"
-    return JobCost(job.stage, job.name, paper, units.stage(job.stage))
-
-
-def over_bound(costs: list[JobCost], params: dict[str, Any], units: UnitCosts,
-               how_to_confirm: str) -> str | None:
-    """The estimate and how to go on when the jobs' core-hours exceed the declared bound
-    `confirm_cost_above_core_hours` (None: within it, or the bound is null)."""
-    bound = params.get("confirm_cost_above_core_hours")
-    core_h = sum(c.core_s for c in costs) / 3600
-    if bound is None or core_h <= bound:
-        return None
-    table = render(summary(costs), units, params["profile"], None).splitlines()
-    return "\n".join([
-        f"airfl: this run is estimated at {core_h:,.1f} core-hours "
-        f"({_duration(core_h * 3600 / CORES)} on {CORES} cores), above "
-        f"confirm_cost_above_core_hours = {bound:g}; nothing started.",
-        *table[1:],
-        f"To start it anyway: {how_to_confirm}."])
-
-
-def job_over_bound(stage: str, args: list[str], params: dict[str, Any],
-                   units_path: str | Path = UNIT_COSTS) -> str | None:
-    """`over_bound` for one `airfl <stage> <args>` job (train, tune, calibrate); None for
-    other stages or where no unit costs are measured (nothing to estimate from)."""
-    if stage not in COSTED_STAGES or not Path(units_path).exists():
-        return None
-    units = UnitCosts.load(units_path)
-    job = PlannedJob(stage, "-".join([stage, *args]), tuple(args))
-    return over_bound([job_cost(job, params, units)], params, units,
-                      f"`airfl --yes {stage} {' '.join(args)}`, or raise "
-                      "confirm_cost_above_core_hours in params.yaml (or --set it)")
-
-
-def snakemake_over_bound(jobs: list[tuple[str, dict[str, str]]], params: dict[str, Any],
-                         units_path: str | Path = UNIT_COSTS) -> str | None:
-    """`over_bound` for the (rule, wildcards) of the jobs a Snakemake run is about to start."""
-    if params.get("confirm_cost_above_core_hours") is None or not Path(units_path).exists():
-        return None
-    units = UnitCosts.load(units_path)
-    costs = [light_cost(job, params, units) for job in
-             (planned_job(rule, wildcards) for rule, wildcards in jobs) if job is not None]
-    return over_bound(costs, params, units, "add `--config confirm_cost_above_core_hours=N` "
-                      "(N above the estimate) to the snakemake command, or raise it in "
-                      "params.yaml")
