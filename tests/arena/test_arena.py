@@ -12,8 +12,10 @@ import pytest
 import torch
 
 from airfl.arena import entrants, leaderboard
-from airfl.arena.experiments import ARENA, _dp_fedavg_rises, _privacy_costs_accuracy
-from airfl.arena.task import edge_snr_db, run_block, settings
+from airfl.arena.experiments import (ARENA, _dp_fedavg_rises, _ota_fl_same_across_snr,
+                                     _privacy_costs_accuracy,
+                                     _privacy_costs_accuracy_at_every_snr)
+from airfl.arena.task import edge_snr_db, run_block, settings, snr_sweep_db
 from airfl.channel.pathloss import dbm_to_watt, gain_from_db, log_distance_db
 from airfl.core.claims import ACCURACY_MARGIN, paired_difference
 from airfl.pipeline.params import load_params
@@ -47,8 +49,45 @@ def test_every_scheme_shares_one_task_and_channel(params):
     assert block == run_block(params, block["curves"])
     assert block["channel"]["model"] == "geometry"
     assert block["partition"]["kind"] in ("dirichlet", "shards")
-    snrs = {p["arena_snr_db"] for p in block["curves"].values()}
-    assert snrs == {edge_snr_db(settings(params)["radio"])}
+    radio = settings(params)["radio"]
+    for name, curve in block["curves"].items():      # the power only sets the scheme's SNR
+        if "arena_snr_db" in curve:
+            assert curve["snr_db"] == pytest.approx(curve["arena_snr_db"], abs=1e-6)
+            base = block["curves"][name.split("_p")[0]]
+            assert {k: v for k, v in curve.items() if k not in ARENA.panel_keys + ("snr_db",)} \
+                == {k: v for k, v in base.items() if k not in ARENA.panel_keys + ("snr_db",)}
+    assert block["curves"]["ota_fl"]["snr_db"] == pytest.approx(edge_snr_db(radio))
+
+
+def test_the_grid_holds_every_eps_at_the_base_power_and_the_snr_eps_at_every_power(params):
+    """The leaderboard's (eps, SNR) points: each eps target at power_dbm, snr_eps at each power
+    of the SNR sweep; every point has every present entrant (one curve each), and the SNR
+    figure draws snr_eps's curves and the references at every power."""
+    arena = settings(params)
+    curves = ARENA.curves(params)
+    base = round(edge_snr_db(arena["radio"]), 6)
+    sweep = snr_sweep_db(arena["radio"])
+    expected = {(float(e), base) for e in arena["privacy"]["eps"]} | {
+        (float(arena["privacy"]["snr_eps"]), s) for s in sweep.values()}
+    assert set(leaderboard.points(curves)) == expected
+    for point in expected:
+        members = [c for c, p in curves.items() if list(point) in p["arena_points"]]
+        assert sorted(curves[c]["entrant"] for c in members) == sorted(
+            e.legend for e in entrants.PRESENT)
+    snr_panel = {c: p for c, p in curves.items() if "snr" in p["arena_panels"]}
+    assert {p.get("target_eps", arena["privacy"]["snr_eps"]) for p in snr_panel.values()} == {
+        arena["privacy"]["snr_eps"]}
+    ota = sorted(p["arena_snr_db"] for p in snr_panel.values() if p["entrant"] == "OTA-FL")
+    assert ota == sorted(sweep.values())
+    assert [c for c, p in curves.items() if "eps" in p["arena_panels"]] == [
+        c for c, p in curves.items() if "target_eps" in p and p.get("arena_snr_db", base) == base]
+
+
+def test_an_snr_eps_outside_the_eps_targets_stops(params):
+    bad = {**params, "arena": {**params["arena"],
+                               "privacy": {**params["arena"]["privacy"], "snr_eps": 3.0}}}
+    with pytest.raises(ValueError, match="arena.privacy.snr_eps = 3.0"):
+        settings(bad)
 
 
 def test_each_private_curve_meets_its_target_tightly_under_the_accountant(params):
@@ -81,15 +120,28 @@ def test_every_paper_wing_is_present_or_declared_absent_with_a_reason():
 
 # ---- the leaderboard on constructed figure data ----------------------------------------------
 
-CURVES = {
-    "ideal": {"scheme": "ideal_fedavg", "entrant": "Ideal FedAvg", "arena_snr_db": 10.0},
-    "ota_fl": {"scheme": "ota_truncated_inversion", "entrant": "OTA-FL", "arena_snr_db": 10.0},
+CURVES = {                           # 1 and 4 at 10 dB, 4 at 0 and 20 dB
+    "ideal": {"scheme": "ideal_fedavg", "entrant": "Ideal FedAvg", "arena_panels": ["snr"],
+              "arena_points": [[1.0, 10.0], [4.0, 10.0], [4.0, 0.0], [4.0, 20.0]]},
+    "ota_fl": {"scheme": "ota_truncated_inversion", "entrant": "OTA-FL", "arena_snr_db": 10.0,
+               "arena_points": [[1.0, 10.0], [4.0, 10.0]], "arena_panels": ["snr"]},
+    "ota_fl_pm3dBm": {"scheme": "ota_truncated_inversion", "entrant": "OTA-FL",
+                      "arena_snr_db": 0.0, "arena_points": [[4.0, 0.0]],
+                      "arena_panels": ["snr"]},
+    "ota_fl_p17dBm": {"scheme": "ota_truncated_inversion", "entrant": "OTA-FL",
+                      "arena_snr_db": 20.0, "arena_points": [[4.0, 20.0]],
+                      "arena_panels": ["snr"]},
     "dp_fedavg_eps1": {"scheme": "gaussian_dp", "entrant": "FedAvg + DP", "delta": 1e-5,
-                       "arena_snr_db": 10.0, "target_eps": 1.0},
+                       "target_eps": 1.0, "arena_points": [[1.0, 10.0]],
+                       "arena_panels": ["eps"]},
     "dp_fedavg_eps4": {"scheme": "gaussian_dp", "entrant": "FedAvg + DP", "delta": 1e-5,
-                       "arena_snr_db": 10.0, "target_eps": 4.0},
-    "other_eps1": {"scheme": "x", "entrant": "Other", "delta": 1e-5, "arena_snr_db": 10.0,
-                   "target_eps": 1.0},
+                       "target_eps": 4.0, "arena_panels": ["eps", "snr"],
+                       "arena_points": [[4.0, 10.0], [4.0, 0.0], [4.0, 20.0]]},
+    "other_eps1": {"scheme": "x", "entrant": "Other", "delta": 1e-5, "target_eps": 1.0,
+                   "arena_points": [[1.0, 10.0]], "arena_panels": ["eps"]},
+    "other_eps4_pm3dBm": {"scheme": "x", "entrant": "Other", "delta": 1e-5, "target_eps": 4.0,
+                          "arena_snr_db": 0.0, "arena_points": [[4.0, 0.0]],
+                          "arena_panels": ["snr"]},
 }
 
 
@@ -106,17 +158,21 @@ def _frame(levels: dict[str, float], eps: dict[str, float], trials: int = 4,
                 rows.append({"curve": curve, "trial": trial, "round": round_,
                              "test_accuracy": accuracy, "epsilon_paper": eps[curve],
                              "epsilon_simulated": eps[curve],
-                             "param_target_eps": CURVES[curve].get("target_eps", np.nan)})
+                             "param_target_eps": CURVES[curve].get("target_eps", np.nan),
+                             "param_arena_snr_db": CURVES[curve].get("arena_snr_db", np.nan)})
     return pd.DataFrame(rows)
 
 
-EPS = {"ideal": math.inf, "ota_fl": 50.0, "dp_fedavg_eps1": 1.0, "dp_fedavg_eps4": 4.0,
-       "other_eps1": 0.9}
+EPS = {"ideal": math.inf, "ota_fl": 50.0, "ota_fl_pm3dBm": 40.0, "ota_fl_p17dBm": 60.0,
+       "dp_fedavg_eps1": 1.0, "dp_fedavg_eps4": 4.0, "other_eps1": 0.9,
+       "other_eps4_pm3dBm": 3.9}
+LEVELS = {"ideal": 0.9, "ota_fl": 0.88, "ota_fl_pm3dBm": 0.878, "ota_fl_p17dBm": 0.881,
+          "dp_fedavg_eps1": 0.5, "dp_fedavg_eps4": 0.7, "other_eps1": 0.6,
+          "other_eps4_pm3dBm": 0.65}
 
 
 def test_the_leaderboard_ranks_the_schemes_that_meet_the_target():
-    frame = _frame({"ideal": 0.9, "ota_fl": 0.88, "dp_fedavg_eps1": 0.5, "dp_fedavg_eps4": 0.7,
-                    "other_eps1": 0.6}, EPS)
+    frame = _frame(LEVELS, EPS)
     table = leaderboard.build(frame, CURVES)
     at1 = table[table["eps_target"] == 1.0].set_index("curve")
     assert at1.loc["other_eps1", "rank"] == 1 and at1.loc["dp_fedavg_eps1", "rank"] == 2
@@ -137,8 +193,7 @@ def test_a_scheme_over_its_target_is_not_ranked():
     """A private curve whose simulated eps exceeds its target is listed, never ranked, even
     when it is the most accurate."""
     eps = {**EPS, "other_eps1": 1.5}
-    frame = _frame({"ideal": 0.9, "ota_fl": 0.88, "dp_fedavg_eps1": 0.5, "dp_fedavg_eps4": 0.7,
-                    "other_eps1": 0.8}, eps)
+    frame = _frame({**LEVELS, "other_eps1": 0.8}, eps)
     at1 = leaderboard.build(frame, CURVES).query("eps_target == 1.0").set_index("curve")
     assert math.isnan(at1.loc["other_eps1", "rank"])
     assert at1.loc["dp_fedavg_eps1", "rank"] == 1
@@ -146,10 +201,30 @@ def test_a_scheme_over_its_target_is_not_ranked():
 
 def test_a_reference_whose_channel_noise_meets_the_target_is_ranked():
     eps = {**EPS, "ota_fl": 0.5}
-    frame = _frame({"ideal": 0.9, "ota_fl": 0.88, "dp_fedavg_eps1": 0.5, "dp_fedavg_eps4": 0.7,
-                    "other_eps1": 0.6}, eps)
+    frame = _frame(LEVELS, eps)
     at1 = leaderboard.build(frame, CURVES).query("eps_target == 1.0").set_index("curve")
     assert at1.loc["ota_fl", "rank"] == 1
+
+
+def test_the_leaderboard_has_one_group_per_eps_and_snr_point():
+    """At 0 dB the OTA-FL curve set for 0 dB and the private scheme set for it join the schemes
+    that do not depend on the power; the 10 dB curves of OTA-FL stay out."""
+    table = leaderboard.build(_frame(LEVELS, EPS), CURVES)
+    groups = table.dropna(subset=["eps_target"]).groupby(["eps_target", "snr_db"])["curve"]
+    assert {k: sorted(v) for k, v in groups.apply(list).items()} == {
+        (1.0, 10.0): ["dp_fedavg_eps1", "ideal", "ota_fl", "other_eps1"],
+        (4.0, 0.0): ["dp_fedavg_eps4", "ideal", "ota_fl_pm3dBm", "other_eps4_pm3dBm"],
+        (4.0, 10.0): ["dp_fedavg_eps4", "ideal", "ota_fl"],
+        (4.0, 20.0): ["dp_fedavg_eps4", "ideal", "ota_fl_p17dBm"]}
+    at0 = table.query("eps_target == 4.0 and snr_db == 0.0").set_index("curve")
+    assert at0.loc["dp_fedavg_eps4", "rank"] == 1 and at0.loc["other_eps4_pm3dBm", "rank"] == 2
+    assert at0.loc["ota_fl_pm3dBm", "status"] == "epsilon as simulated 40 > target (reference)"
+
+
+def test_a_private_scheme_over_its_target_is_not_called_a_reference():
+    at1 = leaderboard.build(_frame(LEVELS, {**EPS, "other_eps1": 1.5}), CURVES).query(
+        "eps_target == 1.0").set_index("curve")
+    assert at1.loc["other_eps1", "status"] == "epsilon as simulated 1.5 > target"
 
 
 def test_the_markdown_table_holds_every_row_and_escapes_pipes():
@@ -160,10 +235,6 @@ def test_the_markdown_table_holds_every_row_and_escapes_pipes():
 
 
 # ---- the claims: data where each must say no -------------------------------------------------
-
-LEVELS = {"ideal": 0.9, "ota_fl": 0.88, "dp_fedavg_eps1": 0.5, "dp_fedavg_eps4": 0.7,
-          "other_eps1": 0.6}
-
 
 def test_privacy_costs_accuracy_holds_and_fails():
     assert _privacy_costs_accuracy(_frame(LEVELS, EPS)).verdict == "holds"
@@ -185,4 +256,34 @@ def test_the_figure_job_writes_the_leaderboard_beside_its_panels():
                  if j.stage == "figure"]
     assert {"figures/arena/leaderboard.csv", "figures/arena/leaderboard.md"} <= set(figure.outs)
     assert [p.path for p in figure.plots] == ["figures/arena/accuracy_vs_eps.csv",
+                                              "figures/arena/accuracy_vs_snr.csv",
                                               "figures/arena/accuracy_vs_rounds.csv"]
+
+
+def _snr_panel(levels: dict[str, float]) -> pd.DataFrame:
+    """The SNR figure's CSV: its curves only (those drawn at snr_eps), final rows."""
+    frame = _frame(levels, EPS)
+    drawn = frame[frame["curve"].map(lambda c: "snr" in CURVES[c]["arena_panels"])]
+    return drawn[drawn["round"] == drawn["round"].max()]
+
+
+def test_privacy_costs_accuracy_at_every_snr_holds_and_fails():
+    result = _privacy_costs_accuracy_at_every_snr(_snr_panel(LEVELS))
+    assert result.verdict == "holds"
+    assert "0 dB dp_fedavg_eps4" in result.numbers
+    # a private scheme set for 0 dB ends above the noiseless reference: no at that SNR only
+    beaten = _privacy_costs_accuracy_at_every_snr(_snr_panel({**LEVELS,
+                                                              "other_eps4_pm3dBm": 0.95}))
+    assert beaten.verdict == "contradicted"
+    # the one scheme a 10 dB-only claim would read (DP-FedAvg) still ends below ideal
+    assert _privacy_costs_accuracy(_frame({**LEVELS, "other_eps4_pm3dBm": 0.95}, EPS)
+                                   ).verdict == "holds"
+
+
+def test_ota_fl_same_across_snr_holds_and_fails():
+    assert _ota_fl_same_across_snr(_snr_panel(LEVELS)).verdict == "holds"
+    noisy = _snr_panel({**LEVELS, "ota_fl_pm3dBm": 0.80})     # the 0 dB curve 8 pp lower
+    assert _ota_fl_same_across_snr(noisy).verdict == "contradicted"
+    one = _snr_panel(LEVELS).query("curve != 'ota_fl_p17dBm' and curve != 'ota_fl'")
+    assert _ota_fl_same_across_snr(one).verdict == "n/a"
+

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from airfl.arena.task import edge_snr_db
+from airfl.arena.task import edge_snr_db, snr_sweep_db
 from airfl.privacy import gaussian_noise_for_epsilon
 
 
@@ -27,6 +27,7 @@ class Entrant:
     wing: str                         # the wing whose design and aggregation it runs
     private: bool
     curve: Callable[[dict[str, Any], float | None], dict[str, Any]]
+    uses_snr: bool = False            # its curve depends on the power budget (radio.power_dbm)
 
 
 @dataclass(frozen=True)
@@ -65,7 +66,7 @@ def _dp_fedavg(arena: dict[str, Any], eps: float | None) -> dict[str, Any]:
 
 PRESENT: tuple[Entrant, ...] = (
     Entrant("ideal", "Ideal FedAvg", "generic", False, _ideal),
-    Entrant("ota_fl", "OTA-FL", "generic", False, _ota_fl),
+    Entrant("ota_fl", "OTA-FL", "generic", False, _ota_fl, uses_snr=True),
     Entrant("dp_fedavg", "FedAvg + DP", "generic", True, _dp_fedavg),
 )
 
@@ -97,18 +98,53 @@ def eps_tag(eps: float) -> str:
     return f"{eps:g}".replace(".", "p").replace("-", "m").replace("+", "")
 
 
+def power_tag(power_dbm: float) -> str:
+    """A curve-name-safe form of a power budget (17 -> 'p17dBm', -3 -> 'pm3dBm')."""
+    return f"p{eps_tag(power_dbm)}dBm"
+
+
 def curves(arena: dict[str, Any]) -> dict[str, dict[str, Any]]:
-    """Every present entrant's curves: the reference ones once, the private ones per eps target,
-    each tagged with the panel keys `entrant` (its legend), `arena_snr_db` and, private ones,
-    `target_eps` (figure and leaderboard only: no stage before the figure reads them)."""
-    snr = edge_snr_db(arena["radio"])
+    """Every present entrant's curves on the arena's grid of (eps target, edge SNR) points: every
+    eps target at the base power budget (the accuracy-vs-eps figure) and the SNR figure's eps
+    target `snr_eps` at every power of the SNR sweep (the accuracy-vs-SNR figure).
+
+    A reference entrant has one curve per power it sees, a private one one per (eps, power); an
+    entrant whose curve does not depend on the power (`uses_snr` false: Ideal FedAvg, the
+    error-free digital DP-FedAvg) has one curve per eps only, a member of every SNR point and
+    drawn flat in the SNR figure. Each curve is tagged with the panel keys (figure and
+    leaderboard only: no stage before the figure reads them): `entrant` (its legend),
+    `arena_points` (the [eps, snr_db] points whose leaderboard group it is in), `arena_panels`
+    (the figures that draw it: "eps", "snr"), and where they apply `arena_snr_db` (the edge SNR
+    its curve was set for) and `target_eps`. The names of the base-power curves carry no power
+    (`ota_fl`, `dp_fedavg_eps4`); the other powers' add the power (`ota_fl_pm3dBm`)."""
+    radio, privacy = arena["radio"], arena["privacy"]
+    base = round(edge_snr_db(radio), 6)
+    sweep = snr_sweep_db(radio)
+    points = [(float(e), base) for e in privacy["eps"]] + [
+        (float(privacy["snr_eps"]), snr) for snr in sweep.values() if snr != base]
     out: dict[str, dict[str, Any]] = {}
     for entrant in PRESENT:
-        tags = {"entrant": entrant.legend, "arena_snr_db": snr}
-        if not entrant.private:
-            out[entrant.key] = {**entrant.curve(arena, None), **tags}
-            continue
-        for eps in arena["privacy"]["eps"]:
-            out[f"{entrant.key}_eps{eps_tag(eps)}"] = {**entrant.curve(arena, eps), **tags,
-                                                        "target_eps": float(eps)}
+        powers = {radio["power_dbm"]: base}
+        if entrant.uses_snr:
+            powers.update(sweep)
+        for eps in (privacy["eps"] if entrant.private else [None]):
+            for power, snr in powers.items():
+                on_grid = [[e, s] for e, s in points
+                           if (eps is None or e == eps) and (not entrant.uses_snr or s == snr)]
+                if not on_grid:                  # (eps, power) off the grid: not run
+                    continue
+                name = entrant.key + (f"_eps{eps_tag(eps)}" if eps is not None else "") + (
+                    f"_{power_tag(power)}" if snr != base else "")
+                panels = ["eps"] if eps is not None and snr == base else []
+                if (eps is None or eps == privacy["snr_eps"]) and (
+                        not entrant.uses_snr or power in sweep):
+                    panels.append("snr")
+                tags = {"entrant": entrant.legend, "arena_points": on_grid,
+                        "arena_panels": panels}
+                if entrant.uses_snr:
+                    tags["arena_snr_db"] = snr
+                if eps is not None:
+                    tags["target_eps"] = float(eps)
+                at_power = {**arena, "radio": {**radio, "power_dbm": power}}
+                out[name] = {**entrant.curve(at_power, eps), **tags}
     return out

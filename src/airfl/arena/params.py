@@ -51,7 +51,13 @@ DEFS = {
             "exponent": Ref(description="path-loss exponent", name="positive", required=True),
             "bandwidth_hz": Ref(description="bandwidth B, Hz", name="positive", required=True),
             "power_dbm": Num(description="per-device transmit power budget P, dBm (every "
-                                         "scheme)", required=True),
+                                         "scheme; the accuracy-vs-eps figure's power)",
+                             required=True),
+            "snr_sweep_power_dbm": ByProfile(
+                description="the per-device power budgets P, dBm, of the accuracy-vs-SNR "
+                            "figure (one edge SNR each, every scheme at the privacy block's "
+                            "snr_eps; a value equal to power_dbm reuses that point's curves)",
+                of=ListOf(items=Num(), min_items=2, unique=True), required=True),
             "n0_dbm_per_hz": Num(description="receiver noise density N0, dBm/Hz", required=True),
             "truncation_threshold": Ref(description="OTA-FL's truncated channel inversion: a "
                                                     "device transmits iff |h|^2 >= threshold x "
@@ -63,7 +69,10 @@ DEFS = {
             "eps": ByProfile(description="the eps targets: one point of the accuracy-vs-eps "
                                          "figure and one leaderboard group each",
                              of=ListOf(items=Ref(name="positive"), min_items=1, unique=True),
-                             required=True)})}),
+                             required=True),
+            "snr_eps": ByProfile(description="the one eps target of the accuracy-vs-SNR "
+                                             "figure (one of the eps targets)",
+                                 of=Ref(name="positive"), required=True)})}),
 }
 
 DECLARATION = Declaration(properties=PROPERTIES, defs=DEFS)
