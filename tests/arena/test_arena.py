@@ -4,6 +4,7 @@ on the committed params.yaml and on constructed figure data where a verdict must
 from __future__ import annotations
 
 import math
+import re
 from pathlib import Path
 
 import numpy as np
@@ -70,6 +71,7 @@ def test_the_grid_holds_every_eps_at_the_base_power_and_the_snr_eps_at_every_pow
     expected = {(float(e), base) for e in arena["privacy"]["eps"]} | {
         (float(arena["privacy"]["snr_eps"]), s) for s in sweep.values()}
     assert set(leaderboard.points(curves)) == expected
+    assert all(re.fullmatch("[a-z][a-z0-9_]*", c) for c in curves)  # the rules' curve wildcard
     for point in expected:
         members = [c for c, p in curves.items() if list(point) in p["arena_points"]]
         assert sorted(curves[c]["entrant"] for c in members) == sorted(
@@ -125,10 +127,10 @@ CURVES = {                           # 1 and 4 at 10 dB, 4 at 0 and 20 dB
               "arena_points": [[1.0, 10.0], [4.0, 10.0], [4.0, 0.0], [4.0, 20.0]]},
     "ota_fl": {"scheme": "ota_truncated_inversion", "entrant": "OTA-FL", "arena_snr_db": 10.0,
                "arena_points": [[1.0, 10.0], [4.0, 10.0]], "arena_panels": ["snr"]},
-    "ota_fl_pm3dBm": {"scheme": "ota_truncated_inversion", "entrant": "OTA-FL",
+    "ota_fl_pm3dbm": {"scheme": "ota_truncated_inversion", "entrant": "OTA-FL",
                       "arena_snr_db": 0.0, "arena_points": [[4.0, 0.0]],
                       "arena_panels": ["snr"]},
-    "ota_fl_p17dBm": {"scheme": "ota_truncated_inversion", "entrant": "OTA-FL",
+    "ota_fl_p17dbm": {"scheme": "ota_truncated_inversion", "entrant": "OTA-FL",
                       "arena_snr_db": 20.0, "arena_points": [[4.0, 20.0]],
                       "arena_panels": ["snr"]},
     "dp_fedavg_eps1": {"scheme": "gaussian_dp", "entrant": "FedAvg + DP", "delta": 1e-5,
@@ -139,7 +141,7 @@ CURVES = {                           # 1 and 4 at 10 dB, 4 at 0 and 20 dB
                        "arena_points": [[4.0, 10.0], [4.0, 0.0], [4.0, 20.0]]},
     "other_eps1": {"scheme": "x", "entrant": "Other", "delta": 1e-5, "target_eps": 1.0,
                    "arena_points": [[1.0, 10.0]], "arena_panels": ["eps"]},
-    "other_eps4_pm3dBm": {"scheme": "x", "entrant": "Other", "delta": 1e-5, "target_eps": 4.0,
+    "other_eps4_pm3dbm": {"scheme": "x", "entrant": "Other", "delta": 1e-5, "target_eps": 4.0,
                           "arena_snr_db": 0.0, "arena_points": [[4.0, 0.0]],
                           "arena_panels": ["snr"]},
 }
@@ -163,12 +165,12 @@ def _frame(levels: dict[str, float], eps: dict[str, float], trials: int = 4,
     return pd.DataFrame(rows)
 
 
-EPS = {"ideal": math.inf, "ota_fl": 50.0, "ota_fl_pm3dBm": 40.0, "ota_fl_p17dBm": 60.0,
+EPS = {"ideal": math.inf, "ota_fl": 50.0, "ota_fl_pm3dbm": 40.0, "ota_fl_p17dbm": 60.0,
        "dp_fedavg_eps1": 1.0, "dp_fedavg_eps4": 4.0, "other_eps1": 0.9,
-       "other_eps4_pm3dBm": 3.9}
-LEVELS = {"ideal": 0.9, "ota_fl": 0.88, "ota_fl_pm3dBm": 0.878, "ota_fl_p17dBm": 0.881,
+       "other_eps4_pm3dbm": 3.9}
+LEVELS = {"ideal": 0.9, "ota_fl": 0.88, "ota_fl_pm3dbm": 0.878, "ota_fl_p17dbm": 0.881,
           "dp_fedavg_eps1": 0.5, "dp_fedavg_eps4": 0.7, "other_eps1": 0.6,
-          "other_eps4_pm3dBm": 0.65}
+          "other_eps4_pm3dbm": 0.65}
 
 
 def test_the_leaderboard_ranks_the_schemes_that_meet_the_target():
@@ -213,12 +215,12 @@ def test_the_leaderboard_has_one_group_per_eps_and_snr_point():
     groups = table.dropna(subset=["eps_target"]).groupby(["eps_target", "snr_db"])["curve"]
     assert {k: sorted(v) for k, v in groups.apply(list).items()} == {
         (1.0, 10.0): ["dp_fedavg_eps1", "ideal", "ota_fl", "other_eps1"],
-        (4.0, 0.0): ["dp_fedavg_eps4", "ideal", "ota_fl_pm3dBm", "other_eps4_pm3dBm"],
+        (4.0, 0.0): ["dp_fedavg_eps4", "ideal", "ota_fl_pm3dbm", "other_eps4_pm3dbm"],
         (4.0, 10.0): ["dp_fedavg_eps4", "ideal", "ota_fl"],
-        (4.0, 20.0): ["dp_fedavg_eps4", "ideal", "ota_fl_p17dBm"]}
+        (4.0, 20.0): ["dp_fedavg_eps4", "ideal", "ota_fl_p17dbm"]}
     at0 = table.query("eps_target == 4.0 and snr_db == 0.0").set_index("curve")
-    assert at0.loc["dp_fedavg_eps4", "rank"] == 1 and at0.loc["other_eps4_pm3dBm", "rank"] == 2
-    assert at0.loc["ota_fl_pm3dBm", "status"] == "epsilon as simulated 40 > target (reference)"
+    assert at0.loc["dp_fedavg_eps4", "rank"] == 1 and at0.loc["other_eps4_pm3dbm", "rank"] == 2
+    assert at0.loc["ota_fl_pm3dbm", "status"] == "epsilon as simulated 40 > target (reference)"
 
 
 def test_a_private_scheme_over_its_target_is_not_called_a_reference():
@@ -273,17 +275,17 @@ def test_privacy_costs_accuracy_at_every_snr_holds_and_fails():
     assert "0 dB dp_fedavg_eps4" in result.numbers
     # a private scheme set for 0 dB ends above the noiseless reference: no at that SNR only
     beaten = _privacy_costs_accuracy_at_every_snr(_snr_panel({**LEVELS,
-                                                              "other_eps4_pm3dBm": 0.95}))
+                                                              "other_eps4_pm3dbm": 0.95}))
     assert beaten.verdict == "contradicted"
     # the one scheme a 10 dB-only claim would read (DP-FedAvg) still ends below ideal
-    assert _privacy_costs_accuracy(_frame({**LEVELS, "other_eps4_pm3dBm": 0.95}, EPS)
+    assert _privacy_costs_accuracy(_frame({**LEVELS, "other_eps4_pm3dbm": 0.95}, EPS)
                                    ).verdict == "holds"
 
 
 def test_ota_fl_same_across_snr_holds_and_fails():
     assert _ota_fl_same_across_snr(_snr_panel(LEVELS)).verdict == "holds"
-    noisy = _snr_panel({**LEVELS, "ota_fl_pm3dBm": 0.80})     # the 0 dB curve 8 pp lower
+    noisy = _snr_panel({**LEVELS, "ota_fl_pm3dbm": 0.80})     # the 0 dB curve 8 pp lower
     assert _ota_fl_same_across_snr(noisy).verdict == "contradicted"
-    one = _snr_panel(LEVELS).query("curve != 'ota_fl_p17dBm' and curve != 'ota_fl'")
+    one = _snr_panel(LEVELS).query("curve != 'ota_fl_p17dbm' and curve != 'ota_fl'")
     assert _ota_fl_same_across_snr(one).verdict == "n/a"
 

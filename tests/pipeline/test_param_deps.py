@@ -129,14 +129,14 @@ def test_arena_an_added_snr_sweep_power_adds_one_ota_curve_and_reruns_only_the_f
     changes = {"arena.radio.snr_sweep_power_dbm.quick": [-3.0, 7.0, 12.0, 17.0]}
     before = set(get_experiment(ARENA).curves(load_params(params_file, {})))
     after = set(get_experiment(ARENA).curves(load_params(params_file, changes)))
-    assert after - before == {"ota_fl_p12dBm"} and before <= after
+    assert after - before == {"ota_fl_p12dbm"} and before <= after
     assert_reruns(params_file, "arena", changes, {"figure-arena-accuracy_vs_eps"})
 
 
 def test_arena_the_rounds_rerun_every_curve(params_file):
     """The rounds change every run, and DP-FedAvg's noise for the same eps (its calibration)."""
     curves = tuple(get_experiment(ARENA).curves(load_params(params_file, {})))
-    assert {"ideal", "ota_fl", "ota_fl_pm3dBm", "dp_fedavg_eps1"} <= set(curves)
+    assert {"ideal", "ota_fl", "ota_fl_pm3dbm", "dp_fedavg_eps1"} <= set(curves)
     jobs = _curve_jobs(ARENA, *curves) | _curve_jobs(ARENA, *curves, stages=("privacy",))
     dvc, snakemake = stale(params_file, "arena", {"arena.task.scale.quick.rounds": 20})
     assert _curve_jobs(ARENA, *curves) <= dvc & snakemake

@@ -99,8 +99,8 @@ def eps_tag(eps: float) -> str:
 
 
 def power_tag(power_dbm: float) -> str:
-    """A curve-name-safe form of a power budget (17 -> 'p17dBm', -3 -> 'pm3dBm')."""
-    return f"p{eps_tag(power_dbm)}dBm"
+    """A curve-name-safe form of a power budget (17 -> 'p17dbm', -3 -> 'pm3dbm')."""
+    return f"p{eps_tag(power_dbm)}dbm"
 
 
 def curves(arena: dict[str, Any]) -> dict[str, dict[str, Any]]:
@@ -116,7 +116,7 @@ def curves(arena: dict[str, Any]) -> dict[str, dict[str, Any]]:
     `arena_points` (the [eps, snr_db] points whose leaderboard group it is in), `arena_panels`
     (the figures that draw it: "eps", "snr"), and where they apply `arena_snr_db` (the edge SNR
     its curve was set for) and `target_eps`. The names of the base-power curves carry no power
-    (`ota_fl`, `dp_fedavg_eps4`); the other powers' add the power (`ota_fl_pm3dBm`)."""
+    (`ota_fl`, `dp_fedavg_eps4`); the other powers' add the power (`ota_fl_pm3dbm`)."""
     radio, privacy = arena["radio"], arena["privacy"]
     base = round(edge_snr_db(radio), 6)
     sweep = snr_sweep_db(radio)
