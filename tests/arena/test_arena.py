@@ -23,6 +23,7 @@ from airfl.pipeline.params import load_params
 from airfl.pipeline.registry import scheme_wings, wings
 from airfl.pipeline.stages.figure import markdown_table
 from airfl.privacy import epsilon_curve
+from airfl.privacy.conversion import eps_from_rdp
 from airfl.privacy.events import GaussianEvent
 
 REPO = Path(__file__).resolve().parents[2]
@@ -288,4 +289,22 @@ def test_ota_fl_same_across_snr_holds_and_fails():
     assert _ota_fl_same_across_snr(noisy).verdict == "contradicted"
     one = _snr_panel(LEVELS).query("curve != 'ota_fl_p17dbm' and curve != 'ota_fl'")
     assert _ota_fl_same_across_snr(one).verdict == "n/a"
+
+
+def test_the_cdpb_absence_reason_holds_on_the_arenas_budget(params):
+    """CDPB's budget is RDP at its params.yaml order: the smallest eps that order converts to
+    (an RDP budget of 1e-6 nats, the project's improved conversion) exceeds the arena's targets
+    below 10, as its absence reason states, and an order that reaches the target exists."""
+    order = params["cdpb"]["analytic"]["alpha"]
+    delta = settings(params)["privacy"]["delta"]
+    reason = next(a.reason for a in entrants.ABSENT if a.wing == "cdpb")
+    assert f"alpha = {order}" in reason and "delta = 1e-5" in reason and delta == 1e-5
+    floor = float(eps_from_rdp([order], [1e-6], delta)[0])
+    assert f"{floor:.2f}" in reason
+    for eps in settings(params)["privacy"]["eps"]:
+        assert (floor > eps) == (eps < 10.0)
+    assert float(eps_from_rdp([10], [1e-6], delta)[0]) < 1.0 < float(
+        eps_from_rdp([9], [1e-6], delta)[0])
+    assert float(eps_from_rdp([4], [1e-6], delta)[0]) < 4.0 < float(
+        eps_from_rdp([3], [1e-6], delta)[0])
 
