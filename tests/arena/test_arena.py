@@ -13,7 +13,7 @@ import pytest
 import torch
 
 from airfl.arena import entrants, leaderboard
-from airfl.arena.experiments import (ARENA, _dp_fedavg_rises, _ota_fl_same_across_snr,
+from airfl.arena.experiments import (ARENA, _dp_fedavg_rises, label, _ota_fl_same_across_snr,
                                      _privacy_costs_accuracy,
                                      _privacy_costs_accuracy_at_every_snr)
 from airfl.arena.task import edge_snr_db, run_block, settings, snr_sweep_db
@@ -308,3 +308,18 @@ def test_the_cdpb_absence_reason_holds_on_the_arenas_budget(params):
     assert float(eps_from_rdp([4], [1e-6], delta)[0]) < 4.0 < float(
         eps_from_rdp([3], [1e-6], delta)[0])
 
+
+def test_the_legends_keep_the_snr_sweeps_curves_apart(params):
+    """No two curves of a panel fall on one line at one x: in the rounds panel every curve has
+    its own legend (the figure stage adds eps to a private curve's), in a final-value panel
+    every (legend, x) pair is one curve's."""
+    curves = ARENA.curves(params)
+    for spec in (ARENA.figure_spec, *ARENA.extra_figures):
+        drawn = {c: p for c, p in curves.items() if spec.curves is None or spec.curves(c, p)}
+        if spec.final:
+            key = spec.x.removeprefix("param_")
+            points = [(spec.label(c, p), p.get(key)) for c, p in drawn.items()]
+        else:
+            points = [(ARENA.label(c, p), p.get("target_eps")) for c, p in drawn.items()]
+        assert len(set(points)) == len(drawn), spec.name
+    assert label("ota_fl_pm3dbm", curves["ota_fl_pm3dbm"]) == "OTA-FL (0 dB edge SNR)"

@@ -22,8 +22,10 @@ def compose(params: dict[str, Any]) -> dict[str, Any]:
 
 
 def label(curve: str, params: dict[str, Any]) -> str:
-    """The entrant's legend (one line per scheme across the eps sweep)."""
-    return params["entrant"]
+    """The entrant's legend (one line per scheme across the eps sweep), with the edge SNR where
+    its curve depends on the power (one line per power: the SNR sweep's curves stay apart)."""
+    snr = params.get("arena_snr_db")
+    return params["entrant"] + (f" ({snr:.0f} dB edge SNR)" if snr is not None else "")
 
 
 def label_with_eps(curve: str, params: dict[str, Any]) -> str:
