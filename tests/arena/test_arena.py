@@ -323,3 +323,87 @@ def test_the_legends_keep_the_snr_sweeps_curves_apart(params):
             points = [(ARENA.label(c, p), p.get("target_eps")) for c, p in drawn.items()]
         assert len(set(points)) == len(drawn), spec.name
     assert label("ota_fl_pm3dbm", curves["ota_fl_pm3dbm"]) == "OTA-FL (0 dB edge SNR)"
+
+
+def _airfl_dp_design(statistics, n: int = 6, seed: int = 3) -> dict:
+    """The dp_perk scheme kind's design (built by kind, as the arena would) for one trial with
+    the given channel statistics in its design context."""
+    from airfl.core.scheme import DesignContext
+
+    scheme = scheme_wings()["dp_perk"].scheme_class("dp_perk")(
+        "airfl_dp", method="airfl_dp", lr=0.05, power_w=0.005, antennas=8, sample_ratio=1.0,
+        clip_factor=0.012, sigma2_w=4e-15, carrier_hz=2.4e9, radius_m=500.0,
+        min_distance_m=50.0, distance_mode="per_device", zf_columns="active", beamformer="zf",
+        noise_model="complex_real_part", dp_noise_convention="paper", accountant="paper",
+        delta=1e-5, eps_tilde=0.1)
+    context = DesignContext(n, 50, 3, torch.full((n,), 10, dtype=torch.long), statistics,
+                            trial=0, seed=seed, experiment="arena_accuracy_vs_eps")
+    return scheme.design(context)
+
+
+def test_the_airfl_dp_absence_reason_holds_on_the_arenas_channel(params):
+    """AirFL-DP's absence reason, fact by fact: its design ignores the context's statistics and
+    redraws the distances and gains from its own parameters; its placement (R sqrt(U) clamped)
+    is not the arena's annulus law from the same U; its free-space gain has exponent 2, so no
+    carrier gives the arena's log-distance law (the mismatch at r0 stated in dB); plan_uplink
+    takes no path gains; the arena's radio has no antennas."""
+    import inspect
+
+    from airfl.channel.geometry import uniform_disc
+    from airfl.channel.pathloss import free_space_db
+    from airfl.core.scheme import ChannelStatistics
+    from airfl.papers.dp_perk import uplink
+    from airfl.runtime.rng import torch_generator
+
+    radio = settings(params)["radio"]
+    big, small, n_exp = radio["radius_m"], radio["min_radius_m"], radio["exponent"]
+    reason = next(a.reason for a in entrants.ABSENT if a.wing == "dp_perk")
+
+    # (1a) the design does not read the context's statistics
+    distances = torch.linspace(small, big, 6, dtype=torch.float64)
+    def statistics(scale: float) -> ChannelStatistics:
+        gain = gain_from_db(log_distance_db(distances * scale, pl0_db=radio["pl0_db"],
+                                            exponent=n_exp))
+        return ChannelStatistics(path_gain=gain, reference_gain=float(gain[-1]),
+                                 bandwidth_hz=radio["bandwidth_hz"], distances_m=distances * scale)
+    near, far = _airfl_dp_design(statistics(0.5)), _airfl_dp_design(statistics(1.0))
+    assert near["device_distances_m"] == far["device_distances_m"] and near["pi"] == far["pi"]
+    assert near["device_distances_m"] != distances.tolist()
+    assert "ignores the design context's statistics" in reason
+
+    # (1b) its placement vs the arena's from the same placement stream (the same U)
+    count = 20000
+    key = (params["seed"], "arena_accuracy_vs_eps", "trial", 0, "placement")
+    own = uplink.device_distances(count, torch_generator(*key), big, small, "per_device")
+    arena = uniform_disc(count, radius=big, min_radius=small, generator=torch_generator(*key))
+    at_floor = float((own == small).double().mean())
+    assert abs(at_floor - (small / big) ** 2) < 0.003 and not bool((arena == small).any())
+    assert bool((own <= arena).all()) and bool((own[own > small] < arena[own > small]).all())
+    assert f"R = {big:g} m and r0 = {small:g} m, {100 * (small / big) ** 2:g} % " in reason
+
+    # (1c) free space has exponent 2 at every carrier; matched at the edge, off at r0
+    two = torch.tensor([small, 2 * small], dtype=torch.float64)
+    for carrier in (2.4e9, 28e9):
+        gains = uplink.pathloss(two, carrier)
+        assert float(gains[0] / gains[1]) == pytest.approx(4.0, rel=1e-12)
+    arena_gains = gain_from_db(log_distance_db(two, pl0_db=radio["pl0_db"], exponent=n_exp))
+    assert float(arena_gains[0] / arena_gains[1]) == pytest.approx(2 ** n_exp, rel=1e-12)
+    assert n_exp != 2 and f"exponent {n_exp:g}" in reason
+    edge = torch.tensor([big], dtype=torch.float64)
+    edge_db = float(log_distance_db(edge, pl0_db=radio["pl0_db"], exponent=n_exp)[0])
+    carrier = float(10 ** ((edge_db - float(free_space_db(edge, carrier_hz=1.0)[0])) / 20))
+    assert float(free_space_db(edge, carrier_hz=carrier)[0]) == pytest.approx(edge_db)
+    floor = torch.tensor([small], dtype=torch.float64)
+    weaker_db = float(free_space_db(floor, carrier_hz=carrier)[0]
+                      - log_distance_db(floor, pl0_db=radio["pl0_db"], exponent=n_exp)[0])
+    assert weaker_db == pytest.approx(10 * (n_exp - 2) * math.log10(big / small))
+    assert f"f_c = {carrier / 1e9:.1f} GHz, a device at {small:g} m is {weaker_db:.0f} dB too " \
+           "weak" in reason
+
+    # (1d) what would have to change: plan_uplink takes no path gains, only its own law
+    taken = set(inspect.signature(uplink.plan_uplink).parameters)
+    assert {"radius_m", "min_distance_m", "carrier_hz", "distance_mode"} <= taken
+    assert not any("gain" in name or "statistics" in name for name in taken)
+
+    # (2) the arena's radio has no base-station antennas
+    assert not any("antenna" in key for key in radio) and "antennas m" in reason

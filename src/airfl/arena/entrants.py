@@ -86,9 +86,21 @@ ABSENT: tuple[Absent, ...] = (
            "choose; (4) its design picks its own number of rounds tau_opt for eps_bar, while "
            "the arena runs T rounds for every scheme"),
     Absent("AirFL-DP (DP as a perk)", "dp_perk",
-           f"{_LATER}: its design draws its own uplink (distances, SIMO channels, active sets) "
-           "per trial and needs a multi-antenna base station, which the arena does not model "
-           "yet"),
+           f"{_LATER}: (1) its design does not read the arena's channel: the dp_perk scheme's "
+           "design step ignores the design context's statistics (the arena's distances and "
+           "path gains) and its plan_uplink redraws them from its own parameters, the "
+           "distances by device_distances (r = R sqrt(U) clamped at min_distance_m: with the "
+           "arena's R = 500 m and r0 = 50 m, 1 % of the devices sit at exactly 50 m and every "
+           "other one nearer than the arena's annulus law r = sqrt(U (R^2 - r0^2) + r0^2) "
+           "places it from the same U) and the gains by pathloss(distances, carrier_hz), free "
+           "space with exponent 2 fixed, while the arena's law is log-distance with exponent "
+           "3: no carrier_hz gives the arena's gains (matched at the 500 m edge, f_c = 16.9 "
+           "GHz, a device at 50 m is 10 dB too weak); posing it needs plan_uplink to take the "
+           "path gains Lambda_i (the context's statistics.path_gain) in place of (radius_m, "
+           "min_distance_m, carrier_hz, distance_mode); (2) the arena's radio has no number "
+           "of base-station antennas for its SIMO channels (antennas m). The rest would map by "
+           "its parameters: power_w = P, sigma2_w = N0 B, sample_ratio = 1, clip_factor = "
+           "C^2/d, eps_tilde = eps/sqrt(d) (its paper's normalised target)"),
     Absent("LAPA (adaptive budgets)", "lapa",
            f"{_LATER}: its budgets come from a DDPG controller trained per setting (a derive "
            "stage of its own), beyond the arena's budget"),
