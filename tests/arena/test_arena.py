@@ -337,7 +337,7 @@ def _airfl_dp_design(statistics, n: int = 6, seed: int = 3) -> dict:
         noise_model="complex_real_part", dp_noise_convention="paper", accountant="paper",
         delta=1e-5, eps_tilde=0.1)
     context = DesignContext(n, 50, 3, torch.full((n,), 10, dtype=torch.long), statistics,
-                            trial=0, seed=seed, experiment="arena_accuracy_vs_eps")
+                            trial=0, seed=seed, experiment=ARENA.id)
     return scheme.design(context)
 
 
@@ -368,14 +368,19 @@ def test_the_airfl_dp_absence_reason_holds_on_the_arenas_channel(params):
                                  bandwidth_hz=radio["bandwidth_hz"], distances_m=distances * scale)
     near, far = _airfl_dp_design(statistics(0.5)), _airfl_dp_design(statistics(1.0))
     assert near["device_distances_m"] == far["device_distances_m"] and near["pi"] == far["pi"]
-    assert near["device_distances_m"] != distances.tolist()
+    redrawn = uplink.device_distances(6, uplink.trial_generators(3, 0, ARENA.id)["placement"],
+                                      500.0, 50.0, "per_device")      # its own parameters'
+    assert far["device_distances_m"] == redrawn.tolist() != distances.tolist()
     assert "ignores the design context's statistics" in reason
 
     # (1b) its placement vs the arena's from the same placement stream (the same U)
-    count = 20000
-    key = (params["seed"], "arena_accuracy_vs_eps", "trial", 0, "placement")
-    own = uplink.device_distances(count, torch_generator(*key), big, small, "per_device")
-    arena = uniform_disc(count, radius=big, min_radius=small, generator=torch_generator(*key))
+    count = 20000                # its stream and the arena's (pipeline.trial): the same U
+    own = uplink.device_distances(count, uplink.trial_generators(
+        params["seed"], 0, ARENA.id)["placement"], big, small, "per_device")
+    arena = uniform_disc(count, radius=big, min_radius=small, generator=torch_generator(
+        params["seed"], ARENA.id, "trial", 0, "placement"))
+    u = (arena ** 2 - small ** 2) / (big ** 2 - small ** 2)
+    assert torch.allclose(own, (big * u.sqrt()).clamp_min(small), rtol=1e-12)
     at_floor = float((own == small).double().mean())
     assert abs(at_floor - (small / big) ** 2) < 0.003 and not bool((arena == small).any())
     assert bool((own <= arena).all()) and bool((own[own > small] < arena[own > small]).all())
