@@ -52,12 +52,21 @@ def test_every_scheme_shares_one_task_and_channel(params):
     assert block["channel"]["model"] == "geometry"
     assert block["partition"]["kind"] in ("dirichlet", "shards")
     radio = settings(params)["radio"]
+    noise_w = dbm_to_watt(torch.tensor(radio["n0_dbm_per_hz"])) * radio["bandwidth_hz"]
+    power_keys = ARENA.panel_keys + ("snr_db", "power_w")
     for name, curve in block["curves"].items():      # the power only sets the scheme's SNR
         if "arena_snr_db" in curve:
-            assert curve["snr_db"] == pytest.approx(curve["arena_snr_db"], abs=1e-6)
-            base = block["curves"][name.split("_p")[0]]
-            assert {k: v for k, v in curve.items() if k not in ARENA.panel_keys + ("snr_db",)} \
-                == {k: v for k, v in base.items() if k not in ARENA.panel_keys + ("snr_db",)}
+            if "snr_db" in curve:
+                assert curve["snr_db"] == pytest.approx(curve["arena_snr_db"], abs=1e-6)
+            else:                                    # its power P in W: P Lambda_edge / (N0 B)
+                edge = gain_from_db(log_distance_db(
+                    torch.tensor([radio["radius_m"]], dtype=torch.float64),
+                    pl0_db=radio["pl0_db"], exponent=radio["exponent"]))
+                snr = 10 * math.log10(float(curve["power_w"] * edge[0] / noise_w))
+                assert snr == pytest.approx(curve["arena_snr_db"], abs=1e-6)
+            base = block["curves"][re.sub(r"_pm?[0-9p]+dbm$", "", name)]
+            assert {k: v for k, v in curve.items() if k not in power_keys} \
+                == {k: v for k, v in base.items() if k not in power_keys}
     assert block["curves"]["ota_fl"]["snr_db"] == pytest.approx(edge_snr_db(radio))
 
 
@@ -98,7 +107,8 @@ def test_each_private_curve_meets_its_target_tightly_under_the_accountant(params
     within 0.1 % of it: the smallest such noise)."""
     arena = settings(params)
     rounds, delta = arena["task"]["scale"]["rounds"], arena["privacy"]["delta"]
-    private = {c: p for c, p in ARENA.curves(params).items() if "target_eps" in p}
+    private = {c: p for c, p in ARENA.curves(params).items()
+               if "target_eps" in p and p["scheme"] == "gaussian_dp"}
     assert sorted(p["target_eps"] for p in private.values()) == sorted(arena["privacy"]["eps"])
     for curve in private.values():
         events = [[GaussianEvent(curve["noise_multiplier"]).to_dict()]] * rounds
@@ -325,90 +335,130 @@ def test_the_legends_keep_the_snr_sweeps_curves_apart(params):
     assert label("ota_fl_pm3dbm", curves["ota_fl_pm3dbm"]) == "OTA-FL (0 dB edge SNR)"
 
 
-def _airfl_dp_design(statistics, n: int = 6, seed: int = 3) -> dict:
-    """The dp_perk scheme kind's design (built by kind, as the arena would) for one trial with
-    the given channel statistics in its design context."""
-    from airfl.core.scheme import DesignContext
 
-    scheme = scheme_wings()["dp_perk"].scheme_class("dp_perk")(
-        "airfl_dp", method="airfl_dp", lr=0.05, power_w=0.005, antennas=8, sample_ratio=1.0,
-        clip_factor=0.012, sigma2_w=4e-15, carrier_hz=2.4e9, radius_m=500.0,
-        min_distance_m=50.0, distance_mode="per_device", zf_columns="active", beamformer="zf",
-        noise_model="complex_real_part", dp_noise_convention="paper", accountant="paper",
-        delta=1e-5, eps_tilde=0.1)
-    context = DesignContext(n, 50, 3, torch.full((n,), 10, dtype=torch.long), statistics,
-                            trial=0, seed=seed, experiment=ARENA.id)
+
+def _airfl_dp_curves(params) -> dict[str, dict]:
+    return {c: p for c, p in ARENA.curves(params).items() if p["entrant"] == "AirFL-DP"}
+
+
+def _arena_design(params, curve: dict, statistics=None, trial: int = 0) -> dict:
+    """The dp_perk design of an arena curve for one trial, built by kind as the design stage
+    does, on the trial's arena statistics (the pipeline's) unless `statistics` is given."""
+    from airfl.core.scheme import DesignContext
+    from airfl.pipeline.registry import build_scheme
+    from airfl.pipeline.runs import model_dim
+    from airfl.pipeline.trial import channel_statistics
+
+    block = ARENA.params(params)
+    scheme = build_scheme("airfl_dp", curve, block["training"]["lr"])
+    stats = statistics or channel_statistics(params, block, ARENA.id, trial, curve)
+    n = block["num_devices"]
+    context = DesignContext(n, model_dim(block), block["scale"]["rounds"],
+                            torch.full((n,), 10, dtype=torch.long), stats, trial=trial,
+                            seed=params["seed"], experiment=ARENA.id)
     return scheme.design(context)
 
 
-def test_the_airfl_dp_absence_reason_holds_on_the_arenas_channel(params):
-    """AirFL-DP's absence reason, fact by fact: its design ignores the context's statistics and
-    redraws the distances and gains from its own parameters; its placement (R sqrt(U) clamped)
-    is not the arena's annulus law from the same U; its free-space gain has exponent 2, so no
-    carrier gives the arena's log-distance law (the mismatch at r0 stated in dB); plan_uplink
-    takes no path gains; the arena's radio has no antennas."""
-    import inspect
+def test_airfl_dp_is_posed_by_the_arenas_parameters(params):
+    """AirFL-DP's curves: one per eps target at the base power and the SNR figure's target at
+    every power of the sweep; eps = eps_tilde sqrt(d) (Sec. V-A), P and N0 B in watts, every
+    device every round, its clip c on Delta_i = (theta - theta_i)/eta is the arena's C on an
+    upload (c eta = C), the arena's m antennas (zero-forcing over n devices: m >= n), and its
+    uplink's gains are the arena's (uplink_gains context, no geometry of its own)."""
+    from airfl.pipeline.runs import model_dim
 
-    from airfl.channel.geometry import uniform_disc
-    from airfl.channel.pathloss import free_space_db
+    arena = settings(params)
+    radio, task = arena["radio"], arena["task"]
+    d = model_dim(ARENA.params(params))
+    curves = _airfl_dp_curves(params)
+    base = round(edge_snr_db(radio), 6)
+    assert sorted(p["target_eps"] for p in curves.values() if p["arena_snr_db"] == base) == \
+        sorted(arena["privacy"]["eps"])
+    assert sorted(p["arena_snr_db"] for p in curves.values()
+                  if "snr" in p["arena_panels"]) == sorted(snr_sweep_db(radio).values())
+    noise_w = float(dbm_to_watt(torch.tensor(radio["n0_dbm_per_hz"], dtype=torch.float64))
+                    ) * radio["bandwidth_hz"]
+    for curve in curves.values():
+        assert curve["scheme"] == "dp_perk" and curve["method"] == "airfl_dp"
+        assert curve["eps_tilde"] * math.sqrt(d) == pytest.approx(curve["target_eps"], rel=1e-12)
+        assert curve["sigma2_w"] == pytest.approx(noise_w, rel=1e-12)
+        assert curve["sample_ratio"] == 1.0 and curve["delta"] == arena["privacy"]["delta"]
+        assert math.sqrt(curve["clip_factor"] * d) * task["lr"] == pytest.approx(
+            task["clip_norm"], rel=1e-12)
+        assert curve["antennas"] == radio["antennas"] >= task["num_devices"]
+        assert curve["uplink_gains"] == "context"
+        assert not {"radius_m", "min_distance_m", "carrier_hz", "distance_mode"} & set(curve)
+    assert not any("antennas" in p for p in ARENA.curves(params).values()
+                   if p["entrant"] != "AirFL-DP")        # the single-antenna entrants
+
+
+@pytest.mark.parametrize("trial", [0, 1])
+def test_airfl_dp_meets_every_target_as_simulated_and_as_its_paper_states(params, trial):
+    """Each AirFL-DP curve's design, on the trial's arena channel, composed round by round as
+    the run records it (the aggregation's events at the design's norms q_t) and accounted by
+    the privacy stage: eps as simulated and as its paper states are at most the target, and the
+    design's own (23) meets it with equality (the water-filling spends the budget)."""
+    from airfl.papers.dp_perk.aggregation import AGGREGATORS
+    from airfl.pipeline.registry import build_scheme
+    from airfl.pipeline.stages.privacy import simulated_epsilons, trial_epsilons
+
+    generator = torch.Generator().manual_seed(0)
+    for name, curve in _airfl_dp_curves(params).items():
+        design = _arena_design(params, curve, trial=trial)
+        scheme = build_scheme(name, curve, 0.05)
+        allocation = scheme._allocation(design)
+        rounds = []
+        for t in range(len(design["q"])):      # the round records the run writes (their events)
+            stored = scheme._round(design, allocation, t)
+            updates = torch.randn(len(design["active"][t]), 3, generator=generator,
+                                  dtype=torch.float64)
+            rounds.append(AGGREGATORS["airfl_dp"](updates, stored, allocation, generator)[1])
+        paper = trial_epsilons(rounds, curve["delta"])["improved"][-1]
+        simulated = simulated_epsilons(rounds, curve["delta"])["improved"][-1]
+        assert simulated <= curve["target_eps"] * (1 + leaderboard.SLACK), name
+        assert paper <= curve["target_eps"] * (1 + leaderboard.SLACK), name
+        assert simulated == pytest.approx(paper, rel=1e-12)       # r = 1, real_full: one mechanism
+        assert design["privacy"]["eps_paper"] == pytest.approx(curve["target_eps"], rel=1e-9)
+        assert simulated > 0.5 * curve["target_eps"]              # not a vacuous bound
+
+
+def test_airfl_dp_design_reads_the_arenas_gains(params):
+    """Its design reads the context's path gains: two contexts with different gains give
+    different combiners (pi_t) and the context's distances are the ones it records; the same
+    curve with its own geometry (uplink_gains own) ignores the context."""
     from airfl.core.scheme import ChannelStatistics
-    from airfl.papers.dp_perk import uplink
-    from airfl.runtime.rng import torch_generator
 
+    curve = _airfl_dp_curves(params)["airfl_dp_eps4"]
+    n = settings(params)["task"]["num_devices"]
     radio = settings(params)["radio"]
-    big, small, n_exp = radio["radius_m"], radio["min_radius_m"], radio["exponent"]
-    reason = next(a.reason for a in entrants.ABSENT if a.wing == "dp_perk")
+    distances = torch.linspace(radio["min_radius_m"], radio["radius_m"], n, dtype=torch.float64)
 
-    # (1a) the design does not read the context's statistics
-    distances = torch.linspace(small, big, 6, dtype=torch.float64)
     def statistics(scale: float) -> ChannelStatistics:
         gain = gain_from_db(log_distance_db(distances * scale, pl0_db=radio["pl0_db"],
-                                            exponent=n_exp))
+                                            exponent=radio["exponent"]))
         return ChannelStatistics(path_gain=gain, reference_gain=float(gain[-1]),
                                  bandwidth_hz=radio["bandwidth_hz"], distances_m=distances * scale)
-    near, far = _airfl_dp_design(statistics(0.5)), _airfl_dp_design(statistics(1.0))
-    assert near["device_distances_m"] == far["device_distances_m"] and near["pi"] == far["pi"]
-    redrawn = uplink.device_distances(6, uplink.trial_generators(3, 0, ARENA.id)["placement"],
-                                      500.0, 50.0, "per_device")      # its own parameters'
-    assert far["device_distances_m"] == redrawn.tolist() != distances.tolist()
-    assert "ignores the design context's statistics" in reason
 
-    # (1b) its placement vs the arena's from the same placement stream (the same U)
-    count = 20000                # its stream and the arena's (pipeline.trial): the same U
-    own = uplink.device_distances(count, uplink.trial_generators(
-        params["seed"], 0, ARENA.id)["placement"], big, small, "per_device")
-    arena = uniform_disc(count, radius=big, min_radius=small, generator=torch_generator(
-        params["seed"], ARENA.id, "trial", 0, "placement"))
-    u = (arena ** 2 - small ** 2) / (big ** 2 - small ** 2)
-    assert torch.allclose(own, (big * u.sqrt()).clamp_min(small), rtol=1e-12)
-    at_floor = float((own == small).double().mean())
-    assert abs(at_floor - (small / big) ** 2) < 0.003 and not bool((arena == small).any())
-    assert bool((own <= arena).all()) and bool((own[own > small] < arena[own > small]).all())
-    assert f"R = {big:g} m and r0 = {small:g} m, {100 * (small / big) ** 2:g} % " in reason
+    near, far = (_arena_design(params, curve, statistics(s)) for s in (0.5, 1.0))
+    assert near["pi"] != far["pi"] and near["transmit_scalars"] != far["transmit_scalars"]
+    assert far["device_distances_m"] == distances.tolist()
+    assert near["device_distances_m"] == (distances * 0.5).tolist()
+    assert near["active"] == far["active"]          # the same sampling stream either way
+    own = {**curve, "uplink_gains": "own", "radius_m": 500.0, "min_distance_m": 50.0,
+           "carrier_hz": 2.4e9, "distance_mode": "per_device"}
+    assert _arena_design(params, own, statistics(0.5))["pi"] == \
+        _arena_design(params, own, statistics(1.0))["pi"]
 
-    # (1c) free space has exponent 2 at every carrier; matched at the edge, off at r0
-    two = torch.tensor([small, 2 * small], dtype=torch.float64)
-    for carrier in (2.4e9, 28e9):
-        gains = uplink.pathloss(two, carrier)
-        assert float(gains[0] / gains[1]) == pytest.approx(4.0, rel=1e-12)
-    arena_gains = gain_from_db(log_distance_db(two, pl0_db=radio["pl0_db"], exponent=n_exp))
-    assert float(arena_gains[0] / arena_gains[1]) == pytest.approx(2 ** n_exp, rel=1e-12)
-    assert n_exp != 2 and f"exponent {n_exp:g}" in reason
-    edge = torch.tensor([big], dtype=torch.float64)
-    edge_db = float(log_distance_db(edge, pl0_db=radio["pl0_db"], exponent=n_exp)[0])
-    carrier = float(10 ** ((edge_db - float(free_space_db(edge, carrier_hz=1.0)[0])) / 20))
-    assert float(free_space_db(edge, carrier_hz=carrier)[0]) == pytest.approx(edge_db)
-    floor = torch.tensor([small], dtype=torch.float64)
-    weaker_db = float(free_space_db(floor, carrier_hz=carrier)[0]
-                      - log_distance_db(floor, pl0_db=radio["pl0_db"], exponent=n_exp)[0])
-    assert weaker_db == pytest.approx(10 * (n_exp - 2) * math.log10(big / small))
-    assert f"f_c = {carrier / 1e9:.1f} GHz, a device at {small:g} m is {weaker_db:.0f} dB too " \
-           "weak" in reason
 
-    # (1d) what would have to change: plan_uplink takes no path gains, only its own law
-    taken = set(inspect.signature(uplink.plan_uplink).parameters)
-    assert {"radius_m", "min_distance_m", "carrier_hz", "distance_mode"} <= taken
-    assert not any("gain" in name or "statistics" in name for name in taken)
+@pytest.mark.parametrize("change, message", [
+    ({"uplink_gains": "mine"}, "uplink_gains: 'mine'; allowed: own, context"),
+    ({"radius_m": 500.0}, "radius_m would be ignored"),
+    ({"uplink_gains": "own"}, "uplink_gains own needs carrier_hz, radius_m"),
+])
+def test_a_bad_uplink_gains_setting_stops_naming_it(change, message):
+    from airfl.pipeline.registry import build_scheme
 
-    # (2) the arena's radio has no base-station antennas
-    assert not any("antenna" in key for key in radio) and "antennas m" in reason
+    curve = _airfl_dp_curves({**load_params(REPO / "params.yaml"), "profile": "quick"})[
+        "airfl_dp_eps1"]
+    with pytest.raises(ValueError, match=re.escape(message)):
+        build_scheme("airfl_dp_eps1", {**curve, **change}, 0.05)

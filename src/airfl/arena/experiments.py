@@ -112,7 +112,7 @@ ARENA = Experiment(
     title="Arena: final test accuracy vs ε at equal power",
     description=("Every scheme of the arena on one task (non-i.i.d. MNIST, K devices in one "
                  "cell: log-distance path loss, Rayleigh fading, a single-antenna base "
-                 "station, one transmit power and noise level), each private scheme set by its "
+                 "station (multi-antenna for AirFL-DP), one transmit power and noise level), each private scheme set by its "
                  "own design to meet (ε, δ) at every point of the sweep, trials paired (common "
                  "random numbers); one ε target is also run along a sweep of the power budget (the "
                  "edge-SNR figure). The leaderboard ranks them per (ε, SNR) point; the schemes "

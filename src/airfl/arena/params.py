@@ -43,7 +43,8 @@ DEFS = {
                                of=Ref(name="scale"), always=True, required=True)}),
         "radio": Obj(description="the one channel and power budget: devices uniform in a disc, "
                                  "log-distance path loss, Rayleigh block fading, a "
-                                 "single-antenna base station", required=True, fields={
+                                 "single-antenna base station (m antennas for the entrants "
+                                 "that need them)", required=True, fields={
             "radius_m": Ref(description="cell radius, m", name="positive", required=True),
             "min_radius_m": Num(description="smallest device distance, m", minimum=0,
                                 required=True),
@@ -59,6 +60,12 @@ DEFS = {
                             "snr_eps; a value equal to power_dbm reuses that point's curves)",
                 of=ListOf(items=Num(), min_items=2, unique=True), required=True),
             "n0_dbm_per_hz": Num(description="receiver noise density N0, dBm/Hz", required=True),
+            "antennas": ByProfile(description="base-station antennas m of the entrants that "
+                                              "need a multi-antenna base station (AirFL-DP's "
+                                              "SIMO uplink with zero-forcing over every "
+                                              "device: m >= num_devices); the single-antenna "
+                                              "entrants do not read it",
+                                  of=Int(minimum=1), required=True),
             "truncation_threshold": Ref(description="OTA-FL's truncated channel inversion: a "
                                                     "device transmits iff |h|^2 >= threshold x "
                                                     "Lambda_edge", name="positive",

@@ -3,7 +3,8 @@ scheme's curves share, so that every scheme of a figure sees the same devices, d
 placement, fading, mini-batches and rounds (one experiment id: common random numbers, streams
 from (seed, experiment, trial, round, client) as everywhere).
 
-The channel: devices uniform in a disc around a single-antenna base station, log-distance path
+The channel: devices uniform in a disc around a base station with one antenna (`radio.antennas`
+of them for the entrants that need a multi-antenna one: AirFL-DP), log-distance path
 loss Lambda_m = 10^(-PL(d_m)/10) with PL(d) = PL0 + 10 n log10(d / 1 m), Rayleigh block fading
 |h_{m,t}|^2 = Lambda_m Exp(1) (airfl.core.loop.draw_channel_power). The power budget and the
 noise: every device's transmit power P (dBm) over the bandwidth B, receiver noise N0 B; the
