@@ -112,10 +112,13 @@ def test_baselines_an_added_curve_reruns_only_the_figure(params_file):
 ARENA = "arena/accuracy_vs_eps"
 
 
-def test_arena_the_power_budget_reruns_the_ota_reference_and_the_figure(params_file):
-    """The edge SNR enters OTA-FL's design; the other curves carry it only as a figure tag."""
+def test_arena_the_power_budget_reruns_the_power_dependent_curves_and_the_figure(params_file):
+    """The edge SNR enters OTA-FL's design and the power P AirFL-DP's (at every eps target of
+    the base power; its SNR sweep's curves have their own powers); the other curves carry it
+    only as a figure tag."""
     assert_reruns(params_file, "arena", {"arena.radio.power_dbm": 10.0},
-                  _curve_jobs(ARENA, "ota_fl") | {"figure-arena-accuracy_vs_eps"})
+                  _curve_jobs(ARENA, "ota_fl", "airfl_dp_eps1", "airfl_dp_eps4",
+                              "airfl_dp_eps16") | {"figure-arena-accuracy_vs_eps"})
 
 
 def test_arena_an_added_eps_target_reruns_only_the_figure(params_file):
@@ -123,9 +126,22 @@ def test_arena_an_added_eps_target_reruns_only_the_figure(params_file):
                   {"figure-arena-accuracy_vs_eps"})
 
 
+def test_arena_an_added_snr_sweep_power_adds_one_curve_per_power_dependent_scheme(
+        params_file):
+    """A power of the SNR sweep is one more OTA-FL curve and one more AirFL-DP curve at the SNR
+    figure's eps (the schemes that do not depend on the power reuse theirs); of the existing
+    jobs only the figure reruns."""
+    changes = {"arena.radio.snr_sweep_power_dbm.quick": [-3.0, 7.0, 12.0, 17.0]}
+    before = set(get_experiment(ARENA).curves(load_params(params_file, {})))
+    after = set(get_experiment(ARENA).curves(load_params(params_file, changes)))
+    assert after - before == {"ota_fl_p12dbm", "airfl_dp_eps4_p12dbm"} and before <= after
+    assert_reruns(params_file, "arena", changes, {"figure-arena-accuracy_vs_eps"})
+
+
 def test_arena_the_rounds_rerun_every_curve(params_file):
     """The rounds change every run, and DP-FedAvg's noise for the same eps (its calibration)."""
-    curves = ("ideal", "ota_fl", "dp_fedavg_eps1", "dp_fedavg_eps4", "dp_fedavg_eps16")
+    curves = tuple(get_experiment(ARENA).curves(load_params(params_file, {})))
+    assert {"ideal", "ota_fl", "ota_fl_pm3dbm", "dp_fedavg_eps1"} <= set(curves)
     jobs = _curve_jobs(ARENA, *curves) | _curve_jobs(ARENA, *curves, stages=("privacy",))
     dvc, snakemake = stale(params_file, "arena", {"arena.task.scale.quick.rounds": 20})
     assert _curve_jobs(ARENA, *curves) <= dvc & snakemake

@@ -1,4 +1,4 @@
-"""The arena's leaderboard: per (eps target, edge SNR), the schemes that meet the target ranked by
+"""The arena's leaderboard: per (eps target, edge SNR) point of the arena's grid, the schemes that meet the target ranked by
 final test accuracy, each with its paired 95 % interval against the best (trials paired: every
 scheme of a trial sees the same channel and data draws), then the references and the absent
 schemes with why.
@@ -37,19 +37,25 @@ def _final_eps(frame: pd.DataFrame, column: str) -> pd.Series:
     return last.groupby("curve")[column].max()
 
 
+def points(curves: dict[str, dict[str, Any]]) -> list[tuple[float, float]]:
+    """The (eps target, edge SNR) points of the arena's grid, by eps then SNR."""
+    return sorted({(float(e), float(s)) for p in curves.values()
+                   for e, s in p.get("arena_points", ())})
+
+
 def build(frame: pd.DataFrame, curves: dict[str, dict[str, Any]]) -> pd.DataFrame:
-    """The leaderboard rows (COLUMNS) from the figure stage's frame and the arena's curves."""
+    """The leaderboard rows (COLUMNS) from the figure stage's frame and the arena's curves: one
+    group per (eps, SNR) point of the grid (entrants.curves: every eps at the base power, the
+    SNR figure's eps at every power), each of the point's curves in it."""
     accuracy = final_by_trial(frame, "test_accuracy")
     simulated = _final_eps(frame, "epsilon_simulated")
     paper = _final_eps(frame, "epsilon_paper")
-    targets = sorted({p["target_eps"] for p in curves.values() if "target_eps" in p})
-    references = [c for c, p in curves.items() if "target_eps" not in p]
     delta = next((p["delta"] for p in curves.values() if "delta" in p), None)
     rows = []
-    for eps in targets:
-        group = [c for c, p in curves.items() if p.get("target_eps") == eps] + references
-        snrs = {curves[c]["arena_snr_db"] for c in group}
-        snr = snrs.pop() if len(snrs) == 1 else None
+    for eps, snr in points(curves):
+        group = [c for c, p in curves.items()
+                 if [eps, snr] in [[float(e), float(s)] for e, s in p["arena_points"]]]
+        group.sort(key=lambda c: "target_eps" not in curves[c])   # private ones first
         meets = [c for c in group if simulated[c] <= eps * (1 + SLACK)]
         ranked = sorted(meets, key=lambda c: -float(accuracy[c].mean()))
         best = ranked[0] if ranked else None
@@ -61,9 +67,10 @@ def build(frame: pd.DataFrame, curves: dict[str, dict[str, Any]]) -> pd.DataFram
                 if curve != best:
                     row.update(_versus(accuracy, best, curve))
             else:
+                role = "" if "target_eps" in curves[curve] else " (reference)"
                 row.update(rank=None, status=f"epsilon as simulated {simulated[curve]:.3g} > "
-                                             f"target (reference)" if math.isfinite(
-                                                 simulated[curve]) else "not private (reference)")
+                                             f"target{role}" if math.isfinite(
+                                                 simulated[curve]) else f"not private{role}")
             rows.append(row)
     rows += [{"scheme": a.legend, "wing": a.wing, "status": f"absent: {a.reason}"}
              for a in ABSENT]                                  # once, after every group
@@ -88,7 +95,7 @@ def _versus(accuracy: pd.DataFrame, best: str, curve: str) -> dict[str, Any]:
             100 * difference.half_width, "vs_best_verdict": difference.verdict}
 
 
-NOTE = ("Ranked per eps target among the schemes whose epsilon as simulated (the mechanism the "
+NOTE = ("Ranked per (eps target, edge SNR) point among the schemes whose epsilon as simulated (the mechanism the "
         "run adds, the project's RDP accountant, improved conversion) meets it in every trial; "
         "epsilon_paper is the scheme's paper's own accounting. vs_best: the best's final "
         "accuracy minus this scheme's, mean over trials paired by trial, ± the 95 % interval's "

@@ -43,7 +43,8 @@ DEFS = {
                                of=Ref(name="scale"), always=True, required=True)}),
         "radio": Obj(description="the one channel and power budget: devices uniform in a disc, "
                                  "log-distance path loss, Rayleigh block fading, a "
-                                 "single-antenna base station", required=True, fields={
+                                 "single-antenna base station (m antennas for the entrants "
+                                 "that need them)", required=True, fields={
             "radius_m": Ref(description="cell radius, m", name="positive", required=True),
             "min_radius_m": Num(description="smallest device distance, m", minimum=0,
                                 required=True),
@@ -51,8 +52,20 @@ DEFS = {
             "exponent": Ref(description="path-loss exponent", name="positive", required=True),
             "bandwidth_hz": Ref(description="bandwidth B, Hz", name="positive", required=True),
             "power_dbm": Num(description="per-device transmit power budget P, dBm (every "
-                                         "scheme)", required=True),
+                                         "scheme; the accuracy-vs-eps figure's power)",
+                             required=True),
+            "snr_sweep_power_dbm": ByProfile(
+                description="the per-device power budgets P, dBm, of the accuracy-vs-SNR "
+                            "figure (one edge SNR each, every scheme at the privacy block's "
+                            "snr_eps; a value equal to power_dbm reuses that point's curves)",
+                of=ListOf(items=Num(), min_items=2, unique=True), required=True),
             "n0_dbm_per_hz": Num(description="receiver noise density N0, dBm/Hz", required=True),
+            "antennas": ByProfile(description="base-station antennas m of the entrants that "
+                                              "need a multi-antenna base station (AirFL-DP's "
+                                              "SIMO uplink with zero-forcing over every "
+                                              "device: m >= num_devices); the single-antenna "
+                                              "entrants do not read it",
+                                  of=Int(minimum=1), required=True),
             "truncation_threshold": Ref(description="OTA-FL's truncated channel inversion: a "
                                                     "device transmits iff |h|^2 >= threshold x "
                                                     "Lambda_edge", name="positive",
@@ -63,7 +76,10 @@ DEFS = {
             "eps": ByProfile(description="the eps targets: one point of the accuracy-vs-eps "
                                          "figure and one leaderboard group each",
                              of=ListOf(items=Ref(name="positive"), min_items=1, unique=True),
-                             required=True)})}),
+                             required=True),
+            "snr_eps": ByProfile(description="the one eps target of the accuracy-vs-SNR "
+                                             "figure (one of the eps targets)",
+                                 of=Ref(name="positive"), required=True)})}),
 }
 
 DECLARATION = Declaration(properties=PROPERTIES, defs=DEFS)

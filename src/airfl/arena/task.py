@@ -3,7 +3,8 @@ scheme's curves share, so that every scheme of a figure sees the same devices, d
 placement, fading, mini-batches and rounds (one experiment id: common random numbers, streams
 from (seed, experiment, trial, round, client) as everywhere).
 
-The channel: devices uniform in a disc around a single-antenna base station, log-distance path
+The channel: devices uniform in a disc around a base station with one antenna (`radio.antennas`
+of them for the entrants that need a multi-antenna one: AirFL-DP), log-distance path
 loss Lambda_m = 10^(-PL(d_m)/10) with PL(d) = PL0 + 10 n log10(d / 1 m), Rayleigh block fading
 |h_{m,t}|^2 = Lambda_m Exp(1) (airfl.core.loop.draw_channel_power). The power budget and the
 noise: every device's transmit power P (dBm) over the bandwidth B, receiver noise N0 B; the
@@ -27,12 +28,25 @@ def edge_snr_db(radio: dict[str, Any]) -> float:
 
 
 def settings(params: dict[str, Any]) -> dict[str, Any]:
-    """The arena block with every per-profile value resolved for params' profile."""
+    """The arena block with every per-profile value resolved for params' profile; stops with a
+    one-line message when the SNR figure's eps target is not one of the eps targets (its
+    schemes that do not depend on the SNR reuse their curve at that target)."""
     profile = params["profile"]
     arena = params["arena"]
     task = {k: resolve(v, profile) for k, v in arena["task"].items()}
+    radio = {k: resolve(v, profile) for k, v in arena["radio"].items()}
     privacy = {k: resolve(v, profile) for k, v in arena["privacy"].items()}
-    return {"task": task, "radio": dict(arena["radio"]), "privacy": privacy}
+    if privacy["snr_eps"] not in privacy["eps"]:
+        raise ValueError(f"arena.privacy.snr_eps = {privacy['snr_eps']!r} ({profile}): must be "
+                         f"one of arena.privacy.eps {privacy['eps']}")
+    return {"task": task, "radio": radio, "privacy": privacy}
+
+
+def snr_sweep_db(radio: dict[str, Any]) -> dict[float, float]:
+    """Each power budget of the accuracy-vs-SNR figure (dBm) with the edge SNR it implies (dB,
+    rounded to 1e-6 dB so that it serves as a group key)."""
+    return {float(p): round(edge_snr_db({**radio, "power_dbm": p}), 6)
+            for p in radio["snr_sweep_power_dbm"]}
 
 
 def run_block(params: dict[str, Any], curves: dict[str, dict[str, Any]]) -> dict[str, Any]:

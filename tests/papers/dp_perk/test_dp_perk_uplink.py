@@ -224,3 +224,32 @@ def test_plan_on_cuda_matches_cpu():
     torch.testing.assert_close(gpu.pi, cpu.pi, rtol=1e-10, atol=0)
     opt = bf.zf_opt_beamformer(gpu.channels, gpu.gamma)
     assert opt.device.type == "cuda"
+
+
+def test_a_plan_on_given_path_gains_draws_from_them_as_from_its_own():
+    """path_gain (the design context's Lambda_i) in place of its own placement and free-space
+    law: given its own gains, the same active sets, channels and combiners bit for bit (the
+    placement stream is not read, the others are the trial's); given other gains, the channels
+    scale by sqrt(Lambda'/Lambda) column by column."""
+    own = ul.plan_uplink(12, 0.5, 8, 6, CLIP, DIM, 2e-3, ul.trial_generators(0, 0))
+    given = ul.plan_uplink(12, 0.5, 8, 6, CLIP, DIM, 2e-3, ul.trial_generators(0, 0),
+                           path_gain=own.pathloss, distances_m=own.distances)
+    for field in ("distances", "pathloss", "active", "channels_all", "w0", "pi"):
+        assert torch.equal(getattr(own, field), getattr(given, field)), field
+    other = torch.linspace(1e-10, 1e-8, 12, dtype=torch.float64)
+    moved = ul.plan_uplink(12, 0.5, 8, 6, CLIP, DIM, 2e-3, ul.trial_generators(0, 0),
+                           path_gain=other, distances_m=torch.arange(1.0, 13.0))
+    assert torch.equal(moved.pathloss, other) and torch.equal(moved.active, own.active)
+    ratio = (other / own.pathloss).sqrt()
+    assert torch.allclose(moved.channels_all, own.channels_all * ratio, rtol=1e-12)
+
+
+@pytest.mark.parametrize("gain, distances, message", [
+    (torch.ones(5), torch.ones(12), r"shape \(12,\)"),
+    (torch.ones(12), None, "path_gain needs distances_m"),
+    (torch.zeros(12), torch.ones(12), "finite and > 0"),
+])
+def test_bad_given_path_gains_stop(gain, distances, message):
+    with pytest.raises(ValueError, match=message):
+        ul.plan_uplink(12, 0.5, 8, 6, CLIP, DIM, 2e-3, ul.trial_generators(0, 0),
+                       path_gain=gain, distances_m=distances)

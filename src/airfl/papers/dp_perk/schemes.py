@@ -17,6 +17,13 @@ paper's scaled differences Delta_i (4), aggregated by :mod:`.aggregation` (clip 
 with the effective receiver noise of ||w^(t)|| = q_t (9)-(10), noise from the round's ``noise``
 stream, the same for every curve), and the estimate of (1/K) sum Delta_i goes back as
 ``-eta x estimate``, so the core's server step ``theta + 1.0 x update`` is (10).
+
+Whose path gains (``uplink_gains``): ``own`` (default: every figure of the paper) places the
+devices and computes Lambda_i from the curve's own radio parameters (``radius_m``,
+``min_distance_m``, ``carrier_hz``, ``distance_mode``: Sec. V-A); ``context`` takes Lambda_i and
+the distances from the design context's statistical CSI (``statistics.path_gain``, the
+experiment's channel, e.g. the arena's) and then takes none of those four parameters; the cell
+edge SNR it reports is then P Lambda_edge / sigma^2 with the context's reference gain.
 """
 
 from __future__ import annotations
@@ -25,14 +32,17 @@ from typing import Any
 
 import torch
 
-from airfl.core.scheme import DesignContext, RoundState, Scheme
+from airfl.core.scheme import ChannelStatistics, DesignContext, RoundState, Scheme
 
 from .design import AirflDesign, clip_threshold, design_airfl_dp
 from .aggregation import AGGREGATORS
-from .uplink import StoredRound, UplinkPlan, edge_snr_db, plan_uplink, trial_generators
+from .uplink import (StoredRound, UplinkPlan, edge_snr_db, plan_uplink, snr_wc_db as snr_at_db,
+                     trial_generators)
 
 METHODS = tuple(AGGREGATORS)
 OVER_THE_AIR = ("airfl_mimo", "airfl_dp")
+UPLINK_GAINS = ("own", "context")
+OWN_GEOMETRY = ("carrier_hz", "radius_m", "min_distance_m", "distance_mode")
 
 
 class DpPerkScheme(Scheme):
@@ -43,42 +53,64 @@ class DpPerkScheme(Scheme):
     uses_local_lr = True                  # eta of (4) and (10): the local-work settings' step size
 
     def __init__(self, name: str, *, method: str, lr: float, power_w: float, antennas: int,
-                 sample_ratio: float, clip_factor: float, sigma2_w: float, carrier_hz: float,
-                 radius_m: float, min_distance_m: float, distance_mode: str, zf_columns: str,
+                 sample_ratio: float, clip_factor: float, sigma2_w: float, zf_columns: str,
                  beamformer: str, noise_model: str, dp_noise_convention: str, accountant: str,
-                 delta: float, eps_tilde: float | None = None, snr_wc_db: float | None = None,
-                 **unused: Any):
+                 delta: float, carrier_hz: float | None = None, radius_m: float | None = None,
+                 min_distance_m: float | None = None, distance_mode: str | None = None,
+                 uplink_gains: str = "own", eps_tilde: float | None = None,
+                 snr_wc_db: float | None = None, **unused: Any):
         if method not in METHODS:
             raise ValueError(f"curves.{name}.method: {method!r}; allowed: {', '.join(METHODS)}")
+        if uplink_gains not in UPLINK_GAINS:
+            raise ValueError(f"curves.{name}.uplink_gains: {uplink_gains!r}; allowed: "
+                             f"{', '.join(UPLINK_GAINS)}")
+        geometry = dict(carrier_hz=carrier_hz, radius_m=radius_m, min_distance_m=min_distance_m,
+                        distance_mode=distance_mode)
+        unset = [k for k, v in geometry.items() if v is None]
+        if uplink_gains == "own" and unset:
+            raise ValueError(f"curves.{name}: uplink_gains own needs {', '.join(unset)} (its own "
+                             "placement and path loss)")
+        if uplink_gains == "context" and len(unset) < len(geometry):
+            raise ValueError(f"curves.{name}: uplink_gains context takes the context's path "
+                             f"gains; {', '.join(k for k in OWN_GEOMETRY if k not in unset)} "
+                             "would be ignored: remove them")
         if method == "airfl_dp" and eps_tilde is None:
             raise ValueError(f"curves.{name}: airfl_dp needs eps_tilde (the budget eps/sqrt(d))")
         super().__init__(name, method=method, eps_tilde=eps_tilde, **unused)
         self.method, self.lr, self.eps_tilde, self.delta = method, float(lr), eps_tilde, delta
         self.radio = dict(power_w=float(power_w), antennas=int(antennas),
                           sample_ratio=float(sample_ratio), clip_factor=float(clip_factor),
-                          sigma2_w=float(sigma2_w), carrier_hz=float(carrier_hz),
-                          radius_m=float(radius_m), min_distance_m=float(min_distance_m),
-                          distance_mode=distance_mode, zf_columns=zf_columns,
+                          sigma2_w=float(sigma2_w), zf_columns=zf_columns,
                           beamformer=beamformer, noise_model=noise_model,
                           dp_noise_convention=dp_noise_convention, accountant=accountant)
+        if uplink_gains == "own":
+            self.radio.update(carrier_hz=float(carrier_hz), radius_m=float(radius_m),
+                              min_distance_m=float(min_distance_m), distance_mode=distance_mode)
+        self.uplink_gains = uplink_gains
         self._trials: dict[tuple, tuple[UplinkPlan, AirflDesign]] = {}
         self._stored: tuple[dict, AirflDesign] | None = None   # (stored dict, parsed)
 
     # -- design ---------------------------------------------------------------------------
 
     def _plan(self, seed: int, experiment: str, trial: int, n_devices: int, rounds: int,
-              dim: int) -> tuple[UplinkPlan, AirflDesign]:
+              dim: int, statistics: ChannelStatistics | None = None
+              ) -> tuple[UplinkPlan, AirflDesign]:
         """The trial's plan and AirFL design (the design step only: training reads them from
-        the stored design)."""
-        key = (seed, experiment, trial, n_devices, rounds, dim)
+        the stored design). ``statistics``: the context's, read only with uplink_gains
+        context (its gains are then part of the key)."""
+        given = None if self.uplink_gains == "own" else statistics
+        key = (seed, experiment, trial, n_devices, rounds, dim) + (
+            () if given is None else (tuple(given.path_gain.tolist()),
+                                      tuple(given.distances_m.tolist())))
         if key not in self._trials:
             r = self.radio
             clip = clip_threshold(dim, r["clip_factor"])
+            geometry = dict(path_gain=given.path_gain, distances_m=given.distances_m) \
+                if given is not None else {k: r[k] for k in OWN_GEOMETRY}
             plan = plan_uplink(n_devices, r["sample_ratio"], r["antennas"], rounds, clip, dim,
                                r["power_w"], trial_generators(seed, trial, experiment),
-                               radius_m=r["radius_m"], min_distance_m=r["min_distance_m"],
-                               carrier_hz=r["carrier_hz"], distance_mode=r["distance_mode"],
-                               zf_columns=r["zf_columns"], beamformer=r["beamformer"])
+                               zf_columns=r["zf_columns"], beamformer=r["beamformer"],
+                               **geometry)
             design = design_airfl_dp(
                 plan.pi, eps_tilde=self.eps_tilde, delta=self.delta, dim=dim, clip=clip,
                 sample_ratio=r["sample_ratio"], sigma2=r["sigma2_w"], power_w=r["power_w"],
@@ -87,20 +119,27 @@ class DpPerkScheme(Scheme):
             self._trials[key] = (plan, design)
         return self._trials[key]
 
-    def _snr_db(self, power_w: float | None) -> float | None:
+    def _snr_db(self, power_w: float | None, statistics: ChannelStatistics) -> float | None:
+        """The cell-edge SNR of a power: its own edge (Sec. V-A) or, with the context's gains,
+        P Lambda_edge / sigma^2 at the context's reference (cell-edge) gain."""
         r = self.radio
-        return None if power_w is None else edge_snr_db(power_w, r["radius_m"], r["carrier_hz"],
-                                                        r["sigma2_w"])
+        if power_w is None:
+            return None
+        if self.uplink_gains == "context":
+            return float(snr_at_db(power_w, statistics.reference_gain, r["sigma2_w"]))
+        return edge_snr_db(power_w, r["radius_m"], r["carrier_hz"], r["sigma2_w"])
 
     def design(self, context: DesignContext) -> dict[str, Any]:
         plan, design = self._plan(context.seed, context.experiment, context.trial,
-                                  context.num_devices, context.rounds, context.dim)
+                                  context.num_devices, context.rounds, context.dim,
+                                  context.channel)
+        stats = context.channel
         out: dict[str, Any] = {
             "plan": {"seed": context.seed, "experiment": context.experiment,
                      "trial": context.trial, "n_devices": context.num_devices,
                      "rounds": context.rounds, "dim": context.dim},
             "method": self.method, "active": plan.active.tolist(), "beamformer": plan.beamformer,
-            "pi": list(design.pi), "snr_wc_db": self._snr_db(self.radio["power_w"]),
+            "pi": list(design.pi), "snr_wc_db": self._snr_db(self.radio["power_w"], stats),
             "device_distances_m": plan.distances.tolist(),
             "allocation": design.to_dict()}      # what the aggregation reads (AirflDesign)
         if self.method in OVER_THE_AIR:
@@ -116,8 +155,8 @@ class DpPerkScheme(Scheme):
                 "eps_tilde_target": self.eps_tilde,
                 "power_threshold_w": full["power_threshold_w"],
                 "power_full_w": full["power_full_w"],
-                "snr_threshold_db": self._snr_db(full["power_threshold_w"]),
-                "snr_full_db": self._snr_db(full["power_full_w"])})
+                "snr_threshold_db": self._snr_db(full["power_threshold_w"], stats),
+                "snr_full_db": self._snr_db(full["power_full_w"], stats)})
         return out
 
     def _transmit_scalars(self, plan: UplinkPlan, design: AirflDesign) -> dict[str, list]:

@@ -201,11 +201,19 @@ def plan_uplink(n_devices: int, sample_ratio: float, antennas: int, rounds: int,
                 dim: int, power_w: float, generators: Mapping[str, torch.Generator], *,
                 radius_m: float = 1000.0, min_distance_m: float = 1.0, carrier_hz: float = 2.4e9,
                 distance_mode: str = "per_device", zf_columns: str = "active",
-                beamformer: str = "zf", device: str | torch.device = "cpu") -> UplinkPlan:
+                beamformer: str = "zf", device: str | torch.device = "cpu",
+                path_gain: torch.Tensor | None = None,
+                distances_m: torch.Tensor | None = None) -> UplinkPlan:
     """Draw a trial's distances, active sets and channels; solve (P1) for every round.
 
     ``generators`` needs the keys ``placement``, ``sampling``, ``channel`` (see
     :func:`trial_generators`); ``beamformer`` as :func:`beamforming.solve_p1` (``zf`` default).
+
+    ``path_gain`` (with ``distances_m``, [n] each): the mean gains Lambda_i of a channel given
+    from outside (a design context's statistical CSI), used in place of the plan's own placement
+    and free-space law; the placement stream is then not read, and ``radius_m``,
+    ``min_distance_m``, ``carrier_hz`` and ``distance_mode`` play no part. The channels are
+    drawn from them exactly as from the plan's own gains, h_i ~ CN(0, Lambda_i I_m) (Sec. II-B).
     """
     missing = [k for k in PLAN_STREAMS if k not in generators]
     if missing:
@@ -214,15 +222,34 @@ def plan_uplink(n_devices: int, sample_ratio: float, antennas: int, rounds: int,
         raise ValueError(f"zf_columns must be one of {ZF_COLUMNS}, got {zf_columns!r}")
     k = active_count(n_devices, sample_ratio)
     gamma = power_threshold(clip, dim, power_w)
-    dist = device_distances(n_devices, generators["placement"], radius_m, min_distance_m,
-                            distance_mode)
-    lam = pathloss(dist, carrier_hz)
+    if path_gain is None:
+        dist = device_distances(n_devices, generators["placement"], radius_m, min_distance_m,
+                                distance_mode)
+        lam = pathloss(dist, carrier_hz)
+    else:
+        dist, lam = _given_gains(n_devices, path_gain, distances_m)
     active = sample_active_sets(n_devices, k, rounds, generators["sampling"])
     h_all = rayleigh_mimo(lam, antennas, rounds, generators["channel"]).to(device)  # [T, m, n]
     columns = gather_active(h_all, active) if zf_columns == "active" else h_all
     w0, used = solve_p1(columns, gamma, beamformer, generators.get("design"))
     pi = torch.linalg.vector_norm(w0, dim=-1).to("cpu", torch.float64)
     return UplinkPlan(dist, lam, active, h_all, w0, pi, gamma, power_w, used, zf_columns)
+
+
+def _given_gains(n_devices: int, path_gain: torch.Tensor, distances_m: torch.Tensor | None
+                 ) -> tuple[torch.Tensor, torch.Tensor]:
+    """The given (distances [n], Lambda_i [n]) as float64 CPU tensors; stops on a shape or a
+    gain that is not positive and finite."""
+    lam = torch.as_tensor(path_gain, dtype=torch.float64).to("cpu").clone()
+    if distances_m is None:
+        raise ValueError("path_gain needs distances_m (the devices' distances, m)")
+    dist = torch.as_tensor(distances_m, dtype=torch.float64).to("cpu").clone()
+    if lam.shape != (n_devices,) or dist.shape != (n_devices,):
+        raise ValueError(f"path_gain and distances_m must have shape ({n_devices},), got "
+                         f"{tuple(lam.shape)} and {tuple(dist.shape)}")
+    if not bool(torch.isfinite(lam).all() and (lam > 0).all()):
+        raise ValueError("path_gain: every Lambda_i must be finite and > 0")
+    return dist, lam
 
 
 # ------------------------------------------------------------------------------------------
