@@ -42,7 +42,7 @@ from pathlib import Path
 from typing import Any
 
 from airfl.params.config import ConfigError, get_dotted
-from airfl.runtime.io import git_commit, json_form, read_json, write_json, write_text
+from airfl.runtime.io import git_commit, json_form, read_json, read_table, write_json, write_text
 from airfl.pipeline import paths
 
 ROOT = Path("reference")
@@ -322,7 +322,8 @@ def check_manifest(path: Path, dry_run: bool = True,
         except ConfigError as error:
             plans[key] = error
     if isinstance(plans[key], ConfigError):
-        return [f"{path}: its parameters are no longer valid: {plans[key]}"]
+        said = " ".join(str(plans[key]).split())           # one line, as the CLI prints it
+        return [f"{path}: its parameters are no longer valid: {said}"]
     params, all_jobs = plans[key]
     csv = figure_csvs(manifest["paper"], all_jobs).get(manifest["figure"])
     if csv is None:
@@ -431,6 +432,21 @@ def _pieces(found: list[dict[str, Any]]) -> list[str]:
     return lines
 
 
+def _substitute(where: Path, name: str) -> list[str]:
+    """A line saying which runs of the figure trained an offline substitute (the figure CSV's
+    `substituted_for` column, written by the figure stage), else nothing."""
+    frame = read_table(where / f"{name}.csv")
+    if "substituted_for" not in frame.columns:
+        return []
+    used = frame.dropna(subset=["substituted_for"])
+    if used.empty:
+        return []
+    named = ", ".join(sorted(map(str, used["substituted_for"].unique())))
+    return [f"**Offline substitute**: the curves {', '.join(sorted(map(str, used['curve'].unique())))} "
+            f"trained the offline substitute in place of {named}, which this machine could not "
+            "download (the figure says so too); the paper's own numbers are for its dataset.", ""]
+
+
 def _verdict(row: dict[str, Any]) -> str:
     """The verdict with its reason when the reason says more than the numbers."""
     reason = str(row.get("reason") or "")
@@ -484,7 +500,7 @@ def section(paper: str) -> str:
         for m in found:
             name = m["figure"]
             lines += ["", f"#### {name}: {_cell(figure_title(paper, name))}", "",
-                      f"![{paper} {name}]({base}/{name}.png)", "",
+                      f"![{paper} {name}]({base}/{name}.png)", "", *_substitute(where, name),
                       f"Data: [{name}.csv]({base}/{name}.csv); manifest: "
                       f"[{name}.manifest.json]({base}/{name}.manifest.json).", ""]
             mine = [r for r in rows if _on_figure(r["figure"], paper, name)]
@@ -522,6 +538,13 @@ def write_docs(paper: str) -> Path:
     return page
 
 
+def run_targets(paper: str, figures: list[str] | None) -> list[str]:
+    """Snakemake's targets for a piece: the figures named (CSV and PNG; not the paper's claims,
+    whose job reads every figure of the paper, training included), else the whole paper."""
+    return [paper] if not figures else \
+        _targets([f"{paths.FIGURES}/{paper}/{f}.csv" for f in figures])
+
+
 def run(paper: str, profile: str, figures: list[str] | None, overrides: dict[str, Any],
         snakemake_args: list[str]) -> list[str]:
     """Run Snakemake for the paper's figures (those named: only their jobs, not the paper's
@@ -532,8 +555,7 @@ def run(paper: str, profile: str, figures: list[str] | None, overrides: dict[str
     import resource
     import time
 
-    targets = [paper] if not figures else \
-        _targets([f"{paths.FIGURES}/{paper}/{f}.csv" for f in figures])
+    targets = run_targets(paper, figures)
     config = config_words(profile, overrides)
     # targets first: an option of Snakemake taking any number of values ends before --config
     args = ["snakemake", *targets, *(snakemake_args or ["--cores", "2"]), "--config", *config]
