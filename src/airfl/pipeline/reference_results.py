@@ -480,17 +480,21 @@ def section(paper: str) -> str:
         base = f"../../{where.as_posix()}"
         tally = {v: sum(r["verdict"] == v for r in rows) for v in VERDICTS}
         lines += ["", f"### {profile} profile", "",
-                  f"{len(found)} figures published; the claims on them "
+                  f"{len(found)} figure{'s' if len(found) > 1 else ''} published; the "
+                  "claims on them "
                   f"([CLAIMS.md]({base}/CLAIMS.md)):", "",
                   "| " + " | ".join(VERDICTS) + " | total |",
                   "|" + "---:|" * (len(VERDICTS) + 1),
                   "| " + " | ".join(str(tally[v]) for v in VERDICTS) + f" | {len(rows)} |",
-                  "", "The runs that made them:", "", *_pieces(found), ""]
+                  "", "The runs that made them (wall and CPU time are a run's, all its "
+                  "figures together; the machine was shared with other runs, so CPU time is "
+                  "the steadier measure):", "", *_pieces(found), ""]
         open_rows = [r for r in rows if r["verdict"] in ("contradicted", "inconclusive")]
         if open_rows:
             lines += ["Claims that do not hold at this scale:", ""]
-            lines += [f"- {r['figure']} `{r['claim']}` ({r['verdict']}): "
-                      f"{_cell(r.get('reason') or r['numbers'])}" for r in open_rows]
+            lines += [f"- {r['figure']} `{r['claim']}` ({r['verdict']}): the paper: "
+                      f"{_cell(r['statement'])}; ours: {_cell(r.get('reason') or r['numbers'])}"
+                      for r in open_rows]
             lines += [""]
         first = found[0]["figure"]
         lines += ["Each figure is made again by the command its manifest recorded; this "
