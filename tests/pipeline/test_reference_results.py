@@ -238,3 +238,13 @@ def test_the_page_section_shows_counts_runs_and_no_commit(repo_root):
     assert f"airfl reference-results rebuild {paper} " in text
     assert manifest["commit"][:7] not in text
     assert all(f"`{r['claim']}`" in text for r in rows)
+
+
+def test_an_unknown_figure_lists_every_figure_of_the_paper(repo_root):
+    """A name that is neither an analytic nor an audit figure gets the paper's experiment jobs
+    too, so the one-line error lists the training figures as well as the analytic ones."""
+    with contextlib.chdir(repo_root), pytest.raises(reference_results.ReferenceError) as error:
+        reference_results.publish("cdpb", "quick", ["nope"])
+    said = str(error.value)
+    assert "no figure 'nope'" in said and "fig8a" in said and "fig2a" in said
+    assert "audit_cdpb" in said and "\n" not in said

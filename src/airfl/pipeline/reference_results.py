@@ -83,12 +83,18 @@ def paper_jobs(paper: str, params: dict[str, Any], figures: list[str] | None = N
 
 
 def _panels(paper: str, figures: list[str] | None) -> bool:
-    """Whether any of `figures` (None: all of the paper's) is drawn from an experiment's runs."""
-    from airfl.pipeline.artifacts import figure_names
-    from airfl.pipeline.registry import all_experiments
+    """Whether `figures` (None: all of the paper's) may need an experiment's jobs: any that is
+    not one of the paper's analytic or audit figures (a name that is neither, unknown ones
+    included, gets the whole paper's jobs, so that an error lists every figure)."""
+    from airfl.pipeline.registry import all_analytic, get_wing
 
-    names = {n for e in all_experiments() if e.paper == paper for n in figure_names(e)}
-    return figures is None or bool(names & set(figures))
+    try:
+        wing = get_wing(paper)
+    except KeyError:                           # a paper no longer installed: nothing is alone
+        return True
+    alone = {f.figure for f in all_analytic() if f.paper == paper} | \
+        {f"audit_{name}" for name in (wing.audits or {})}
+    return figures is None or any(f not in alone for f in figures)
 
 
 def figure_csvs(paper: str, all_jobs: list) -> dict[str, str]:
@@ -441,10 +447,13 @@ def _substitute(where: Path, name: str) -> list[str]:
     used = frame.dropna(subset=["substituted_for"])
     if used.empty:
         return []
-    named = ", ".join(sorted(map(str, used["substituted_for"].unique())))
-    return [f"**Offline substitute**: the curves {', '.join(sorted(map(str, used['curve'].unique())))} "
-            f"trained the offline substitute in place of {named}, which this machine could not "
-            "download (the figure says so too); the paper's own numbers are for its dataset.", ""]
+    values = lambda column: ", ".join(sorted(map(str, used[column].unique())))  # noqa: E731
+    ran = f" ({values('dataset')} / {values('model')})" \
+        if {"dataset", "model"} <= set(used.columns) else ""
+    return [f"**Offline substitute**: the curves {values('curve')} trained the offline "
+            f"substitute{ran} in place of the paper's {values('substituted_for')}, which could "
+            "not be downloaded on the machine that made it (the figure says so too); the paper's "
+            "own numbers are for its dataset and model.", ""]
 
 
 def _verdict(row: dict[str, Any]) -> str:
