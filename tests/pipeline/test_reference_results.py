@@ -7,6 +7,7 @@ workspace: the tooling is the same at paper scale, only the run is longer."""
 
 from __future__ import annotations
 
+import os
 import contextlib
 import json
 import shutil
@@ -16,7 +17,7 @@ import sys
 import pytest
 import yaml
 
-from airfl.pipeline import reference_results
+from airfl.pipeline import reference_pages, reference_results
 from workspace import make_workspace, run, tool_env
 
 TINY = {"rounds": 2, "trials": 1, "eval_every": 1, "test_subset": 300, "train_eval_subset": 300}
@@ -41,8 +42,8 @@ def test_committed_references_match_the_current_declarations(repo_root):
 def test_a_claim_row_belongs_to_the_figures_it_reads(figure, name, reads):
     paper = "baselines" if figure.startswith("baselines") else "lapa"
     other = "lapa" if paper == "baselines" else "biased_fl"
-    assert reference_results._on_figure(figure, paper, name) is reads
-    assert reference_results._on_figure(figure, other, name) is False
+    assert reference_pages._on_figure(figure, paper, name) is reads
+    assert reference_pages._on_figure(figure, other, name) is False
 
 
 def test_overrides_reach_snakemake_as_nested_config(repo_root):
@@ -89,7 +90,7 @@ def test_publish_check_rebuild_and_page_section_on_a_quick_run(repo_root, tmp_pa
     # the page's section: each figure with the claims on it; writing it again changes nothing
     page = work / "docs" / "papers" / "baselines.md"
     text = page.read_text()
-    assert text.count(reference_results.SECTION_START) == 1
+    assert text.count(reference_pages.SECTION_START) == 1
     assert f"../../reference/baselines/quick/{FIGURE}.png" in text
     rows = json.loads((out / "claims.rows.json").read_text())["claims"]
     assert rows and all(r["verdict"] in text and r["claim"] in text for r in rows)
@@ -231,7 +232,7 @@ def test_the_page_section_shows_counts_runs_and_no_commit(repo_root):
         if not published:
             pytest.skip("no paper-profile reference committed")
         paper = published[0].parts[-3]
-        text = reference_results.section(paper)
+        text = reference_pages.section(paper)
         manifest = json.loads(published[0].read_text())
         rows = json.loads((published[0].parent / "claims.rows.json").read_text())["claims"]
     assert f"| {sum(r['verdict'] == 'holds' for r in rows)} |" in text
@@ -249,3 +250,24 @@ def test_an_unknown_figure_lists_every_figure_of_the_paper(repo_root):
     said = str(error.value)
     assert "no figure 'nope'" in said and "fig8a" in said and "fig2a" in said
     assert "audit_cdpb" in said and "\n" not in said
+
+
+def test_run_starts_snakemake_without_the_fork_server_so_every_jobs_cpu_counts(monkeypatch):
+    """Jobs a fork server forks are its children, not the run's: their CPU time would be
+    missing from RUSAGE_CHILDREN, so `run` hands Snakemake an environment without it."""
+    import subprocess
+
+    seen = {}
+
+    def fake_run(args, env=None, **kwargs):
+        seen["args"], seen["env"] = args, env
+        return subprocess.CompletedProcess(args, 0)
+
+    monkeypatch.setenv("AIRFL_FORKSERVER", "/nowhere/airfl.sock")
+    monkeypatch.setattr(reference_results.subprocess, "run", fake_run)
+    monkeypatch.setattr(reference_results, "publish",
+                        lambda paper, profile, figures, overrides, command, wall, cpu: [command])
+    [command] = reference_results.run("cdpb", "paper", ["fig8a"], {}, ["--cores", "1"])
+    assert "AIRFL_FORKSERVER" not in seen["env"] and seen["env"]["PATH"] == os.environ["PATH"]
+    assert seen["args"][0] == "snakemake" and "figures/cdpb/fig8a.csv" in seen["args"]
+    assert command.startswith("snakemake ")
