@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import shutil
 import subprocess
 import sys
 
@@ -25,13 +26,10 @@ SCALE_KEY = "baselines.accuracy_vs_rounds.scale.quick.rounds"
 
 def test_committed_references_match_the_current_declarations(repo_root):
     """Every manifest under reference/: no key that is no longer declared, none missing, no
-    value changed; the first one's figure still planned by `snakemake -n` (one dry run keeps
-    it cheap)."""
+    value changed, and Snakemake still plans every published figure's jobs (`snakemake -n`,
+    one start per profile: the check builds one paper's jobs at a time, never the whole DAG)."""
     with contextlib.chdir(repo_root):
-        found = reference_results.manifests()
-        assert reference_results.check(dry_run=False) == []
-        if found:
-            assert reference_results.check_manifest(found[0], dry_run=True) == []
+        assert reference_results.check(dry_run=True) == []
 
 
 @pytest.mark.parametrize("figure, name, reads", [
@@ -140,3 +138,103 @@ def test_an_unknown_paper_stops_with_the_allowed_ones(repo_root):
                            "quick"], cwd=repo_root, capture_output=True, text=True)
     assert done.returncode == 2 and "unknown paper 'nopaper'" in done.stderr
     assert "baselines" in done.stderr
+
+
+def _manifest_of(paper: str, figure: str, profile: str) -> dict:
+    """A manifest as `publish` writes its parameters for `figure` now (no files needed)."""
+    params = reference_results.load(profile)
+    jobs = reference_results.paper_jobs(paper, params, [figure])
+    csv = reference_results.figure_csvs(paper, jobs)[figure]
+    values = reference_results.key_values(reference_results.declared_keys(csv, jobs), params)
+    return {"paper": paper, "figure": figure, "source": csv,
+            "params": {"profile": profile, "overrides": {}, "keys": values,
+                       "hash": reference_results.params_hash(values)},
+            "rebuild": reference_results.snakemake_command(
+                [csv, csv.replace(".csv", ".png")], profile, {})}
+
+
+def test_a_reference_made_with_parameters_that_no_longer_exist_says_so(repo_root, tmp_path):
+    """The check reads each manifest against the declarations of today: a key no job of the
+    figure declares any more, one declared now that the reference lacks, a changed value, and
+    an override that params.yaml no longer accepts each give one line naming it."""
+    root = tmp_path / "reference"
+    where = root / "cdpb" / "quick"
+    where.mkdir(parents=True)
+    with contextlib.chdir(repo_root):
+        manifest = _manifest_of("cdpb", "fig2a", "quick")
+        (where / "fig2a.manifest.json").write_text(json.dumps(manifest))
+        assert reference_results.check(root, dry_run=False) == []
+
+        keys = manifest["params"]["keys"]
+        block = {**keys["cdpb.analytic"], "K": keys["cdpb.analytic"]["K"] + 1}
+        stale = {**manifest, "params": {**manifest["params"], "keys": {
+            "cdpb.analytic": block, "cdpb.analytic_removed": 1}}}
+        (where / "fig2a.manifest.json").write_text(json.dumps(stale))
+        lines = reference_results.check(root, dry_run=False)
+        assert any("stale key cdpb.analytic_removed" in line for line in lines), lines
+        assert any("new key profile" in line for line in lines), lines
+        assert any("cdpb.analytic is" in line and f'"K": {block["K"]}' in line
+                   for line in lines), lines
+        assert len(lines) == 3 and all("\n" not in line for line in lines)
+
+        gone = {**manifest, "params": {**manifest["params"],
+                                       "overrides": {"cdpb.analytic.removed": 1}}}
+        (where / "fig2a.manifest.json").write_text(json.dumps(gone))
+        lines = reference_results.check(root, dry_run=False)
+        assert len(lines) == 1 and "no longer valid" in lines[0] and "'removed'" in lines[0]
+        assert "\n" not in lines[0]
+
+
+def test_claims_are_evaluated_on_the_published_copies_alone(repo_root, tmp_path, monkeypatch):
+    """A piece's claims come from the figures in the reference folder: run where no figures/
+    or results/ exist, only the claims of the published figure are decided, with the verdicts
+    the committed reference holds for it."""
+    source = repo_root / "reference" / "cdpb" / "paper"
+    if not (source / "fig3.manifest.json").is_file():
+        pytest.skip("no paper-profile reference of CDPB Fig. 3 committed")
+    where = tmp_path / "reference" / "cdpb" / "paper"
+    where.mkdir(parents=True)
+    for path in source.glob("fig3.*"):
+        shutil.copyfile(path, where / path.name)
+    params = reference_results.load("paper")
+    monkeypatch.chdir(tmp_path)
+    rows = reference_results.write_claims(where, "cdpb", params)
+    committed = [r for r in json.loads((source / "claims.rows.json").read_text())["claims"]
+                 if r["figure"] == "cdpb/fig3"]
+    assert rows == committed and len(rows) >= 1
+    assert json.loads((where / "claims.rows.json").read_text())["claims"] == rows
+    assert "cdpb | " in (where / "CLAIMS.md").read_text()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["reference"]    # nothing else written
+
+
+def test_a_figure_piece_runs_its_own_jobs_not_the_paper_claims(repo_root):
+    """`run --figure` asks Snakemake for the figures alone: the paper's claims job reads every
+    figure of the paper (its training included) and would turn a 0 core-hour piece into the
+    whole paper."""
+    targets = reference_results.run_targets("cdpb", ["fig2a"])
+    assert targets == ["figures/cdpb/fig2a.csv", "figures/cdpb/fig2a.png"]
+    assert reference_results.run_targets("cdpb", None) == ["cdpb"]
+    done = subprocess.run(["snakemake", "-n", "-F", *targets, "--config", "profile=paper"],
+                          cwd=repo_root, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-500:]
+    stats = done.stdout[done.stdout.index("Job stats"):].split("\n\n")[0]
+    assert "analytic_figure" in stats and "paper_claims" not in stats and "train" not in stats
+
+
+def test_the_page_section_shows_counts_runs_and_no_commit(repo_root):
+    """The generated section of a paper's page: the verdict counts of the published claims,
+    the runs with their machine and times, a runnable rebuild command; the commit stays in the
+    manifests (no commit hash in docs)."""
+    with contextlib.chdir(repo_root):
+        published = [p for p in reference_results.manifests() if p.parts[-2] == "paper"]
+        if not published:
+            pytest.skip("no paper-profile reference committed")
+        paper = published[0].parts[-3]
+        text = reference_results.section(paper)
+        manifest = json.loads(published[0].read_text())
+        rows = json.loads((published[0].parent / "claims.rows.json").read_text())["claims"]
+    assert f"| {sum(r['verdict'] == 'holds' for r in rows)} |" in text
+    assert manifest["machine"]["cpu"] in text and "### paper profile" in text
+    assert f"airfl reference-results rebuild {paper} " in text
+    assert manifest["commit"][:7] not in text
+    assert all(f"`{r['claim']}`" in text for r in rows)

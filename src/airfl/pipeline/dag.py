@@ -8,6 +8,7 @@ fails when the committed dvc.yaml drifts.
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
@@ -243,9 +244,12 @@ def audit_targets() -> list[str]:
     return [o for args in record.job_args(Context({})) for o in audit_outputs(*args)]
 
 
-def jobs(params: dict[str, Any]) -> list[Job]:
+def jobs(params: dict[str, Any], papers: Collection[str] | None = None) -> list[Job]:
     """Every job of the pipeline, in the table's order (stage_table): the stages of no
-    experiment as they come, those of one experiment per experiment (`experiment_jobs`)."""
+    experiment as they come, those of one experiment per experiment (`experiment_jobs`).
+    `papers`: only the experiments of these papers (the stages of no experiment all), for a
+    caller that reads one paper's figures: deriving each experiment's parameters is the slow
+    part (pipeline.param_deps, ~1 s an experiment)."""
     ctx = Context(params)
     out: list[Job] = []
     for run in _runs(stage_table.STAGES, lambda s: s.scope == "global"):
@@ -253,7 +257,8 @@ def jobs(params: dict[str, Any]) -> list[Job]:
             out += [make_job(ctx, s, a) for s in run for a in s.job_args(ctx)]
         else:
             for experiment in active_experiments(params):
-                out += experiment_jobs(experiment, params, ctx)
+                if papers is None or experiment.paper in papers:
+                    out += experiment_jobs(experiment, params, ctx)
     for job in out:
         job.code = job_code(job.stage, job.args, params)
     return out

@@ -5,15 +5,21 @@ fresh clone shows the paper-scale figures beside the paper's own numbers without
 Layout of reference/<paper>/<profile>/ (reference/quick_summary.json, the cross-CPU check, is
 another file and stays where it is):
 
-- `<figure>.csv`, `<figure>.png`: the figure's stored data and the plot drawn from it;
+- `<figure>.csv`, `<figure>.png`: the figure's stored data and the plot drawn from it (an
+  analytic figure's resolved parameters beside them, `<figure>.analytic.json`, an audit's
+  points, `<figure>.audit.json`: what its claims read besides the CSV);
 - `<figure>.manifest.json`: what made it (commit and whether the tree was dirty; profile,
   `--set` overrides, and every params.yaml key the figure's jobs declare with its value and a
   hash of them; the command; the machine; wall and CPU time; the date);
-- `claims.rows.json`, `CLAIMS.md`: the paper's claims as the claims stage wrote them.
+- `claims.rows.json`, `CLAIMS.md`: the paper's claims evaluated on the published figures (the
+  claims stage's evaluation, `stages.claims.evaluate_paper`, on the copies in the folder): every
+  claim whose panels are all published.
 
 `publish` merges: figures published earlier and not named again are kept, so a reference
-built in pieces (each a set of figures whose runs finished) grows piece by piece. The folder
-is assembled beside its place and swapped in, so a failing publish leaves the previous one.
+built in pieces (each a set of figures whose runs finished) grows piece by piece, and the
+claims are evaluated again on all of them (a claim over two panels published in two pieces is
+decided when the second lands). The folder is assembled beside its place and swapped in, so a
+failing publish leaves the previous one.
 `check` compares every manifest with the current declarations (a key that is no longer
 declared, a key that is declared now and was not, a value that differs) and dry-runs
 Snakemake for the figure; `rebuild` runs the command a manifest recorded.
@@ -21,6 +27,7 @@ Snakemake for the figure; `rebuild` runs the command a manifest recorded.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as _dt
 import hashlib
 import json
@@ -35,7 +42,7 @@ from pathlib import Path
 from typing import Any
 
 from airfl.params.config import ConfigError, get_dotted
-from airfl.runtime.io import git_commit, json_form, read_json, write_json, write_text
+from airfl.runtime.io import git_commit, json_form, read_json, read_table, write_json, write_text
 from airfl.pipeline import paths
 
 ROOT = Path("reference")
@@ -63,6 +70,25 @@ def load(profile: str, overrides: dict[str, Any] | None = None) -> dict[str, Any
     if profile not in PROFILES:
         raise ReferenceError(f"profile {profile!r} is not one of {', '.join(PROFILES)}")
     return load_params("params.yaml", {**(overrides or {}), "profile": profile})
+
+
+def paper_jobs(paper: str, params: dict[str, Any], figures: list[str] | None = None) -> list:
+    """The DAG's jobs that can make `paper`'s figures (`figures`, default all): every stage of
+    no experiment, and the paper's experiments when one of the figures is an experiment's panel
+    (a panel reads only its own paper's runs; analytic and audit figures, no experiment's).
+    The whole DAG's jobs would cost a minute of deriving parameters, a paper's some seconds."""
+    from airfl.pipeline.dag import jobs
+
+    return jobs(params, papers=[paper] if _panels(paper, figures) else [])
+
+
+def _panels(paper: str, figures: list[str] | None) -> bool:
+    """Whether any of `figures` (None: all of the paper's) is drawn from an experiment's runs."""
+    from airfl.pipeline.artifacts import figure_names
+    from airfl.pipeline.registry import all_experiments
+
+    names = {n for e in all_experiments() if e.paper == paper for n in figure_names(e)}
+    return figures is None or bool(names & set(figures))
 
 
 def figure_csvs(paper: str, all_jobs: list) -> dict[str, str]:
@@ -143,14 +169,13 @@ def publish(paper: str, profile: str, figures: list[str] | None = None,
             wall_s: float | None = None, cpu_s: float | None = None) -> list[str]:
     """Copy `paper`'s figures (those named, or every one whose CSV exists) and its claims into
     reference/<paper>/<profile>/ with a manifest each; returns the figures published."""
-    from airfl.pipeline.dag import jobs
     from airfl.pipeline.registry import papers
 
     if paper not in papers():
         raise ReferenceError(f"unknown paper {paper!r}; allowed: {', '.join(papers())}")
     overrides = dict(overrides or {})
     params = load(profile, overrides)
-    all_jobs = jobs(params)
+    all_jobs = paper_jobs(paper, params, figures)
     known = figure_csvs(paper, all_jobs)
     if figures:
         unknown = [f for f in figures if f not in known]
@@ -168,12 +193,7 @@ def publish(paper: str, profile: str, figures: list[str] | None = None,
             if not path.is_file():
                 raise ReferenceError(f"{path} is missing; `snakemake {path} --config "
                                      f"profile={profile}` makes it")
-    rows = paths.claims_rows(paper)
-    _made_with(_targets(list(chosen.values())) + [str(paths.claims_markdown(paper))], profile,
-               overrides)
-    if not rows.is_file():
-        raise ReferenceError(f"{rows} is missing; `snakemake {paths.claims_markdown(paper)} "
-                             f"--config profile={profile}` makes it")
+    _made_with(_targets(list(chosen.values())), profile, overrides)
     stamp = {"commit": git_commit(), "machine": machine(),
              "date": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
              "wall_s": wall_s, "cpu_s": cpu_s}
@@ -188,6 +208,8 @@ def publish(paper: str, profile: str, figures: list[str] | None = None,
             values = key_values(keys, params)
             shutil.copyfile(csv, staging / f"{name}.csv")
             shutil.copyfile(Path(csv).with_suffix(".png"), staging / f"{name}.png")
+            for kind, source in _claim_inputs(paper, name).items():
+                shutil.copyfile(source, staging / f"{name}.{kind}.json")
             run_command = command or snakemake_command(_targets([csv]), profile, overrides)
             write_json(staging / f"{name}.manifest.json", {
                 "paper": paper, "figure": name, "source": csv,
@@ -196,15 +218,50 @@ def publish(paper: str, profile: str, figures: list[str] | None = None,
                 "command": run_command,
                 "rebuild": snakemake_command(_targets([csv]), profile, overrides),
                 **stamp})
-        shutil.copyfile(rows, staging / "claims.rows.json")
-        markdown = paths.claims_markdown(paper)
-        if markdown.is_file():
-            shutil.copyfile(markdown, staging / "CLAIMS.md")
+        write_claims(staging, paper, params)
         _swap(staging, target)
     finally:
         if staging.exists():
             shutil.rmtree(staging)
     return sorted(chosen)
+
+
+def _claim_inputs(paper: str, name: str) -> dict[str, Path]:
+    """What a figure's claims read besides its CSV, by kind: an analytic figure's stored
+    attributes (`artifacts.load_frame`), an audit's points (`claims.audit_claim_rows`)."""
+    from airfl.pipeline.registry import all_analytic
+
+    if any(f.paper == paper and f.figure == name for f in all_analytic()):
+        return {"analytic": paths.analytic(f"{paper}/{name}")}
+    if name.startswith("audit_"):
+        return {"audit": paths.audit(paper, name[len("audit_"):])}
+    return {}
+
+
+def write_claims(where: Path, paper: str, params: dict[str, Any]) -> list[dict[str, Any]]:
+    """Evaluate `paper`'s claims on the figures published in `where` (every claim whose panels
+    are all there) and write claims.rows.json and CLAIMS.md beside them. The claims stage's own
+    evaluation reads figures/ and results/ of the working directory: it runs in a throwaway
+    copy of that layout holding the published files only, so nothing else can leak in."""
+    from airfl.pipeline.stages import claims
+
+    where = Path(where).resolve()
+    published = sorted(p.name[:-len(".manifest.json")] for p in where.glob("*.manifest.json"))
+    with tempfile.TemporaryDirectory(prefix=".claims.", dir=where.parent) as view:
+        for name in published:
+            _place(where / f"{name}.csv", Path(view) / paths.figure(f"{paper}/{name}", "csv"))
+            for kind, source in _claim_inputs(paper, name).items():
+                _place(where / f"{name}.{kind}.json", Path(view) / source)
+        with contextlib.chdir(view):
+            rows = claims.evaluate_paper(paper, params, published=published)
+    write_json(where / "claims.rows.json", {"claims": rows})
+    write_text(where / "CLAIMS.md", claims.markdown(rows, params))
+    return rows
+
+
+def _place(source: Path, destination: Path) -> None:
+    destination.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(source, destination)
 
 
 def _made_with(targets: list[str], profile: str, overrides: dict[str, Any]) -> None:
@@ -245,19 +302,29 @@ def manifests(root: Path = ROOT) -> list[Path]:
     return sorted(root.glob("*/*/*.manifest.json"))
 
 
-def check_manifest(path: Path, dry_run: bool = True) -> list[str]:
+def check_manifest(path: Path, dry_run: bool = True,
+                   plans: dict[str, Any] | None = None) -> list[str]:
     """What no longer matches in one manifest, a line each (empty: it matches): keys it
     recorded that no figure job declares now, keys declared now that it lacks, values that
-    differ, and, with `dry_run`, whether Snakemake still plans the figure's jobs."""
-    from airfl.pipeline.dag import jobs
-
+    differ, and, with `dry_run`, whether Snakemake still plans the figure's jobs. `plans`:
+    the params and jobs already built, by paper, profile and overrides (`check` shares them
+    between the manifests of one paper)."""
     manifest = read_json(path)
     recorded = manifest["params"]
-    try:
-        params = load(recorded["profile"], recorded.get("overrides"))
-    except ConfigError as error:
-        return [f"{path}: its parameters are no longer valid: {error}"]
-    all_jobs = jobs(params)
+    plans = {} if plans is None else plans
+    panel = _panels(manifest["paper"], [manifest["figure"]])
+    key = json.dumps([manifest["paper"], panel, recorded["profile"],
+                      recorded.get("overrides") or {}], sort_keys=True)
+    if key not in plans:
+        try:
+            params = load(recorded["profile"], recorded.get("overrides"))
+            plans[key] = (params, paper_jobs(manifest["paper"], params, [manifest["figure"]]))
+        except ConfigError as error:
+            plans[key] = error
+    if isinstance(plans[key], ConfigError):
+        said = " ".join(str(plans[key]).split())           # one line, as the CLI prints it
+        return [f"{path}: its parameters are no longer valid: {said}"]
+    params, all_jobs = plans[key]
     csv = figure_csvs(manifest["paper"], all_jobs).get(manifest["figure"])
     if csv is None:
         return [f"{path}: figure {manifest['figure']!r} is no longer made in profile "
@@ -281,7 +348,31 @@ def check_manifest(path: Path, dry_run: bool = True) -> list[str]:
 
 
 def check(root: Path = ROOT, dry_run: bool = True) -> list[str]:
-    return [line for path in manifests(root) for line in check_manifest(path, dry_run)]
+    """`check_manifest` for every manifest under `root`, the jobs built once per paper; with
+    `dry_run`, one `snakemake -n` for all the matching figures of one profile and overrides
+    (a Snakemake start costs seconds, a manifest a few milliseconds)."""
+    plans: dict[str, Any] = {}
+    problems: list[str] = []
+    planned: dict[str, tuple[str, dict[str, Any], list[str]]] = {}
+    for path in manifests(root):
+        found = check_manifest(path, dry_run=False, plans=plans)
+        problems += found
+        if not found:
+            recorded = read_json(path)
+            config = recorded["params"]
+            overrides = config.get("overrides") or {}
+            key = json.dumps([config["profile"], overrides], sort_keys=True)
+            planned.setdefault(key, (config["profile"], overrides, []))[2].append(
+                recorded["source"])
+    if dry_run:
+        for profile, overrides, sources in planned.values():
+            args = shlex.split(snakemake_command(_targets(sources), profile, overrides))
+            done = subprocess.run([args[0], "-n", *args[1:]], capture_output=True, text=True)
+            if done.returncode != 0:
+                tail = " ".join((done.stderr or done.stdout).split())[-300:]
+                problems.append(f"{root}: `snakemake -n` does not plan the {profile} "
+                                f"figures {', '.join(sources)}: {tail}")
+    return problems
 
 
 def rebuild_command(paper: str, figure: str, profile: str) -> list[str]:
@@ -299,41 +390,126 @@ def _cell(text: Any) -> str:
     return str(text).replace("|", "\\|").replace("\n", " ")
 
 
+def figure_title(paper: str, name: str) -> str:
+    """A figure's title as the pipeline draws it (analytic, experiment panel or audit)."""
+    from airfl.pipeline.artifacts import figure_names
+    from airfl.pipeline.registry import all_analytic, all_experiments
+
+    for analytic in all_analytic():
+        if analytic.paper == paper and analytic.figure == name:
+            return analytic.title
+    for experiment in all_experiments():
+        if experiment.paper != paper or name not in figure_names(experiment):
+            continue
+        spec = next(s for s in (experiment.figure_spec, *experiment.extra_figures)
+                    if (s.name or experiment.figure) == name)
+        return spec.title or experiment.title
+    if name.startswith("audit_"):
+        return f"privacy audit of {name[len('audit_'):]}"
+    return name
+
+
+def _duration(seconds: float | None) -> str:
+    if seconds is None:
+        return "not measured"
+    return f"{seconds:.0f} s" if seconds < 120 else f"{seconds / 60:.1f} min"
+
+
+def _pieces(found: list[dict[str, Any]]) -> list[str]:
+    """The runs that made the published figures, one table row each: the manifests of one
+    `run` share its command, date and times (the times are the run's, not each figure's)."""
+    runs: dict[tuple, list[dict[str, Any]]] = {}
+    for m in found:
+        runs.setdefault((m["date"], m["command"], m.get("wall_s"), m.get("cpu_s")), []).append(m)
+    lines = ["| figures | date (UTC) | machine | wall | CPU | command |",
+             "|---|---|---|---|---|---|"]
+    for (date, command, wall, cpu), made in sorted(runs.items(), key=lambda r: r[0][0]):
+        host = made[0]["machine"]
+        gpu = f", GPU {host['gpu']}" if host.get("gpu") else ""
+        lines.append(f"| {', '.join(m['figure'] for m in made)} | {date.replace('T', ' ').removesuffix('+00:00')} | "
+                     f"{_cell(host['cpu'])}, {host['cores']} cores{gpu} | {_duration(wall)} | "
+                     f"{_duration(cpu)} | `{_cell(command)}` |")
+    return lines
+
+
+def _substitute(where: Path, name: str) -> list[str]:
+    """A line saying which runs of the figure trained an offline substitute (the figure CSV's
+    `substituted_for` column, written by the figure stage), else nothing."""
+    frame = read_table(where / f"{name}.csv")
+    if "substituted_for" not in frame.columns:
+        return []
+    used = frame.dropna(subset=["substituted_for"])
+    if used.empty:
+        return []
+    named = ", ".join(sorted(map(str, used["substituted_for"].unique())))
+    return [f"**Offline substitute**: the curves {', '.join(sorted(map(str, used['curve'].unique())))} "
+            f"trained the offline substitute in place of {named}, which this machine could not "
+            "download (the figure says so too); the paper's own numbers are for its dataset.", ""]
+
+
+def _verdict(row: dict[str, Any]) -> str:
+    """The verdict with its reason when the reason says more than the numbers."""
+    reason = str(row.get("reason") or "")
+    shown = f"**{row['verdict']}**" if row["verdict"] in ("contradicted", "inconclusive") \
+        else row["verdict"]
+    return shown if not reason or reason == str(row["numbers"]) else f"{shown}: {_cell(reason)}"
+
+
 def section(paper: str) -> str:
-    """The generated section of a paper's page: per profile published, each figure with its
-    manifest's facts and the claims on it (our numbers against the paper's, verdict, why)."""
-    lines = [SECTION_START, "## Reference results", ""]
-    lines += ["Figures published under `reference/` with the claims on them, written by "
-              "`airfl reference-results publish`; each figure's manifest records what made it."]
+    """The generated section of a paper's page, per profile published: the verdict counts on
+    the published figures, the runs that made them (machine, wall and CPU time), the claims
+    that do not hold, then each figure with the claims on it (the paper's statement, our
+    numbers, the verdict and why)."""
+    from airfl.core.experiments import VERDICTS
+
+    lines = [SECTION_START, "## Reference results", "",
+             "Figures published under `reference/` by `airfl reference-results run`, beside "
+             "the paper's claims on them: each claim's statement is the paper's (with the "
+             "paper's own numbers where it states them), our numbers are read from the "
+             "published data, and the verdict follows the rules of the claims stage (the "
+             "head of each profile's CLAIMS.md below explains them). Each figure's manifest "
+             "(`<figure>.manifest.json`) records the commit, the parameters, the command, the "
+             "machine, the wall and CPU time and the date; `airfl reference-results check` "
+             "compares every manifest with the current parameter declarations."]
     for profile in PROFILES:
         where = folder(paper, profile)
-        found = sorted(where.glob("*.manifest.json"))
+        found = [read_json(p) for p in sorted(where.glob("*.manifest.json"))]
         if not found:
             continue
         rows = read_json(where / "claims.rows.json")["claims"]
-        lines += ["", f"### {profile} profile", ""]
-        for path in found:
-            m = read_json(path)
+        base = f"../../{where.as_posix()}"
+        tally = {v: sum(r["verdict"] == v for r in rows) for v in VERDICTS}
+        lines += ["", f"### {profile} profile", "",
+                  f"{len(found)} figures published; the claims on them "
+                  f"([CLAIMS.md]({base}/CLAIMS.md)):", "",
+                  "| " + " | ".join(VERDICTS) + " | total |",
+                  "|" + "---:|" * (len(VERDICTS) + 1),
+                  "| " + " | ".join(str(tally[v]) for v in VERDICTS) + f" | {len(rows)} |",
+                  "", "The runs that made them:", "", *_pieces(found), ""]
+        open_rows = [r for r in rows if r["verdict"] in ("contradicted", "inconclusive")]
+        if open_rows:
+            lines += ["Claims that do not hold at this scale:", ""]
+            lines += [f"- {r['figure']} `{r['claim']}` ({r['verdict']}): "
+                      f"{_cell(r.get('reason') or r['numbers'])}" for r in open_rows]
+            lines += [""]
+        first = found[0]["figure"]
+        lines += ["Each figure is made again by the command its manifest recorded; this "
+                  "prints it (without `--print-only` it runs):", "", "```bash",
+                  f"airfl reference-results rebuild {paper} {first} --profile {profile} "
+                  "--print-only", "```"]
+        for m in found:
             name = m["figure"]
-            spent = ", ".join(f"{label} {m[key]:.0f} s" for key, label in
-                              (("wall_s", "wall"), ("cpu_s", "CPU")) if m.get(key) is not None)
-            gpu = f", GPU {m['machine']['gpu']}" if m["machine"].get("gpu") else ""
-            lines += [f"#### {name}", "",
-                      f"![{paper} {name}](../../{where.as_posix()}/{name}.png)", "",
-                      f"Made on {m['date'][:10]} at commit {m['commit'][:12]} on "
-                      f"{m['machine']['cpu']} ({m['machine']['cores']} cores{gpu})"
-                      + (f"; {spent}" if spent else "") + f"; data: "
-                      f"[{name}.csv](../../{where.as_posix()}/{name}.csv).", ""]
+            lines += ["", f"#### {name}: {_cell(figure_title(paper, name))}", "",
+                      f"![{paper} {name}]({base}/{name}.png)", "", *_substitute(where, name),
+                      f"Data: [{name}.csv]({base}/{name}.csv); manifest: "
+                      f"[{name}.manifest.json]({base}/{name}.manifest.json).", ""]
             mine = [r for r in rows if _on_figure(r["figure"], paper, name)]
             if mine:
-                lines += ["| claim | the paper | our numbers | verdict | why |",
-                          "|---|---|---|---|---|"]
-                lines += [f"| {_cell(r['claim'])} | {_cell(r['statement'])} | "
-                          f"{_cell(r['numbers'])} | {r['verdict']} | {_cell(r['reason'])} |"
-                          for r in mine]
+                lines += ["| claim | the paper | our numbers | verdict |", "|---|---|---|---|"]
+                lines += [f"| `{r['claim']}` | {_cell(r['statement'])} | {_cell(r['numbers'])} | "
+                          f"{_verdict(r)} |" for r in mine]
             else:
-                lines += ["No claim is checked on this figure."]
-            lines += [""]
+                lines += ["No claim of the paper is checked on this figure."]
     return "\n".join(lines).rstrip() + "\n" + SECTION_END + "\n"
 
 
@@ -362,19 +538,24 @@ def write_docs(paper: str) -> Path:
     return page
 
 
+def run_targets(paper: str, figures: list[str] | None) -> list[str]:
+    """Snakemake's targets for a piece: the figures named (CSV and PNG; not the paper's claims,
+    whose job reads every figure of the paper, training included), else the whole paper."""
+    return [paper] if not figures else \
+        _targets([f"{paths.FIGURES}/{paper}/{f}.csv" for f in figures])
+
+
 def run(paper: str, profile: str, figures: list[str] | None, overrides: dict[str, Any],
         snakemake_args: list[str]) -> list[str]:
-    """Run Snakemake for the paper's figures (those named, else the whole paper) and its
-    claims, measure the wall time and the CPU time of every process it started
+    """Run Snakemake for the paper's figures (those named: only their jobs, not the paper's
+    claims job, which reads every figure; else the whole paper), measure the wall time and the CPU time of every process it started
     (RUSAGE_CHILDREN), then publish them with that command and those times. Jobs that a fork
     server runs (AIRFL_FORKSERVER) are that server's children, not ours: run without it for
     a CPU time that counts every job."""
     import resource
     import time
 
-    targets = [paper] if not figures else \
-        [*_targets([f"{paths.FIGURES}/{paper}/{f}.csv" for f in figures]),
-         str(paths.claims_markdown(paper))]
+    targets = run_targets(paper, figures)
     config = config_words(profile, overrides)
     # targets first: an option of Snakemake taking any number of values ends before --config
     args = ["snakemake", *targets, *(snakemake_args or ["--cores", "2"]), "--config", *config]

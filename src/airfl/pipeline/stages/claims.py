@@ -10,6 +10,7 @@ compact (counts by verdict, each claim's verdict), so that `dvc metrics diff` sh
 from __future__ import annotations
 
 import math
+from collections.abc import Collection
 from typing import Any
 
 import pandas as pd
@@ -59,10 +60,16 @@ def row(figure: str, claim: str, statement: str, result: ClaimResult) -> dict[st
             "more_trials": more_trials(result)}
 
 
-def evaluate_paper(paper: str, params: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+def evaluate_paper(paper: str, params: dict[str, Any] | None = None,
+                   published: Collection[str] | None = None) -> list[dict[str, Any]]:
     """The paper's claims on the figures the params run (`Experiment.enabled`): a claim over
-    several panels reads those of its panels that exist in this profile."""
+    several panels reads those of its panels that exist in this profile. `published`: only the
+    claims whose panels (those of this profile) are all among these figure names, and the
+    analytic and audit figures among them (a reference published figure by figure)."""
     from airfl.pipeline.artifacts import figure_names
+
+    have = (lambda stems: True) if published is None else \
+        (lambda stems: set(stems) <= set(published))
 
     results = []
     inactive = {name for e in all_experiments() if e.paper == paper
@@ -74,7 +81,7 @@ def evaluate_paper(paper: str, params: dict[str, Any] | None = None) -> list[dic
             stems = claim.panel if isinstance(claim.panel, tuple) else \
                 (claim.panel or experiment.figure,)
             stems = tuple(s for s in stems if s not in inactive)
-            if not stems:                   # every panel it reads is off in this profile
+            if not stems or not have(stems):    # every panel it reads is off, or not given
                 continue
             frames = [read_table(paths.figure(f"{experiment.paper}/{stem}", "csv"))
                       .assign(figure=stem) for stem in stems]
@@ -82,7 +89,7 @@ def evaluate_paper(paper: str, params: dict[str, Any] | None = None) -> list[dic
             result = claim.evaluate(pd.concat(frames, ignore_index=True))
             results.append(row(figure, claim.name, claim.statement, result))
     for figure in all_analytic():
-        if figure.paper != paper or figure.check is None:
+        if figure.paper != paper or figure.check is None or not have([figure.figure]):
             continue
         from airfl.pipeline.artifacts import load_frame
 
@@ -90,7 +97,9 @@ def evaluate_paper(paper: str, params: dict[str, Any] | None = None) -> list[dic
             # a formula's claim is deterministic: holds or contradicted (None: reported, n/a)
             results.append(row(figure.id, claim_id, statement,
                                ClaimResult(None if holds is None else bool(holds), numbers)))
-    return results + audit_claims([paper])
+    audits = [r for r in audit_claims([paper]) if have([r["figure"].split("/", 1)[1]])] \
+        if published is None or any(f.startswith("audit_") for f in published) else []
+    return results + audits
 
 
 def audit_claims(wing_names) -> list[dict[str, Any]]:
