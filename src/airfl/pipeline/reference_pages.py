@@ -127,7 +127,7 @@ def section(paper: str) -> str:
         if open_rows:
             lines += ["Claims that do not hold at this scale:", ""]
             lines += [f"- {r['figure']} `{r['claim']}` ({r['verdict']}): the paper: "
-                      f"{_cell(r['statement'])}; ours: {_cell(r.get('reason') or r['numbers'])}"
+                      f"{_cell(r['statement']).rstrip('.')}; ours: {_cell(r.get('reason') or r['numbers'])}"
                       for r in open_rows]
             lines += [""]
         first = found[0]["figure"]
