@@ -54,7 +54,7 @@ from airfl.pipeline.plan import UNIT_COSTS
 from airfl.pipeline.registry import active_experiments
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from unit_costs import machine  # noqa: E402
+from unit_costs import machine, write_table  # noqa: E402
 
 
 def measure(params, experiment, block, curve: str, candidates: list[dict],
@@ -133,10 +133,7 @@ def main(argv: list[str] | None = None) -> int:
         section[f"{args.profile}/{experiment.id}"] = entry
     section["measured"] = {**machine(), "fraction_of_horizon": args.fraction,
                            "method": "benchmarks/horizon_rounds.py"}
-    tmp = args.out.with_suffix(".tmp")
-    tmp.write_text(json.dumps(table, indent=1) + "\n")
-    tmp.replace(args.out)
-    print(f"wrote {args.out}")
+    write_table(args.out, table)
     return 0
 
 

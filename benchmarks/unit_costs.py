@@ -253,11 +253,16 @@ def main(argv: list[str] | None = None) -> int:
              "method": "benchmarks/unit_costs.py", "job_times": str(args.job_times),
              "stage_s": stage_costs(args.job_times), "models": models,
              "gpu": previous.get("gpu", {})}
-    tmp = args.out.with_suffix(".tmp")
-    tmp.write_text(json.dumps(table, indent=1) + "\n")
-    tmp.replace(args.out)
-    print(f"wrote {args.out}")
+    write_table(args.out, table)
     return 0
+
+
+def write_table(path: Path, table: dict) -> None:
+    """Write the unit-cost table atomically (a temporary file beside it, then renamed)."""
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(table, indent=1) + "\n")
+    tmp.replace(path)
+    print(f"wrote {path}")
 
 
 if __name__ == "__main__":

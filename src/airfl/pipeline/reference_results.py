@@ -43,17 +43,12 @@ from typing import Any
 from airfl.params.config import ConfigError, get_dotted
 from airfl.runtime.io import git_commit, json_form, read_json, write_json, write_text
 from airfl.pipeline import paths
+from airfl.pipeline.reference_layout import PROFILES, ROOT, folder
 
-ROOT = Path("reference")
-PROFILES = ("quick", "paper")
 
 
 class ReferenceError(RuntimeError):
     """Bad input or a missing result: the one-line message the CLI prints."""
-
-
-def folder(paper: str, profile: str) -> Path:
-    return ROOT / paper / profile
 
 
 def manifest_path(paper: str, profile: str, figure: str) -> Path:
