@@ -5,7 +5,8 @@ fresh clone shows the paper-scale figures beside the paper's own numbers without
 Layout of reference/<paper>/<profile>/ (reference/quick_summary.json, the cross-CPU check, is
 another file and stays where it is):
 
-- `<figure>.csv`, `<figure>.png`: the figure's stored data and the plot drawn from it (an
+- `<figure>.csv` (`.csv.gz` when large: `reference_layout`), `<figure>.png`: the figure's
+  stored data and the plot drawn from it (an
   analytic figure's resolved parameters beside them, `<figure>.analytic.json`, an audit's
   points, `<figure>.audit.json`: what its claims read besides the CSV);
 - `<figure>.manifest.json`: what made it (commit and whether the tree was dirty; profile,
@@ -43,7 +44,7 @@ from typing import Any
 from airfl.params.config import ConfigError, get_dotted
 from airfl.runtime.io import git_commit, json_form, read_json, write_json, write_text
 from airfl.pipeline import paths
-from airfl.pipeline.reference_layout import PROFILES, ROOT, folder
+from airfl.pipeline.reference_layout import PROFILES, ROOT, folder, read_csv_bytes, store_csv
 
 
 
@@ -204,7 +205,7 @@ def publish(paper: str, profile: str, figures: list[str] | None = None,
         for name, csv in chosen.items():
             keys = declared_keys(csv, all_jobs)
             values = key_values(keys, params)
-            shutil.copyfile(csv, staging / f"{name}.csv")
+            store_csv(Path(csv), staging, name)
             shutil.copyfile(Path(csv).with_suffix(".png"), staging / f"{name}.png")
             for kind, source in _claim_inputs(paper, name).items():
                 shutil.copyfile(source, staging / f"{name}.{kind}.json")
@@ -247,7 +248,9 @@ def write_claims(where: Path, paper: str, params: dict[str, Any]) -> list[dict[s
     published = sorted(p.name[:-len(".manifest.json")] for p in where.glob("*.manifest.json"))
     with tempfile.TemporaryDirectory(prefix=".claims.", dir=where.parent) as view:
         for name in published:
-            _place(where / f"{name}.csv", Path(view) / paths.figure(f"{paper}/{name}", "csv"))
+            destination = Path(view) / paths.figure(f"{paper}/{name}", "csv")
+            destination.parent.mkdir(parents=True, exist_ok=True)
+            destination.write_bytes(read_csv_bytes(where, name))
             for kind, source in _claim_inputs(paper, name).items():
                 _place(where / f"{name}.{kind}.json", Path(view) / source)
         with contextlib.chdir(view):
