@@ -248,11 +248,9 @@ def write_claims(where: Path, paper: str, params: dict[str, Any]) -> list[dict[s
     published = sorted(p.name[:-len(".manifest.json")] for p in where.glob("*.manifest.json"))
     with tempfile.TemporaryDirectory(prefix=".claims.", dir=where.parent) as view:
         for name in published:
-            destination = Path(view) / paths.figure(f"{paper}/{name}", "csv")
-            destination.parent.mkdir(parents=True, exist_ok=True)
-            destination.write_bytes(read_csv_bytes(where, name))
+            _place(read_csv_bytes(where, name), Path(view) / paths.figure(f"{paper}/{name}", "csv"))
             for kind, source in _claim_inputs(paper, name).items():
-                _place(where / f"{name}.{kind}.json", Path(view) / source)
+                _place((where / f"{name}.{kind}.json").read_bytes(), Path(view) / source)
         with contextlib.chdir(view):
             rows = claims.evaluate_paper(paper, params, published=published)
     write_json(where / "claims.rows.json", {"claims": rows})
@@ -260,9 +258,10 @@ def write_claims(where: Path, paper: str, params: dict[str, Any]) -> list[dict[s
     return rows
 
 
-def _place(source: Path, destination: Path) -> None:
+def _place(data: bytes, destination: Path) -> None:
+    """Put a published file's bytes (a CSV already decompressed) where the claims stage reads."""
     destination.parent.mkdir(parents=True, exist_ok=True)
-    shutil.copyfile(source, destination)
+    destination.write_bytes(data)
 
 
 def _made_with(targets: list[str], profile: str, overrides: dict[str, Any]) -> None:

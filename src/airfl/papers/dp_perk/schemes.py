@@ -72,7 +72,7 @@ class DpPerkScheme(Scheme):
                              "placement and path loss)")
         if uplink_gains == "context" and len(unset) < len(geometry):
             raise ValueError(f"curves.{name}: uplink_gains context takes the context's path "
-                             f"gains; {', '.join(k for k in OWN_GEOMETRY if k not in unset)} "
+                             f"gains; {', '.join(k for k, v in geometry.items() if v is not None)} "
                              "would be ignored: remove them")
         if method == "airfl_dp" and eps_tilde is None:
             raise ValueError(f"curves.{name}: airfl_dp needs eps_tilde (the budget eps/sqrt(d))")
