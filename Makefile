@@ -63,7 +63,7 @@ snakemake-record: install
 
 # -n: one worker per core; the pipeline tests that share one built workspace stay together.
 test: install
-	$(BIN)/pytest -q -n auto --dist loadgroup
+	$(BIN)/pytest -q -n auto --dist loadgroup --durations=25
 
 # After changing code or params: regenerate the quick profile from scratch and record it in
 # dvc.lock (committed), so that CI's `dvc status` check compares against current code. The old
