@@ -240,6 +240,36 @@ def test_a_private_scheme_over_its_target_is_not_called_a_reference():
     assert at1.loc["other_eps1", "status"] == "epsilon as simulated 1.5 > target"
 
 
+def _point(curve: str, lower: float, simulated: float, paper: float) -> dict:
+    """An audit point as the audit stage stores it (the fields the leaderboard reads)."""
+    return {"mechanism": curve, "eps_audited_lower": lower, "eps_simulated": simulated,
+            "eps_claimed": paper, "settings": {"trial": 0}}
+
+
+def test_the_leaderboard_shows_each_private_curves_audit_and_says_not_private():
+    """Beside the accounted epsilons: a private curve's audited bound and which accounting it
+    exceeds (none, as simulated, as its paper states, both); a private curve without an audit
+    says so; the non-private entrants say "not private", the channel-noise reference too."""
+    audits = [_point("dp_fedavg_eps1", 0.4, 1.0, 1.0), _point("dp_fedavg_eps4", 3.0, 2.5, 3.5),
+              _point("other_eps1", 2.0, 0.9, 1.5)]
+    table = leaderboard.build(_frame(LEVELS, EPS), CURVES, audits)
+    at1 = table.query("eps_target == 1.0").set_index("curve")
+    assert at1.loc["dp_fedavg_eps1", "eps_audited_lower"] == 0.4
+    assert at1.loc["dp_fedavg_eps1", "audit"] == \
+        "within both accountings (trial 0: simulated 1, paper 1)"
+    assert at1.loc["other_eps1", "audit"].startswith(
+        "exceeds epsilon_simulated and epsilon_paper")
+    assert at1.loc["ideal", "audit"] == "not private"
+    assert math.isnan(at1.loc["ideal", "eps_audited_lower"])
+    assert at1.loc["ota_fl", "audit"] == "not private (reference, not audited)"
+    at4 = table.query("eps_target == 4.0 and snr_db == 0.0").set_index("curve")
+    assert at4.loc["dp_fedavg_eps4", "audit"].startswith("exceeds epsilon_simulated (")
+    assert at4.loc["other_eps4_pm3dbm", "audit"] == "not audited"
+    assert table[table["status"].str.startswith("absent")]["audit"].isna().all()
+    without = leaderboard.build(_frame(LEVELS, EPS), CURVES)          # a table with no audits
+    assert without["audit"].isna().all() and without["eps_audited_lower"].isna().all()
+
+
 def test_the_markdown_table_holds_every_row_and_escapes_pipes():
     rows = pd.DataFrame({"a": [1.23456, np.nan], "b": ["x|y", "z"]})
     text = markdown_table(rows, "T", "note")

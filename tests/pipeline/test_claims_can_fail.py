@@ -53,6 +53,12 @@ NOT_MODELLED: dict[str, str] = {
     "the digital benchmark's (the columns nu_mean_run, case2_share; a curve's level would make "
     "the more accurate method the noisier one); tests/papers/ota_fd/test_ota_fd_claims.py drives "
     "it to holds, contradicted and the out-of-regime inconclusive",
+    "arena/accuracy_vs_eps:arena_dp_fedavg_audit_within_accounted": "reads the entrant's "
+    "privacy-audit CSV (audited bounds against accounted epsilons), not a curve's level "
+    "(tests/arena/test_arena_audit.py drives it to holds and contradicted on constructed rows "
+    "and to contradicted on a real leaky run)",
+    "arena/accuracy_vs_eps:arena_airfl_dp_audit_within_accounted": "as "
+    "arena_dp_fedavg_audit_within_accounted",
     "lapa/fig4:fig7_p1": "reads the P1 values of DDPG and the two direct searches from Config "
     "5's run records, not a curve's level (tests/papers/lapa/test_lapa_claims.py drives it to "
     "holds and to contradicted)",

@@ -5,10 +5,13 @@ numbers, one privacy accountant and one leaderboard.
 A layer above the paper wings (it names their schemes; no wing imports it). Modules:
 params.py (params.yaml `arena`), task.py (the common task as a run block), entrants.py (who runs,
 with what parameters; who is absent and why), leaderboard.py (the ranking table),
-experiments.py (the experiment, its panels and claims).
+experiments.py (the experiment, its panels and claims), audit.py (the privacy audit of every
+private curve, per entrant).
 """
 
 from airfl.core.wing import Wing
 
 WING = Wing(name="arena", package=__name__, catalogue=f"{__name__}.experiments",
-            params=f"{__name__}.params")
+            params=f"{__name__}.params",
+            audits={"dp_fedavg": f"{__name__}.audit:dp_fedavg",
+                    "airfl_dp": f"{__name__}.audit:airfl_dp"})

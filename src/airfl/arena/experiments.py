@@ -104,6 +104,27 @@ def _ota_fl_same_across_snr(frame: pd.DataFrame) -> ClaimResult:
                               note=f"{ends.iloc[-1]:g} dB vs {ends.iloc[0]:g} dB")
 
 
+def _audit_within_accounted(frame: pd.DataFrame) -> ClaimResult:
+    """Every audited curve of an entrant (its audit figure's CSV: one row per curve, airfl.arena
+    .audit) has its audited lower bound on epsilon at most both accounted epsilons, as simulated
+    and as its paper states; contradicted names the curve and the accounting it exceeds. The
+    bound is valid at 95 % per curve (Clopper-Pearson), so holds or contradicted, no margin."""
+    if frame.empty:
+        return ClaimResult(None, "no audited curve")
+    parts, exceeded = [], []
+    for row in frame.itertuples(index=False):
+        lower = float(row.eps_audited_lower)
+        over = [name for name, value in (("as simulated", row.eps_simulated),
+                                         ("as its paper states", row.eps_claimed))
+                if lower > float(value)]
+        parts.append(f"{row.label} {lower:.3g} vs {float(row.eps_simulated):.3g} / "
+                     f"{float(row.eps_claimed):.3g}")
+        if over:
+            exceeded.append(f"{row.label}: {lower:.3g} exceeds its epsilon {' and '.join(over)}")
+    numbers = "audited >= vs accounted (simulated / paper): " + "; ".join(parts)
+    return ClaimResult(not exceeded, numbers, reason="; ".join(exceeded))
+
+
 ROUNDS_PANEL = "accuracy_vs_rounds"
 SNR_PANEL = "accuracy_vs_snr"
 
@@ -130,7 +151,7 @@ ARENA = Experiment(
                               xlabel="Communication round", ylabel="Test accuracy",
                               title="Arena: test accuracy vs rounds (every curve)"),),
     tables=(Table("leaderboard", "Arena leaderboard: schemes ranked per (ε, SNR)",
-                  leaderboard.build, leaderboard.NOTE),),
+                  leaderboard.build, leaderboard.NOTE, audits=True),),
     label=label, compose=compose,
     panel_keys=("entrant", "arena_snr_db", "target_eps", "arena_points", "arena_panels"),
     claims=(
@@ -146,6 +167,14 @@ ARENA = Experiment(
               "same accuracy at the lowest and the highest edge SNR of the sweep (within 1 pp): "
               "its receiver noise does not limit training over the sweep.",
               _ota_fl_same_across_snr, panel=SNR_PANEL),
+        Claim("arena_dp_fedavg_audit_within_accounted", "DP-FedAvg as the arena runs it (T "
+              "rounds, every eps target): the audited lower bound on epsilon does not exceed "
+              "its accounted epsilon, as simulated or as its paper states.",
+              _audit_within_accounted, panel="audit_dp_fedavg"),
+        Claim("arena_airfl_dp_audit_within_accounted", "AirFL-DP as the arena runs it (T "
+              "rounds, every eps target and power): the audited lower bound on epsilon does not "
+              "exceed its accounted epsilon, as simulated or as its paper states.",
+              _audit_within_accounted, panel="audit_airfl_dp"),
     ))
 
 EXPERIMENTS = (ARENA,)

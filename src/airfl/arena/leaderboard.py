@@ -22,7 +22,7 @@ from airfl.core.claims import ACCURACY_MARGIN, final_by_trial, paired_difference
 
 COLUMNS = ("eps_target", "delta", "snr_db", "rank", "scheme", "wing", "status", "curve",
            "accuracy_pct", "accuracy_sd_pct", "trials", "epsilon_simulated", "epsilon_paper",
-           "vs_best_pp", "vs_best_half_width_pp", "vs_best_verdict")
+           "eps_audited_lower", "audit", "vs_best_pp", "vs_best_half_width_pp", "vs_best_verdict")
 
 #: relative slack of "epsilon as simulated <= target" (the calibration never overshoots; this
 #: only absorbs the CSV's 10 significant digits)
@@ -43,10 +43,35 @@ def points(curves: dict[str, dict[str, Any]]) -> list[tuple[float, float]]:
                    for e, s in p.get("arena_points", ())})
 
 
-def build(frame: pd.DataFrame, curves: dict[str, dict[str, Any]]) -> pd.DataFrame:
+def audit_cells(curve: str, params: dict[str, Any], simulated: float,
+                audits: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """The audit columns of a curve's row: a private curve's audited lower bound and which of
+    its accountings (as simulated, as its paper states; the audited trial's) it exceeds, if any
+    (airfl.arena.audit); a curve with no privacy target says "not private" (a reference whose
+    channel noise is accounted anyway is not audited: its epsilon is far beyond any target)."""
+    if "target_eps" not in params:
+        return {"audit": "not private" + (" (reference, not audited)"
+                                          if math.isfinite(simulated) else "")}
+    point = audits.get(curve)
+    if point is None:
+        return {"audit": "not audited"}
+    lower = float(point["eps_audited_lower"])
+    exceeded = [name for name, key in (("epsilon_simulated", "eps_simulated"),
+                                       ("epsilon_paper", "eps_claimed"))
+                if lower > float(point[key])]
+    accounted = f"trial {point['settings']['trial']}: simulated " \
+                f"{float(point['eps_simulated']):.3g}, paper {float(point['eps_claimed']):.3g}"
+    verdict = "exceeds " + " and ".join(exceeded) if exceeded else "within both accountings"
+    return {"eps_audited_lower": lower, "audit": f"{verdict} ({accounted})"}
+
+
+def build(frame: pd.DataFrame, curves: dict[str, dict[str, Any]],
+          audits: list[dict[str, Any]] | None = None) -> pd.DataFrame:
     """The leaderboard rows (COLUMNS) from the figure stage's frame and the arena's curves: one
     group per (eps, SNR) point of the grid (entrants.curves: every eps at the base power, the
-    SNR figure's eps at every power), each of the point's curves in it."""
+    SNR figure's eps at every power), each of the point's curves in it; `audits`: the stored
+    audit points of the arena's entrants (the audit columns: `audit_cells`)."""
+    audited = {p["mechanism"]: p for p in audits or ()}
     accuracy = final_by_trial(frame, "test_accuracy")
     simulated = _final_eps(frame, "epsilon_simulated")
     paper = _final_eps(frame, "epsilon_paper")
@@ -62,6 +87,8 @@ def build(frame: pd.DataFrame, curves: dict[str, dict[str, Any]]) -> pd.DataFram
         for curve in ranked + [c for c in group if c not in meets]:
             row = _row(curve, curves[curve], accuracy[curve], simulated[curve], paper[curve])
             row.update(eps_target=eps, delta=delta, snr_db=snr)
+            if audits is not None:
+                row.update(audit_cells(curve, curves[curve], simulated[curve], audited))
             if curve in meets:
                 row.update(rank=ranked.index(curve) + 1, status="meets the target")
                 if curve != best:
@@ -100,4 +127,6 @@ NOTE = ("Ranked per (eps target, edge SNR) point among the schemes whose epsilon
         "epsilon_paper is the scheme's paper's own accounting. vs_best: the best's final "
         "accuracy minus this scheme's, mean over trials paired by trial, ± the 95 % interval's "
         "half width, and the verdict on 'the best is more accurate' with a 1 pp margin. "
+        "eps_audited_lower: the privacy audit's 95 % lower bound on the curve's epsilon over its "
+        "T rounds (figures/arena/audit_<entrant>), and which accounting it exceeds, if any. "
         "The last rows: the schemes not in the arena, with the reason.")

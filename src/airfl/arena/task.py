@@ -16,6 +16,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import torch
+
 from airfl.params.declare import resolve
 
 
@@ -68,3 +70,30 @@ def run_block(params: dict[str, Any], curves: dict[str, dict[str, Any]]) -> dict
         "scale": task["scale"],
         "curves": curves,
     }
+
+
+def trial_statistics(params: dict[str, Any], experiment_id: str, trial: int):
+    """The statistical CSI a design of the arena sees in trial `trial`: the devices' distances
+    (uniform in the disc, from the trial's (seed, experiment, 'trial', trial, 'placement')
+    stream), their log-distance path gains Lambda_m and the cell edge's as the reference, as
+    the design stage draws them for the arena's block (`channel.model: geometry`, uniform
+    placement, no physical E_s: tests/arena checks the two equal). The arena's audit reads it to
+    rebuild a trial's design without the pipeline."""
+    from airfl.channel.geometry import uniform_disc
+    from airfl.channel.pathloss import gain_from_db, log_distance_db
+    from airfl.core.scheme import ChannelStatistics
+    from airfl.runtime.rng import torch_generator
+
+    arena = settings(params)
+    radio, n = arena["radio"], arena["task"]["num_devices"]
+    generator = torch_generator(params["seed"], experiment_id, "trial", trial, "placement")
+    distances = uniform_disc(n, radius=radio["radius_m"], generator=generator,
+                             min_radius=radio["min_radius_m"])
+
+    def gain(d: torch.Tensor) -> torch.Tensor:
+        return gain_from_db(log_distance_db(d, pl0_db=radio["pl0_db"],
+                                            exponent=radio["exponent"]))
+
+    edge = gain(torch.tensor([float(radio["radius_m"])], dtype=torch.float64))
+    return ChannelStatistics(path_gain=gain(distances), reference_gain=float(edge[0]),
+                             bandwidth_hz=float(radio["bandwidth_hz"]), distances_m=distances)

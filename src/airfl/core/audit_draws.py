@@ -27,6 +27,9 @@ from typing import Callable
 import numpy as np
 import torch
 
+from airfl.core.scheme import ChannelStatistics, RoundState
+from airfl.runtime.rng import RoundStreams
+
 #: Release = (canary row [D] or None for an absent canary, call index, D) -> released update [D].
 Release = Callable[[torch.Tensor | None, int, int], torch.Tensor]
 
@@ -79,3 +82,17 @@ def loop_draws(release_once: Callable[[float | None, int], float], value: float 
     generators from its index (and the caller's seed) and returns coordinate 0 of the release."""
     return np.fromiter((release_once(value, i) for i in range(draws)), dtype=np.float64,
                        count=draws)
+
+
+def audit_round_state(devices: int, seed: int, label: str, call: int,
+                      gains: torch.Tensor | None = None, round_index: int = 1) -> RoundState:
+    """A scheme's round state for an audit's release: unit path gains (`gains`: the round's
+    |h|^2, default ones) and streams keyed by (seed, "audit/<label>", call, round_index), so a
+    call index replays its draws (:func:`linear_draws`' pair of calls relies on it) and every
+    round of a multi-round release has its own."""
+    ones = torch.ones(devices, dtype=torch.float64)
+    stats = ChannelStatistics(path_gain=ones, reference_gain=1.0, bandwidth_hz=1.0e6,
+                              distances_m=ones.clone())
+    return RoundState(round_index=round_index, channel_power=gains if gains is not None else
+                      ones.clone(), data_sizes=torch.ones(devices), statistics=stats,
+                      streams=RoundStreams(seed, f"audit/{label}", call, round_index))

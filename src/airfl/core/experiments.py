@@ -130,12 +130,15 @@ class Table:
     parameters `param_<key>`): figures/<paper>/<name>.csv and the same rows as a Markdown table
     (.md, under `title`), e.g. a leaderboard ranking the curves. `build(frame, curves)` returns
     the rows (`curves`: the composed block's curves with all their parameters); `note`: a
-    paragraph printed under the Markdown table (what the columns mean)."""
+    paragraph printed under the Markdown table (what the columns mean). `audits`: the table also
+    shows the privacy audits its wing registers: the figure job then depends on them and `build`
+    gets their stored points as a third argument (a list of the audit stage's point dicts)."""
 
     name: str
     title: str
-    build: Callable[[pd.DataFrame, dict[str, dict[str, Any]]], pd.DataFrame]
+    build: Callable[..., pd.DataFrame]
     note: str = ""
+    audits: bool = False
 
 
 @dataclass(frozen=True)

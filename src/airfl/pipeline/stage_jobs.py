@@ -176,12 +176,14 @@ def privacy_inputs(ctx: Context, experiment_id: str, curve: str) -> list[str]:
 
 
 def figure_inputs(ctx: Context, experiment_id: str) -> list[str]:
-    """The run tables, the privacy accounts (a private experiment) and the reference."""
+    """The run tables, the privacy accounts (a private experiment), the reference, and the
+    wing's audits where a table shows them (`Table.audits`)."""
     experiment = experiment_of(experiment_id)
     curves = list(experiment.curves(ctx.params))
     return [str(paths.run_table(experiment_id, c)) for c in curves] + \
         [str(paths.privacy(experiment_id, c)) for c in curves if experiment.privacy] + \
-        reference(experiment)
+        reference(experiment) + \
+        (audit_json({experiment.paper}) if any(t.audits for t in experiment.tables) else [])
 
 
 def figure_plots(ctx: Context, experiment_id: str) -> list[Plot]:

@@ -17,13 +17,12 @@ from typing import Any
 import torch
 
 from airfl.params.declare import resolve
-from airfl.core.audit_draws import linear_draws, loop_draws
-from airfl.core.scheme import ChannelStatistics, DesignContext, RoundState
+from airfl.core.audit_draws import audit_round_state, linear_draws, loop_draws
+from airfl.core.scheme import DesignContext
 from airfl.privacy import GaussianEvent, SubsampledGaussianEvent, event_rdp, eps_from_rdp
 from airfl.privacy.audit import gaussian_mechanism_epsilon
 from airfl.privacy.auditing import AuditableMechanism
 from airfl.privacy.rdp import DEFAULT_ORDERS
-from airfl.runtime.rng import RoundStreams
 from airfl.schemes.dp import GaussianDpFedAvg
 from airfl.schemes.ota import OtaTruncatedInversion
 
@@ -40,19 +39,6 @@ def grid(settings: dict[str, Any], key: str) -> list[float]:
     batched and cheap; the paper profile takes more draws), a number one point."""
     values = settings[key] if isinstance(settings[key], list) else [settings[key]]
     return [float(v) for v in values]
-
-
-def _state(updates_n: int, seed: int, label: str, call: int, gains: torch.Tensor | None = None,
-           round_index: int = 1) -> RoundState:
-    """A round state whose streams are keyed by (seed, "audit/<label>", call, round): a call
-    index replays its draws (linear_draws' pair of calls relies on it), each round its own."""
-    n = updates_n
-    stats = ChannelStatistics(path_gain=torch.ones(n, dtype=torch.float64), reference_gain=1.0,
-                              bandwidth_hz=1.0e6, distances_m=torch.ones(n, dtype=torch.float64))
-    return RoundState(round_index=1, channel_power=gains if gains is not None else
-                      torch.ones(n, dtype=torch.float64), data_sizes=torch.ones(n),
-                      statistics=stats, streams=RoundStreams(seed, f"audit/{label}", call,
-                                                             round_index))
 
 
 def _updates(row: torch.Tensor | None, others: int, dim: int) -> torch.Tensor:
@@ -78,8 +64,8 @@ def gaussian_dp(params: dict[str, Any]) -> list[AuditableMechanism]:
         label = f"gaussian_dp/z={z:g}"
 
         def release(row, call, dim, scheme=scheme, label=label):
-            return scheme.aggregate(_updates(row, n - 1, dim), _state(n, seed, label, call),
-                                    {})[0]
+            return scheme.aggregate(_updates(row, n - 1, dim),
+                                    audit_round_state(n, seed, label, call), {})[0]
 
         def once(value, i, release=release):
             row = torch.tensor([value if value is not None else 0.0, 0.0], dtype=torch.float64)
@@ -129,8 +115,9 @@ def multi_round(params: dict[str, Any]) -> list[AuditableMechanism]:
 
         def release(row, call, dim, scheme=scheme, label=label):
             updates = _updates(row, n - 1, dim)
-            return sum(scheme.aggregate(updates, _state(n, seed, label, call, round_index=t),
-                                        {})[0] for t in range(1, rounds + 1))
+            return sum(scheme.aggregate(updates, audit_round_state(n, seed, label, call,
+                                                                   round_index=t), {})[0]
+                       for t in range(1, rounds + 1))
 
         def sample(world, count, sub_seed, release=release):
             value = clip if world == "present" else 0.0
@@ -173,7 +160,7 @@ def ota_truncated_inversion(params: dict[str, Any]) -> list[AuditableMechanism]:
     for snr_db in grid(settings, "snr_db"):
         scheme = OtaTruncatedInversion("audit", snr_db=snr_db, truncation_threshold=threshold,
                                        clip_norm=clip)
-        stats = _state(n, seed, "design", 0).statistics
+        stats = audit_round_state(n, seed, "design", 0).statistics
         design = scheme.design(DesignContext(num_devices=n, dim=dim, rounds=1,
                                              data_sizes=torch.ones(n), channel=stats))
         label = f"ota/snr={snr_db:g}"
@@ -181,10 +168,10 @@ def ota_truncated_inversion(params: dict[str, Any]) -> list[AuditableMechanism]:
         def release(row, call, dim, scheme=scheme, design=design, label=label):
             if row is None:                     # absent: the canary and its gain removed
                 updates = torch.zeros(n - 1, dim, dtype=torch.float64)
-                return scheme.aggregate(updates, _state(n - 1, seed, label, call, gains[1:]),
-                                        design)[0]
+                return scheme.aggregate(updates, audit_round_state(n - 1, seed, label, call,
+                                                                   gains[1:]), design)[0]
             return scheme.aggregate(_updates(row, n - 1, row.numel()),
-                                    _state(n, seed, label, call, gains), design)[0]
+                                    audit_round_state(n, seed, label, call, gains), design)[0]
 
         def sample(world, draws, sub_seed, release=release):
             value = clip if world == "present" else None

@@ -175,12 +175,22 @@ def run(params: dict[str, Any], experiment_id: str) -> None:
                         markers=spec.markers, logx=spec.logx, footer=footer)
         save_figure(fig, paths.figure(fid, "png").with_suffix(""))
     for table in experiment.tables:
-        rows = table.build(frame, curves)
+        rows = table.build(frame, curves, *([audit_points(experiment.paper)] if table.audits
+                                            else []))
         write_csv(paths.figure(f"{experiment.paper}/{table.name}", "csv"), rows)
         write_text(paths.figure(f"{experiment.paper}/{table.name}", "md"),
                    markdown_table(rows, table.title, table.note))
     write_json(paths.summary(experiment_id), {"caption": caption(params, experiment),
                                               "final": _final_summary(frame)})
+
+
+def audit_points(wing: str) -> list[dict[str, Any]]:
+    """Every audited point of the wing's registered audits (results/audit/<wing>/*.json), in
+    the order of their names: what a table with `audits` shows."""
+    from airfl.pipeline.registry import get_wing
+
+    return [point for name in sorted(get_wing(wing).audits)
+            for point in read_json(paths.audit(wing, name))["points"]]
 
 
 def markdown_table(rows: pd.DataFrame, title: str, note: str = "") -> str:

@@ -1,0 +1,222 @@
+"""The arena's privacy audit (airfl.arena.audit): every private curve audited with the scheme,
+design and noise its run uses, accounted as the leaderboard accounts it; the audit, its claims
+and the leaderboard's audit column say no on a mechanism that adds less noise than it accounts."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import torch
+
+from airfl.arena import audit, leaderboard
+from airfl.arena.experiments import ARENA, _audit_within_accounted
+from airfl.arena.task import settings, trial_statistics
+from airfl.pipeline.params import load_params
+from airfl.privacy.auditing import run_audit
+from airfl.schemes.dp import GaussianDpFedAvg
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _params(profile: str) -> dict:
+    return {**load_params(REPO / "params.yaml"), "profile": profile}
+
+
+@pytest.fixture(scope="module", params=["quick", "paper"])
+def params(request):
+    return _params(request.param)
+
+
+@pytest.fixture(scope="module")
+def quick():
+    return _params("quick")
+
+
+@pytest.fixture(scope="module")
+def mechanisms(quick):
+    """Every audited quick mechanism (their designs; no draws yet)."""
+    return audit.dp_fedavg(quick) + audit.airfl_dp(quick)
+
+
+def test_the_trial_statistics_are_the_design_stages(params):
+    """The audit's placement and path gains of a trial are the design stage's, bit for bit."""
+    from airfl.pipeline.trial import channel_statistics
+
+    block = ARENA.params(params)
+    for trial in (0, 1):
+        ours = trial_statistics(params, ARENA.id, trial)
+        theirs = channel_statistics(params, block, ARENA.id, trial)
+        assert torch.equal(ours.path_gain, theirs.path_gain)
+        assert torch.equal(ours.distances_m, theirs.distances_m)
+        assert ours.reference_gain == theirs.reference_gain
+        assert ours.bandwidth_hz == theirs.bandwidth_hz
+
+
+def test_every_private_curve_is_audited_with_the_scheme_its_run_builds(params):
+    """The two entrants' audited curves are exactly the arena's private curves, each built as
+    the train stage builds it (class and parameters, the clients' step size included)."""
+    from airfl.pipeline.registry import build_scheme
+
+    curves = ARENA.curves(params)
+    audited = {**audit.private_curves(params, "dp_fedavg"),
+               **audit.private_curves(params, "airfl_dp")}
+    assert set(audited) == {c for c, p in curves.items() if "target_eps" in p}
+    lr = settings(params)["task"]["lr"]
+    for name, curve in audited.items():
+        ours = audit.build(name, curve, lr)
+        theirs = build_scheme(name, {k: v for k, v in curves[name].items()
+                                     if k not in ARENA.panel_keys}, lr)
+        assert type(ours) is type(theirs) and vars(ours) == vars(theirs), name
+
+
+def _run_records(params: dict, name: str, trial: int) -> list[dict]:
+    """The round records a run of the curve writes in this trial: the design stage's design
+    (the pipeline's statistics and scheme) and the scheme's aggregate on random uploads."""
+    from airfl.core.audit_draws import audit_round_state
+    from airfl.core.scheme import DesignContext
+    from airfl.pipeline.registry import build_scheme
+    from airfl.pipeline.runs import model_dim
+    from airfl.pipeline.trial import channel_statistics
+
+    block = ARENA.params(params)
+    curve = {k: v for k, v in block["curves"][name].items() if k not in ARENA.panel_keys}
+    scheme = build_scheme(name, curve, block["training"]["lr"])
+    n, rounds = block["num_devices"], block["scale"]["rounds"]
+    design = scheme.design(DesignContext(
+        n, model_dim(block), rounds, torch.full((n,), 10, dtype=torch.long),
+        channel_statistics(params, block, ARENA.id, trial), trial=trial, seed=params["seed"],
+        experiment=ARENA.id))
+    generator = torch.Generator().manual_seed(1)
+    records = []
+    for t in range(rounds):
+        state = audit_round_state(n, 0, "test", 0, round_index=t + 1)
+        updates = 0.01 * torch.randn(n, 3, generator=generator, dtype=torch.float64)
+        records.append(scheme.aggregate(updates, state, design)[1])
+    return records
+
+
+def test_each_audit_is_accounted_as_the_leaderboard_accounts_the_run(quick, mechanisms):
+    """The audit's claimed and simulated epsilons are the privacy stage's epsilon_paper and
+    epsilon_simulated of the audited trial's run records; each meets its curve's target, and
+    the exact epsilon of the composed Gaussian lies below it (the RDP account is an upper
+    bound), but not far (not a vacuous audit target)."""
+    from airfl.pipeline.stages.privacy import simulated_epsilons, trial_epsilons
+
+    trial = quick["audit"]["arena"]["trial"]
+    assert [m.name for m in mechanisms] == [
+        c for c, p in ARENA.curves(quick).items() if p["entrant"] == "FedAvg + DP"] + [
+        c for c, p in ARENA.curves(quick).items() if p["entrant"] == "AirFL-DP"]
+    for mechanism in mechanisms:
+        records = _run_records(quick, mechanism.name, trial)
+        paper = trial_epsilons(records, mechanism.delta)["improved"][-1]
+        simulated = simulated_epsilons(records, mechanism.delta)["improved"][-1]
+        assert mechanism.eps_claimed == pytest.approx(paper, rel=1e-12), mechanism.name
+        assert mechanism.eps_simulated == pytest.approx(simulated, rel=1e-12), mechanism.name
+        target = mechanism.settings["target_eps"]
+        assert mechanism.eps_simulated <= target * (1 + leaderboard.SLACK)
+        assert 0.5 * mechanism.eps_simulated < mechanism.settings["eps_exact_gdp"] \
+            <= mechanism.eps_simulated
+        assert mechanism.draws == quick["audit"]["arena"]["draws"]["quick"]
+
+
+def test_the_audit_is_deterministic_and_its_bound_lies_below_the_exact_epsilon(mechanisms):
+    """Same seed, same draws; on the real mechanism the 95 % lower bound is below the exact
+    epsilon of the composed Gaussian (and so below both accounted), and the empirical GDP
+    epsilon is near the exact one."""
+    mechanism = next(m for m in mechanisms if m.name == "airfl_dp_eps4")
+    first, second = (run_audit(mechanism, 20000, 7) for _ in range(2))
+    assert first == second
+    exact = mechanism.settings["eps_exact_gdp"]
+    assert 0.0 < first["eps_audited_lower"] <= exact
+    assert first["holds"] and first["holds_simulated"]
+    assert first["gdp_eps"] == pytest.approx(exact, rel=0.1)
+
+
+class QuietDpFedAvg(GaussianDpFedAvg):
+    """DP-FedAvg with a leak: it adds a quarter of the noise its record accounts (the noise
+    multiplier z / 4 on the clipped sum, the record's event still z)."""
+
+    def aggregate(self, updates, state, design):
+        quiet = GaussianDpFedAvg(self.name, **{**self.params, "noise_multiplier":
+                                               self.params["noise_multiplier"] / 4})
+        update, _ = quiet.aggregate(updates, state, design)
+        _, record = super().aggregate(updates, state, design)
+        return update, record
+
+
+def test_the_audit_its_claim_and_the_leaderboard_say_no_on_a_leak(monkeypatch, quick):
+    """The arena's DP-FedAvg at eps 4 run by a scheme that adds less noise than it accounts:
+    the audited bound exceeds both accounted epsilons, the entrant's claim is contradicted
+    naming the accounting, and the leaderboard's audit column says which it exceeds."""
+    monkeypatch.setitem(audit.SCHEMES, "gaussian_dp", QuietDpFedAvg)
+    leaky = next(m for m in audit.dp_fedavg(quick) if m.name == "dp_fedavg_eps4")
+    point = run_audit(leaky, 20000, 3)
+    assert point["eps_claimed"] == pytest.approx(4.0, rel=1e-4)      # the record's account
+    assert point["eps_audited_lower"] > 4.0
+    assert not point["holds"] and not point["holds_simulated"]
+    result = _audit_within_accounted(_audit_frame([point]))
+    assert result.verdict == "contradicted"
+    assert "dp_fedavg_eps4" in result.reason and "as simulated and as its paper states" in \
+        result.reason
+    cells = leaderboard.audit_cells("dp_fedavg_eps4", {"target_eps": 4.0}, point["eps_simulated"],
+                                    {"dp_fedavg_eps4": point})
+    assert cells["audit"].startswith("exceeds epsilon_simulated and epsilon_paper")
+
+
+def _audit_frame(points: list[dict]) -> pd.DataFrame:
+    """The audit figure's CSV rows as the audit stage writes them."""
+    from airfl.pipeline.stages.audit import COLUMNS
+
+    return pd.DataFrame([{"label": p["mechanism"], **{k: p[k] for k in COLUMNS[1:]}}
+                         for p in points], columns=list(COLUMNS))
+
+
+def _row(label: str, lower: float, simulated: float, paper: float) -> dict:
+    return {"mechanism": label, "eps_claimed": paper, "eps_simulated": simulated,
+            "eps_audited_lower": lower, "eps_audited_point": lower, "eps_audited_upper": lower,
+            "gdp_eps": lower, "tightness": lower / paper, "holds": lower <= paper}
+
+
+def test_the_audit_claim_holds_and_fails_on_constructed_rows():
+    """Holds when every bound is at most both accountings; contradicted when one curve's bound
+    exceeds either (the reason names the curve and the accounting); n/a with no rows."""
+    within = [_row("a_eps1", 0.5, 0.9, 1.0), _row("a_eps4", 3.0, 3.5, 3.5)]
+    assert _audit_within_accounted(_audit_frame(within)).verdict == "holds"
+    over_simulated = within + [_row("a_eps16", 12.0, 11.0, 14.0)]
+    result = _audit_within_accounted(_audit_frame(over_simulated))
+    assert result.verdict == "contradicted"
+    assert result.reason == "a_eps16: 12 exceeds its epsilon as simulated"
+    over_paper = [_row("a_eps1", 1.2, 1.5, 1.0)]
+    assert _audit_within_accounted(_audit_frame(over_paper)).reason == \
+        "a_eps1: 1.2 exceeds its epsilon as its paper states"
+    assert _audit_within_accounted(_audit_frame([])).verdict == "n/a"
+
+
+def test_snakemake_arena_builds_the_audits_and_the_leaderboard_reads_them(params):
+    """`snakemake arena` (both profiles) targets both entrants' audits, the figure job (which
+    writes the leaderboard) depends on them, and so does the arena's claims job."""
+    from airfl.pipeline import dag
+    from airfl.pipeline.stage_jobs import claim_inputs
+
+    outputs = [f"results/audit/arena/{m}.json" for m in ("airfl_dp", "dp_fedavg")]
+    targets = dag.paper_targets("arena", params)
+    assert set(outputs) | {f"figures/arena/audit_{m}.csv" for m in ("airfl_dp", "dp_fedavg")} \
+        <= set(targets)
+    (figure,) = [j for j in dag.experiment_jobs(ARENA, params) if j.stage == "figure"]
+    assert set(outputs) <= set(figure.deps)
+    assert set(outputs) <= set(claim_inputs("arena", params))
+    audits = {tuple(j.args[-2:]) for j in dag.audit_jobs()}
+    assert {("arena", "airfl_dp"), ("arena", "dp_fedavg")} <= audits
+
+
+def test_a_bad_audit_trial_stops_naming_the_key(quick):
+    """The audited trial is validated by params.yaml's schema (audit.arena.trial >= 0)."""
+    from airfl.params.config import ConfigError
+    from airfl.pipeline.params import validate_params
+
+    bad = {**quick, "audit": {**quick["audit"], "arena": {**quick["audit"]["arena"],
+                                                          "trial": -1}}}
+    with pytest.raises((ConfigError, ValueError), match="trial"):
+        validate_params(bad)
