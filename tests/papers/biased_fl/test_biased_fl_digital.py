@@ -19,11 +19,11 @@ from jsonschema import Draft202012Validator
 from airfl.channel.digital import outage_probability_rayleigh, shannon_rate
 from airfl.core.scheme import ChannelStatistics, DesignContext, RoundState
 from airfl.pipeline.registry import build_scheme, scheme_kinds
-from airfl.papers.biased_fl import design_digital as dd
-from airfl.papers.biased_fl import design_digital_model as dm
-from airfl.papers.biased_fl import design_digital_surrogate as dsur
-from airfl.papers.biased_fl import schemes_digital as ds
-from airfl.papers.biased_fl import schemes_digital_baselines as dsb
+from airfl.papers.biased_fl.design import digital as dd
+from airfl.papers.biased_fl.design import digital_model as dm
+from airfl.papers.biased_fl.design import digital_surrogate as dsur
+from airfl.papers.biased_fl.schemes import digital as ds
+from airfl.papers.biased_fl.schemes import digital_baselines as dsb
 from airfl.runtime.rng import RoundStreams
 
 N0 = 10.0 ** ((-161 - 30) / 10)

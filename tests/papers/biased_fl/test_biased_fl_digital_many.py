@@ -18,8 +18,8 @@ from airfl.core.lockstep import run_lockstep
 from airfl.core.loop import LocalWork, Schedule, ServerStep, TrialSetup, run_trial
 from airfl.core.scheme import ChannelStatistics, DesignContext, RoundState
 from airfl.models.flat import SoftmaxRegression
-from airfl.papers.biased_fl import design_digital_model as dm
-from airfl.papers.biased_fl import schemes_digital as ds
+from airfl.papers.biased_fl.design import digital_model as dm
+from airfl.papers.biased_fl.schemes import digital as ds
 from airfl.pipeline.registry import build_scheme
 from airfl.runtime.rng import RoundStreams
 

@@ -17,9 +17,9 @@ import torch
 from airfl.channel.fading import rayleigh_power
 from airfl.core.scheme import ChannelStatistics, DesignContext, RoundState
 from airfl.pipeline.registry import build_scheme, scheme_kinds
-from airfl.papers.biased_fl import design_ota as od
-from airfl.papers.biased_fl import schemes_ota as osch
-from airfl.papers.biased_fl import schemes_ota_baselines as osb
+from airfl.papers.biased_fl.design import ota as od
+from airfl.papers.biased_fl.schemes import ota as osch
+from airfl.papers.biased_fl.schemes import ota_baselines as osb
 from airfl.runtime.rng import RoundStreams
 
 # ---- default OTA geometry --------------------------------------------------

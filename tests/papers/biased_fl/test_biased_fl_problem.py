@@ -84,7 +84,7 @@ def test_biased_fl_curve_schema_is_generated_from_the_schemes():
     """$defs.biased_fl_curve comes from the schemes' own parameter declarations, and offers
     exactly the wing's scheme kinds."""
     from airfl.papers.biased_fl import WING
-    from airfl.papers.biased_fl.scheme_params import PARAMS_SCHEMA, curve_schema
+    from airfl.papers.biased_fl.schemes.params import PARAMS_SCHEMA, curve_schema
     from airfl.pipeline.params import params_schema
 
     assert params_schema()["$defs"]["biased_fl_curve"] == curve_schema()

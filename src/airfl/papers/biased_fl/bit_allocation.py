@@ -55,7 +55,7 @@ import math
 
 import numpy as np
 
-from airfl.papers.biased_fl.design_digital_model import HEADER_BITS
+from airfl.papers.biased_fl.design.digital_model import HEADER_BITS
 
 __all__ = ["allocation_tables", "fedtoe_allocate", "front_point", "pareto_bits", "qml_allocate",
            "quant_var"]

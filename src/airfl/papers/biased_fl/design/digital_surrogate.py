@@ -2,7 +2,7 @@
 
 :class:`DigitalSurrogate` is compiled once as a DPP cvxpy problem, moved to each iterate by
 ``update``, solved (with the one retry policy of ``RETRY_SETTINGS``) and post-processed by
-``point``; :mod:`airfl.papers.biased_fl.design_digital` drives the iterations.
+``point``; :mod:`airfl.papers.biased_fl.design.digital` drives the iterations.
 """
 
 from __future__ import annotations
@@ -13,14 +13,14 @@ import warnings
 import numpy as np
 
 from airfl.runtime.lazy import lazy_import
-from airfl.papers.biased_fl.design_digital_model import (
+from airfl.papers.biased_fl.design.digital_model import (
     HEADER_BITS,
     VARIANTS,
     _rate_of_beta,
     _Setup,
     relaxed_objective,
 )
-from airfl.papers.biased_fl.design_ota import DesignError
+from airfl.papers.biased_fl.design.ota import DesignError
 
 cp = lazy_import("cvxpy")   # only design jobs solve; the others never load it
 

@@ -1,6 +1,7 @@
-"""OTA-FD's training figures X2-X5 and X7; X1 and X6 are in
-:mod:`.experiments`. Each takes X1's CNN-MNIST setting unless its params block overrides a key
-(:mod:`.run_blocks`); its claims are checked on the stored figure data (:mod:`.claims.x2_x7`).
+"""OTA-FD's training figures X2-X5 and X7; X1 and X6 are in the catalogue's other modules
+(:mod:`airfl.papers.ota_fd.experiments`). Each takes X1's CNN-MNIST setting unless its params
+block overrides a key (:mod:`airfl.papers.ota_fd.run_blocks`); its claims are checked on the
+stored figure data (:mod:`airfl.papers.ota_fd.claims.x2_x7`).
 
 Reconstructed [R] (the main text and its figures were not available): every method
 but the proposed one, the eps sweeps, the channel and SNR, gamma, eta_0, the CIFAR split and

@@ -11,7 +11,7 @@ round lasts d/B (d symbols at B symbols/s: our reading). No clipping: when ||g||
 budget d E_s is exceeded and logged (the paper does not clip; record "max_energy_ratio" /
 "energy_violations").
 
-The six OTA baselines of Fig. 2(b,c) are in :mod:`airfl.papers.biased_fl.schemes_ota_baselines`.
+The six OTA baselines of Fig. 2(b,c) are in :mod:`airfl.papers.biased_fl.schemes.ota_baselines`.
 """
 
 from __future__ import annotations
@@ -25,8 +25,8 @@ import torch
 from airfl.channel.ota import inversion_threshold_power, truncated_inversion_mask
 from airfl.core.participation import require_participation
 from airfl.core.scheme import DesignContext, RoundState, Scheme
-from airfl.papers.biased_fl import design_ota
-from airfl.papers.biased_fl.scheme_params import OTA_PARAMS as PARAMS_SCHEMA
+from airfl.papers.biased_fl.design import ota as design_ota
+from airfl.papers.biased_fl.schemes.params import OTA_PARAMS as PARAMS_SCHEMA
 
 __all__ = ["KEPT_NOISE_POWER", "PARAMS_SCHEMA", "BiasedOta", "energy_ratio", "ota_estimate", "update_norms"]
 
@@ -113,7 +113,7 @@ def _record(participants: int, dim: int, statistics, noise_std: float, ratios: t
 class BiasedOta(_OtaScheme):
     """Truncated channel inversion with per-device pre-scalers gamma_m and post-scaler alpha.
 
-    design: gamma from design_ota per variant (opt: SCA, nv: eq. 22, zb: bisection); returns
+    design: gamma from design.ota per variant (opt: SCA, nv: eq. 22, zb: bisection); returns
     gamma, alpha, p, beta, zeta (Lemma 1), psi (eq. 20a), bound terms (Theorem 1).
     aggregate: g_hat = (sum_m chi_m gamma_m g_m + n)/alpha, chi_m = 1{|h_m| >= G gamma_m/sqrt(d E_s)}.
     """

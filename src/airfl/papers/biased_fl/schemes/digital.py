@@ -36,7 +36,7 @@ call on a 10-entry tensor costs a few microseconds, several times numpy's (bench
 Two steps stay in torch so that the numbers are torch's, bit for bit: the capacity's log2
 (`_DigitalScheme.capacity`) and every sum of floats (`_torch_sum`: numpy sums in another order).
 
-The baselines are in :mod:`airfl.papers.biased_fl.schemes_digital_baselines`.
+The baselines are in :mod:`airfl.papers.biased_fl.schemes.digital_baselines`.
 """
 
 from __future__ import annotations
@@ -52,9 +52,9 @@ from jsonschema import Draft202012Validator
 from airfl.channel.quantization import payload_bits
 from airfl.channel.quantized_sums import quantized_weighted_sum
 from airfl.core.scheme import DesignContext, RoundState, Scheme
-from airfl.papers.biased_fl import design_digital
-from airfl.papers.biased_fl.design_digital_model import HEADER_BITS
-from airfl.papers.biased_fl.scheme_params import DIGITAL_PARAMS as PARAMS_SCHEMA
+from airfl.papers.biased_fl.design import digital as design_digital
+from airfl.papers.biased_fl.design.digital_model import HEADER_BITS
+from airfl.papers.biased_fl.schemes.params import DIGITAL_PARAMS as PARAMS_SCHEMA
 from airfl.core.participation import require_participation
 
 __all__ = ["PARAMS_SCHEMA", "BiasedDigital", "Plan", "fixed_rate_charge",
@@ -271,7 +271,7 @@ def fixed_rate_charge(mode: str, fixed: np.ndarray, capacity: np.ndarray,
 class BiasedDigital(_DigitalScheme):
     """Threshold participation chi = 1{|h| >= rho_m}, r_m-bit quantization, post-scalers nu_m.
 
-    design: (rho, nu, r) from design_digital per variant; also beta, p, R, L, expected latency,
+    design: (rho, nu, r) from design.digital per variant; also beta, p, R, L, expected latency,
     Psi with the integer r, and the SCA trace. aggregate (paper eq. 13):
     g_hat = sum_m chi_m Q_{r_m}(g_m) / nu_m, unbiased for sum_m p_m g_m (p_m = beta_m/nu_m).
     """

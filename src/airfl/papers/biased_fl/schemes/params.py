@@ -11,7 +11,7 @@ from typing import Any
 
 from airfl.params.declare import Enum, Int, Num, Obj, Str
 
-# ----- OTA schemes (schemes_ota.py, schemes_ota_baselines.py) ---------------------------------
+# ----- OTA schemes (ota.py, ota_baselines.py) ----------------------------------------------------
 
 
 _G = Num(description="gradient-norm bound G_max used in the design and truncation rule", gt=0,
@@ -74,7 +74,7 @@ OTA_KINDS: dict[str, Obj] = {
 }
 
 
-# ----- digital schemes (schemes_digital.py, schemes_digital_baselines.py) ---------------------
+# ----- digital schemes (digital.py, digital_baselines.py) ----------------------------------------
 
 
 _POS = {"gt": 0}

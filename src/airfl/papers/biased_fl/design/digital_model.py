@@ -2,7 +2,7 @@
 
 Closed-form pieces of a digital design (rho, nu, r): participation beta, sampling weight p, rate R,
 payload L, expected latency (paper (12), (13), (17), (23c)), the variance zeta^D of Lemma 2, and
-the relaxed problem the SCA of :mod:`airfl.papers.biased_fl.design_digital` decreases: its data
+the relaxed problem the SCA of :mod:`airfl.papers.biased_fl.design.digital` decreases: its data
 (:class:`_Setup`), latency and true objective at a point (p, nu, r'), and the default start.
 """
 
@@ -15,7 +15,7 @@ import torch
 
 from airfl.channel.digital import shannon_rate
 from airfl.channel.quantization import payload_bits
-from airfl.papers.biased_fl.design_ota import DesignError, psi
+from airfl.papers.biased_fl.design.ota import DesignError, psi
 
 __all__ = ["HEADER_BITS", "VARIANTS", "digital_quantities", "initial_point", "relaxed_latency",
            "relaxed_objective", "zeta_digital"]

@@ -2,7 +2,7 @@
 
 Paper: Ul Abrar, Michelusi, "Biased Federated Learning under Wireless Heterogeneity" (arXiv
 2503.06078), §V-A/B. Units, receiver noise and round record are those of
-:mod:`airfl.papers.biased_fl.schemes_ota` (shared with the proposed scheme).
+:mod:`airfl.papers.biased_fl.schemes.ota` (shared with the proposed scheme).
 
 Baseline notation: q_{m,t} = d E_s |h_{m,t}|^2 / G^2 (largest received amplitude^2 a
 device can reach with energy d E_s when ||g|| <= G), s2 = d N0 / G^2. A device whose received
@@ -20,7 +20,7 @@ import torch
 from airfl.core.participation import require_participation
 from airfl.core.scheme import DesignContext, RoundState
 from airfl.runtime.lazy import lazy_import
-from airfl.papers.biased_fl.schemes_ota import (
+from airfl.papers.biased_fl.schemes.ota import (
     _OtaScheme,
     _record,
     energy_ratio,

@@ -2,7 +2,7 @@
 
 Paper: Ul Abrar, Michelusi, "Biased Federated Learning under Wireless Heterogeneity" (arXiv
 2503.06078), §V-C/D. Units, quantizer, latency rule and round record are those of
-:mod:`airfl.papers.biased_fl.schemes_digital` (shared with the proposed scheme).
+:mod:`airfl.papers.biased_fl.schemes.digital` (shared with the proposed scheme).
 
 Choices the paper leaves open (all ours):
 
@@ -42,7 +42,7 @@ from airfl.papers.biased_fl.bit_allocation import (
     qml_allocate,
     quant_var as _quant_var,
 )
-from airfl.papers.biased_fl.schemes_digital import (
+from airfl.papers.biased_fl.schemes.digital import (
     HEADER,
     _DigitalScheme,
     Plan,

@@ -59,7 +59,7 @@ from __future__ import annotations
 import numpy as np
 
 from airfl.optim import sca
-from airfl.papers.biased_fl.design_digital_model import (
+from airfl.papers.biased_fl.design.digital_model import (
     _make_setup,
     _Setup,
     _true_psi_relaxed,
@@ -69,10 +69,10 @@ from airfl.papers.biased_fl.design_digital_model import (
     relaxed_objective,
     zeta_digital,
 )
-from airfl.papers.biased_fl.design_digital_surrogate import DigitalSurrogate
+from airfl.papers.biased_fl.design.digital_surrogate import DigitalSurrogate
 
 # Shared with the OTA design: Psi of Theorem 1 (paper (20a)/(23a)) and the error type.
-from airfl.papers.biased_fl.design_ota import DesignError, bias_sum, psi
+from airfl.papers.biased_fl.design.ota import DesignError, bias_sum, psi
 
 __all__ = ["DesignError", "design_sca", "design_zb_qnv"]
 
