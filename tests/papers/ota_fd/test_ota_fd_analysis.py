@@ -4,16 +4,10 @@ import numpy as np
 import pytest
 
 from airfl.papers.ota_fd import analysis as an
-from airfl.papers.ota_fd.resnet import ResNet18BN, parameter_count
 
 BLOCK = dict(num_devices=10, K=10, dominant=1110, minor=10, power=1.0, snr_db=10.0, delta=1e-8,
              sensitivity_mode="paper", fading_quantile=0.5, eta0=1.0, gamma=1.0, L1=1.0,
              L2=1.0, fmax=2.3, T_max=20000, eps_grid=[0.01, 0.1, 1.0], nu_eps=[0.1, 1.0])
-
-
-def test_resnet18_has_the_papers_parameter_count():
-    """11,173,962 parameters (appendix E, stated); counted, not trained."""
-    assert parameter_count(ResNet18BN(10)) == 11_173_962
 
 
 def test_split_counts_is_the_stated_mnist_split():
@@ -59,13 +53,3 @@ def test_closed_form_rounds_is_the_rounds_frames_T_closed():
     wide = an.rounds_frame(BLOCK)
     for eps, T in zip(wide["eps"], wide["T_closed"]):
         assert an.closed_form_rounds(BLOCK, eps) == T
-
-
-def test_trained_resnet18_bn_has_the_stated_count_and_no_running_statistics():
-    """The model X2 trains (`resnet18_bn`): D = 11,173,962 as stated, and a model is its
-    parameter vector alone (BatchNorm on batch statistics, no buffers to keep per WD) [R]."""
-    from airfl.models.flat import build_model
-
-    model = build_model("resnet18_bn", (3, 32, 32), 10)
-    assert model.dim == 11_173_962
-    assert not list(model.module.buffers())

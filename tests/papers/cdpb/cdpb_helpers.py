@@ -1,4 +1,4 @@
-"""Shared helper of the CDPB tests (collected by pytest, holds no tests; the cdpb test files
+"""Shared helper of the CDPB tests (not collected by pytest; the cdpb test files
 import it by module name, since tests/ is not a package)."""
 
 from __future__ import annotations

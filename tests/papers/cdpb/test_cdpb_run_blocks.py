@@ -1,5 +1,6 @@
-"""CDPB's W_clip calibration: the median of the clients' noise-free update norms
-at theta_0, measured by the generic `calibrate` stage that the train stage reads."""
+"""CDPB's training run blocks (run_blocks.py): the update-norm calibration of W, and the paper
+profile's dataset (CIFAR + ResNet-18-GN when CIFAR can be supplied, an offline substitute that
+says so otherwise)."""
 
 from __future__ import annotations
 
@@ -8,16 +9,17 @@ import pytest
 import torch
 import yaml
 
-from airfl.pipeline import paths
-from airfl.pipeline.params import validate_params
 from airfl.core.engine import ClientData
 from airfl.core.loop import LocalWork, ServerStep, TrialSetup, initial_update_norms
 from airfl.core.scheme import ChannelStatistics
-from airfl.pipeline.dag import jobs
-from airfl.pipeline.registry import get_experiment
 from airfl.models.flat import SoftmaxRegression
-from airfl.papers.cdpb.run_blocks import median_update_norm
+from airfl.pipeline import paths
+from airfl.pipeline.dag import jobs
+from airfl.pipeline.params import validate_params
+from airfl.pipeline.registry import get_experiment
 from airfl.pipeline.runs import calibrated
+from airfl.papers.cdpb.run_blocks import median_update_norm
+
 
 N_CLIENTS, PER_CLIENT, FEATURES, CLASSES, LR = 5, 4, 3, 3, 0.1
 
@@ -87,3 +89,34 @@ def test_every_cdpb_training_figure_is_calibrated_and_trains_with_the_stored_val
     target.parent.mkdir(parents=True)
     target.write_text('{"params": {"w_clip": 0.123}}')
     assert calibrated(get_experiment("cdpb/fig4"), {"strategy": "cdpb_i"})["w_clip"] == 0.123
+
+
+def _paper(repo_root, tmp_path, monkeypatch):
+    monkeypatch.setenv("AIRFL_DATA_MIRROR", str(tmp_path / "mirror"))
+    params = validate_params(yaml.safe_load((repo_root / "params.yaml").read_text()))
+    params.update(profile="paper")
+    params["data"].update(root=str(tmp_path / "data"), mirror=None)
+    return params
+
+
+def test_offline_paper_run_substitutes_and_says_so(repo_root, tmp_path, monkeypatch):
+    from airfl.pipeline.artifacts import caption
+
+    params = _paper(repo_root, tmp_path, monkeypatch)
+    for figure, original in (("cdpb/fig4", "cifar100"), ("cdpb/fig8b", "cifar10")):
+        experiment = get_experiment(figure)
+        block = experiment.params(params)
+        assert (block["dataset"], block["model"]["name"]) == ("fashion_mnist", "cnn_mnist")
+        assert block["substituted_for"] == f"{original} / resnet18_gn"
+        assert f"Offline substitute for {original} / resnet18_gn" in caption(params, experiment)
+
+
+def test_paper_run_trains_cifar_when_its_archive_is_there(repo_root, tmp_path, monkeypatch):
+    params = _paper(repo_root, tmp_path, monkeypatch)
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "cifar-100-python.tar.gz").write_bytes(b"")   # found, checked later
+    block = get_experiment("cdpb/fig4").params(params)
+    assert (block["dataset"], block["model"]["name"]) == ("cifar100", "resnet18_gn")
+    assert "substituted_for" not in block
+    quick = validate_params(yaml.safe_load((repo_root / "params.yaml").read_text()))
+    assert get_experiment("cdpb/fig4").params(quick)["dataset"] == "fashion_mnist"

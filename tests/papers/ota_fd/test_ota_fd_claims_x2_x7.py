@@ -1,4 +1,5 @@
-"""OTA-FD's X1-X7 claim checks on synthetic figure frames (the columns the figure stage writes)."""
+"""The claims of OTA-FD's X2-X5 and X7 and X1's FD-vs-FL claim (claims/x2_x7.py) on stored
+figure data."""
 
 import pandas as pd
 

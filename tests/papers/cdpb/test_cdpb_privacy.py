@@ -1,9 +1,6 @@
-"""CDPB analytic building blocks: channel statistics, RDP bounds, Theorem 2 pieces, setting.
-
-Reference values: Appendix A. Tolerance for printed references:
-half a unit in the last printed digit (the value agrees with every digit the reference prints; this
-is at least as strict as a 1e-4 relative tolerance), via ``assert_printed``.
-"""
+"""CDPB's per-round RDP (privacy.py): Theorem 1 against Appendix A, the baselines' privacy,
+Lemma 3, the dimension-corrected bound against the generic accountant, composition and
+conversions, the privacy events."""
 
 from __future__ import annotations
 
@@ -16,66 +13,13 @@ import pytest
 from airfl.papers.cdpb import channel_stats as cs
 from airfl.papers.cdpb import privacy as pv
 from airfl.papers.cdpb.design import rho_gamma_closed
-from airfl.papers.cdpb.objective import gamma_approx, gamma_exact, phi, s_tau, step_offset
-from airfl.papers.cdpb.setting import CdpbSetting, mechanism
+from airfl.papers.cdpb.setting import CdpbSetting
 from airfl.privacy import RdpAccountant, rdp_subsampled_gaussian
 
-from test_cdpb_helpers import assert_printed
+from cdpb_helpers import assert_printed
+
 
 S = CdpbSetting()
-
-
-# ------------------------------------------------------------------------- channel statistics
-def test_expected_statistics_at_rho_max_match_appendix_a():
-    assert_printed(float(cs.participation_probability(S, 1.0)), "0.367879")
-    assert_printed(float(cs.expected_reliable(S, 1.0)), "36.788")
-    assert_printed(float(cs.expected_noise_power(S, 1.0, 0.0)), "36.798")
-    assert_printed(float(cs.expected_noise_power(S, 1.0, 1.0)), "63.222")
-
-
-def test_mixed_formula_reduces_to_56_and_60():
-    rho = np.linspace(0.01, 1.0, 50)
-    np.testing.assert_allclose(cs.noise_power_mixed(S, rho, 0.0), cs.noise_power_idle(S, rho),
-                               rtol=1e-14)
-    np.testing.assert_allclose(cs.noise_power_mixed(S, rho, 1.0), cs.noise_power_noisy(S, rho),
-                               rtol=1e-13)
-
-
-@pytest.mark.parametrize("rho", [0.2, 0.7, 1.0])
-def test_expected_statistics_match_monte_carlo(rho):
-    """(53), (56), (60) and the derived mixed formula against a direct simulation of the
-    channel h ~ Exp(h_bar = 1.3) and the per-client rules; 5 standard errors."""
-    s = CdpbSetting(K=1, h_bar=1.3, P=1.0, sigma_z2=0.0)
-    rng = np.random.default_rng(7)
-    h = rng.exponential(s.h_bar, 400_000)
-    coin = rng.random(h.size) < 0.4
-    reliable = h >= rho * s.W**2 / s.P
-    artificial = np.where(reliable, s.P * h - rho * s.W**2, 0.0)
-    samples = {
-        "p": (reliable.astype(float), cs.participation_probability(s, rho)),
-        "idle": (artificial, cs.noise_power_idle(s, rho)),
-        "noisy": (artificial + np.where(~reliable, s.P * h, 0.0), cs.noise_power_noisy(s, rho)),
-        "mixed": (artificial + np.where(~reliable & coin, s.P * h, 0.0),
-                  cs.noise_power_mixed(s, rho, 0.4)),
-    }
-    for name, (x, expected) in samples.items():
-        se = x.std() / math.sqrt(x.size)
-        assert abs(x.mean() - float(expected)) <= 5 * se, name
-
-
-def test_baseline_expected_rounds():
-    k, s2 = cs.expected_round(S, "hmin", cs.hmin_rho(S))
-    assert (float(k), float(s2)) == (100.0, pytest.approx(99 + 0.01))
-    k, s2 = cs.expected_round(S, "is", 0.5)
-    p = math.exp(-0.5)
-    assert float(k) == pytest.approx(90 * p) and float(s2) == pytest.approx(90 * p + 0.01)
-    assert float(cs.expected_round(S, "noise_free", 0.5)[1]) == 0.01
-
-
-@pytest.mark.parametrize("rho", [0.0, -0.1, 1.0001, np.nan, np.inf])
-def test_rho_outside_25e_raises(rho):
-    with pytest.raises(ValueError, match="rho"):
-        cs.participation_probability(S, rho)
 
 
 # ------------------------------------------------------------------------- privacy
@@ -192,47 +136,3 @@ def test_privacy_event_of_corrected_bound_is_a_subsampled_gaussian():
     np.testing.assert_allclose(rdp, [float(pv.rdp_dimension_corrected(p, s2, a, 0.66, 650))
                                      for a in (2, 5)], rtol=1e-9)
     json.dumps(event.to_dict())
-
-
-# ------------------------------------------------------------------------- Theorem 2
-def test_s_tau_matches_lemma5_closed_form():
-    """(49): S_tau = tau (2 tau^2 + 6 a tau - 3 tau + 6 a^2 - 6 a + 1) / 6 >= tau^3 / 3."""
-    a = step_offset(S, 10)
-    assert a == pytest.approx(81.0)
-    taus = np.array([1, 2, 7, 50, 300])
-    closed = taus * (2 * taus**2 + 6 * a * taus - 3 * taus + 6 * a**2 - 6 * a + 1) / 6
-    np.testing.assert_allclose(s_tau(a, taus), closed, rtol=1e-12)
-    assert np.all(s_tau(a, taus) >= taus**3 / 3)
-
-
-def test_exact_bound_approaches_the_app_c_approximation():
-    value = phi(S, 0.7, 40.0, 45.0)
-    assert float(value) == pytest.approx(1 / 40 + 45 / (1600 * 0.7))
-    ratio = [float(gamma_exact(S, value, t, 10, init_dist2=0.0) / gamma_approx(S, value, t))
-             for t in (1_000, 100_000)]
-    assert abs(ratio[1] - 1) < 0.01 and abs(ratio[1] - 1) < abs(ratio[0] - 1) / 10
-
-
-# ------------------------------------------------------------------------- setting
-@pytest.mark.parametrize("field,value", [
-    ("K", 0), ("K", 2.5), ("P", 0.0), ("h_bar", -1.0), ("alpha", 2.5), ("alpha", 1),
-    ("sigma_z2", -0.1), ("lam1", -1.0), ("gamma_bar", 0.0), ("eps_bar", math.inf),
-    ("q_IS", 0.0), ("q_IS", 1.5), ("rdp_bound", "foo"), ("W", math.nan),
-])
-def test_invalid_setting_names_the_parameter(field, value):
-    with pytest.raises(ValueError, match=field):
-        CdpbSetting(**{field: value})
-
-
-def test_setting_from_params_block_and_strategy_names():
-    block = {"K": 10, "P": 10.0, "gamma_bar": 0.1, "train": {"rounds": 200}, "q_IS": 0.9}
-    s = CdpbSetting.from_dict(block)
-    assert (s.K, s.P, s.gamma_bar, s.rho_max) == (10, 10.0, 0.1, 10.0)
-    with pytest.raises(ValueError, match="model_dim"):
-        CdpbSetting(rdp_bound="dimension_corrected")
-    with pytest.raises(ValueError, match="lam1 and lam2"):
-        CdpbSetting(lam1=0.0, lam2=0.0)
-    assert mechanism("cdpb_n") == ("cdpb", 1.0) and mechanism("gamma_bar", 1.0) == ("cdpb", 1.0)
-    for bad in (("cdpb_mixed", None), ("cdpb_i", 0.5), ("cdpb_mixed", 1.5), ("foo", None)):
-        with pytest.raises(ValueError):
-            mechanism(*bad)

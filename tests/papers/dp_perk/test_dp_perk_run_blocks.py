@@ -1,7 +1,9 @@
-"""Input normalisation (`input_normalization: {mean, std}` of an experiment block): DP as a perk
-feeds the model (x/255 - 0.5)/0.5 as the authors' code does; every other wing keeps
-x/255, bit for bit. The three tensors checked are the ones the train stage hands to the model
-(`client_data`, `train_eval_data`, `test_data`)."""
+"""DP as a perk's training run blocks (run_blocks.py) and what they choose: the MLP of the quick
+profile, epoch-mode local training, partial participation, every panel built from params; and
+the input normalisation of the block (`input_normalization: {mean, std}`): the model is fed
+(x/255 - 0.5)/0.5 as the authors' code does, every other wing keeps x/255, bit for bit, checked
+on the tensors the train stage hands to the model (`client_data`, `train_eval_data`,
+`test_data`)."""
 
 from __future__ import annotations
 
@@ -11,14 +13,100 @@ import numpy as np
 import pytest
 import torch
 import yaml
+from torch import nn
+from torch.func import functional_call
 
-from airfl.pipeline import paths
-from airfl.params.config import ConfigError
-from airfl.pipeline.params import validate_params
+from airfl.core.engine import ClientData, epoch_batches, local_sgd
 from airfl.data import load_dataset, load_labels, make_partition, to_float_tensor
+from airfl.models.flat import SoftmaxRegression, build_model
+from airfl.params.config import ConfigError
+from airfl.pipeline import paths
+from airfl.pipeline.params import load_params
+from airfl.pipeline.params import validate_params
 from airfl.pipeline.registry import get_experiment
 from airfl.pipeline.trial import client_data, partition_generator, train_eval_data
 from airfl.pipeline.trial import test_data as load_test_data
+from airfl.papers.dp_perk.run_blocks import compose, dp_curve, power_curve
+
+
+N, PER, DIM_IN = 10, 20, 12
+
+
+def _data(seed=0):
+    g = torch.Generator().manual_seed(seed)
+    x = torch.randn(N * PER, DIM_IN, generator=g)
+    y = torch.randint(0, 3, (N * PER,), generator=g)
+    sizes = torch.full((N,), PER)
+    return ClientData(x, y, torch.randperm(N * PER, generator=g),
+                      torch.arange(0, (N + 1) * PER, PER), sizes)
+
+
+def test_mlp_gradients_match_autograd_of_the_torch_module():
+    model = build_model("mlp32", (1, 28, 28), 10)
+    assert model.dim == 25_450                                   # mlp32: 784-32-10
+    g = torch.Generator().manual_seed(1)
+    params = torch.stack([model.init(g) for _ in range(3)])
+    x, y = torch.randn(3, 7, 1, 28, 28, generator=g), torch.randint(0, 10, (3, 7), generator=g)
+    weights = torch.full((3, 7), 1 / 7)
+    loss, grad = model.loss_and_grads(params, x, y, weights)
+    net = nn.Sequential(nn.Flatten(), nn.Linear(784, 32), nn.ReLU(), nn.Linear(32, 10))
+    names = [n for n, _ in net.named_parameters()]
+    for i in range(3):
+        leaves = [t.clone().requires_grad_() for t in model._split(params[i])]
+        out = functional_call(net, dict(zip(names, leaves)), (x[i],))
+        ref = (weights[i] * nn.functional.cross_entropy(out, y[i], reduction="none")).sum()
+        ref_grad = torch.cat([t.reshape(-1) for t in torch.autograd.grad(ref, leaves)])
+        assert loss[i].item() == pytest.approx(ref.item(), rel=1e-6)
+        torch.testing.assert_close(grad[i], ref_grad, rtol=1e-5, atol=1e-6)
+        torch.testing.assert_close(model.logits(params[i], x[i]), out.detach())
+
+
+def test_an_epoch_visits_every_sample_of_every_client_once():
+    data = _data()
+    batches = epoch_batches(data, 6, torch.Generator().manual_seed(0))
+    assert [b[0].shape[1] for b in batches] == [6, 6, 6, 2]      # the last batch is smaller
+    seen = torch.cat([b[0] for b in batches], dim=1)
+    for c in range(N):
+        mine = data.client_index[data.offsets[c]:data.offsets[c + 1]]
+        assert sorted(seen[c].tolist()) == sorted(mine.tolist())
+    assert all(torch.allclose(w.sum(dim=1), torch.ones(N)) for _, w in batches)
+    uneven = ClientData(data.x, data.y, data.client_index, torch.tensor([0, 5, 200]),
+                        torch.tensor([5, 195]))
+    with pytest.raises(ValueError, match="equally sized"):
+        epoch_batches(uneven, 5, torch.Generator())
+
+
+def test_a_subset_trains_exactly_the_chosen_clients():
+    data, model = _data(), SoftmaxRegression(DIM_IN, 3)
+    chosen = torch.tensor([7, 2, 5])
+    sub = data.subset(chosen)
+    assert sub.sizes.tolist() == [PER] * 3
+    for row, c in enumerate(chosen.tolist()):
+        assert sub.client_index[sub.offsets[row]:sub.offsets[row + 1]].tolist() == \
+            data.client_index[data.offsets[c]:data.offsets[c + 1]].tolist()
+    params = torch.zeros(model.dim)
+    every = local_sgd(model, params, data, 0, 5, 0.1, torch.Generator().manual_seed(0), epochs=1)
+    some = local_sgd(model, params, sub, 0, 5, 0.1, torch.Generator().manual_seed(0), epochs=1)
+    assert some.shape == (3, model.dim) and every.shape == (N, model.dim)
+    assert some.abs().sum() > 0
+
+
+def test_registry_builds_every_panel_from_params():
+    params = load_params("params.yaml", {"profile": "quick"})
+    iid = compose("iid")(params)
+    curves = iid["curves"]
+    pick = params["dp_perk"]["training"]
+    assert iid["training"]["local_epochs"] == pick["local_epochs"]["quick"]
+    assert dp_curve(1.0) in curves and curves[dp_curve(1.0)]["in_fig6"]
+    for power in pick["fig6_power_w"]["quick"]:
+        for method in ("airfl_dp", "airfl_mimo"):
+            assert curves[power_curve(method, power, "zf")]["in_fig6"]
+            assert curves[power_curve(method, power, "zf_opt")]["beamformer"] == "zf_opt"
+    non = compose("noniid")(params)
+    assert non["partition"] == {"kind": "shards", "classes_per_device": 2, "pool_per_class": 400}
+    assert {c for c, p in non["curves"].items() if p["method"] == "airfl_dp"} == \
+        {dp_curve(e) for e in pick["fig3_eps_tilde"]["quick"]}
+
 
 FMNIST_MEAN = 0.2860          # Fashion-MNIST pixel mean of x/255 (DatasetInfo)
 

@@ -1,5 +1,6 @@
-"""CDPB's registered analytic figures: every panel draws a metric the frame has, with the
-params.yaml block (which must equal the wing's DEFAULTS: the paper's Sec. V settings)."""
+"""CDPB's catalogue (experiments.py): the params block is the wing's defaults, every registered
+figure draws metrics its frame has, the claims on the stored frame equal those on the computed
+one, and Fig. 4's strategy enum."""
 
 from __future__ import annotations
 
