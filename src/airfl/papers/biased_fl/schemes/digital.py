@@ -153,7 +153,7 @@ class _DigitalScheme(Scheme):
     def aggregate_many(cls, schemes, updates, states, designs):
         """Each run plans its round on its own streams, then its estimate is its own weighted
         sum of its used rows (`weighted_quantized_sums`): the same numbers as one run at a time
-        (tests/papers/biased_fl/test_biased_fl_digital_many.py); the runs share the uploads'
+        (tests/papers/biased_fl/test_biased_fl_schemes_digital.py); the runs share the uploads'
         ||g||_inf pass."""
         scale = torch.maximum(updates.amax(dim=-1), updates.amin(dim=-1).neg_())  # ||g_m||_inf
         if not torch.isfinite(scale).all():            # (exact; one pass less than
