@@ -13,7 +13,7 @@ was available). One job each:
   :mod:`.run_blocks` - the run blocks (X2-X7 inherit X1's setting); :mod:`.experiments` - the
   catalogue: X1 (:mod:`.experiments.x1`), X2-X5 and X7 (:mod:`.experiments.x2_x7`), X6
   (:mod:`.experiments.x6`); :mod:`.claims.x1`,
-  :mod:`.claims.x2_x7` - their claims; :mod:`.analysis` - X6's closed-form frames and claims;
+  :mod:`.claims.x2_x7` - their claims; :mod:`.analytic_figures` - X6's closed-form frames and claims;
   :mod:`.resnet` - the appendix's ResNet-18 (parameter count).
 """
 

@@ -1,6 +1,6 @@
 """OTA-FD's X6: the closed forms alone (numpy, seconds; full scale in both profiles) as analytic
 figures: Prop. 2's round count, the noise level nu, the DP-limited share against the SNR and the
-cumulative channel uses, from the frames and checks of :mod:`airfl.papers.ota_fd.analysis`.
+cumulative channel uses, from the frames and checks of :mod:`airfl.papers.ota_fd.analytic_figures`.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from typing import Any
 import pandas as pd
 
 from airfl.core.experiments import AnalyticFigure, Panel
-from airfl.papers.ota_fd import analysis as an
+from airfl.papers.ota_fd import analytic_figures as an
 
 
 def _tidy(wide: pd.DataFrame, x: str, scheme: pd.Series, metrics: tuple[str, ...],

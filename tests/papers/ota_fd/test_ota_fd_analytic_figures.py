@@ -1,9 +1,10 @@
-"""X6's closed-form frames and the ResNet-18 of the appendix (Appendix E)."""
+"""OTA-FD's analytic figures (analytic_figures.py): X6's closed-form frames (Prop. 2's round
+count, the noise level nu, the DP-limited share, the channel uses) and the claims they decide."""
 
 import numpy as np
 import pytest
 
-from airfl.papers.ota_fd import analysis as an
+from airfl.papers.ota_fd import analytic_figures as an
 
 BLOCK = dict(num_devices=10, K=10, dominant=1110, minor=10, power=1.0, snr_db=10.0, delta=1e-8,
              sensitivity_mode="paper", fading_quantile=0.5, eta0=1.0, gamma=1.0, L1=1.0,

@@ -1,6 +1,6 @@
-"""LAPA's Fig. 3 (layout.py): the device layout of Sec. V-A drawn from the committed radio block,
-each device's 3-D distance to the BS and path loss (eq. 39), and the geometry claim, which fails
-when a device leaves its region."""
+"""LAPA's analytic figure, Fig. 3 (analytic_figures.py): the device layout of Sec. V-A drawn from
+the committed radio block, each device's 3-D distance to the BS and path loss (eq. 39), and the
+geometry claim, which fails when a device leaves its region."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 import yaml
 
 from airfl.pipeline.params import validate_params
-from airfl.papers.lapa.layout import layout_claims, layout_frame
+from airfl.papers.lapa.analytic_figures import layout_claims, layout_frame
 from airfl.papers.lapa.radio import draw_radio, layout_generator
 
 
