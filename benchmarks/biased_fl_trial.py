@@ -205,7 +205,7 @@ def quantizer_before_after(params, curve: str, offset_db: float, repeats: int) -
     (after), in this run; byte-identical tables expected."""
     import dataclasses
 
-    from airfl.papers.biased_fl import schemes_digital
+    from airfl.papers.biased_fl.schemes import digital as schemes_digital
 
     experiment_id = "biased_fl/fig3b"
     curve_params = copy.deepcopy(get_experiment(experiment_id).params(params)["curves"][curve])

@@ -35,7 +35,7 @@ def record(runs: list[str], keep: int, params: str, overrides: list[str],
            label: str = "") -> list[dict]:
     """Instances of ``keep`` evenly spaced allocation calls of the train stage of each run."""
     import airfl.cli
-    from airfl.papers.biased_fl import schemes_digital_baselines as dsb
+    from airfl.papers.biased_fl.schemes import digital_baselines as dsb
 
     repo = Path.cwd()
     out: list[dict] = []
@@ -81,7 +81,7 @@ def record(runs: list[str], keep: int, params: str, overrides: list[str],
 def _old(inst: dict) -> np.ndarray:
     """The allocation as the Pareto programme gives it (the code before front_point)."""
     from airfl.papers.biased_fl.bit_allocation import allocation_tables, pareto_bits
-    from airfl.papers.biased_fl.schemes_digital import HEADER
+    from airfl.papers.biased_fl.schemes.digital import HEADER
 
     sinf2, spb = np.asarray(inst["sinf2"]), np.asarray(inst["seconds_per_bit"])
     cost, var = allocation_tables(sinf2, spb, inst["dim"], inst["r_max"])
@@ -93,7 +93,7 @@ def _old(inst: dict) -> np.ndarray:
 
 
 def _new(inst: dict) -> np.ndarray:
-    from airfl.papers.biased_fl import schemes_digital_baselines as dsb
+    from airfl.papers.biased_fl.schemes import digital_baselines as dsb
 
     fn = dsb.qml_allocate if inst["kind"] == "qml" else dsb.fedtoe_allocate
     return fn(np.asarray(inst["sinf2"]), np.asarray(inst["seconds_per_bit"]), inst["dim"],

@@ -49,8 +49,8 @@ def instrument(seconds: dict, calls: dict) -> None:
     """Wrap each part's function (module attributes looked up at call time) with a timer."""
     import airfl.core.lockstep as lockstep
     import airfl.core.loop as loop
-    import airfl.papers.biased_fl.schemes_digital as digital
-    import airfl.papers.biased_fl.schemes_digital_baselines as baselines
+    import airfl.papers.biased_fl.schemes.digital as digital
+    import airfl.papers.biased_fl.schemes.digital_baselines as baselines
     import airfl.runtime.rng as rng
 
     def wrap(owner, name, label):

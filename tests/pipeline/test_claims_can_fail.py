@@ -40,7 +40,7 @@ NOT_MODELLED: dict[str, str] = {
     "dp_perk/fig3a:fig5_authors": "the authors' fifteen accuracies of Fig. 5's ε̃ grid, most not "
     "in the quick grid",
     "dp_perk/fig3a:fig3_authors_theta_prev": "as fig3_authors, at theta^(T-1) "
-    "(tests/papers/dp_perk/test_dp_perk_pipeline.py drives both rounds to each verdict)",
+    "(tests/papers/dp_perk/test_dp_perk_claims_training.py drives both rounds to each verdict)",
     "dp_perk/fig3a:fig5_authors_theta_prev": "as fig5_authors, at theta^(T-1)",
     "dp_perk/fig3a:fig6_authors": "the authors' seventeen accuracies at powers the quick Fig. 6 "
     "grid does not run",
@@ -51,8 +51,8 @@ NOT_MODELLED: dict[str, str] = {
     "ota_fd/x1:x1_shared_noise": "as x3_shared_noise (the same claim on X1's ablation)",
     "ota_fd/x3:x3_shared_noise": "tests the accuracy only where OTA-FD's run noise ν is at most "
     "the digital benchmark's (the columns nu_mean_run, case2_share; a curve's level would make "
-    "the more accurate method the noisier one); tests/papers/ota_fd/test_ota_fd_claims.py drives "
-    "it to holds, contradicted and the out-of-regime inconclusive",
+    "the more accurate method the noisier one); tests/papers/ota_fd/test_ota_fd_claims_x2_x7.py "
+    "drives it to holds, contradicted and the out-of-regime inconclusive",
     "arena/accuracy_vs_eps:arena_dp_fedavg_audit_within_accounted": "reads the entrant's "
     "privacy-audit CSV (audited bounds against accounted epsilons), not a curve's level "
     "(tests/arena/test_arena_audit.py drives it to holds and contradicted on constructed rows "

@@ -1,5 +1,5 @@
-"""Biased FL problem: the exact optimum and data constants on real MNIST, and the
-panel composition that feeds the generic stages."""
+"""Biased FL's learning problem and its exact optimum (problem.py, paper Sec. II, V): the
+devices' data, the reference optimum, the objective's gradient."""
 
 from __future__ import annotations
 
@@ -51,42 +51,3 @@ def test_objective_gradient_matches_finite_differences(solved):
     h = 1e-6
     numeric = (global_objective(problem, w + h * v)[0] - global_objective(problem, w - h * v)[0]) / (2 * h)
     assert numeric == pytest.approx(global_objective(problem, w)[1] @ v, rel=1e-6)
-
-
-def test_panels_compose_into_generic_blocks(repo_root):
-    import yaml
-
-    from airfl.pipeline.params import validate_params
-    from airfl.pipeline.registry import get_experiment
-
-    params = validate_params(yaml.safe_load((repo_root / "params.yaml").read_text()))
-    block = get_experiment("biased_fl/fig2b").params(params)
-    assert block["training"] == {"upload": "gradient", "full_batch": True, "local_steps": 1,
-                                 "batch_size": 100, "lr": 0.0, "server_lr": 0.05}
-    proposed = block["curves"]["proposed"]
-    assert proposed["G"] == 5.0 and proposed["mu"] == 0.01 and proposed["kappa"] == 0.01
-    assert "radius_m" in block["curves"]["bbfl_interior"]
-    assert "eta" not in block["curves"]["vanilla_ota_fl"]      # only keys a scheme accepts
-    sens = get_experiment("biased_fl/snr_sensitivity_ota").params(params)
-    assert sens["curves"]["ota_nv_60db"]["snr_offset_db"] == 60.0
-
-
-def test_snr_offset_scales_the_symbol_energy():
-    from airfl.pipeline.trial import radio_units
-
-    channel = {"power_dbm": 0.0, "bandwidth_hz": 1e6, "n0_dbm_per_hz": -161.0, "snr_offset_db": 0.0}
-    es, n0 = radio_units(channel)
-    assert es == pytest.approx(1e-9) and n0 == pytest.approx(7.943e-20, rel=1e-3)
-    assert radio_units(channel, {"snr_offset_db": 30.0})[0] == pytest.approx(1e-6)
-
-
-def test_biased_fl_curve_schema_is_generated_from_the_schemes():
-    """$defs.biased_fl_curve comes from the schemes' own parameter declarations, and offers
-    exactly the wing's scheme kinds."""
-    from airfl.papers.biased_fl import WING
-    from airfl.papers.biased_fl.scheme_params import PARAMS_SCHEMA, curve_schema
-    from airfl.pipeline.params import params_schema
-
-    assert params_schema()["$defs"]["biased_fl_curve"] == curve_schema()
-    assert sorted(curve_schema()["properties"]["scheme"]["enum"]) == sorted(PARAMS_SCHEMA) \
-        == sorted(WING.schemes)

@@ -20,7 +20,7 @@ from airfl.papers.cdpb.design import (argmin_rho, design_from_params, feasible_i
 from airfl.papers.cdpb.objective import Objective
 from airfl.papers.cdpb.setting import CdpbSetting
 
-from test_cdpb_helpers import assert_printed
+from cdpb_helpers import assert_printed
 
 S = CdpbSetting()
 

@@ -1,12 +1,35 @@
-"""LAPA claims on constructed figure data: Fig. 7's P1 claim (DDPG against a line search and a
-random search at DDPG's number of evaluations, paired by trial) can fail and can hold; the SER
-fallback and ARB's uniform rounds are named where a reader of the claims sees them."""
+"""The claims of LAPA's figures (claims.py) on stored figure data: Fig. 7's P1 claim against the
+direct searches, the SER fallback named in Fig. 4's claims, ARB's rounds equal to uniform DP,
+and the Fashion-MNIST Fig. 6 panels."""
 
 from __future__ import annotations
 
 import pandas as pd
 
 from airfl.papers.lapa import claims as cl
+
+
+def _panel_frame(stem, shift):
+    rows = []
+    for curve, acc in (("nodp", 0.9), ("lapa_nu4", 0.88 + shift), ("uniform_nu4", 0.7),
+                       ("arb_nu4", 0.75)):
+        for trial in (0, 1):
+            for rnd in range(1, 8):
+                rows.append({"figure": stem, "curve": curve, "trial": trial, "round": rnd,
+                             "test_accuracy": acc + 0.001 * trial})
+    return pd.DataFrame(rows)
+
+
+def test_fig6_claims_read_fashion_mnist_panels():
+    """The Fig. 6 claims key a panel by its IID count for both stems (fig6_iid<n>,
+    fig6b_iid<n>): the no-DP - LAPA gap shrinking with more IID devices holds here."""
+    frame = pd.concat([_panel_frame("fig6b_iid0", 0.0), _panel_frame("fig6b_iid5", 0.01),
+                       _panel_frame("fig6b_iid15", 0.015)], ignore_index=True)
+    assert set(cl._panels(frame)) == {0, 5, 15}
+    assert cl.fig6_gap_shrinks(frame).holds is True
+    assert cl.fig6_lapa_best_dp(frame).holds is True
+    assert "final: LAPA 89.55" in cl.fig6_all_iid(frame).numbers
+
 
 HOLDS = ("holds",)
 FAILS = ("contradicted",)

@@ -1,12 +1,13 @@
-"""Fig. 7's power control (papers/lapa/power.py) and its pipeline stage `derive`: DDPG against a
-direct numerical solution of P1 (eq. 28) on a small instance, the Fig. 7 privacy calibration
-(Sec. V, our reading), the DAG wiring (pilot run -> derive -> design/train of the Fig. 7 curves)."""
+"""Fig. 7's power control as a derivation (power.py): the Fig. 7 privacy level against the
+channel noise, DDPG against the direct solution of P1 with the same number of evaluations, Pilot
+B's frozen trajectory, and the derive stage between the pilot and the Fig. 7 curves."""
 
 from __future__ import annotations
 
 import itertools
 
 import numpy as np
+import pandas as pd
 import pytest
 import yaml
 
@@ -14,6 +15,7 @@ from airfl.papers.lapa import control as ctl
 from airfl.papers.lapa import mechanism as mech
 from airfl.papers.lapa import power
 from airfl.papers.lapa.ddpg import DdpgConfig
+
 
 SETTINGS = {"p0_w": 1.0, "p_min_w": 0.3, "p_max_w": 3.0, "floor_fraction": 1e-3, "mu": 0.1,
             "smooth": 10.0, "dissimilarity": 2.0, "line_points": 50, "random_samples": 500,
@@ -184,7 +186,6 @@ def test_derive_stage_stores_the_policy_and_the_targets_train_with_it(small_para
     """Stage `derive` end to end on stored pilot files: it writes the JSON, the learning curve
     (CSV) and the policy (NPZ), and the design/train stages' merge (runs.derived) hands the
     Fig. 7 curves their derived nu and powers while other curves keep theirs."""
-    import pandas as pd
 
     from airfl.runtime.io import read_json, write_csv, write_json
     from airfl.pipeline import paths
@@ -210,3 +211,72 @@ def test_derive_stage_stores_the_policy_and_the_targets_train_with_it(small_para
     assert merged["nu"] == stored["params"]["config5"]["nu"] != 4.0
     assert merged["powers"] == stored["params"]["config5"]["powers"] and merged["lr"] == 0.05
     assert derived(experiment, "lapa_nu4", {"nu": 4.0}, curves) == {"nu": 4.0}
+
+
+def _small(params, profile="paper"):
+    control = dict(params["lapa"]["control"])
+    control["ddpg"] = {**control["ddpg"], "episodes": {"quick": 3, "paper": 3},
+                       "steps": {"quick": 8, "paper": 8}, "warmup": {"quick": 10, "paper": 10},
+                       "hidden": {"quick": [8, 8], "paper": [8, 8]},
+                       "batch": {"quick": 8, "paper": 8}}
+    control["random_samples"] = {"quick": 100, "paper": 100}
+    return {**params, "profile": profile, "lapa": {**params["lapa"], "control": control}}
+
+
+def _pilot(trials=2, k=15, rounds=12, seed=3, scale=1.0):
+    rng = np.random.default_rng(seed)
+    curve = {"clip": 10.0, "delta": 1e-5}
+    designs, records = [], []
+    for trial in range(trials):
+        sizes = rng.integers(80, 360, k).astype(float)
+        designs.append({"sizes": sizes.tolist(), "weights": rng.dirichlet(np.ones(k)).tolist(),
+                        "eps_total": 1.0,
+                        "radio": {"channel_norm2": (rng.uniform(0.3, 3.0, k) * 5e4).tolist()}})
+        eps = np.linspace(1.0, 1.5, rounds)[:, None] * rng.uniform(0.5, 1.5, k)[None, :] * 1e-3
+        records.append({"trial": trial, "rounds": [{"round": t + 1, "eps": (scale * e).tolist()}
+                                                   for t, e in enumerate(eps)]})
+    return {"design": {"trials": designs}, "records": {"params": curve, "trials": records}}
+
+
+def test_fig7_level_meets_the_channel_noise_at_half_time(params):
+    """Fig. 7 (Sec. V), our calibration:
+    nu_7 = nu_A S_ch(p_bar) / S_req^A(T/2), so Pilot A's requirement at T/2 scaled
+    to nu_7 (budgets ~ 1/nu) equals the channel noise at average power (eq. 23);
+    Pilot B's nu is the mean over trials."""
+    small = _small(params)
+    pilot = _pilot()
+    out = power.level(small, BLOCK, {power.PILOT: pilot})
+    radio = small["lapa"]["radio"]
+    nus = []
+    for design, records in zip(pilot["design"]["trials"], pilot["records"]["trials"]):
+        eps = np.array([r["eps"] for r in records["rounds"]])
+        sens = mech.sensitivity(lr=0.05, clip=10.0, sizes=np.asarray(design["sizes"]))
+        s_req = np.sum(mech.gaussian_constant(1e-5) * sens / eps[eps.shape[0] // 2 - 1])
+        p_bar = ctl.average_power(p_min=1.5, p_max=15.0, devices=15)
+        s_ch = np.sum(ctl.channel_std(p_bar, np.asarray(design["radio"]["channel_norm2"]),
+                                      radio["noise_w"]))
+        nu7 = power.PILOT_NU * s_ch / s_req
+        assert s_req * nu7 / power.PILOT_NU == pytest.approx(s_ch, rel=1e-12)
+        nus.append(nu7)
+    assert out["params"] == {power.PILOT_B: {"nu": pytest.approx(np.mean(nus))}}
+    assert out["table"]["nu7"].tolist() == pytest.approx(nus)
+
+
+def test_ddpg_freezes_pilot_b_trajectory_where_it_ran(params):
+    """P1 (eq. 28): with Pilot B the surrogate is Pilot B's own trajectory (not Pilot A's
+    rescaled); without it (quick) the rescaled one; the Fig. 7 curves run at Pilot B's nu."""
+    small = _small(params)
+    pilot_a = _pilot()
+    pilot_b = _pilot(seed=11, scale=0.3)          # another trajectory (same designs' shape)
+    with_b = power.compute(small, BLOCK, {power.PILOT: pilot_a, power.PILOT_B: pilot_b})
+    without = power.compute(small, BLOCK, {power.PILOT: pilot_a})
+    level = power.level(small, BLOCK, {power.PILOT: pilot_a})["params"][power.PILOT_B]["nu"]
+    for trial, records in enumerate(pilot_b["records"]["trials"]):
+        b_eps = np.array([r["eps"] for r in records["rounds"]])
+        np.testing.assert_array_equal(with_b["arrays"][f"trial{trial}_eps_fig7"], b_eps)
+        assert not np.allclose(without["arrays"][f"trial{trial}_eps_fig7"], b_eps)
+    assert with_b["report"]["trajectory"].startswith("Pilot B")
+    assert without["report"]["trajectory"].startswith("Pilot A rescaled")
+    assert with_b["params"]["config5"]["nu"] == pytest.approx(level)
+    for report in with_b["report"]["trials"]:
+        assert report["p1_ddpg"] <= report["p1_average"]              # L(p*) <= L(p_bar)

@@ -7,11 +7,12 @@ import torch
 
 from airfl.core.engine import ClientData
 from airfl.core.loop import LocalWork, ServerStep, TrialSetup
-from airfl.core.scheme import ChannelStatistics, RoundState
+from airfl.core.scheme import ChannelStatistics
+from airfl.core.scheme import DesignContext
 from airfl.models.flat import build_model
 from airfl.papers.ota_fd import distillation as tr
 from airfl.papers.ota_fd.schemes import OtaFdScheme
-from airfl.runtime.rng import RoundStreams
+
 
 M, K, PER_CLASS = 3, 10, 2
 COMMON = dict(power=1.0, snr_db=10.0, delta=1e-8, gamma=1.0, clip_S=5.0,
@@ -73,39 +74,6 @@ def test_gradient_clipping_bounds_every_step_by_lr_times_S():
     tr.local_step_(setup, params, batch, None, gamma=0.0, lr=0.1, clip_S=1e-3)
     steps = torch.linalg.vector_norm(params - before, dim=1)
     assert steps == pytest.approx(torch.full((M,), 1e-4), rel=1e-4)
-
-
-def test_noiseless_and_local_only_schemes():
-    setup = _setup()
-    counts = tr.class_counts(setup, K)
-    counts[0, 0] = 5.0                                   # unequal shares
-    q = torch.softmax(torch.randn(M, K, K, dtype=torch.float64,
-                                  generator=torch.Generator().manual_seed(4)), -1)
-    state = RoundState(1, torch.ones(M, dtype=torch.float64), setup.data.sizes,
-                       setup.statistics, RoundStreams(0, "e", 0, 1),
-                       extras={"class_counts": counts})
-    r, _ = _scheme("fd_noiseless").aggregate(q.reshape(M, -1), state, {"T": 10})
-    w = counts / counts.sum(0)
-    assert r.view(K, K) == pytest.approx((w[:, :, None] * q).sum(0))
-    assert _scheme("local_only").aggregate(q.reshape(M, -1), state, {"T": 10})[0] is None
-    assert _scheme("local_only").gamma == 0.0 and not _scheme("local_only").shares
-
-
-def test_proposed_scheme_meets_the_budget_and_is_noisier_than_without_dp():
-    setup = _setup()
-    counts = tr.class_counts(setup, K)
-    q = torch.softmax(torch.randn(M, K, K, dtype=torch.float64,
-                                  generator=torch.Generator().manual_seed(5)), -1)
-    g = torch.Generator().manual_seed(3)
-    for t in range(1, 6):
-        streams = RoundStreams(0, "e", 0, t)
-        power = torch.empty(M, dtype=torch.float64).exponential_(generator=g)
-        state = RoundState(t, power, setup.data.sizes, setup.statistics, streams,
-                           extras={"class_counts": counts})
-        _, rec = _scheme("otafd_prop", eps=0.5).aggregate(q.reshape(M, -1), state, {"T": 100})
-        _, free = _scheme("fd_ota_nodp").aggregate(q.reshape(M, -1), state, {"T": 100})
-        assert rec["eps_real_ratio"] <= 1 + 1e-9
-        assert rec["nu_median"] >= free["nu_median"]
 
 
 def test_round_loop_is_deterministic_and_shares_common_channels():
@@ -246,3 +214,86 @@ def test_fl_benchmarks_step_with_fds_decaying_rule(monkeypatch, full_batch):
     if not full_batch:
         assert all(server == 1.0 for _, server in seen)
     assert table["channel_uses"].iloc[-1] == 3 * setup.model.dim
+
+
+FL = dict(COMMON, clip_C=1.0)
+
+
+def _method_scheme(method, **extra):
+    return OtaFdScheme(method, method=method, **{**FL, **extra})
+
+
+def _method_context(setup, rounds=None):
+    return DesignContext(M, setup.model.dim, rounds or setup.rounds, setup.data.sizes,
+                         setup.statistics)
+
+
+def test_fl_trial_runs_the_core_loop_and_counts_D_channel_uses():
+    setup = _setup(rounds=2)
+    scheme = _method_scheme("otafl_dp", eps=1e6, delta=1e-3)
+    design = scheme.design(_method_context(setup))
+    a, rec = tr.run_fd_trial(setup, scheme, design, False)
+    b, _ = tr.run_fd_trial(setup, scheme, design, False)
+    pd.testing.assert_frame_equal(a, b)                           # deterministic
+    assert list(a["channel_uses"]) == [0, setup.model.dim, 2 * setup.model.dim]
+    assert len(rec) == 2 and np.isfinite(a["test_accuracy"]).all()
+    ideal, _ = tr.run_fd_trial(setup, _method_scheme("fl_noiseless"), design, False)
+    assert not np.allclose(ideal["train_loss"], a["train_loss"])  # channel noise did something
+
+
+def test_fixed_T_curve_runs_its_own_number_of_rounds_and_noise_grows_with_T():
+    """`otafd_fixedT`: the curve's T overrides the schedule's, and Theorem 2's noise level
+    4 T max c^2 rho grows linearly in T (the DP side of the U-shape in T)."""
+    setup = _setup(rounds=2)
+    short, long_ = (_method_scheme("otafd_prop", eps=0.5, T=T) for T in (3, 30))
+    assert short.design(_method_context(setup))["T"] == 3
+    table, records = tr.run_fd_trial(setup, short, short.design(_method_context(setup)), False)
+    assert list(table["round"]) == [0, 1, 2, 3] and len(records) == 3
+    table_long, _ = tr.run_fd_trial(setup, long_, {**long_.design(_method_context(setup)), "T": 3},
+                                    False)
+    assert (table_long["nu_median"].iloc[1:].to_numpy()
+            >= table["nu_median"].iloc[1:].to_numpy()).all()
+
+
+def test_bf16_local_step_tracks_the_fp32_step():
+    """`precision: bf16` (bfloat16 autocast, fp32 master weights) moves the weights like fp32
+    up to bfloat16 rounding; fp32 stays exact (the default)."""
+    from dataclasses import replace
+
+    from airfl.models.flat import build_model
+
+    setup = _setup()
+    bf16 = replace(setup, model=build_model("cnn_mnist_k3", (1, 28, 28), 10, engine="loop",
+                                             precision="bf16"))
+    params = setup.model.init(torch.Generator().manual_seed(2)).repeat(M, 1)
+    batch = (torch.arange(M * 8).view(M, 8), torch.full((M, 8), 1 / 8))
+    targets = torch.full((10, 10), 0.1, dtype=torch.float64)
+    a, b = params.clone(), params.clone()
+    tr.local_step_(setup, a, batch, targets, gamma=1.0, lr=0.1, clip_S=5.0)
+    tr.local_step_(bf16, b, batch, targets, gamma=1.0, lr=0.1, clip_S=5.0)
+    step_a, step_b = a - params, b - params
+    assert b.dtype == torch.float32 and not torch.equal(step_a, step_b)
+    rel = torch.linalg.vector_norm(step_b - step_a) / torch.linalg.vector_norm(step_a)
+    assert float(rel) < 0.05
+
+
+def test_fedsgd_fl_round_is_one_full_batch_gradient_step():
+    """Paper profile (FedSGD): noiseless FL moves the global model by -eta_0 sum_i (B_i/B)
+    grad F_i(w) on the whole local datasets."""
+    from dataclasses import replace
+
+    from airfl.core.engine import client_gradients
+
+    setup = _setup(rounds=1, lr=0.05)
+    setup = replace(setup, local=replace(setup.local, full_batch=True))
+    w0 = tr.initial_params(setup)
+    fedsgd = replace(setup, local=replace(setup.local, upload="gradient"),
+                     server=replace(setup.server, lr=0.05))
+    _, grads = client_gradients(setup.model, w0, setup.data,
+                                fedsgd.full_batch_data)
+    expected = w0 - 0.05 * grads.mean(0)                 # equal local sizes: weights 1/M
+    scheme = _method_scheme("fl_noiseless")
+    table, _ = tr.run_fd_trial(setup, scheme, scheme.design(_method_context(setup)), False)
+    from airfl.core.engine import evaluate_many
+    loss, _ = evaluate_many(setup.model, expected.unsqueeze(0), *setup.test)
+    assert float(table["test_loss"].iloc[-1]) == pytest.approx(float(loss[0]), rel=1e-5)

@@ -124,8 +124,3 @@ def test_fl_benchmark_accounts_the_whole_clip_2C():
 def test_methods_without_dp_carry_no_events(method):
     records, _ = _run(method, rounds=2)
     assert all("privacy" not in r and "privacy_simulated" not in r for r in records)
-
-
-def test_every_training_experiment_has_privacy_jobs():
-    from airfl.papers.ota_fd.experiments import EXPERIMENTS
-    assert all(e.privacy for e in EXPERIMENTS)

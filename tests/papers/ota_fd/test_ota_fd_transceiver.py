@@ -1,10 +1,11 @@
-"""OTA-FD's knowledge sharing over the air (Appendices B-D): Prop. 1,
-Lemma 1, Theorem 2, the signal- vs nu-level receivers, the realised eps, hand-derived test vectors."""
+"""OTA-FD's knowledge sharing over the air (Appendices B-D): Prop. 1, Lemma 1, Theorem 2, the
+signal- vs nu-level receivers, the realised eps, hand-derived test vectors."""
 
 import numpy as np
 import pytest
 
 from airfl.papers.ota_fd import transceiver as tx
+
 
 M = K = 10
 # hand-derived test vectors: B_i^k = 1110 if k = i else 10, delta = 1e-8, sigma_n^2 = 0.1, |h| = 1
@@ -216,3 +217,36 @@ def test_digital_local_dp_is_noisier_than_shared_ota_noise():
     truth = (w[:, :, None] * q).sum(axis=0)
     z = (draws.mean(0) - truth) / np.sqrt(digital[:, None] / 2000)
     assert np.abs(z).max() < 4.5
+
+
+def test_ball_sensitivity_doubles_the_privacy_coefficient():
+    counts = np.array([[10.0], [30.0]])
+    simplex = tx.privacy_coefficients(eps=np.ones(2), delta=np.full(2, 1e-5), class_counts=counts)
+    ball = tx.privacy_coefficients(eps=np.ones(2), delta=np.full(2, 1e-5), class_counts=counts,
+                                   spread=tx.BALL_SPREAD)
+    assert ball == pytest.approx(2 * simplex)
+    # two unit-ball vectors differ by up to 2 = sqrt(2 spread): the sensitivity's diameter
+    delta = tx.sensitivity(h_abs=np.ones(2), p1=np.ones((2, 1)), class_counts=counts, K=1,
+                           spread=tx.BALL_SPREAD)
+    assert delta[:, 0] == pytest.approx(2.0 / counts[:, 0])
+
+
+def test_the_fl_benchmark_accounts_a_whole_clipped_update_without_dividing_by_B_i():
+    """One sample can move a whole-clipped update across the unit ball: D_i = 1, so the
+    sensitivity is 2 (2C / C) and rho_i = 2 ln(1/delta_i) / eps_i^2, B_i^2 times Lemma 1's
+    form with / B_i; the noise design needs correspondingly more noise (a smaller lambda_DP)."""
+    counts = np.array([[10.0], [30.0]])
+    whole = tx.whole_update_counts(2)
+    assert whole.shape == (2, 1)
+    rho = tx.privacy_coefficients(eps=np.ones(2), delta=np.full(2, 1e-5), class_counts=whole,
+                                  spread=tx.BALL_SPREAD)
+    assert rho[:, 0] == pytest.approx(2 * np.log(1e5))
+    per_sample = tx.privacy_coefficients(eps=np.ones(2), delta=np.full(2, 1e-5),
+                                         class_counts=counts, spread=tx.BALL_SPREAD)
+    assert rho == pytest.approx(per_sample * counts ** 2)
+    assert tx.sensitivity(h_abs=np.ones(2), p1=np.ones((2, 1)), class_counts=whole, K=1,
+                          spread=tx.BALL_SPREAD)[:, 0] == pytest.approx(2.0)
+    design = dict(h_abs=np.ones(2), power=np.ones(2), class_counts=counts, sigma_n2=0.1, T=5,
+                  K=50)
+    assert tx.prop1_design(**design, rho=rho).lam[0] < \
+        tx.prop1_design(**design, rho=per_sample).lam[0]

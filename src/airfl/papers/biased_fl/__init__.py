@@ -1,22 +1,24 @@
 """Biased FL under wireless heterogeneity (Ul Abrar, Michelusi; arXiv 2503.06078).
 
 Wing contents: the problem and
-reference optimum (problem.py), OTA and digital designs (design_ota.py, design_digital.py), the
-proposed schemes (schemes_ota.py, schemes_digital.py) and the twelve SOTA baselines
-(schemes_ota_baselines.py, schemes_digital_baselines.py), their parameters (scheme_params.py),
-the training figures' run blocks (run_blocks.py) and the catalogue (experiments.py).
+reference optimum (problem.py), OTA and digital designs (design/ota.py, design/digital.py with
+design/digital_model.py, design/digital_surrogate.py), the proposed schemes (schemes/ota.py,
+schemes/digital.py) and the twelve SOTA baselines (schemes/ota_baselines.py,
+schemes/digital_baselines.py), their parameters (schemes/params.py), the exact bit allocation of
+two digital baselines (bit_allocation.py), the training figures' run blocks (run_blocks.py), the
+catalogue (experiments.py) and its claims' checks (claims.py).
 """
 
 from airfl.core.wing import Wing
 
 
 def _curve_defs() -> dict:
-    from airfl.papers.biased_fl.scheme_params import curve_schema
+    from airfl.papers.biased_fl.schemes.params import curve_schema
 
     return {"biased_fl_curve": curve_schema()}
 
 
-_OTA, _DIGITAL = f"{__name__}.schemes_ota", f"{__name__}.schemes_digital"
+_OTA, _DIGITAL = f"{__name__}.schemes.ota", f"{__name__}.schemes.digital"
 _OTA_BASE, _DIGITAL_BASE = f"{_OTA}_baselines", f"{_DIGITAL}_baselines"
 WING = Wing(name="biased_fl", package=__name__, catalogue=f"{__name__}.experiments",
             params=f"{__name__}.params",

@@ -55,7 +55,7 @@ import math
 
 import numpy as np
 
-from airfl.papers.biased_fl.design_digital_model import HEADER_BITS
+from airfl.papers.biased_fl.design.digital_model import HEADER_BITS
 
 __all__ = ["allocation_tables", "fedtoe_allocate", "front_point", "pareto_bits", "qml_allocate",
            "quant_var"]
@@ -179,7 +179,7 @@ def _search(inst: _Instance, delta: list[list[float]], slack: float,
     # is in S and within the bound, so the search visits it as a leaf and `found` cannot stay
     # empty; any key-smaller vector of no larger primary sum replaces it. Not a departure from
     # the allocation the baselines solve (the programme's point, `pareto_bits`): the same
-    # answer, found faster (tests/papers/biased_fl/test_bit_allocation.py compares them).
+    # answer, found faster (tests/papers/biased_fl/test_biased_fl_bit_allocation.py compares them).
     best = incumbent[1] if lowest_var else incumbent[0]
     limit = slack + best                                    # the Lagrangian bound on the delta sum
     choices = [sorted((d, i) for i, d in enumerate(row) if d <= limit) for row in delta]

@@ -1,5 +1,5 @@
 """params.yaml's `biased_fl` block, declared once (airfl.params.declare); `$defs.biased_fl_curve` is
-generated from the schemes' parameter declarations (scheme_params.py). A light module (stdlib
+generated from the schemes' parameter declarations (schemes/params.py). A light module (stdlib
 only): every job validates params.yaml.
 """
 

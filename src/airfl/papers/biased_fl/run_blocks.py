@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from airfl.params.declare import resolve
-from airfl.papers.biased_fl.scheme_params import PANEL_DEFAULTS, PARAMS_SCHEMA, RADIO_DEFAULTS
+from airfl.papers.biased_fl.schemes.params import PANEL_DEFAULTS, PARAMS_SCHEMA, RADIO_DEFAULTS
 
 
 def _accepted(kind: str) -> set[str]:

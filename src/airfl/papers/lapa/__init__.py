@@ -7,8 +7,8 @@ Geng, Lai, Jamalipour; arXiv:2505.19823).
   13-16), clipping sensitivity and noise (eqs. 17-19); uniform DP and ARB (reconstructed).
 * :mod:`.weights` - Wasserstein softmax (eq. 21), SER selection (eq. 22), FedAdp (Benchmark 2).
 * :mod:`.schemes` - the pipeline scheme (kind ``lapa``); :mod:`.run_blocks` - the run block;
-  :mod:`.layout` - Fig. 3; :mod:`.claims` - the claims of Figs. 4-5; :mod:`.experiments` - the
-  catalogue.
+  :mod:`.analytic_figures` - Fig. 3 (the layout); :mod:`.claims` - the claims of Figs. 4-5;
+  :mod:`.experiments` - the catalogue.
 """
 
 from airfl.core.wing import Wing

@@ -17,7 +17,7 @@ from typing import Any
 from airfl.core.experiments import AnalyticFigure, Claim, Derivation, Experiment, FigureSpec, Panel
 from airfl.papers.lapa import claims as cl
 from airfl.papers.lapa import power
-from airfl.papers.lapa.layout import layout_claims, layout_frame
+from airfl.papers.lapa.analytic_figures import layout_claims, layout_frame
 from airfl.papers.lapa.run_blocks import (FIG6_MIX_CHOICES, PILOT_B, compose, compose_fmnist,
                                           compose_fmnist_privacy, compose_mix,
                                           fmnist_privacy_enabled, mix_enabled)

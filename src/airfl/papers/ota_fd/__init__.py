@@ -11,8 +11,9 @@ was available). One job each:
   ``an_mode``); :mod:`.distillation`
   - the FD round loop (own model per WD, CE + gamma * distillation, clipping to S);
   :mod:`.run_blocks` - the run blocks (X2-X7 inherit X1's setting); :mod:`.experiments` - the
-  catalogue (X1, X6) and :mod:`.experiments_x2_x7` (X2-X5, X7); :mod:`.claims.x1`,
-  :mod:`.claims.x2_x7` - their claims; :mod:`.analysis` - X6's closed-form frames and claims;
+  catalogue: X1 (:mod:`.experiments.x1`), X2-X5 and X7 (:mod:`.experiments.x2_x7`), X6
+  (:mod:`.experiments.x6`); :mod:`.claims.x1`,
+  :mod:`.claims.x2_x7` - their claims; :mod:`.analytic_figures` - X6's closed-form frames and claims;
   :mod:`.resnet` - the appendix's ResNet-18 (parameter count).
 """
 

@@ -21,7 +21,7 @@ from typing import Any
 
 from airfl.params.declare import resolve
 from airfl.data import substitute_if_missing
-from airfl.papers.ota_fd.analysis import closed_form_rounds
+from airfl.papers.ota_fd.analytic_figures import closed_form_rounds
 from airfl.papers.ota_fd.calibration import PREFIX
 from airfl.papers.ota_fd.schemes import FL
 

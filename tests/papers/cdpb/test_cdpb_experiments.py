@@ -1,0 +1,56 @@
+"""CDPB's catalogue (experiments.py): the params block is the wing's defaults, every registered
+figure draws metrics its frame has, the claims on the stored frame equal those on the computed
+one, and Fig. 4's strategy enum."""
+
+from __future__ import annotations
+
+import yaml
+
+from airfl.pipeline.params import validate_params
+from airfl.pipeline.registry import all_analytic
+from airfl.papers.cdpb import analytic_figures
+
+
+def test_params_block_is_the_wings_defaults(repo_root):
+    params = validate_params(yaml.safe_load((repo_root / "params.yaml").read_text()))
+    assert params["cdpb"]["analytic"] == analytic_figures.DEFAULTS
+
+
+def test_every_registered_figure_draws_metrics_its_frame_has():
+    figures = [f for f in all_analytic() if f.paper == "cdpb"]
+    assert {f.figure for f in figures} == set(analytic_figures.FIGURES)
+    cheap = {"fig2a", "fig2b", "fig3", "fig5", "fig9a"}
+    for figure in figures:
+        if figure.figure not in cheap:
+            continue
+        frame = figure.compute(dict(analytic_figures.DEFAULTS))
+        assert {p.metric for p in figure.panels} <= set(frame["metric"])
+        assert all(figure.scheme_label(s) for s in frame["scheme"].unique())
+
+
+def test_claims_on_the_stored_frame_equal_the_claims_on_the_computed_one(tmp_path):
+    """The claims stage reads the CSV back: storage must not change a claim's verdict (the
+    checks test identities such as gamma * tau = const to float precision)."""
+    import pandas as pd
+
+    from airfl.runtime.io import write_csv
+
+    for figure in all_analytic():
+        if figure.paper != "cdpb" or figure.figure not in {"fig2a", "fig2b", "fig3", "fig5"}:
+            continue
+        frame = figure.compute(dict(analytic_figures.DEFAULTS))
+        path = tmp_path / f"{figure.figure}.csv"
+        write_csv(path, frame, float_format="%.17g")
+        stored = pd.read_csv(path)
+        stored.attrs.update(frame.attrs)
+        assert [c[3] for c in figure.check(stored)] == [c[3] for c in figure.check(frame)]
+
+
+def test_fig4_strategy_enum_is_the_wings_strategies_with_a_fixed_mechanism():
+    """CDPB's curves are composed from `cdpb.fig4.strategies` (one `cdpb` scheme, its strategy a
+    parameter): that enum must be the wing's strategies, CDPB-mixed aside."""
+    from airfl.papers.cdpb.setting import STRATEGIES
+    from airfl.pipeline.params import params_schema
+
+    cdpb = params_schema()["$defs"]["cdpb"]["properties"]["fig4"]["properties"]["strategies"]
+    assert sorted(cdpb["items"]["enum"]) == sorted(s for s in STRATEGIES if s != "cdpb_mixed")

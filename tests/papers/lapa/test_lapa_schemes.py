@@ -1,0 +1,251 @@
+"""LAPA's configurations and benchmarks as one scheme (schemes.py): the noise-free weighted
+average, LAPA's noise level and ledger, shared noise draws, SER thresholds, switching to channel
+noise only after T_th, per-trial powers, the simulated privacy events, ARB's split."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+import torch
+import yaml
+
+from airfl.core.scheme import ChannelStatistics, DesignContext, RoundState
+from airfl.papers.lapa import mechanism as mech
+from airfl.papers.lapa.schemes import LapaScheme
+from airfl.papers.lapa.run_blocks import compose
+from airfl.pipeline.registry import build_scheme
+from airfl.runtime.rng import RoundStreams
+
+
+K, DIM, ROUNDS = 15, 64, 6
+
+
+@pytest.fixture(scope="module")
+def params():
+    with open("params.yaml") as f:
+        return yaml.safe_load(f)
+
+
+def _context(sizes):
+    hist = np.zeros((K, 10), dtype=np.int64)
+    for k in range(K):
+        if k < 5:
+            hist[k] = sizes[k] // 10
+        else:
+            hist[k, [k % 10, (k + 1) % 10]] = sizes[k] // 2
+    stats = ChannelStatistics(torch.ones(K, dtype=torch.float64), 1.0, 1.0,
+                              torch.zeros(K, dtype=torch.float64))
+    return DesignContext(K, DIM, ROUNDS, torch.tensor(sizes), stats, trial=0, seed=1,
+                         experiment="lapa/test", label_histograms=hist)
+
+
+def _scheme(params, **kw):
+    """A curve's scheme as the stages build it: lam from the block's local-work settings."""
+    block = compose(params)
+    return build_scheme("c", {**block["curves"]["nodp"], **kw}, block["training"]["lr"])
+
+
+def _round(t, updates, scheme, design):
+    state = RoundState(t, torch.ones(K), torch.ones(K), None, RoundStreams(1, "lapa/test", 0, t))
+    return scheme.aggregate(updates, state, design)
+
+
+def test_noise_free_round_is_the_weighted_average_of_updates(params):
+    sizes = list(range(100, 100 + 20 * K, 20))
+    scheme = _scheme(params)
+    design = scheme.design(_context(sizes))
+    assert sum(design["weights"]) == pytest.approx(1.0)
+    updates = 1e-3 * torch.randn(K, DIM, generator=torch.Generator().manual_seed(0),
+                                 dtype=torch.float64)
+    step, record = _round(1, updates, scheme, design)
+    expected = torch.tensor(design["weights"], dtype=torch.float64) @ updates   # eq. 3, no clip
+    torch.testing.assert_close(step, expected)
+    assert record["privacy"] is None
+    # IID devices (small W) dominate the weights
+    assert sum(design["weights"][:5]) > 0.5
+
+
+def test_lapa_noise_level_and_ledger(params):
+    sizes = [200] * K
+    lapa = _scheme(params, privacy="lapa", nu=4.0)
+    design = lapa.design(_context(sizes))
+    updates = 1e-3 * torch.randn(K, DIM, generator=torch.Generator().manual_seed(1),
+                                 dtype=torch.float64)
+    spent = 0.0
+    for t in range(1, ROUNDS + 1):
+        step, record = _round(t, updates, lapa, design)
+        spent += record["budget"]
+        assert torch.isfinite(step).all()
+        if t == 1:   # round 1: uniform split, sigma = nu C / sqrt(q) for an average device
+            assert record["sigma_mean"] == pytest.approx(4.0 * lapa.clip / np.sqrt(DIM))
+    assert spent <= design["eps_total"] * (1 + 1e-12)                  # eq. 12
+    assert record["eps_nominal_total_max"] <= design["eps_total"]
+    # q = 64 makes the noise ~250x the gradient: the mean-abs PID loop collapses the budget
+    # (eq. 10), the run is flagged and continues with l2_rel, whose budgets stay positive
+    assert record["budget_collapse"] and record["pid_fallback_l2_rel"]
+    assert min(lapa._runs[0]["lapa"].budgets) > 0
+
+
+def test_curves_share_their_noise_draws(params):
+    """Common random numbers: two privacy strategies at the same nu see the same z in round 1
+    (both split evenly), so their round-1 updates are identical."""
+    sizes = [150 + 10 * k for k in range(K)]
+    updates = 1e-3 * torch.randn(K, DIM, generator=torch.Generator().manual_seed(2),
+                                 dtype=torch.float64)
+    out = []
+    for privacy in ("lapa", "uniform", "arb"):
+        scheme = _scheme(params, privacy=privacy, nu=2.0)
+        out.append(_round(1, updates, scheme, scheme.design(_context(sizes)))[0])
+    torch.testing.assert_close(out[0], out[1])
+    torch.testing.assert_close(out[0], out[2])
+
+
+def test_stricter_ser_thresholds_exclude_more_devices(params):
+    sizes = [200] * K
+    excluded = [_scheme(params, channel="practical", ser_threshold=ser).design(
+        _context(sizes))["excluded"] for ser in (1e-1, 1e-2, 1e-3)]
+    assert excluded == sorted(excluded) and excluded[-1] > excluded[0]
+    # LAPA over the selected set only: excluded devices get no budget and no weight (eq. 22)
+    lapa = _scheme(params, channel="practical", ser_threshold=1e-2, privacy="lapa", nu=1.0)
+    design = lapa.design(_context(sizes))
+    updates = 1e-3 * torch.randn(K, DIM, generator=torch.Generator().manual_seed(5),
+                                 dtype=torch.float64)
+    for t in (1, 2, 3):
+        step, record = _round(t, updates, lapa, design)
+        assert torch.isfinite(step).all() and record["selected"] == K - design["excluded"]
+
+
+def test_switching_leaves_only_channel_noise_after_t_th(params):
+    """Sec. IV-A: once sum_k sigma_ch,k >= sum_k c Delta s_k / eps_k (tested from round 3,
+    eq. 23, our reading) the round carries only channel noise: its update equals the no-DP practical
+    curve's (same channel draws), and T_th >= 2."""
+    sizes = [200] * K
+    radio = {**params["lapa"]["radio"], "median_snr_db": -30.0}     # very noisy channel
+    switched = _scheme(params, privacy="lapa", nu=0.5, channel="practical", switching=True,
+                       radio=radio)
+    plain = _scheme(params, channel="practical", radio=radio)
+    designs = [s.design(_context(sizes)) for s in (switched, plain)]
+    updates = 1e-3 * torch.randn(K, DIM, generator=torch.Generator().manual_seed(4),
+                                 dtype=torch.float64)
+    for t in range(1, ROUNDS + 1):
+        (a, record), (b, _) = (_round(t, updates, s, d) for s, d in zip((switched, plain), designs))
+        if t < 3:
+            assert not record["switched"] and not torch.equal(a, b)
+        if record["switched"]:
+            torch.testing.assert_close(a, b)
+    assert record["switched"] and record["t_th"] == 2
+    with pytest.raises(ValueError, match="switching"):
+        _scheme(params, privacy="uniform", nu=1.0, channel="practical", switching=True)
+
+
+def test_per_trial_powers_set_the_channel_noise_and_each_trial_has_its_own_channel(params):
+    """Config 5 (Fig. 7) transmits at DDPG's per-device p*^2 of its trial: the design's channel
+    noise is sigma_n0 / (p_k ||h_k||) (Sec. II-B) with those powers; trials draw their own
+    layout and channel (block fading per trial), so each trial gets its own design."""
+    from airfl.papers.lapa.radio import channel_noise_std
+
+    sizes = [200] * K
+    powers = [list(np.linspace(0.1, 1.0, K)), list(np.linspace(1.0, 0.1, K))]
+    scheme = _scheme(params, privacy="lapa", nu=1.0, channel="practical", switching=True,
+                     powers=powers, p1_value=[1.0, 2.0], t_th_predicted=[3, 4])
+    assert LapaScheme.uses_future_channels
+    designs = []
+    for trial in (0, 1):
+        context = dataclasses.replace(_context(sizes), trial=trial)
+        design = scheme.design(context)
+        expected = channel_noise_std(channel_norm2=np.asarray(design["radio"]["channel_norm2"]),
+                                     power_w=np.asarray(powers[trial]),
+                                     noise_w=params["lapa"]["radio"]["noise_w"])
+        np.testing.assert_allclose(design["sigma_ch"], expected)
+        assert design["p1_value"] == [1.0, 2.0][trial] and design["power_w"] == powers[trial]
+        designs.append(design)
+    assert designs[0]["radio"]["channel_norm2"] != designs[1]["radio"]["channel_norm2"]
+
+
+def _epsilons(records, key, delta):
+    from airfl.privacy import epsilon_curve
+    return epsilon_curve([r[key] for r in records], delta)
+
+
+@pytest.mark.parametrize("privacy", ["uniform", "lapa", "arb"])
+def test_simulated_event_is_each_devices_own_composition(params, privacy):
+    """`privacy_simulated` is the Gaussian each device's upload really is (std
+    c Delta s_k / eps_k per coordinate over the ideal channel, eq. 19; sensitivity 2C of the
+    clipped update, eq. 17), composed per device and maximised over devices: equal
+    to an independent per-device accountant fed from the record's eps_k, equal to the record's
+    per-round worst case under uniform DP (the same device is the worst every round), and
+    below it when LAPA's shares move the worst device between rounds."""
+    from airfl.privacy import GaussianEvent, RdpAccountant
+
+    sizes = list(range(100, 100 + 20 * K, 20))
+    scheme = _scheme(params, privacy=privacy, nu=4.0)
+    design = scheme.design(_context(sizes))
+    c = mech.gaussian_constant(scheme.delta)
+    sens = mech.sensitivity(lr=scheme.lr, clip=scheme.clip, sizes=sizes)
+    accountants = [RdpAccountant() for _ in range(K)]
+    records, independent = [], []
+    generator = torch.Generator().manual_seed(7)
+    for t in range(1, ROUNDS + 1):
+        eps_k = scheme._runs[0]["eps"].copy() if t > 1 else \
+            np.full(K, design["eps_total"] / ROUNDS / K)                    # eq. 16, round 1
+        updates = 1e-3 * torch.randn(K, DIM, generator=generator, dtype=torch.float64)
+        records.append(_round(t, updates, scheme, design)[1])
+        for accountant, std in zip(accountants, c * sens / eps_k):         # eq. 19
+            accountant.compose(GaussianEvent(std / (2 * scheme.clip)))     # 2C
+        independent.append(max(a.get_epsilon(scheme.delta) for a in accountants))
+    paper = _epsilons(records, "privacy", scheme.delta)
+    simulated = _epsilons(records, "privacy_simulated", scheme.delta)
+    assert simulated == pytest.approx(independent, rel=1e-9)
+    assert np.all(simulated <= paper * (1 + 1e-12))
+    if privacy == "lapa":
+        assert simulated[-1] < 0.95 * paper[-1]        # the worst device moves between rounds
+    else:                                              # equal shares: sigma_k ~ 1/|D_k|
+        assert simulated == pytest.approx(paper, rel=1e-9)
+
+
+def test_non_private_curves_carry_no_events(params):
+    record = _round(1, torch.zeros(K, DIM, dtype=torch.float64), _scheme(params),
+                    _scheme(params).design(_context([200] * K)))[1]
+    assert record["privacy"] is None and "privacy_simulated" not in record
+
+
+def test_a_threshold_no_device_meets_keeps_the_best_one_and_says_so(params):
+    """Eq. 22 with a threshold above every device's SNR leaves no device: the selection keeps
+    the single best one (our reading), and the design and every round record mark it."""
+    sizes = [200] * K
+    strict = _scheme(params, channel="practical", ser_threshold=1e-300)     # gamma_th huge
+    design = strict.design(_context(sizes))
+    assert design["ser_fallback"] is True and sum(design["selected"]) == 1
+    assert design["selected"][int(np.argmax(design["symbol_snr"]))]
+    updates = 1e-3 * torch.randn(K, DIM, generator=torch.Generator().manual_seed(5),
+                                 dtype=torch.float64)
+    _, record = _round(1, updates, strict, design)
+    assert record["ser_fallback"] is True and record["selected"] == 1
+    loose = _scheme(params, channel="practical", ser_threshold=0.49)
+    design = loose.design(_context(sizes))
+    assert design["ser_fallback"] is False and sum(design["selected"]) > 1
+    assert _round(1, updates, loose, design)[1]["ser_fallback"] is False
+    assert "ser_fallback" not in _round(1, updates, _scheme(params), _scheme(params).design(
+        _context(sizes)))[1]                                       # no threshold: no field
+
+
+def test_arb_spends_uniform_dps_split_until_it_has_two_windows_of_progress(params):
+    """Eq. (12): ARB's direction is 0 before two windows of 5 progress statistics, so its
+    budgets equal uniform DP's eps^T / (T K) in rounds 1-10 and move from round 11 on; the
+    records' `arb_as_uniform` counts those rounds (what the Fig. 5 caption states)."""
+    rounds = 15
+    sizes = [200] * K
+    scheme = _scheme(params, privacy="arb", nu=4.0)
+    context = dataclasses.replace(_context(sizes), rounds=rounds)
+    design = scheme.design(context)
+    generator = torch.Generator().manual_seed(6)
+    flags = []
+    for t in range(1, rounds + 1):
+        updates = 1e-3 * (1 + t) * torch.randn(K, DIM, generator=generator, dtype=torch.float64)
+        _, record = _round(t, updates, scheme, design)
+        flags.append(record["arb_as_uniform"])
+    assert flags == [True] * 10 + [False] * 5
+    uniform = _scheme(params, privacy="uniform", nu=4.0)
+    assert "arb_as_uniform" not in _round(1, updates, uniform, uniform.design(context))[1]
