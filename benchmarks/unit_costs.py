@@ -21,7 +21,8 @@ What it measures (the plan's cost model is in `airfl.pipeline.plan`):
   start-up, and a stage the run did not time its stand-in's (`STAND_INS`).
 
 The machine (CPU model, logical cores, load average, date, torch version) is stored with the
-numbers. A GPU unit cost, when one was measured (benchmarks/device_check.py), is kept.
+numbers. A GPU unit cost, when one was measured (benchmarks/device_check.py), is kept, and so
+are the horizon-bounded runs (horizon_rounds.py) and the audits (audit_costs.py).
 
 `--eval-only` updates the evaluation forward alone after a change of the evaluation's chunk
 (a model's `eval_chunk` in `airfl.models.flat`): it times the forward with the old chunk
@@ -53,6 +54,7 @@ from airfl.pipeline.params import load_params
 from airfl.pipeline.plan import UNIT_COSTS, train_work
 
 EVAL_SAMPLES = 2048
+KEPT_SECTIONS = ("horizon_runs", "audits")   # measured by horizon_rounds.py, audit_costs.py
 
 
 def cpu_model() -> str:
@@ -252,7 +254,8 @@ def main(argv: list[str] | None = None) -> int:
     table = {"machine": machine(), "clock": "cpu (time.process_time, one thread)",
              "method": "benchmarks/unit_costs.py", "job_times": str(args.job_times),
              "stage_s": stage_costs(args.job_times), "models": models,
-             "gpu": previous.get("gpu", {})}
+             "gpu": previous.get("gpu", {}),
+             **{k: previous[k] for k in KEPT_SECTIONS if k in previous}}
     write_table(args.out, table)
     return 0
 

@@ -47,7 +47,8 @@ def planned_job(rule: str, wildcards: dict[str, str]) -> PlannedJob | None:
         args.append(f"{wildcards['paper']}/{wildcards['figure']}")
     elif "paper" in wildcards:
         args.append(wildcards["paper"])
-    args += [wildcards[k] for k in ("curve", "block", "name", "dataset") if k in wildcards]
+    args += [wildcards[k] for k in ("curve", "block", "mechanism", "name", "dataset")
+             if k in wildcards]
     if stage in COSTED_STAGES and not args:
         raise ConfigError(f"plan: rule {rule!r} has no paper/figure wildcards to cost it by")
     if not args and "_" in rule:                # figure_<paper>_<figure>
@@ -62,7 +63,7 @@ def planned_job(rule: str, wildcards: dict[str, str]) -> PlannedJob | None:
 def light_cost(job: PlannedJob, params: dict[str, Any], units: UnitCosts) -> JobCost:
     """`job_cost` for a job known by stage and arguments: training work from the params, every
     other stage its fixed cost (its paper read from its first argument where it has one)."""
-    if job.stage in COSTED_STAGES:
+    if job.stage in COSTED_STAGES or job.stage == "audit":
         return job_cost(job, params, units)
     paper = job.args[0].split("/")[0] if job.args and job.stage not in ("data", "reference") \
         else "shared"
@@ -88,9 +89,9 @@ def over_bound(costs: list[JobCost], params: dict[str, Any], units: UnitCosts,
 
 def job_over_bound(stage: str, args: list[str], params: dict[str, Any],
                    units_path: str | Path = UNIT_COSTS) -> str | None:
-    """`over_bound` for one `airfl <stage> <args>` job (train, tune, calibrate); None for
-    other stages or where no unit costs are measured (nothing to estimate from)."""
-    if stage not in COSTED_STAGES or not Path(units_path).exists():
+    """`over_bound` for one `airfl <stage> <args>` job (train, tune, calibrate, audit); None
+    for other stages or where no unit costs are measured (nothing to estimate from)."""
+    if (stage not in COSTED_STAGES and stage != "audit") or not Path(units_path).exists():
         return None
     units = UnitCosts.load(units_path)
     job = PlannedJob(stage, "-".join([stage, *args]), tuple(args))

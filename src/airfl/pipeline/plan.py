@@ -53,6 +53,19 @@ Trial batching (`airfl.core.lockstep.trial_batching`: FedAvgCNN's trials step to
 every CNN's on CUDA) is not in the CPU cost: DP as a perk's round measured 1.09x faster batched
 (benchmarks/results/engine.md), inside the unit costs' spread between loads (~1.5x).
 
+An audit job (`airfl audit <wing> <mechanism>`, stages/audit.py) costs its stage's fixed cost
+plus its work at its params: the points the wing's audit factory builds (built here too, as
+the job builds them, in `factory_s`), each drawn in 2 worlds x its draws (the stage's count:
+`audit.draws` for a batched sampler, `audit.loop_draws` for one aggregation call a draw, or the
+point's own), each draw summing `releases` releases (a multi-round statistic: T rounds), at
+the measured CPU seconds of one release-draw of the audit's kind (benchmarks/audit_costs.py:
+a batched draw is a coordinate of a linear release, ~0.1-1 us, a loop draw one aggregation
+call, ~0.3 ms for CDPB), plus per point the bound (`audit_threshold`) at its measured fixed cost
+and cost per draw. The draws and points come from the params, so `--set audit.loop_draws...`
+is costed as run; what a release costs at other settings (a model dimension, devices) is not
+modelled: the release-draw is measured at the profile's declared settings. The stage's fixed
+cost (the median quick audit job) includes a quick audit's own draws, ~1-3 s.
+
 A batch size not measured is costed per sample from the nearest measured one. GPU-hours come
 from a GPU unit cost per client step (`gpu.models`, written by benchmarks/device_check.py from a
 measured step): the training jobs' client steps times it (evaluation and job start-up are not
@@ -126,6 +139,7 @@ class UnitCosts:
     models: dict[str, dict[str, Any]]
     gpu: dict[str, Any] = field(default_factory=dict)
     horizon_runs: dict[str, Any] = field(default_factory=dict)
+    audits: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
     def load(cls, path: Path | str = UNIT_COSTS) -> "UnitCosts":
@@ -139,7 +153,7 @@ class UnitCosts:
                 raise ConfigError(f"unit costs: {path} has no {key!r} (expected machine, "
                                   "stage_s, models)")
         return cls(table["machine"], table["stage_s"], table["models"], table.get("gpu", {}),
-                   table.get("horizon_runs", {}))
+                   table.get("horizon_runs", {}), table.get("audits", {}))
 
     def client_step(self, model: str, batch: int) -> float:
         """Seconds of one client's SGD step at `batch` on CPU (`nearest_batch`)."""
@@ -174,6 +188,28 @@ class UnitCosts:
         CPU seconds of one run-round in lockstep (`run_round_s`), from
         benchmarks/horizon_rounds.py; None where not measured."""
         return self.horizon_runs.get(f"{profile}/{experiment_id}", {}).get(curve)
+
+    def audit(self, name: str) -> dict[str, Any]:
+        """A registered audit's measured costs (`wing/mechanism`, benchmarks/audit_costs.py):
+        `release_draw_s` per kind ("batched", "loop": CPU seconds of one release of one draw
+        in one world), `bound` (`fixed_s`, `draw_s`: the bound of one point) and `factory_s`
+        (building its points). A kind or an audit not measured takes the largest measured
+        cost of that kind (the kinds differ by orders of magnitude, the audits of one kind by
+        less than ~30x); none measured at all stops the plan."""
+        measured = {k: v for k, v in self.audits.items() if k != "measured"}
+        if not measured:
+            raise ConfigError("unit costs: no audit costs (audits); measure them with "
+                              "`python benchmarks/audit_costs.py`")
+        entry = measured.get(name, {})
+        kinds = {kind: max(e["release_draw_s"][kind] for e in measured.values()
+                           if kind in e["release_draw_s"])
+                 for kind in ("batched", "loop")
+                 if any(kind in e["release_draw_s"] for e in measured.values())}
+        kinds.update(entry.get("release_draw_s", {}))
+        largest = max(measured.values(), key=lambda e: e["bound"]["draw_s"])
+        return {"release_draw_s": kinds, "bound": entry.get("bound", largest["bound"]),
+                "factory_s": entry.get("factory_s", max(e["factory_s"]
+                                                        for e in measured.values()))}
 
     def _model(self, model: str) -> dict[str, Any]:
         if model not in self.models:
@@ -321,6 +357,50 @@ def measured_horizon_cost(stage: str, block: dict[str, Any], curve_name: str,
     return run_rounds * measured["run_round_s"], rounds, run_rounds
 
 
+@dataclass
+class AuditWork:
+    """What an audit job computes (the stage `audit`, `stages.audit.run`): per kind of
+    sampler ("batched" or "loop") its release-draws, 2 worlds x draws x releases summed over
+    the points, and per point the draws the bound reads (2 x draws)."""
+
+    release_draws: dict[str, float]
+    bound_draws: list[int]
+
+
+def audit_work(params: dict[str, Any], wing: str, mechanism: str) -> AuditWork:
+    """The work of `airfl audit <wing> <mechanism>` at these params: its points are the wing's
+    audit factory's (built here, as the stage builds them), each drawn `draws_of` times per
+    world (the stage's count: `audit.draws`, `audit.loop_draws` or the point's own), each draw
+    summing `releases` releases (a multi-round statistic)."""
+    from airfl.pipeline.registry import get_wing
+    from airfl.pipeline.stages.audit import draws_of
+
+    try:
+        points = get_wing(wing).audit_factory(mechanism)(params)
+    except KeyError as error:
+        raise ConfigError(f"plan: {error.args[0]}") from None
+    work = AuditWork({}, [])
+    for point in points:
+        draws = draws_of(params, point)
+        kind = "batched" if point.batched else "loop"
+        work.release_draws[kind] = work.release_draws.get(kind, 0.0) \
+            + 2.0 * draws * point.releases
+        work.bound_draws.append(2 * draws)
+    return work
+
+
+def audit_seconds(params: dict[str, Any], wing: str, mechanism: str,
+                  units: UnitCosts) -> float:
+    """CPU seconds of an audit job beyond its stage's fixed cost: building its points, plus
+    release-draws x the measured release-draw of their kind, plus per point the bound's fixed
+    cost and its draws x the measured bound per draw (module docstring)."""
+    work, unit = audit_work(params, wing, mechanism), units.audit(f"{wing}/{mechanism}")
+    bound = unit["bound"]
+    return (unit["factory_s"]
+            + sum(n * unit["release_draw_s"][kind] for kind, n in work.release_draws.items())
+            + sum(bound["fixed_s"] + n * bound["draw_s"] for n in work.bound_draws))
+
+
 def job_paper(job) -> str:
     """The paper a job belongs to ('shared' for datasets)."""
     if job.stage == "data":
@@ -341,6 +421,9 @@ def job_cost(job, params: dict[str, Any], units: UnitCosts) -> JobCost:
 
     fixed = units.stage(job.stage)
     cost = JobCost(job.stage, job.name, job_paper(job), fixed)
+    if job.stage == "audit":
+        cost.core_s += audit_seconds(params, job.args[0], job.args[1], units)
+        return cost
     if job.stage not in COSTED_STAGES:
         return cost
     experiment = get_experiment(job.args[0])

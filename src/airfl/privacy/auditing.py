@@ -33,7 +33,9 @@ class AuditableMechanism:
     guarantee does. ``gaussian``: the statistic is Gaussian in both worlds with one variance, so
     the empirical GDP mu is meaningful. ``batched``: the sampler batches draws (the stage gives it
     params ``audit.draws``); False, one aggregation call per draw (``audit.loop_draws``); ``draws``
-    overrides both (a multi-round statistic costs one release per round)."""
+    overrides both (a multi-round statistic costs one release per round). ``releases``: the
+    releases summed into one draw (a multi-round statistic: its T rounds), what one draw's cost
+    scales with (`airfl plan` costs a draw as releases x a measured release-draw)."""
 
     name: str
     paper: str
@@ -49,6 +51,7 @@ class AuditableMechanism:
     gaussian: bool = True
     batched: bool = True              # draws are cheap (linear_draws); False: one call a draw
     draws: int | None = None          # its own number of draws (e.g. a multi-round audit)
+    releases: int = 1                 # releases summed per draw (a multi-round audit: T)
     settings: dict[str, Any] = field(default_factory=dict)   # what made it (params, design)
 
 

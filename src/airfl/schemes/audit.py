@@ -134,7 +134,7 @@ def multi_round(params: dict[str, Any]) -> list[AuditableMechanism]:
             neighbours="add/remove the canary in every round (its slot kept, zero update)",
             conditioning="none (no channel); fresh noise every round",
             aggregation="airfl.schemes.dp:GaussianDpFedAvg.aggregate", sample=sample,
-            gaussian=True, draws=draws,
+            gaussian=True, draws=draws, releases=rounds,
             settings={"noise_multiplier": z, "clip_norm": clip, "rounds": rounds,
                       "num_devices": n}))
     return out

@@ -109,7 +109,7 @@ def _mechanism(params: dict[str, Any], eps: float, noise_scale: float = 1.0
                    "sqrt(2)/B_0^k (the code's class average)",
         conditioning="one channel draw |h|^2 ~ Exp(1) for all T rounds (the design's input)",
         aggregation="airfl.papers.ota_fd.transceiver:receive", sample=sample, gaussian=True,
-        draws=resolve(audit["draws"], params["profile"]),
+        draws=resolve(audit["draws"], params["profile"]), releases=T,
         settings={"eps_target": eps, "T": T, "class": cls, "case": int(design.case[cls]),
                   "mu": mu, "devices": m, "K": k, "sensitivity_mode": mode,
                   "canary_step": float(step)})
@@ -174,7 +174,7 @@ def _fl_mechanism(params: dict[str, Any], eps: float, noise_scale: float = 1.0
         neighbours="WD 0 replaces one sample: its whole clipped update can cross the ball (2C)",
         conditioning="one channel draw |h|^2 ~ Exp(1) for all T rounds (the design's input)",
         aggregation="airfl.papers.ota_fd.transceiver:receive_fl", sample=sample, gaussian=True,
-        draws=resolve(audit["draws"], params["profile"]),
+        draws=resolve(audit["draws"], params["profile"]), releases=T,
         settings={"eps_target": eps, "T": T, "case": int(design.case[0]), "mu": mu,
                   "devices": m, "D": dim, "canary_step": step})
 

@@ -27,8 +27,13 @@ COLUMNS = ("label", "eps_claimed", "eps_simulated", "eps_audited_lower", "eps_au
            "eps_audited_upper", "gdp_eps", "tightness", "holds")
 
 
-def _draws(params: dict[str, Any], batched: bool) -> int:
-    block = params["audit"]["draws" if batched else "loop_draws"]
+def draws_of(params: dict[str, Any], mechanism) -> int:
+    """Draws per world of one audited point: its own (`AuditableMechanism.draws`, a multi-round
+    audit), else the profile's `audit.draws` (batched) or `audit.loop_draws` (one call a draw).
+    `airfl plan` costs an audit job by the same count."""
+    if mechanism.draws:
+        return int(mechanism.draws)
+    block = params["audit"]["draws" if mechanism.batched else "loop_draws"]
     return int(resolve(block, params["profile"]))
 
 
@@ -45,7 +50,7 @@ def run(params: dict[str, Any], wing: str, mechanism: str) -> None:
     points, timings = [], []
     for index, candidate in enumerate(factory(params)):
         timing: dict[str, float] = {}
-        draws = candidate.draws or _draws(params, candidate.batched)
+        draws = draws_of(params, candidate)
         points.append(run_audit(candidate, draws,
                                 seed + 1000 * index, alpha, timing))
         timings.append({"name": candidate.name, **timing})

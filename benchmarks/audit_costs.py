@@ -1,0 +1,133 @@
+"""Benchmark: the unit costs of the privacy audits `airfl plan` reads (`audits` in
+workflow/unit_costs.json), measured on short slices, one thread, CPU time of this process.
+
+Usage (from the repository root)::
+
+    OMP_NUM_THREADS=1 nice -n 10 python benchmarks/audit_costs.py [--profile paper] \
+        [--out workflow/unit_costs.json]
+
+An audit job (`airfl audit <wing> <mechanism>`, stages/audit.py) builds its points with the
+wing's audit factory, then per point draws the statistic in both worlds and bounds epsilon
+(`airfl.privacy.auditing.run_audit`). What it costs scales with (the plan's model,
+`airfl.pipeline.plan`'s docstring):
+
+* points x 2 worlds x draws x releases per draw: a batched sampler
+  (`airfl.core.audit_draws.linear_draws`: DP as a perk, LAPA, OTA-FD, the generic DP-FedAvg and
+  OTA schemes) gets a draw per coordinate of one release (width 65,536), so its draw costs a
+  coordinate of the scheme's aggregation over its devices; a loop sampler (`loop_draws`: CDPB's
+  fresh fading and coins a draw) makes one aggregation call a draw (K devices x the audit's
+  dimension d); a multi-round statistic (OTA-FD, DP-FedAvg's `multi_round`) sums T releases a
+  draw (`AuditableMechanism.releases`);
+* per point the bound (`audit_threshold`): a fixed part and a part per draw;
+* once, building the points (the factory: designs, accountants).
+
+For each registered audit, at the profile's declared settings (`--profile`, paper by default:
+the scale the plan must get right), each point is sampled on a slice of its draws (loop:
+`--loop-draws`; batched: at least 65,536 draws, `--release-draws` release-draws), after a
+warm-up of a few draws, and the CPU time of both worlds divided by their release-draws; the
+audit's unit is the mean over its points weighted by their release-draws at full scale (its
+points' costs differ by up to ~2x: OTA-FD's soft labels against its FL benchmark). The bound is
+timed on Gaussian draws of two sizes (its cost depends on the number of draws only) and fitted
+as fixed + per draw. Each slice takes well under a second; the whole run ~20-40 s.
+
+The `audits` section of the table (with this machine and the profile) is replaced; the rest is
+kept. Dated results: benchmarks/results/audit_costs.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+from airfl.pipeline.params import load_params
+from airfl.pipeline.plan import UNIT_COSTS
+from airfl.pipeline.registry import wings
+from airfl.pipeline.stages.audit import draws_of
+from airfl.privacy.audit import audit_threshold
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from unit_costs import machine, write_table  # noqa: E402
+
+BOUND_SIZES = (1 << 14, 1 << 19)          # draws per world of the bound's two timings
+WARM_UP = 8                               # draws of the untimed first call of every point
+
+
+def point_release_draw(point, draws: int) -> float:
+    """CPU seconds of one release-draw of `point`: both worlds of `draws` draws, after a
+    warm-up, over 2 x draws x releases."""
+    point.sample("present", WARM_UP, 7)
+    start = time.process_time()
+    point.sample("present", draws, 1)
+    point.sample("absent", draws, 2)
+    return (time.process_time() - start) / (2 * draws * point.releases)
+
+
+def bound_cost(delta: float = 1e-5) -> dict[str, float]:
+    """The bound's fixed cost and cost per draw (two worlds counted), from two sizes."""
+    rng = np.random.default_rng(0)
+    times = []
+    for n in BOUND_SIZES:
+        present, absent = rng.normal(1.0, 1.0, n), rng.normal(0.0, 1.0, n)
+        audit_threshold(present[:64], absent[:64], delta)                 # warm-up
+        start = time.process_time()
+        audit_threshold(present, absent, delta)
+        times.append(time.process_time() - start)
+    draw_s = max((times[1] - times[0]) / (2 * (BOUND_SIZES[1] - BOUND_SIZES[0])), 0.0)
+    return {"fixed_s": max(times[0] - 2 * BOUND_SIZES[0] * draw_s, 0.0), "draw_s": draw_s}
+
+
+def measure(params, wing, name: str, loop_draws: int, release_draws: int) -> dict:
+    start = time.process_time()
+    points = wing.audit_factory(name)(params)
+    factory_s = time.process_time() - start
+    spent: dict[str, float] = {}
+    work: dict[str, float] = {}
+    for point in points:
+        full = draws_of(params, point)
+        kind = "batched" if point.batched else "loop"
+        draws = min(full, loop_draws) if not point.batched else \
+            min(full, max(1 << 16, release_draws // point.releases))
+        unit = point_release_draw(point, draws)
+        release_draws_full = 2.0 * full * point.releases
+        spent[kind] = spent.get(kind, 0.0) + unit * release_draws_full
+        work[kind] = work.get(kind, 0.0) + release_draws_full
+        print(f"  {point.name:36s} {kind:7s} {draws:>8d} draws x {point.releases:>3d} releases"
+              f"  {unit * 1e6:9.4f} us a release-draw", flush=True)
+    return {"release_draw_s": {k: spent[k] / work[k] for k in spent},
+            "factory_s": round(factory_s, 4), "points": len(points)}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--profile", default="paper", choices=("quick", "paper"))
+    parser.add_argument("--loop-draws", type=int, default=400,
+                        help="draws per world of a loop sampler's slice")
+    parser.add_argument("--release-draws", type=int, default=1 << 18,
+                        help="release-draws per world of a batched sampler's slice")
+    parser.add_argument("--out", type=Path, default=UNIT_COSTS)
+    args = parser.parse_args(argv)
+    params = load_params("params.yaml", {"profile": args.profile})
+    bound = bound_cost()
+    print(f"bound: {bound['fixed_s'] * 1e3:.2f} ms + {bound['draw_s'] * 1e9:.1f} ns a draw")
+    section: dict = {}
+    for wing in wings():
+        for name in sorted(wing.audits):
+            print(f"{wing.name}/{name}", flush=True)
+            section[f"{wing.name}/{name}"] = {**measure(params, wing, name, args.loop_draws,
+                                                        args.release_draws), "bound": bound}
+    section["measured"] = {**machine(), "profile": args.profile,
+                           "loop_draws": args.loop_draws, "release_draws": args.release_draws,
+                           "bound_sizes": list(BOUND_SIZES), "method": "benchmarks/audit_costs.py"}
+    import json
+    table = json.loads(args.out.read_text()) if args.out.exists() else {}
+    table["audits"] = section
+    write_table(args.out, table)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
