@@ -207,6 +207,42 @@ def test_eval_last_adds_the_rounds_before_the_last_with_the_same_numbers():
         assert np.allclose(picked[0][column], picked[1][column], rtol=1e-6, atol=0)
 
 
+def test_a_run_without_the_training_subset_has_no_training_columns_and_the_same_numbers():
+    """`TrialSetup.train_eval` None (no reader of the training metrics): the round loop never
+    evaluates a training subset (counted) and its table has no training columns; every other
+    column equals the run with the subset bit for bit (its evaluation draws nothing)."""
+    import dataclasses
+
+    from airfl.core import loop
+
+    ota = build_scheme("ota", {"scheme": "ota_truncated_inversion", "snr_db": 0.0,
+                               "truncation_threshold": 0.3, "clip_norm": 1.0})
+    design = {"amplitude": 2.0, "threshold_power": 0.3, "noise_multiplier": 0.5}
+    setup = _setup()
+    sets = []                         # one entry per evaluated set (test, training subset)
+    real = loop.evaluate_many
+
+    def counted(model, params, x, y, *rest):
+        sets.append(len(x))
+        return real(model, params, x, y, *rest)
+
+    loop.evaluate_many = counted
+    try:
+        measured, _ = run_trial(setup, ota, design, progress=False)
+        with_subset = len(sets)
+        sets.clear()
+        skipped, _ = run_trial(dataclasses.replace(setup, train_eval=None), ota, design,
+                               progress=False)
+    finally:
+        loop.evaluate_many = real
+    assert with_subset == 2 * len(sets) and len(sets) >= 1
+    evaluated = measured["test_accuracy"].notna()
+    assert evaluated.sum() >= 3 and all(measured[c].notna().equals(evaluated)
+                                        for c in ("train_loss", "train_accuracy"))
+    assert not {"train_loss", "train_accuracy"} & set(skipped.columns)
+    assert skipped.equals(measured.drop(columns=["train_loss", "train_accuracy"]))
+
+
 def test_a_rounds_batches_made_at_once_are_the_per_step_draws():
     """round_batches draws the round's uniforms in one call: the same numbers, hence the same
     indices, as one `sample_batches` (or `epoch_batches`) call a step, in order."""

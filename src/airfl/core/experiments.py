@@ -19,6 +19,10 @@ from airfl.params.config import experiment_params, get_dotted
 HOLDS, CONTRADICTED, EQUIVALENT, INCONCLUSIVE, NOT_APPLICABLE = (
     "holds", "contradicted", "equivalent", "inconclusive", "n/a")
 VERDICTS = (HOLDS, CONTRADICTED, EQUIVALENT, INCONCLUSIVE, NOT_APPLICABLE)
+TRAINING_METRICS = ("train_loss", "train_accuracy")
+"""The run-table columns measured on the training subset (`scale.train_eval_subset`): a run
+measures them only where a panel drawing the curve, or a derivation reading its run table,
+declares one (`Experiment.measures_training`); without them its run table has no such column."""
 """A claim's verdicts, as CLAIMS.md prints them. For a claim on a random quantity (a value that
 changes with the trial's draws) they come from the paired 95 % interval over trials and the
 claim's declared equivalence margin (`airfl.core.claims`): holds (the interval excludes 0 on the
@@ -122,6 +126,14 @@ class FigureSpec:
     logx: bool = False
     columns: tuple[str, ...] = ()     # more run-table columns its CSV carries (for its claims)
 
+    def reads(self) -> tuple[str, ...]:
+        """The run-table columns this panel's CSV carries beyond the test metrics: what it
+        draws (x, y), its markers and `columns` (what its claims read). A training metric
+        (`TRAINING_METRICS`) is measured for a curve only where a panel drawing it reads one
+        (`Experiment.measures_training`)."""
+        return tuple(dict.fromkeys([self.x, self.y, *(c for c, _ in self.markers),
+                                    *self.columns]))
+
 
 @dataclass(frozen=True)
 class Table:
@@ -174,6 +186,9 @@ class Derivation:
     # sources read only where the composed block holds them (a profile that runs a pilot the
     # other skips, e.g. LAPA's Pilot B: paper profile only; quick rescales Pilot A's trajectory)
     optional: tuple[str, ...] = ()
+    # run-table columns `compute` reads from its sources' tables beyond the test metrics (a
+    # training metric here makes the sources measure it: `Experiment.measures_training`)
+    reads: tuple[str, ...] = ()
 
     def resolve(self, curves) -> tuple[tuple[str, ...], tuple[str, ...]] | None:
         """(sources, targets) among `curves` (names, in their order), or None when the
@@ -287,11 +302,38 @@ class Experiment:
                 back = max(back, spec.final_rounds_back)
         return f"final-{back}" if back else "final"
 
+    def measures_training(self, curve: str, curves: dict[str, dict[str, Any]]) -> bool:
+        """Whether `curve`'s runs measure the training metrics (`TRAINING_METRICS`, on the
+        `scale.train_eval_subset` training samples), as their readers declare it: a panel that
+        draws the curve reads one (`FigureSpec.reads`: x, y, markers or `columns`, the
+        columns its claims read; claims read the panels' CSVs), or a derivation reads one from
+        its run table (`Derivation.reads`). Otherwise the run skips the subset's draw and its
+        evaluation, and its run table has no training columns: no figure, claim or derivation
+        reads them (an exact saving: every other stream is keyed by its own name)."""
+        def reads_training(columns) -> bool:
+            return any(c in TRAINING_METRICS for c in columns)
+
+        if any(reads_training(d.reads) and curve in d.resolve(curves)[0]
+               for d in self.active_derivations(curves)):
+            return True
+        return any(reads_training(spec.reads())
+                   for spec in (self.figure_spec, *self.extra_figures)
+                   if spec.curves is None or bool(spec.curves(curve, curves[curve])))
+
     def curve_label(self, curve: str, curve_params: dict[str, Any]) -> str | None:
         """The experiment's legend for a curve; None where it names none (no `label`, or the
         label function returns None: e.g. a scheme of another wing), so that the pipeline
         uses the label the scheme's wing declares (`registry.curve_legend`)."""
         return self.label(curve, curve_params) if self.label else None
+
+
+def measured_metrics(training: bool) -> dict[str, Any]:
+    """What a train job records of the metrics it measures beyond the test metrics
+    (`Experiment.measures_training`), in its provenance and in its job's declared values:
+    nothing where it measures the training metrics too (as every run did before they were
+    declared, so such a run's records stay as they were), `training_metrics: false` where
+    not (a panel that starts reading them reruns the job)."""
+    return {} if training else {"training_metrics": False}
 
 
 def final_rounds_back(evaluation: str) -> int:

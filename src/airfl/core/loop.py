@@ -70,9 +70,10 @@ class DeferredEvaluation:
         setup = self.setup
         params = torch.stack([p for _, p in self.pending])
         test_loss, test_acc = evaluate_many(setup.model, params, *setup.test)
-        train_loss, train_acc = evaluate_many(setup.model, params, *setup.train_eval)
-        columns = {"train_loss": train_loss, "train_accuracy": train_acc, "test_loss": test_loss,
-                   "test_accuracy": test_acc}
+        columns = {"test_loss": test_loss, "test_accuracy": test_acc}
+        if setup.train_eval is not None:                   # training metrics, where read
+            train_loss, train_acc = evaluate_many(setup.model, params, *setup.train_eval)
+            columns = {"train_loss": train_loss, "train_accuracy": train_acc, **columns}
         if setup.track_objective:                          # F(w) = (1/N) sum_m f_m(w)
             columns["objective"] = objective_many(setup.model, params, setup.full_batch_data)
             if setup.objective_clients is not None:        # over the clients trained on

@@ -83,7 +83,9 @@ class TrialSetup:
     model: FlatModel
     data: ClientData
     test: tuple[torch.Tensor, torch.Tensor]
-    train_eval: tuple[torch.Tensor, torch.Tensor]
+    train_eval: tuple[torch.Tensor, torch.Tensor] | None
+    """The training subset the training metrics are measured on; None: the run measures none
+    (no figure, claim or derivation reads them: `Experiment.measures_training`)."""
     statistics: ChannelStatistics
     rounds: int
     eval_every: int

@@ -86,7 +86,8 @@ DEFS = {
         "test_subset": Int(description="evaluate on the first n test images (null = the whole "
                                        "test set).", minimum=1, nullable=True, default=None),
         "train_eval_subset": Int(description="training loss is measured on this many training "
-                                             "samples of the devices (fixed, seeded).",
+                                             "samples of the devices (fixed, seeded), in the "
+                                             "runs a figure or claim reads it from.",
                                  minimum=1, default=2000)}),
     "partition": Obj(description="how the training set is split across the devices "
                                  "(airfl.data.partitioners).", fields={

@@ -13,7 +13,7 @@ from typing import Any
 
 import pandas as pd
 
-from airfl.core.experiments import final_rounds_back
+from airfl.core.experiments import final_rounds_back, measured_metrics
 from airfl.runtime.io import json_form, provenance
 from airfl.pipeline import paths
 from airfl.pipeline.effective import effective_curve
@@ -133,6 +133,7 @@ class CurveJob:
     designs: list[dict[str, Any]]
     evaluation: str
     made: dict[str, Any]
+    training_metrics: bool = True     # measured where read (`Experiment.measures_training`)
 
     def train(self, params: dict[str, Any], trials: range, progress: bool
               ) -> tuple[pd.DataFrame, list[dict[str, Any]]]:
@@ -144,7 +145,8 @@ class CurveJob:
                                     self.curve_params, self.server_lr,
                                     self.designs[trials.start:trials.stop], trials, progress,
                                     final_only=self.evaluation != "schedule", batched=True,
-                                    eval_last=final_rounds_back(self.evaluation))
+                                    eval_last=final_rounds_back(self.evaluation),
+                                    training_metrics=self.training_metrics)
         check_finite_losses(frame, self.experiment.id, self.curve)
         return frame, records
 
@@ -161,7 +163,12 @@ def curve_job(params: dict[str, Any], experiment_id: str, curve: str) -> CurveJo
     # evaluated at the rounds its readers declare (`Experiment.evaluation`; the job's view):
     # a curve that only final-accuracy panels draw is evaluated at round 0 and its last round
     evaluation = experiment.evaluation(curve, block["curves"])
+    # and measures the training metrics only where they declare reading one (recorded where
+    # it does not: a run that measures them has the provenance it always had)
+    training = experiment.measures_training(curve, block["curves"])
     made = provenance({"seed": params["seed"], "profile": params["profile"],
                        "experiment": {k: v for k, v in block.items() if k != "curves"},
-                       "curve": curve_params, "server_lr": server_lr, "evaluation": evaluation})
-    return CurveJob(experiment, block, curve, curve_params, server_lr, designs, evaluation, made)
+                       "curve": curve_params, "server_lr": server_lr, "evaluation": evaluation,
+                       **measured_metrics(training)})
+    return CurveJob(experiment, block, curve, curve_params, server_lr, designs, evaluation, made,
+                    training)

@@ -174,7 +174,8 @@ def rule_params(ctx: Context, stage: str, args: tuple[str, ...]) -> dict[str, An
     values of its stage's top-level knobs, its view of the block (the view whose keys dvc.yaml
     lists, param_deps) and the values of its record's `more_keys`, so a one-knob change reruns
     the same jobs in both tools. A job per curve also hands its view the rounds the curve's
-    readers declare (`Experiment.evaluation`; a view that reads them keeps them), a job per
+    readers declare (`Experiment.evaluation`, `Experiment.measures_training`; a view that
+    reads them keeps them), a job per
     derivation (a second argument that names a derivation) its derivation and the wing's
     shared sections."""
     record = stage_table.stage(stage)
@@ -187,7 +188,9 @@ def rule_params(ctx: Context, stage: str, args: tuple[str, ...]) -> dict[str, An
            "view": param_deps.block_view(
                stage, block, second, experiment.panel_keys, derivation,
                param_deps.shared_sections(experiment, ctx.params) if derivation else None,
-               experiment.evaluation(second, block["curves"]) if record.per_curve else None)}
+               experiment.evaluation(second, block["curves"]) if record.per_curve else None,
+               experiment.measures_training(second, block["curves"]) if record.per_curve
+               else None)}
     more = record.call("more_keys", ctx, *args) if record.more_keys else []
     if more:                        # e.g. a split curve's `trials_per_job`
         out["more"] = {k: get_dotted(ctx.params, k) for k in more}

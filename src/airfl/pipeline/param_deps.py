@@ -38,22 +38,24 @@ from airfl.pipeline.stage_table import curve_stages
 
 def block_view(stage: str, block: dict[str, Any], curve: str | None = None,
                panel_keys: tuple[str, ...] = (), derivation: Any = None,
-               shared: dict[str, Any] | None = None, evaluation: str | None = None) -> Any:
+               shared: dict[str, Any] | None = None, evaluation: str | None = None,
+               training_metrics: bool | None = None) -> Any:
     """The part of an experiment's resolved block a job of `stage` reads: what
     `airfl <stage>` takes from `Experiment.params` (stages/*.py), the stage's `view` in the
     stage table (`stage_table`). `curve`: a curve's jobs; `panel_keys`: the experiment's
     figure-only tags, left out of a curve before the figure stage; `derivation` (an
     experiments.Derivation) and `shared` (the experiment's `shared_keys` as params.yaml writes
     them): a `derive` job's. A train job's rule also carries the rounds its readers declare
-    (`evaluation`: `Experiment.evaluation`), so that a panel that starts drawing a curve's every
-    evaluation reruns its train job; they are no params.yaml leaf, so `derive` leaves them out
+    (`evaluation`: `Experiment.evaluation`) and whether they read the training metrics
+    (`training_metrics`: `Experiment.measures_training`), so that a panel that starts drawing a
+    curve's every evaluation, or its training loss, reruns its train job; they are no params.yaml leaf, so `derive` leaves them out
     (DVC compares a grid as a whole: a new grid point would rerun every curve it tags) and the
     job's manifest holds them as a value (`dag.Job.declared`)."""
     view = stage_table.stage(stage).view
     if view is None:
         raise ValueError(f"no view for stage {stage!r}")
     return view(block, curve=curve, panel_keys=panel_keys, derivation=derivation, shared=shared,
-                evaluation=evaluation)
+                evaluation=evaluation, training_metrics=training_metrics)
 
 
 def shared_sections(experiment: Experiment, params: dict[str, Any]) -> dict[str, Any]:

@@ -30,7 +30,9 @@ curve's `sample_ratio` x devices, else all), `steps` the local steps (or epochs 
 ceil(samples / batch) in epochs mode; one step over all local samples for full-batch
 gradients), `evaluations` round 0, every `eval_every` rounds and the last (or horizon /
 `eval_every_s` + 1 on a time schedule; round 0 and the last only for a curve that only
-final-value panels draw, `Experiment.evaluation`), `models` 1, or one per device for an experiment with
+final-value panels draw, `Experiment.evaluation`), the train-loss samples
+`scale.train_eval_subset` only where a reader declares a training metric (0 otherwise,
+`Experiment.measures_training`), `models` 1, or one per device for an experiment with
 its own trainer (federated distillation keeps a model per device and also forwards every local
 sample once a round for its soft labels). A tune job costs its search, (scheme-parameter
 combinations + step sizes) x selection trials, as full runs without evaluation: an upper bound
@@ -276,10 +278,11 @@ def evaluations(block: dict[str, Any], rounds: int) -> int:
 
 def train_work(experiment, block: dict[str, Any], curve: dict[str, Any],
                rounds: int | None = None, evaluate: bool = True,
-               evaluation: str = "schedule") -> TrainWork:
+               evaluation: str = "schedule", training_metrics: bool = True) -> TrainWork:
     """One trial's work of a curve (module docstring); `evaluation`: the rounds its readers
     declare (`Experiment.evaluation`: "final" evaluates round 0 and the last only, "final-k"
-    the k rounds before the last too)."""
+    the k rounds before the last too); `training_metrics`: whether they read the training
+    metrics (`Experiment.measures_training`: the training subset is evaluated only then)."""
     training, n = block["training"], block["num_devices"]
     samples = samples_per_device(block)
     clients = round(curve["sample_ratio"] * n) if curve.get("sample_ratio") else n
@@ -301,7 +304,8 @@ def train_work(experiment, block: dict[str, Any], curve: dict[str, Any],
         info = dataset_info(block["dataset"])
         scale = block["scale"]
         test = scale.get("test_subset") or info.num_test
-        train_eval = min(scale.get("train_eval_subset") or 0, n * samples)
+        train_eval = min(scale.get("train_eval_subset") or 0, n * samples) \
+            if training_metrics else 0
         evaluated = evaluations(block, rounds) if evaluation == "schedule" else \
             min(2 + final_rounds_back(evaluation), rounds + 1)
         eval_samples += evaluated * (n if own_models else 1) * (test + train_eval)
@@ -448,7 +452,9 @@ def job_cost(job, params: dict[str, Any], units: UnitCosts) -> JobCost:
                                        evaluate=False), tune_runs(block, curve_name)
         else:
             work = train_work(experiment, block, curve, rounds=rounds,
-                              evaluation=experiment.evaluation(curve_name, block["curves"]))
+                              evaluation=experiment.evaluation(curve_name, block["curves"]),
+                              training_metrics=experiment.measures_training(
+                                  curve_name, block["curves"]))
             repeats = len(block_trials(job.args[2], blocks)) if job.stage == "trials" \
                 else int(block["scale"]["trials"])
             cost.trials = repeats

@@ -13,7 +13,7 @@ from airfl.core.lockstep import batchable, local_batchable, run_lockstep
 from airfl.core.loop import channel_power_sequence, run_trial
 from airfl.core.scheme import ChannelStatistics, DesignContext
 from airfl.data import dataset_info
-from airfl.core.experiments import Experiment
+from airfl.core.experiments import TRAINING_METRICS, Experiment
 from airfl.runtime.io import read_json
 from airfl.models.flat import build_model
 from airfl.pipeline import paths
@@ -61,15 +61,18 @@ def design_trials(params: dict[str, Any], experiment_id: str, block: dict[str, A
 def trial_jobs(params: dict[str, Any], experiment: Experiment, block: dict[str, Any], curve: str,
                curve_params: dict[str, Any], server_lr: float, designs: list[dict[str, Any]],
                trials: range, final_only: bool = False, shared: CurveInputs | None = None,
-               eval_last: int = 0) -> list[tuple[Any, Any, dict[str, Any]]]:
+               eval_last: int = 0, training_metrics: bool = True
+               ) -> list[tuple[Any, Any, dict[str, Any]]]:
     """(set-up, scheme, design) of each given trial of one curve, each on the channel
     statistics its design stored; `shared`: the experiment's data and model when already
-    loaded (a tune job's candidates share one copy, and so can run in lockstep). A
+    loaded (a tune job's candidates share one copy, and so can run in lockstep);
+    `training_metrics`: whether the runs measure them (`Experiment.measures_training`; with
+    `shared`, its training subsets decide). A
     `final_only` job (a tune candidate) of a scheme that trains on a fixed subset of the clients
     also logs the objective over them (`Scheme.trained_clients`)."""
     torch.set_num_threads(params["threads"])
     scheme = build_scheme(curve, curve_params, block["training"]["lr"])
-    shared = shared or curve_inputs(params, experiment, block)
+    shared = shared or curve_inputs(params, experiment, block, training_metrics=training_metrics)
     jobs = []
     for trial, stored in zip(trials, designs):
         design, statistics = stored_design(stored)
@@ -108,21 +111,23 @@ def trial_frame(tables: list[pd.DataFrame], trials: range) -> pd.DataFrame:
 
 
 def ordered_columns(frame: pd.DataFrame) -> pd.DataFrame:
-    """A run table's leading columns in a fixed order, the others as they first appear."""
+    """A run table's leading columns in a fixed order, the others as they first appear (the
+    training metrics only where the run measured them: `Experiment.measures_training`)."""
     first = ["trial", "round", "time_s", "test_accuracy", "test_loss", "train_loss", "train_accuracy"]
+    first = [c for c in first if c in frame.columns or c not in TRAINING_METRICS]
     return frame[first + [c for c in frame.columns if c not in first]]
 
 
 def run_trials(params: dict[str, Any], experiment: Experiment, block: dict[str, Any], curve: str,
                curve_params: dict[str, Any], server_lr: float, designs: list[dict[str, Any]],
                trials: range, progress: bool = True, final_only: bool = False,
-               batched: bool = False, eval_last: int = 0
+               batched: bool = False, eval_last: int = 0, training_metrics: bool = True
                ) -> tuple[pd.DataFrame, list[dict[str, Any]]]:
     """Run the given trials of one curve, each on the channel statistics its design stored,
     one after the other or, with `batched`, in lockstep where they allow it (`run_jobs`);
-    returns the per-round table and the records."""
+    returns the per-round table and the records (`training_metrics`: `trial_jobs`)."""
     jobs = trial_jobs(params, experiment, block, curve, curve_params, server_lr, designs, trials,
-                      final_only, eval_last=eval_last)
+                      final_only, eval_last=eval_last, training_metrics=training_metrics)
     results = run_jobs(experiment, jobs, progress, batched)
     records = [{"trial": trial, "rounds": r} for trial, (_, r) in zip(trials, results)]
     return trial_frame([table for table, _ in results], trials), records

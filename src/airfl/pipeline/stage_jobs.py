@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from airfl.core.experiments import measured_metrics
 from airfl.pipeline import paths, stage_table
 from airfl.pipeline.dvc_plots import Plot
 from airfl.pipeline.stage_table import Context, figure_files
@@ -162,9 +163,12 @@ def block_constraints() -> dict[str, str]:
 
 
 def train_declared(ctx: Context, experiment_id: str, curve: str, *_: str) -> dict[str, Any]:
-    """The rounds the curve's readers evaluate (`Experiment.evaluation`)."""
+    """The rounds the curve's readers evaluate (`Experiment.evaluation`) and whether they read
+    the training metrics (`Experiment.measures_training`, recorded as `measured_metrics`)."""
     experiment = experiment_of(experiment_id)
-    return {"evaluation": experiment.evaluation(curve, ctx.block(experiment)["curves"])}
+    curves = ctx.block(experiment)["curves"]
+    return {"evaluation": experiment.evaluation(curve, curves),
+            **measured_metrics(experiment.measures_training(curve, curves))}
 
 
 def private(ctx: Context, experiment: Any, curve: str) -> list[tuple[str, str]]:

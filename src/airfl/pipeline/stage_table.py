@@ -211,12 +211,18 @@ def curve_view(block: dict[str, Any], curve: str, panel_keys: tuple[str, ...] = 
 
 
 def train_view(block: dict[str, Any], curve: str, panel_keys: tuple[str, ...] = (),
-               evaluation: str | None = None, **_: Any) -> dict[str, Any]:
+               evaluation: str | None = None, training_metrics: bool | None = None,
+               **_: Any) -> dict[str, Any]:
     """train: `curve_view`, plus the rounds the curve's readers declare (`evaluation`:
-    `Experiment.evaluation`: "schedule", "final" or "final-k"), which decide what the job evaluates."""
+    `Experiment.evaluation`: "schedule", "final" or "final-k") and whether they read the
+    training metrics (`training_metrics`: `Experiment.measures_training`, as
+    `measured_metrics` records it), which decide what the job evaluates."""
     view = curve_view(block, curve, panel_keys)
     if evaluation is not None:
         view["evaluation"] = evaluation
+    if training_metrics is not None:
+        from airfl.core.experiments import measured_metrics     # light: no torch, no registry
+        view.update(measured_metrics(training_metrics))
     return view
 
 

@@ -246,10 +246,14 @@ def torch_device(params: dict[str, Any]) -> torch.device:
     return torch.device(wanted)
 
 
+Samples = tuple[torch.Tensor, torch.Tensor]     # inputs and labels of an evaluation set
+
+
 @dataclass(frozen=True)
 class CurveInputs:
     """What every trial of a curve shares: the model, the evaluation set and the paper's
-    reference (empty without one), and the devices' data with the training-loss subset: the
+    reference (empty without one), and the devices' data with the training-loss subset (None
+    where the runs measure no training metric: `Experiment.measures_training`): the
     experiment's one partition's, or, with `per_trial` (`partition_per: trial`), each trial's
     own, built on first use (`trial_data`)."""
 
@@ -258,20 +262,22 @@ class CurveInputs:
     test: tuple[torch.Tensor, torch.Tensor]
     train_eval: tuple[torch.Tensor, torch.Tensor] | None
     reference: dict[str, Any]
-    per_trial: Callable[[int], tuple[ClientData, tuple[torch.Tensor, torch.Tensor]]] | None = None
+    per_trial: Callable[[int], tuple[ClientData, Samples | None]] | None = None
 
-    def trial_data(self, trial: int) -> tuple[ClientData, tuple[torch.Tensor, torch.Tensor]]:
-        """(devices' data, training-loss subset) of one trial."""
+    def trial_data(self, trial: int) -> tuple[ClientData, Samples | None]:
+        """(devices' data, training-loss subset or None) of one trial."""
         if self.per_trial is None:
             return self.data, self.train_eval
         return self.per_trial(trial)
 
 
 def curve_inputs(params: dict[str, Any], experiment: Experiment, block: dict[str, Any],
-                 evaluate: bool = True) -> CurveInputs:
+                 evaluate: bool = True, training_metrics: bool = True) -> CurveInputs:
     """Load the data and build the model once per curve (with a partition per trial, each
     trial's data once, when a trial first asks); `evaluate=False` skips the evaluation sets (a
-    calibration round evaluates nothing)."""
+    calibration round evaluates nothing); `training_metrics=False` skips the training subset
+    (`train_eval` None: its draw and its evaluation; its stream is its own, keyed by name, so
+    no other draw moves)."""
     device = torch_device(params)
     model = block_model(block, device, f"{experiment.config_key}.model")
     test = test_data(params, block, device) if evaluate else None
@@ -281,15 +287,16 @@ def curve_inputs(params: dict[str, Any], experiment: Experiment, block: dict[str
     def devices_data(trial: int | None):
         data = client_data(params, block, load_partition(experiment.id, block, trial),
                            device)
-        train_eval = train_eval_data(params, block, data, experiment.id, trial) if evaluate \
-            else (data.x[:0], data.y[:0])
-        return data, train_eval
+        if not evaluate:
+            return data, (data.x[:0], data.y[:0])
+        return data, train_eval_data(params, block, data, experiment.id, trial) \
+            if training_metrics else None
 
     if partition_trials(block) is None:
         data, train_eval = devices_data(None)
         return CurveInputs(model, data, test if evaluate else (data.x[:0], data.y[:0]),
                            train_eval, reference)
-    built: dict[int, tuple[ClientData, tuple[torch.Tensor, torch.Tensor]]] = {}
+    built: dict[int, tuple[ClientData, Samples | None]] = {}
 
     def per_trial(trial: int):
         if trial not in built:

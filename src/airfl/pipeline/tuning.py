@@ -125,7 +125,8 @@ def candidate_scores(params: dict[str, Any], experiment: Experiment,
 
     # the candidates differ only in the curve's parameters and eta: one copy of the data
     # and model for all (what lets them run in lockstep)
-    shared = curve_inputs(params, experiment, candidates[0][0]) if candidates else None
+    shared = curve_inputs(params, experiment, candidates[0][0], training_metrics=False) \
+        if candidates else None
     jobs, spans, out, runs_of = [], [], [], {}
     for block, eta in candidates:
         curve_params = with_eta(block["curves"][curve], eta)

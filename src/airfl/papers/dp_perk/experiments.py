@@ -90,11 +90,15 @@ FIG3_AUTHORS = {"vanilla": 0.895, "fl_clip": 0.891, "airfl_mimo": 0.891, "dp 0.1
 ROUNDS = dict(x="round", xlabel="Communication round t")
 ACC = dict(y=ACCURACY, ylabel="Test accuracy")
 LOSS = dict(y="train_loss", ylabel="Training loss (cross-entropy)")
+# the training loss the claims read besides what the panel draws: Fig. 3/4(a)'s trade-off
+# (accuracy and training loss, `_tradeoff`) and Fig. 6's identities (`claims.training.METRICS`)
+CLAIMS_READ_LOSS = ("train_loss",)
 
 
-def _fig6_spec(name: str, beamformer: str, title: str, rounds_back: int = 0) -> FigureSpec:
+def _fig6_spec(name: str, beamformer: str, title: str, rounds_back: int = 0,
+               columns: tuple[str, ...] = ()) -> FigureSpec:
     return FigureSpec(x="param_snr_wc_db", **ACC, final=True, name=name, title=title,
-                      final_rounds_back=rounds_back,
+                      final_rounds_back=rounds_back, columns=columns,
                       xlabel="Worst-case SNR P Λ_min / σ² (dB)", curves=_fig6_curves(beamformer),
                       label=_method_label,
                       markers=(("snr_threshold_db", "perk threshold P_thr"),
@@ -108,16 +112,17 @@ IID = Experiment(
                  "constraint) and AirFL-DP at several normalised budgets ε̃ = ε/√d over a "
                  "Rayleigh SIMO uplink to an m-antenna base station (P = 2 mW, δ = 1e-5); "
                  "the only noise is the receiver's (DP as a perk)."),
-    figure_spec=FigureSpec(**ROUNDS, **ACC, curves=_panel("in_fig3")),
+    figure_spec=FigureSpec(**ROUNDS, **ACC, curves=_panel("in_fig3"), columns=CLAIMS_READ_LOSS),
     extra_figures=(
         FigureSpec(**ROUNDS, **LOSS, name="fig3b", curves=_panel("in_fig3"),
                    title="Fig. 3(b): training loss vs round, i.i.d."),
         FigureSpec(x="param_eps_tilde", **ACC, final=True, name="fig5", curves=_panel("in_fig5"),
                    label=_method_label, xlabel="Privacy budget ε̃ = ε/√d",
                    title="Fig. 5: final test accuracy vs privacy budget (benchmarks dashed)"),
-        _fig6_spec("fig6", "zf", "Fig. 6: final test accuracy vs worst-case SNR (ZF, u = 1)"),
+        _fig6_spec("fig6", "zf", "Fig. 6: final test accuracy vs worst-case SNR (ZF, u = 1)",
+                   columns=CLAIMS_READ_LOSS),
         _fig6_spec("fig6_zf_opt", "zf_opt",
-                   "Fig. 6 with a phase-optimising beamformer"),
+                   "Fig. 6 with a phase-optimising beamformer", columns=CLAIMS_READ_LOSS),
         # theta^(T-1): the last model the authors' code evaluates, for their reference numbers
         FigureSpec(x="param_eps_tilde", **ACC, final=True, final_rounds_back=1,
                    name="fig5_theta_prev", curves=_panel("in_fig5"), label=_method_label,
@@ -171,7 +176,7 @@ NONIID = Experiment(
     title="Fig. 4(a): test accuracy vs round, non-i.i.d. (2 classes per device)",
     description=("The methods of Fig. 3 on a label-skewed split: every device holds two equal "
                  "shards of two different classes."),
-    figure_spec=FigureSpec(**ROUNDS, **ACC, curves=_panel("in_fig3")),
+    figure_spec=FigureSpec(**ROUNDS, **ACC, curves=_panel("in_fig3"), columns=CLAIMS_READ_LOSS),
     extra_figures=(FigureSpec(**ROUNDS, **LOSS, name="fig4b", curves=_panel("in_fig3"),
                               title="Fig. 4(b): training loss vs round, non-i.i.d."),),
     label=curve_label, compose=compose("noniid"),

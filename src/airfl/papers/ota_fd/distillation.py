@@ -114,12 +114,15 @@ def step_size(eta0: float, t: int) -> float:
 
 
 def evaluate(setup: TrialSetup, params: torch.Tensor) -> dict[str, float]:
-    """Mean (and min) over WDs of each WD's model on the test set and the training subset."""
+    """Mean (and min) over WDs of each WD's model on the test set and, where the run measures
+    the training metrics (`TrialSetup.train_eval`), on the training subset."""
     test_loss, test_acc = evaluate_many(setup.model, params, *setup.test)
-    train_loss, train_acc = evaluate_many(setup.model, params, *setup.train_eval)
-    return {"test_accuracy": float(test_acc.mean()), "test_accuracy_min": float(test_acc.min()),
-            "test_loss": float(test_loss.mean()), "train_loss": float(train_loss.mean()),
-            "train_accuracy": float(train_acc.mean())}
+    row = {"test_accuracy": float(test_acc.mean()), "test_accuracy_min": float(test_acc.min()),
+           "test_loss": float(test_loss.mean())}
+    if setup.train_eval is not None:
+        train_loss, train_acc = evaluate_many(setup.model, params, *setup.train_eval)
+        row.update(train_loss=float(train_loss.mean()), train_accuracy=float(train_acc.mean()))
+    return row
 
 
 def run_fd_trial(setup: TrialSetup, scheme, design: dict[str, Any], progress: bool = True

@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from airfl.core.experiments import Experiment, FigureSpec
+from airfl.core.experiments import TRAINING_METRICS, Experiment, FigureSpec
 from airfl.runtime.io import (ArtifactError, json_form, read_json, read_table, write_csv,
                               write_json, write_text)
 from airfl.pipeline import paths
@@ -82,7 +82,11 @@ def _curve_frame(experiment: Experiment, curve: str, curve_params: dict[str, Any
             if math.isfinite(final_eps) else base
     columns = ["trial", "round", "time_s", "test_accuracy", "test_loss", "train_loss", "objective",
                *EPSILONS, *extra]
-    frame = runs[[c for c in dict.fromkeys(columns) if c in runs.columns]].copy()
+    # a training metric the run did not measure (no panel drawing the curve reads it:
+    # `Experiment.measures_training`) stays in its place, empty, so that the columns of every
+    # curve line up as when all were measured; `panel_csv` keeps it only where a panel reads it
+    frame = runs.reindex(columns=[c for c in dict.fromkeys(columns)
+                                  if c in runs.columns or c in TRAINING_METRICS])
     for key, value in curve_params.items():          # curve parameters a figure may plot against
         if isinstance(value, (int, float)) and not isinstance(value, bool):
             frame[f"param_{key}"] = value
@@ -122,6 +126,14 @@ def finals(frame: pd.DataFrame, rounds_back: int = 0) -> pd.DataFrame:
     last (none where that round was not evaluated)."""
     last = frame.groupby(["curve", "trial"])["round"].transform("max")
     return frame[frame["round"] == last - rounds_back]
+
+
+def panel_columns(frame: pd.DataFrame, spec: FigureSpec) -> pd.DataFrame:
+    """The panel's frame without the training metrics it does not read (`FigureSpec.reads`):
+    a panel's CSV carries them only where it declares them, so no claim reads a column the
+    runs it draws did not measure (`Experiment.measures_training`)."""
+    unread = [c for c in TRAINING_METRICS if c in frame.columns and c not in spec.reads()]
+    return frame.drop(columns=unread)
 
 
 def drawn_frame(frame: pd.DataFrame, spec: FigureSpec, curves: dict[str, dict[str, Any]]
@@ -166,7 +178,7 @@ def run(params: dict[str, Any], experiment_id: str) -> None:
     paper = paper_scale(params, experiment)                                             # state it
     for spec in specs:
         fid = figure_id(experiment, spec)
-        drawn = with_colours(drawn_frame(frame, spec, curves))
+        drawn = with_colours(panel_columns(drawn_frame(frame, spec, curves), spec))
         write_csv(paths.figure(fid, "csv"), drawn)
         runs = [made[c] for c in dict.fromkeys(drawn["curve"])]
         footer = made_with(runs, drawn.groupby("curve")["trial"].nunique().tolist(), paper)
