@@ -58,3 +58,24 @@ def extra_wings(monkeypatch):
     clear()
     yield install
     clear()
+
+
+@pytest.fixture()
+def assert_claims_survive_storage(tmp_path):
+    """`check(figure, frame)`: the figure's claims hold the same on its frame as on the frame
+    stored as CSV and read back (the claims stage reads the CSV, so storage must not change a
+    verdict; some checks test identities to float precision), and there is at least one claim."""
+    import pandas as pd
+
+    from airfl.runtime.io import write_csv
+
+    def check(figure, frame):
+        path = tmp_path / f"{figure.figure}.csv"
+        write_csv(path, frame, float_format="%.17g")
+        stored = pd.read_csv(path)
+        stored.attrs.update(frame.attrs)
+        claims = figure.check(frame)
+        assert claims, f"{figure.figure}: no claims to compare"
+        assert [c[3] for c in figure.check(stored)] == [c[3] for c in claims], figure.figure
+
+    return check

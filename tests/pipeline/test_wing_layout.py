@@ -6,7 +6,9 @@ wherever it appears); a role that needs several modules is a package of that nam
 A wing's other modules are named for their one subject and listed here per wing, so that a new
 name is a decision, not an accident. Each wing module with functions or classes has its test
 file `tests/papers/<wing>/test_<wing>_<module>.py` (a package's module:
-`test_<wing>_<package>_<module>.py`), and every test file there names an existing module.
+`test_<wing>_<package>_<module>.py`; the arena's in tests/arena/), and every test file there names
+an existing module. A folder's shared test helpers live beside them in `conftest.py` (fixtures)
+or `<wing>_helpers.py` modules (not `test_*`, so not mirrored).
 
 The rules are pure functions of name lists, tested on synthetic lists (they can fail) and then
 applied to the installed wings."""
@@ -50,13 +52,18 @@ UNTESTED = {
                                "checks the generated `$defs.biased_fl_curve`",
 }
 
-#: Wings whose tests live elsewhere: the arena is the layer above the wings, tested as one in
-#: tests/arena/.
-TESTED_ELSEWHERE = {"arena"}
-
 PAPERS = Path(__file__).resolve().parents[2] / "src" / "airfl" / "papers"
 ARENA = PAPERS.parent / "arena"
 TESTS = Path(__file__).resolve().parents[1] / "papers"
+
+#: Wings whose test files live outside tests/papers/<wing>/: the arena, the layer above the
+#: wings, in tests/arena/ (the same one-file-per-module rule).
+TEST_DIRS = {"arena": TESTS.parent / "arena"}
+
+
+def folder_of_tests(wing: str) -> Path:
+    """The folder of `wing`'s test files."""
+    return TEST_DIRS.get(wing, TESTS / wing)
 
 
 def name_problems(wing: str, names: set[str]) -> list[str]:
@@ -84,14 +91,16 @@ def mirror_name(wing: str, module: str) -> str:
 
 
 def mirror_problems(wing: str, modules: dict[str, bool], test_files: set[str],
-                       untested: dict[tuple[str, str], str]) -> list[str]:
-    """`modules`: dotted module paths inside the wing -> whether it defines a function or class.
-    Problems: a test file that names no module of the wing, a module with code and no test file
-    (unless listed in `untested`)."""
+                       untested: dict[tuple[str, str], str], tests: str = "") -> list[str]:
+    """`modules`: dotted module paths inside the wing -> whether it defines a function or class;
+    `tests`: the folder of its test files as named in a problem (tests/papers/<wing> unless
+    given). Problems: a test file that names no module of the wing, a module with code and no
+    test file (unless listed in `untested`)."""
+    tests = tests or f"tests/papers/{wing}"
     expected = {mirror_name(wing, m): m for m in modules}
-    problems = [f"tests/papers/{wing}/{t}: names no module of {wing} (expected one of "
+    problems = [f"{tests}/{t}: names no module of {wing} (expected one of "
                 f"test_{wing}_<module>.py)" for t in sorted(test_files - set(expected))]
-    problems += [f"{wing}/{m.replace('.', '/')}.py has no tests/papers/{wing}/{t}"
+    problems += [f"{wing}/{m.replace('.', '/')}.py has no {tests}/{t}"
                  for t, m in sorted(expected.items())
                  if modules[m] and t not in test_files and (wing, m) not in untested]
     return problems
@@ -143,6 +152,10 @@ def test_the_test_file_rule_wants_one_file_per_module_with_code_and_no_strays():
     assert mirror_problems("w", modules, mended, {}) == []
     assert mirror_problems("w", {"experiments": True}, set(),
                               {("w", "experiments"): "why"}) == []
+    assert mirror_problems("arena", {"task": True}, {"test_arena.py"}, {}, "tests/arena") == [
+        "tests/arena/test_arena.py: names no module of arena (expected one of "
+        "test_arena_<module>.py)",
+        "arena/task.py has no tests/arena/test_arena_task.py"]
 
 
 # ---- the rules on the installed wings --------------------------------------------------------------
@@ -160,10 +173,10 @@ def test_the_wing_tests_mirror_the_wing_modules():
         <= set(wings), "a tests/papers folder for no wing"
     problems = []
     for wing, folder in wings.items():
-        if wing in TESTED_ELSEWHERE:
-            continue
-        files = {p.name for p in (TESTS / wing).glob("test_*.py")}
-        problems += mirror_problems(wing, _modules(folder), files, UNTESTED)
+        tests = folder_of_tests(wing)
+        files = {p.name for p in tests.glob("test_*.py")}
+        problems += mirror_problems(wing, _modules(folder), files, UNTESTED,
+                                    tests.relative_to(TESTS.parents[1]).as_posix())
     assert not problems, "\n".join(problems)
     assert all(_modules(wings[w])[m] for w, m in UNTESTED), \
         "an UNTESTED entry for a module without code (drop it)"

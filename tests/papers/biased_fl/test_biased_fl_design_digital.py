@@ -10,25 +10,7 @@ from airfl.papers.biased_fl.design import digital as dd
 from airfl.papers.biased_fl.design import digital_model as dm
 from airfl.papers.biased_fl.design import digital_surrogate as dsur
 
-
-N0 = 10.0 ** ((-161 - 30) / 10)
-D_MODEL = 7850
-
-
-def _default_lam(n=10, radius=1200.0):
-    r = radius * np.sqrt((np.arange(1, n + 1) - 0.5) / n)        # Sec. V disc, our quantile radii
-    return 10.0 ** (-(50.0 + 22.0 * np.log10(r)) / 10.0)        # Sec. V log-distance gain
-
-
-DESIGN_KW = dict(lam=_default_lam(), G=0.5, d=D_MODEL, Es=1e-9, N0=N0, B=1e6, eta=0.05,
-                 mu=0.01, kappa=0.01, T_max=0.25)
-
-
-@pytest.fixture(scope="module")
-def designs():
-    return {"zb_qnv": dd.design_zb_qnv(**DESIGN_KW),
-            "zb_opt": dd.design_sca(**DESIGN_KW, zero_bias=True),
-            "opt": dd.design_sca(**DESIGN_KW)}
+from biased_fl_digital_helpers import N0, D_MODEL, DESIGN_KW
 
 
 # ------------------------------------------------------------------ SCA

@@ -7,7 +7,6 @@ candidates run one by one, its numbers equal up to the reassociation of the batc
 from __future__ import annotations
 
 import json
-import math
 
 import numpy as np
 import pandas as pd
@@ -22,62 +21,13 @@ from airfl.core.loop import LocalWork, Schedule, ServerStep, TrialSetup, run_tri
 from airfl.core.scheme import ChannelStatistics, DesignContext, RoundState
 from airfl.models.flat import SoftmaxRegression
 from airfl.pipeline.registry import build_scheme, scheme_kinds
-from airfl.papers.biased_fl.design import digital as dd
 from airfl.papers.biased_fl.design import digital_model as dm
 from airfl.papers.biased_fl.schemes import digital as ds
 from airfl.runtime.rng import RoundStreams
 
-
-N0 = 10.0 ** ((-161 - 30) / 10)
-D_MODEL = 7850
-
-
-def _default_lam(n=10, radius=1200.0):
-    r = radius * np.sqrt((np.arange(1, n + 1) - 0.5) / n)        # Sec. V disc, our quantile radii
-    return 10.0 ** (-(50.0 + 22.0 * np.log10(r)) / 10.0)        # Sec. V log-distance gain
-
-
-DESIGN_KW = dict(lam=_default_lam(), G=0.5, d=D_MODEL, Es=1e-9, N0=N0, B=1e6, eta=0.05,
-                 mu=0.01, kappa=0.01, T_max=0.25)
-
-
-@pytest.fixture(scope="module")
-def designs():
-    return {"zb_qnv": dd.design_zb_qnv(**DESIGN_KW),
-            "zb_opt": dd.design_sca(**DESIGN_KW, zero_bias=True),
-            "opt": dd.design_sca(**DESIGN_KW)}
-
-
-# ------------------------------------------------------------------ schemes: fixtures
-
-N, D = 5, 6
-LAM = torch.tensor([4e-11, 2e-11, 1e-11, 5e-12, 2e-12], dtype=torch.float64)
-ES = 1e-9
-
-
-def _stats(lam=LAM):
-    return ChannelStatistics(lam, float(lam.min()), 1e6, torch.arange(1, lam.numel() + 1) * 100.0,
-                             energy_per_symbol=ES, noise_psd=N0)
-
-
-def _state(t, seed=0, lam=LAM, power=None):
-    streams = RoundStreams(seed, "digital-test", 0, t)
-    if power is None:
-        power = lam * torch.empty(lam.numel(), dtype=torch.float64).exponential_(
-            generator=streams("channel"))
-    return RoundState(t, power, torch.full((lam.numel(),), 100), _stats(lam), streams)
-
-
-def _grads(n=N, d=D, seed=3):
-    return torch.randn(n, d, generator=torch.Generator().manual_seed(seed), dtype=torch.float64)
-
-
-def _context(n=N, d=D, lam=LAM, trial=0):
-    return DesignContext(n, d, 10, torch.full((n,), 100), _stats(lam), trial=trial)
-
-
-def _mean_and_se(samples: torch.Tensor):
-    return samples.mean(0), samples.std(0) / math.sqrt(samples.shape[0])
+from biased_fl_digital_helpers import (
+    N0, D_MODEL, DESIGN_KW, N, D, LAM, ES, digital_context, digital_state, digital_stats, grads,
+    mean_and_se)
 
 
 def _hand_design(p, beta, r):
@@ -97,11 +47,11 @@ def test_proposed_is_unbiased_for_the_weighted_gradient_and_within_lemma2():
     r = np.array([2, 3, 2, 4, 1])
     design = _hand_design(p, beta, r)
     scheme = build_scheme("prop", {"scheme": "biased_digital"})
-    g = _grads()
+    g = grads()
     rounds = 3000
-    est = torch.stack([scheme.aggregate(g, _state(t), design)[0] for t in range(rounds)])
+    est = torch.stack([scheme.aggregate(g, digital_state(t), design)[0] for t in range(rounds)])
     target = torch.as_tensor(p) @ g
-    mean, se = _mean_and_se(est)
+    mean, se = mean_and_se(est)
     assert torch.all((mean - target).abs() <= 5 * se + 1e-12)
     mse = float(((est - target) ** 2).sum(1).mean())
     G = float(torch.linalg.vector_norm(g, dim=1).max())
@@ -114,11 +64,11 @@ def test_proposed_latency_modes_and_empty_round():
     design = _hand_design(p, beta, r)
     cap_scheme = build_scheme("c", {"scheme": "biased_digital"})
     fix_scheme = build_scheme("f", {"scheme": "biased_digital", "latency_mode": "fixed_rate"})
-    g = _grads()
+    g = grads()
     for t in range(50):
-        state = _state(t)
+        state = digital_state(t)
         _, rec_c = cap_scheme.aggregate(g, state, design)
-        _, rec_f = fix_scheme.aggregate(g, _state(t), design)
+        _, rec_f = fix_scheme.aggregate(g, digital_state(t), design)
         chi = state.channel_power >= torch.as_tensor(design["rho"]) ** 2
         L = 64 + D * torch.as_tensor(r)
         cap = torch.log2(1 + ES * state.channel_power / N0)
@@ -128,13 +78,13 @@ def test_proposed_latency_modes_and_empty_round():
         assert rec_c["latency_s"] <= rec_f["latency_s"] + 1e-15   # C >= R above the threshold
         assert rec_c["participants"] == int(chi.sum()) and rec_c["bits"] == int(L[chi].sum())
         assert rec_c["privacy"] is None
-    est, rec = cap_scheme.aggregate(g, _state(0, power=torch.zeros(N, dtype=torch.float64)), design)
+    est, rec = cap_scheme.aggregate(g, digital_state(0, power=torch.zeros(N, dtype=torch.float64)), design)
     assert torch.all(est == 0) and rec["latency_s"] == 0 and rec["participants"] == 0 and rec["bits"] == 0
 
 
 def test_proposed_design_step_matches_the_sca(designs):
     lam = torch.as_tensor(DESIGN_KW["lam"])
-    context = DesignContext(10, D_MODEL, 10, torch.full((10,), 100), _stats(lam))
+    context = DesignContext(10, D_MODEL, 10, torch.full((10,), 100), digital_stats(lam))
     design = build_scheme("p", {"scheme": "biased_digital", "variant": "zb_qnv"}).design(context)
     json.dumps(design)
     assert design["psi"] == pytest.approx(designs["zb_qnv"]["psi"], rel=1e-9)
@@ -144,9 +94,9 @@ def test_proposed_design_step_matches_the_sca(designs):
 def test_proposed_aggregation_is_deterministic():
     design = _hand_design(np.full(N, 0.2), np.full(N, 0.7), np.array([3] * N))
     scheme = build_scheme("p", {"scheme": "biased_digital"})
-    g = _grads().float()
-    a = scheme.aggregate(g, _state(2, seed=9), design)
-    b = scheme.aggregate(g, _state(2, seed=9), design)
+    g = grads().float()
+    a = scheme.aggregate(g, digital_state(2, seed=9), design)
+    b = scheme.aggregate(g, digital_state(2, seed=9), design)
     assert torch.equal(a[0], b[0]) and a[1] == b[1] and a[0].dtype == torch.float32
 
 
@@ -164,7 +114,7 @@ def test_params_schema_validates_and_fills_defaults():
     with pytest.raises(ValueError):
         build_scheme("x", {"scheme": "fedtoe", "p_out": 1.0})
     with pytest.raises(ValueError, match="K = 9 > N"):
-        build_scheme("x", {"scheme": "best_channel", "K": 9}).design(_context())
+        build_scheme("x", {"scheme": "best_channel", "K": 9}).design(digital_context())
 
 
 # the lockstep grid's federation: the paper's E_s, N0 (dBm/Hz), B; four devices, a small model

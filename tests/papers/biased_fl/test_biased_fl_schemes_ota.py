@@ -12,60 +12,23 @@ import numpy as np
 import pytest
 import torch
 
-from airfl.channel.fading import rayleigh_power
-from airfl.core.scheme import ChannelStatistics, DesignContext, RoundState
-from airfl.pipeline.registry import build_scheme, scheme_kinds
+from airfl.pipeline.registry import scheme_kinds
 from airfl.papers.biased_fl.schemes import ota as osch
-from airfl.runtime.rng import RoundStreams
 
-
-ES, N0 = 1e-9, 10.0 ** ((-161.0 - 30.0) / 10.0)
-ETA, MU, KAPPA = 0.05, 0.01, 0.01
-
-
-# ---- schemes -----------------------------------------------------------------------------------
-NS, DS = 5, 12
-LAM_S = torch.tensor([2.0, 1.0, 0.5, 0.25, 0.1], dtype=torch.float64)
-DIST_S = torch.tensor([100.0, 300.0, 600.0, 800.0, 950.0], dtype=torch.float64)
-STATS = ChannelStatistics(LAM_S, reference_gain=0.1, bandwidth_hz=2e5, distances_m=DIST_S,
-                          energy_per_symbol=0.5, noise_psd=1e-3)
-G_S = 1.0
-
-
-def _context(rounds=20, future=None):
-    return DesignContext(NS, DS, rounds, torch.full((NS,), 100), STATS, trial=0,
-                         future_channel_power=future)
-
-
-def _state(t, seed=0, stats=STATS):
-    streams = RoundStreams(seed, "biased_ota_test", 0, t)
-    power = rayleigh_power(stats.path_gain, 1, streams("channel"))[0]
-    return RoundState(t, power, torch.full((NS,), 100), stats, streams)
-
-
-def _gradients(scale=1.0):
-    g = torch.randn(NS, DS, generator=torch.Generator().manual_seed(3), dtype=torch.float64)
-    return g / torch.linalg.vector_norm(g, dim=1, keepdim=True) * scale * G_S
-
-
-def _scheme(kind, **params):
-    return build_scheme(kind, {"scheme": kind, "G": G_S, **params})
-
-
-def _mean_estimate(scheme, design, updates, rounds):
-    est = torch.stack([scheme.aggregate(updates, _state(t), design)[0] for t in range(1, rounds + 1)])
-    return est.mean(0), est.std(0) / math.sqrt(rounds)
+from biased_fl_ota_helpers import (
+    ETA, MU, KAPPA, NS, DS, STATS, G_S, ota_context, ota_state, unit_gradients, make_scheme,
+    mean_estimate)
 
 
 @pytest.mark.parametrize("variant", ["nv", "zb", "opt"])
 def test_biased_ota_is_unbiased_for_the_p_weighted_mean(variant):
-    scheme = _scheme("biased_ota", variant=variant)
-    design = scheme.design(_context())
+    scheme = make_scheme("biased_ota", variant=variant)
+    design = scheme.design(ota_context())
     p = torch.tensor(design["p"], dtype=torch.float64)
     if variant == "zb":
         assert torch.allclose(p, torch.full((NS,), 1 / NS, dtype=torch.float64), atol=1e-12)
-    updates = _gradients(0.9)
-    mean, se = _mean_estimate(scheme, design, updates, 2000)
+    updates = unit_gradients(0.9)
+    mean, se = mean_estimate(scheme, design, updates, 2000)
     target = p @ updates                                                 # eq. 10: E g_hat = sum p g
     assert torch.all((mean - target).abs() <= 5 * se + 1e-12)
     if variant == "nv":                                                  # biased: not the plain mean
@@ -73,26 +36,26 @@ def test_biased_ota_is_unbiased_for_the_p_weighted_mean(variant):
 
 
 def test_biased_ota_formula_energy_and_record():
-    scheme = _scheme("biased_ota", variant="nv")
-    design = scheme.design(_context())
-    updates = _gradients(1.0)
+    scheme = make_scheme("biased_ota", variant="nv")
+    design = scheme.design(ota_context())
+    updates = unit_gradients(1.0)
     for t in range(1, 30):
-        state = _state(t)
+        state = ota_state(t)
         est, rec = scheme.aggregate(updates, state, design)
         gamma = torch.tensor(design["gamma"], dtype=torch.float64)
         chi = state.channel_power.sqrt() >= G_S * gamma / math.sqrt(DS * 0.5)     # eq. 8
-        noise = torch.randn(DS, generator=_state(t).streams("noise"), dtype=torch.float64)
+        noise = torch.randn(DS, generator=ota_state(t).streams("noise"), dtype=torch.float64)
         expected = ((chi * gamma) @ updates + math.sqrt(1e-3) * noise) / design["alpha"]  # eq. 9
         assert torch.allclose(est, expected, rtol=1e-12, atol=1e-12)
         assert rec["participants"] == int(chi.sum())
         assert rec["latency_s"] == DS / 2e5 and rec["privacy"] is None
         assert rec["max_energy_ratio"] <= 1.0 + 1e-12 and rec["energy_violations"] == 0
-    _, rec = scheme.aggregate(_gradients(3.0), _state(1), design)        # ||g|| > G: logged, not clipped
+    _, rec = scheme.aggregate(unit_gradients(3.0), ota_state(1), design)        # ||g|| > G: logged, not clipped
     assert rec["max_energy_ratio"] > 1.0 and rec["energy_violations"] >= 1
 
 
 def test_biased_ota_design_reports_psi_and_bound():
-    design = _scheme("biased_ota", variant="opt", diameter=10.0).design(_context(rounds=50))
+    design = make_scheme("biased_ota", variant="opt", diameter=10.0).design(ota_context(rounds=50))
     bias = NS * KAPPA ** 2 / MU ** 2 * np.sum((np.array(design["p"]) - 1 / NS) ** 2)
     assert design["psi"] == pytest.approx(ETA / MU * design["zeta"] + bias)
     assert design["bound"]["init"] == pytest.approx(2 * 100.0 * (1 - ETA * MU) ** 100)
@@ -106,13 +69,13 @@ def test_biased_ota_design_reports_psi_and_bound():
     ("bbfl_interior", {"radius_m": 1000.0}), ("bbfl_alternative", {"radius_m": 1000.0}),
     ("bbfl_interior", {"radius_m": 1000.0, "power_constraint": "peak"})])
 def test_every_kind_is_deterministic_with_latency_d_over_b(kind, params):
-    future = torch.stack([_state(t).channel_power for t in range(1, 6)])
-    scheme = _scheme(kind, **params)
-    design = scheme.design(_context(rounds=5, future=lambda rounds: future[:rounds]))
-    updates = _gradients(1.0).float()
+    future = torch.stack([ota_state(t).channel_power for t in range(1, 6)])
+    scheme = make_scheme(kind, **params)
+    design = scheme.design(ota_context(rounds=5, future=lambda rounds: future[:rounds]))
+    updates = unit_gradients(1.0).float()
     for t in range(1, 6):
-        a, rec_a = scheme.aggregate(updates, _state(t), design)
-        b, rec_b = scheme.aggregate(updates, _state(t), design)
+        a, rec_a = scheme.aggregate(updates, ota_state(t), design)
+        b, rec_b = scheme.aggregate(updates, ota_state(t), design)
         assert torch.equal(a, b) and a.dtype == torch.float32 and a.shape == (DS,)
         assert rec_a == rec_b
         assert rec_a["latency_s"] == DS / STATS.bandwidth_hz and rec_a["privacy"] is None
@@ -143,17 +106,17 @@ def test_ota_noise_real_part_halves_the_noise_variance(kind, params):
     """ota_noise: real_part keeps Re of the CN(0, N0) noise of paper eq. 6: with zero gradients
     the estimate is the noise alone, the same draw scaled by sqrt(1/2) (variance halved), and the
     record's noise_std says so; the design is the same (it keeps the paper's N0)."""
-    future = torch.stack([_state(t).channel_power for t in range(1, 6)])
-    context = _context(rounds=5, future=lambda rounds: future[:rounds])
-    full, half = _scheme(kind, **params), _scheme(kind, ota_noise="real_part", **params)
+    future = torch.stack([ota_state(t).channel_power for t in range(1, 6)])
+    context = ota_context(rounds=5, future=lambda rounds: future[:rounds])
+    full, half = make_scheme(kind, **params), make_scheme(kind, ota_noise="real_part", **params)
     assert full.param("ota_noise") == "real_full"                        # default unchanged
     design = full.design(context)
     assert half.design(context) == design
     zero = torch.zeros(NS, DS, dtype=torch.float64)
     powers = []
     for t in range(1, 6):
-        a, rec_a = full.aggregate(zero, _state(t), design)
-        b, rec_b = half.aggregate(zero, _state(t), design)
+        a, rec_a = full.aggregate(zero, ota_state(t), design)
+        b, rec_b = half.aggregate(zero, ota_state(t), design)
         assert rec_b["noise_std"] == pytest.approx(rec_a["noise_std"] * math.sqrt(0.5), rel=1e-12)
         assert torch.allclose(b, a * math.sqrt(0.5), rtol=1e-12, atol=0.0)
         powers.append((float(a.pow(2).sum()), float(b.pow(2).sum())))

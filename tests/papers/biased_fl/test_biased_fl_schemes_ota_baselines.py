@@ -16,66 +16,34 @@ from airfl.pipeline.registry import build_scheme
 from airfl.papers.biased_fl.schemes import ota_baselines as osb
 from airfl.runtime.rng import RoundStreams
 
+from biased_fl_ota_helpers import (
+    ES, N0, ETA, MU, NS, DS, LAM_S, DIST_S, G_S, ota_context, ota_state, unit_gradients,
+    make_scheme, mean_estimate)
+
 
 # ---- default OTA geometry --------------------------------------------------
 N, R_MAX, D_MODEL = 10, 3000.0, 7850
 RADII = R_MAX * np.sqrt((np.arange(1, N + 1) - 0.5) / N)
 LAM = 10.0 ** (-(50.0 + 22.0 * np.log10(RADII)) / 10.0)
-ES, N0 = 1e-9, 10.0 ** ((-161.0 - 30.0) / 10.0)
-ETA, MU, KAPPA = 0.05, 0.01, 0.01
-
-
-# ---- schemes -----------------------------------------------------------------------------------
-NS, DS = 5, 12
-LAM_S = torch.tensor([2.0, 1.0, 0.5, 0.25, 0.1], dtype=torch.float64)
-DIST_S = torch.tensor([100.0, 300.0, 600.0, 800.0, 950.0], dtype=torch.float64)
-STATS = ChannelStatistics(LAM_S, reference_gain=0.1, bandwidth_hz=2e5, distances_m=DIST_S,
-                          energy_per_symbol=0.5, noise_psd=1e-3)
-G_S = 1.0
-
-
-def _context(rounds=20, future=None):
-    return DesignContext(NS, DS, rounds, torch.full((NS,), 100), STATS, trial=0,
-                         future_channel_power=future)
-
-
-def _state(t, seed=0, stats=STATS):
-    streams = RoundStreams(seed, "biased_ota_test", 0, t)
-    power = rayleigh_power(stats.path_gain, 1, streams("channel"))[0]
-    return RoundState(t, power, torch.full((NS,), 100), stats, streams)
-
-
-def _gradients(scale=1.0):
-    g = torch.randn(NS, DS, generator=torch.Generator().manual_seed(3), dtype=torch.float64)
-    return g / torch.linalg.vector_norm(g, dim=1, keepdim=True) * scale * G_S
-
-
-def _scheme(kind, **params):
-    return build_scheme(kind, {"scheme": kind, "G": G_S, **params})
-
-
-def _mean_estimate(scheme, design, updates, rounds):
-    est = torch.stack([scheme.aggregate(updates, _state(t), design)[0] for t in range(1, rounds + 1)])
-    return est.mean(0), est.std(0) / math.sqrt(rounds)
 
 
 def test_vanilla_ota_fl_is_unbiased():
-    scheme = _scheme("vanilla_ota_fl")
-    updates = _gradients(0.7)
-    mean, se = _mean_estimate(scheme, {}, updates, 1500)
+    scheme = make_scheme("vanilla_ota_fl")
+    updates = unit_gradients(0.7)
+    mean, se = mean_estimate(scheme, {}, updates, 1500)
     assert torch.all((mean - updates.mean(0)).abs() <= 5 * se + 1e-12)
 
 
 def test_lcpc_is_proposed_with_common_gamma_and_post_scaler_n_gamma():
-    lcpc = _scheme("lcpc_ota_comp")
-    design = lcpc.design(_context())
+    lcpc = make_scheme("lcpc_ota_comp")
+    design = lcpc.design(ota_context())
     gamma = math.sqrt(design["eta"])                                     # q >= eta <=> chi with gamma
-    proposed = _scheme("biased_ota", variant="nv")
+    proposed = make_scheme("biased_ota", variant="nv")
     fake = {"gamma": [gamma] * NS, "alpha": NS * gamma}                  # post-scaler N gamma
-    updates = _gradients(0.8)
+    updates = unit_gradients(0.8)
     for t in range(1, 40):
-        a, rec_a = lcpc.aggregate(updates, _state(t), design)
-        b, rec_b = proposed.aggregate(updates, _state(t), fake)
+        a, rec_a = lcpc.aggregate(updates, ota_state(t), design)
+        b, rec_b = proposed.aggregate(updates, ota_state(t), fake)
         assert torch.allclose(a, b, rtol=1e-12, atol=1e-13)
         assert rec_a["participants"] == rec_b["participants"]
     # eta_L minimises the fading-averaged MSE J on a dense grid
@@ -96,17 +64,17 @@ def test_opc_ota_comp_denoising_factor_minimises_the_mse():
         dense = osb.opc_mse(grid, q, s2)
         assert mse <= float(dense.min()) * (1 + 1e-12)
         assert mse == pytest.approx(float(osb.opc_mse(torch.tensor(eta), q, s2)), rel=1e-12)
-    scheme = _scheme("opc_ota_comp")
-    updates = _gradients(1.0)
-    est, rec = scheme.aggregate(updates, _state(4), {})
+    scheme = make_scheme("opc_ota_comp")
+    updates = unit_gradients(1.0)
+    est, rec = scheme.aggregate(updates, ota_state(4), {})
     assert rec["participants"] == NS and rec["max_energy_ratio"] <= 1 + 1e-12
 
 
 def test_opc_ota_fl_meets_average_and_peak_energy():
     T = 40
-    future = torch.stack([_state(t).channel_power for t in range(1, T + 1)])
-    scheme = _scheme("opc_ota_fl", eta0_grid=25, kappa_peak=4.0)
-    design = scheme.design(_context(rounds=T, future=lambda rounds: future[:rounds]))
+    future = torch.stack([ota_state(t).channel_power for t in range(1, T + 1)])
+    scheme = make_scheme("opc_ota_fl", eta0_grid=25, kappa_peak=4.0)
+    design = scheme.design(ota_context(rounds=T, future=lambda rounds: future[:rounds]))
     a = np.array(design["gains"])
     q = DS * 0.5 * future.numpy() / G_S ** 2
     energy = a ** 2 * design["eta0"] / q
@@ -119,39 +87,39 @@ def test_opc_ota_fl_meets_average_and_peak_energy():
     tight_energy = (gains ** 2 * 50.0 * float(np.median(q)) / q).mean(0)
     assert np.all(lam > 0) and np.allclose(tight_energy, 1.0, atol=1e-9)
     assert np.all(tight_energy <= 1 + 1e-12)
-    updates = _gradients(1.0)
-    est, rec = scheme.aggregate(updates, _state(7), design)
-    noise = torch.randn(DS, generator=_state(7).streams("noise"), dtype=torch.float64)
+    updates = unit_gradients(1.0)
+    est, rec = scheme.aggregate(updates, ota_state(7), design)
+    noise = torch.randn(DS, generator=ota_state(7).streams("noise"), dtype=torch.float64)
     expected = (torch.tensor(a[6]) @ updates + math.sqrt(1e-3 / design["eta0"]) * noise) / NS
     assert torch.allclose(est, expected, rtol=1e-12, atol=1e-13)
     assert rec["max_energy_ratio"] <= 4.0 * (1 + 1e-12)
     with pytest.raises(ValueError, match="channel differs"):
-        scheme.aggregate(updates, _state(7, seed=1), design)
+        scheme.aggregate(updates, ota_state(7, seed=1), design)
 
 
 def test_bbfl_interior_never_schedules_exterior_devices():
-    scheme = _scheme("bbfl_interior", radius_m=1000.0, g_th=0.3)         # rho_in = 700 m: devices 0-2
-    design = scheme.design(_context())
+    scheme = make_scheme("bbfl_interior", radius_m=1000.0, g_th=0.3)         # rho_in = 700 m: devices 0-2
+    design = scheme.design(ota_context())
     assert design["interior"] == [True, True, True, False, False]
-    updates = _gradients(1.0)
+    updates = unit_gradients(1.0)
     updates[3:] = 1e6                                                    # exterior: unmistakable
     for t in range(1, 80):
-        state = _state(t)
+        state = ota_state(t)
         est, rec = scheme.aggregate(updates, state, design)
         assert est.abs().max() < 1e3 and rec["participants"] <= 3
         fading = state.channel_power / LAM_S                             # [16]: |h|^2 / Lambda
         active = torch.tensor(design["interior"]) & (fading >= 0.3)
         assert rec["participants"] == int(active.sum())
         if active.any():
-            noise = torch.randn(DS, generator=_state(t).streams("noise"), dtype=torch.float64)
+            noise = torch.randn(DS, generator=ota_state(t).streams("noise"), dtype=torch.float64)
             expected = (updates[active].sum(0) + math.sqrt(1e-3 / design["eta_in"]) * noise) \
                 / int(active.sum())
             assert torch.allclose(est, expected, rtol=1e-12, atol=1e-12)
         else:
             assert torch.all(est == 0)
-    alt = _scheme("bbfl_alternative", radius_m=1000.0, q_alt=0.5)
-    design_alt = alt.design(_context())
-    flags = [alt.aggregate(updates, _state(t), design_alt)[1]["scheduled_all"] for t in range(1, 80)]
+    alt = make_scheme("bbfl_alternative", radius_m=1000.0, q_alt=0.5)
+    design_alt = alt.design(ota_context())
+    flags = [alt.aggregate(updates, ota_state(t), design_alt)[1]["scheduled_all"] for t in range(1, 80)]
     assert 10 < sum(flags) < 70                                          # both modes occur
 
 
@@ -163,7 +131,7 @@ def test_bbfl_receive_level_by_hand():
     assert osb.bbfl_receive_level(qbar[interior], 0.5, "average") == pytest.approx(
         3.0 / 0.5597735947761608, rel=1e-12)
     assert osb.bbfl_receive_level(qbar, 0.5, "peak") == pytest.approx(0.5 * 0.6, rel=1e-14)
-    design = _scheme("bbfl_alternative", radius_m=1000.0, g_th=0.5, q_alt=0.25).design(_context())
+    design = make_scheme("bbfl_alternative", radius_m=1000.0, g_th=0.5, q_alt=0.25).design(ota_context())
     assert design["eta_in"] == pytest.approx(3.0 / 0.5597735947761608, rel=1e-12)
     assert design["eta_all"] == pytest.approx(0.6 / 0.5597735947761608, rel=1e-12)
     assert design["transmit_probability"] == pytest.approx(math.exp(-0.5), rel=1e-15)
@@ -181,9 +149,9 @@ def test_bbfl_average_is_unbiased_given_the_number_received():
     although the devices' path gains differ by 20x (the old common-q threshold was not)."""
     stats = ChannelStatistics(LAM_S, reference_gain=0.1, bandwidth_hz=2e5, distances_m=DIST_S,
                               energy_per_symbol=5e3, noise_psd=1e-3)
-    scheme = _scheme("bbfl_interior", radius_m=2000.0, g_th=0.7)         # all five scheduled
+    scheme = make_scheme("bbfl_interior", radius_m=2000.0, g_th=0.7)         # all five scheduled
     design = scheme.design(DesignContext(NS, DS, 20, torch.full((NS,), 100), stats, trial=0))
-    updates = _gradients(1.0)
+    updates = unit_gradients(1.0)
     by_count: dict[int, list[torch.Tensor]] = {}
     seen = torch.zeros(NS, dtype=torch.float64)
     rounds = 6000
@@ -211,13 +179,13 @@ def test_no_transmission_designs_stop_with_a_clear_error():
                               energy_per_symbol=1e-4, noise_psd=1e-3)
     context = DesignContext(NS, DS, 20, torch.full((NS,), 100), noisy, trial=0)
     with pytest.raises(NoTransmissionError, match="lcpc.*eta_L.*snr_offset_db"):
-        _scheme("lcpc_ota_comp").design(context)
+        make_scheme("lcpc_ota_comp").design(context)
     # at the default test SNR LCPC transmits
-    assert _scheme("lcpc_ota_comp").design(_context())["expected_participants"] > 0.1
+    assert make_scheme("lcpc_ota_comp").design(ota_context())["expected_participants"] > 0.1
     # BB-FL with a cut-off so high that each device transmits with probability e^-5
     with pytest.raises(NoTransmissionError, match="g_th = 5.*lower g_th"):
-        _scheme("bbfl_interior", radius_m=1000.0, g_th=5.0).design(_context())
-    expected = _scheme("bbfl_interior", radius_m=1000.0, g_th=3.0).design(_context())
+        make_scheme("bbfl_interior", radius_m=1000.0, g_th=5.0).design(ota_context())
+    expected = make_scheme("bbfl_interior", radius_m=1000.0, g_th=3.0).design(ota_context())
     assert expected["expected_participants"] == pytest.approx(3 * math.exp(-3.0))   # 0.149 >= 0.1
 
 

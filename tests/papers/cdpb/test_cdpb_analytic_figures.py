@@ -4,7 +4,6 @@ and tidy, the reference values of Appendix A, the parameter defaults and overrid
 from __future__ import annotations
 
 import re
-import time
 from pathlib import Path
 
 import numpy as np
@@ -13,15 +12,6 @@ import pytest
 from airfl.papers.cdpb import analytic_figures as af
 
 from cdpb_helpers import assert_printed
-
-
-@pytest.fixture(scope="module")
-def frames():
-    """Every analytic figure once, timed (the task asks for well under a minute)."""
-    start = time.perf_counter()
-    out = af.all_figures()
-    out["elapsed"] = time.perf_counter() - start
-    return out
 
 
 def _value(frame, scheme, metric, x):

@@ -4,10 +4,8 @@ the data contradicts it."""
 
 from __future__ import annotations
 
-import time
 
 import numpy as np
-import pytest
 
 from airfl.papers.cdpb import analytic_figures as af
 from airfl.papers.cdpb.claims.analytic import Claim, claims_fig3
@@ -16,15 +14,6 @@ from airfl.papers.cdpb.claims.analytic import Claim, claims_fig3
 EXPECTED_NOT_HOLDING = {"fig5.hmin_weakest_all", "fig7b.literal_grows_with_P"}
 #: the paper's hopes, not claims (the optimal portion is "an open question", §V): no verdict
 EXPECTED_HOPES = {"fig9a.mixed_improves", "fig9b.interior_optimum"}
-
-
-@pytest.fixture(scope="module")
-def frames():
-    """Every analytic figure once, timed (the task asks for well under a minute)."""
-    start = time.perf_counter()
-    out = af.all_figures()
-    out["elapsed"] = time.perf_counter() - start
-    return out
 
 
 def test_claims_hold_exactly_where_the_formulas_say(frames):

@@ -4,6 +4,7 @@ one, and Fig. 4's strategy enum."""
 
 from __future__ import annotations
 
+import pytest
 import yaml
 
 from airfl.pipeline.params import validate_params
@@ -16,34 +17,32 @@ def test_params_block_is_the_wings_defaults(repo_root):
     assert params["cdpb"]["analytic"] == analytic_figures.DEFAULTS
 
 
-def test_every_registered_figure_draws_metrics_its_frame_has():
+CHEAP = ("fig2a", "fig2b", "fig3", "fig5", "fig9a")
+
+
+@pytest.fixture(scope="module")
+def computed():
+    """The cheap registered figures and their frames, computed once through the catalogue's
+    `compute` on the params.yaml defaults."""
+    figures = {f.figure: f for f in all_analytic() if f.paper == "cdpb"}
+    return {name: (figures[name], figures[name].compute(dict(analytic_figures.DEFAULTS)))
+            for name in CHEAP}
+
+
+def test_every_registered_figure_draws_metrics_its_frame_has(computed):
     figures = [f for f in all_analytic() if f.paper == "cdpb"]
     assert {f.figure for f in figures} == set(analytic_figures.FIGURES)
-    cheap = {"fig2a", "fig2b", "fig3", "fig5", "fig9a"}
-    for figure in figures:
-        if figure.figure not in cheap:
-            continue
-        frame = figure.compute(dict(analytic_figures.DEFAULTS))
+    for figure, frame in computed.values():
         assert {p.metric for p in figure.panels} <= set(frame["metric"])
         assert all(figure.scheme_label(s) for s in frame["scheme"].unique())
 
 
-def test_claims_on_the_stored_frame_equal_the_claims_on_the_computed_one(tmp_path):
+def test_claims_on_the_stored_frame_equal_the_claims_on_the_computed_one(
+        computed, assert_claims_survive_storage):
     """The claims stage reads the CSV back: storage must not change a claim's verdict (the
     checks test identities such as gamma * tau = const to float precision)."""
-    import pandas as pd
-
-    from airfl.runtime.io import write_csv
-
-    for figure in all_analytic():
-        if figure.paper != "cdpb" or figure.figure not in {"fig2a", "fig2b", "fig3", "fig5"}:
-            continue
-        frame = figure.compute(dict(analytic_figures.DEFAULTS))
-        path = tmp_path / f"{figure.figure}.csv"
-        write_csv(path, frame, float_format="%.17g")
-        stored = pd.read_csv(path)
-        stored.attrs.update(frame.attrs)
-        assert [c[3] for c in figure.check(stored)] == [c[3] for c in figure.check(frame)]
+    for name in ("fig2a", "fig2b", "fig3", "fig5"):
+        assert_claims_survive_storage(*computed[name])
 
 
 def test_fig4_strategy_enum_is_the_wings_strategies_with_a_fixed_mechanism():

@@ -4,11 +4,9 @@ claims read the same from the stored CSV as from the computed frame."""
 
 from __future__ import annotations
 
-import pandas as pd
 
 from airfl.papers.dp_perk import analytic_figures as af
 from airfl.papers.dp_perk import experiments as ex
-from airfl.runtime.io import write_csv
 
 #: Two trials keep the Monte Carlo parts cheap (as in the analytic frames' tests).
 SMALL = {**af.DEFAULTS, "trials": 2, "threshold_eps_tilde": [0.05, 0.1, 0.2],
@@ -35,7 +33,8 @@ def test_fig6_panels_pick_their_beamformer_and_the_references_once():
     assert ex._panel("in_fig5")("c", {"in_fig5": True}) and not ex._panel("in_fig5")("c", {})
 
 
-def test_analytic_figures_are_tidy_and_their_claims_survive_storage(tmp_path):
+def test_analytic_figures_are_tidy_and_their_claims_survive_storage(
+        assert_claims_survive_storage):
     assert {f.figure for f in ex.ANALYTIC} == {"fig2", "perk_threshold", "allocation",
                                               "fig6_forecast", "privacy"}
     assert {f.config_key for f in ex.ANALYTIC} == {"dp_perk.analytic"}
@@ -48,9 +47,4 @@ def test_analytic_figures_are_tidy_and_their_claims_survive_storage(tmp_path):
         assert frame.attrs["figure"] == figure.figure
         if figure.check is None:
             continue
-        path = tmp_path / f"{figure.figure}.csv"
-        write_csv(path, frame, float_format="%.17g")
-        stored = pd.read_csv(path)
-        stored.attrs.update(frame.attrs)
-        claims = figure.check(frame)
-        assert claims and [c[3] for c in figure.check(stored)] == [c[3] for c in claims]
+        assert_claims_survive_storage(figure, frame)

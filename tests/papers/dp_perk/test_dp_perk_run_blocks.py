@@ -28,17 +28,7 @@ from airfl.pipeline.trial import client_data, partition_generator, train_eval_da
 from airfl.pipeline.trial import test_data as load_test_data
 from airfl.papers.dp_perk.run_blocks import compose, dp_curve, power_curve
 
-
-N, PER, DIM_IN = 10, 20, 12
-
-
-def _data(seed=0):
-    g = torch.Generator().manual_seed(seed)
-    x = torch.randn(N * PER, DIM_IN, generator=g)
-    y = torch.randint(0, 3, (N * PER,), generator=g)
-    sizes = torch.full((N,), PER)
-    return ClientData(x, y, torch.randperm(N * PER, generator=g),
-                      torch.arange(0, (N + 1) * PER, PER), sizes)
+from dp_perk_helpers import DIM_IN, N, PER, toy_client_data
 
 
 def test_mlp_gradients_match_autograd_of_the_torch_module():
@@ -62,7 +52,7 @@ def test_mlp_gradients_match_autograd_of_the_torch_module():
 
 
 def test_an_epoch_visits_every_sample_of_every_client_once():
-    data = _data()
+    data = toy_client_data()
     batches = epoch_batches(data, 6, torch.Generator().manual_seed(0))
     assert [b[0].shape[1] for b in batches] == [6, 6, 6, 2]      # the last batch is smaller
     seen = torch.cat([b[0] for b in batches], dim=1)
@@ -77,7 +67,7 @@ def test_an_epoch_visits_every_sample_of_every_client_once():
 
 
 def test_a_subset_trains_exactly_the_chosen_clients():
-    data, model = _data(), SoftmaxRegression(DIM_IN, 3)
+    data, model = toy_client_data(), SoftmaxRegression(DIM_IN, 3)
     chosen = torch.tensor([7, 2, 5])
     sub = data.subset(chosen)
     assert sub.sizes.tolist() == [PER] * 3

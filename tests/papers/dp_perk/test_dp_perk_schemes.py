@@ -11,23 +11,12 @@ import pandas as pd
 import pytest
 import torch
 
-from airfl.core.engine import ClientData
 from airfl.core.loop import LocalWork, ServerStep, TrialSetup, run_trial
 from airfl.core.scheme import ChannelStatistics, DesignContext
 from airfl.pipeline.registry import build_scheme
 from airfl.models.flat import SoftmaxRegression
 
-
-N, PER, DIM_IN = 10, 20, 12
-
-
-def _data(seed=0):
-    g = torch.Generator().manual_seed(seed)
-    x = torch.randn(N * PER, DIM_IN, generator=g)
-    y = torch.randint(0, 3, (N * PER,), generator=g)
-    sizes = torch.full((N,), PER)
-    return ClientData(x, y, torch.randperm(N * PER, generator=g),
-                      torch.arange(0, (N + 1) * PER, PER), sizes)
+from dp_perk_helpers import DIM_IN, N, toy_client_data
 
 
 def _curve(method, power_w=2e-3, eps_tilde=None, beamformer="zf"):
@@ -43,7 +32,7 @@ def _curve(method, power_w=2e-3, eps_tilde=None, beamformer="zf"):
 
 
 def _run(scheme, rounds=5):
-    data = _data()
+    data = toy_client_data()
     model = SoftmaxRegression(DIM_IN, 3)
     stats = ChannelStatistics(torch.ones(N, dtype=torch.float64), 1.0, 1e6, torch.zeros(N))
     context = DesignContext(N, model.dim, rounds, data.sizes, stats, trial=0, seed=3,
@@ -60,7 +49,7 @@ def test_vanilla_moves_the_model_by_the_mean_of_the_active_devices_updates():
     """Units: the adapter divides uploads by -eta into Delta_i (4) and returns -eta times the
     estimate, so Vanilla FL is plain FedAvg over I^(t) (5)."""
     scheme = _curve("vanilla")
-    data, model = _data(), SoftmaxRegression(DIM_IN, 3)
+    data, model = toy_client_data(), SoftmaxRegression(DIM_IN, 3)
     stats = ChannelStatistics(torch.ones(N, dtype=torch.float64), 1.0, 1e6, torch.zeros(N))
     design = scheme.design(DesignContext(N, model.dim, 3, data.sizes, stats, 0, None, 3, "x"))
     assert len(design["active"]) == 3 and all(len(a) == 8 for a in design["active"])
@@ -105,7 +94,7 @@ def test_training_reads_the_stored_design_and_equals_the_drawn_plan(method, eps_
     from airfl.papers.dp_perk.aggregation import AGGREGATORS
     from airfl.runtime.rng import RoundStreams
 
-    rounds, data, model = 4, _data(), SoftmaxRegression(DIM_IN, 3)
+    rounds, data, model = 4, toy_client_data(), SoftmaxRegression(DIM_IN, 3)
     stats = ChannelStatistics(torch.ones(N, dtype=torch.float64), 1.0, 1e6, torch.zeros(N))
     context = DesignContext(N, model.dim, rounds, data.sizes, stats, trial=0, seed=3,
                             experiment="test/dp_perk")

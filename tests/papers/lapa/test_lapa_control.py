@@ -7,15 +7,7 @@ import pytest
 
 from airfl.papers.lapa import control as ctl
 
-K, T = 5, 40
-
-
-def _problem():
-    rng = np.random.default_rng(0)
-    eps = np.linspace(1.0, 3.0, T)[:, None] * rng.uniform(0.5, 1.5, K)[None, :] * 1e-2
-    return dict(channel_norm2=rng.uniform(0.5, 2.0, K) * 1e3, weights=np.full(K, 1 / K),
-                sensitivity=np.full(K, 1e-3), eps=eps, contraction_a=0.99, noise_w=1e-3,
-                delta=1e-5)
+from lapa_helpers import K, T, p1_problem
 
 
 def test_switching_never_before_round_three_and_never_when_impossible():
@@ -30,7 +22,7 @@ def test_switching_never_before_round_three_and_never_when_impossible():
 def test_more_power_switches_later_and_lowers_the_channel_term():
     """sigma_ch = sigma_n0 / (p ||h||): more power, less channel noise, so the channel term of
     eq. 28 falls and the sum criterion of eq. 23 is met later (T_th grows)."""
-    prob = _problem()
+    prob = p1_problem()
     low, high = np.full(K, 0.1), np.full(K, 1.0)
     (l_low, t_low), (l_high, t_high) = (ctl.p1_objective(p, **prob) for p in (low, high))
     assert t_high >= t_low

@@ -10,20 +10,11 @@ import numpy as np
 from airfl.papers.lapa import control as ctl
 from airfl.papers.lapa.ddpg import DdpgConfig, train_ddpg
 
-
-K, T = 5, 40
-
-
-def _problem():
-    rng = np.random.default_rng(0)
-    eps = np.linspace(1.0, 3.0, T)[:, None] * rng.uniform(0.5, 1.5, K)[None, :] * 1e-2
-    return dict(channel_norm2=rng.uniform(0.5, 2.0, K) * 1e3, weights=np.full(K, 1 / K),
-                sensitivity=np.full(K, 1e-3), eps=eps, contraction_a=0.99, noise_w=1e-3,
-                delta=1e-5)
+from lapa_helpers import K, T, p1_problem
 
 
 def test_ddpg_beats_average_power_and_is_reproducible():
-    prob = _problem()
+    prob = p1_problem()
     bounds = dict(p0=1.0, p_min=0.5, p_max=4.0)
 
     def power(a):

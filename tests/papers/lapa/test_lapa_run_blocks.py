@@ -4,7 +4,6 @@ curves, and the schemes' lam from the local-work settings."""
 from __future__ import annotations
 
 import pytest
-import yaml
 
 from airfl.papers.lapa import mechanism as mech
 from airfl.papers.lapa.run_blocks import CNN_DIMS, compose, compose_fmnist
@@ -12,12 +11,6 @@ from airfl.pipeline.registry import build_scheme
 
 
 K, DIM, ROUNDS = 15, 64, 6
-
-
-@pytest.fixture(scope="module")
-def params():
-    with open("params.yaml") as f:
-        return yaml.safe_load(f)
 
 
 def test_catalogue_block(params):

@@ -9,7 +9,6 @@ import dataclasses
 import numpy as np
 import pytest
 import torch
-import yaml
 
 from airfl.core.scheme import ChannelStatistics, DesignContext, RoundState
 from airfl.papers.lapa import mechanism as mech
@@ -20,12 +19,6 @@ from airfl.runtime.rng import RoundStreams
 
 
 K, DIM, ROUNDS = 15, 64, 6
-
-
-@pytest.fixture(scope="module")
-def params():
-    with open("params.yaml") as f:
-        return yaml.safe_load(f)
 
 
 def _context(sizes):

@@ -11,7 +11,6 @@ import yaml
 
 from airfl.pipeline.params import validate_params
 from airfl.papers.ota_fd.experiments import x6
-from airfl.runtime.io import write_csv
 
 
 @pytest.fixture(scope="module")
@@ -31,7 +30,8 @@ def test_tidy_keeps_the_wide_columns_one_row_per_metric():
     assert x6._wide(frame).equals(frame.iloc[:2].reset_index(drop=True))
 
 
-def test_every_x6_figure_is_tidy_and_its_claims_survive_storage(block, tmp_path):
+def test_every_x6_figure_is_tidy_and_its_claims_survive_storage(block,
+        assert_claims_survive_storage):
     assert [f.figure for f in x6.ANALYTIC] == ["x6_rounds", "x6_noise", "x6_cases",
                                                "x6_communication"]
     for figure in x6.ANALYTIC:
@@ -39,12 +39,7 @@ def test_every_x6_figure_is_tidy_and_its_claims_survive_storage(block, tmp_path)
         frame = figure.compute(block)
         assert {p.metric for p in figure.panels} <= set(frame["metric"])
         assert frame.attrs["figure"] == figure.figure
-        path = tmp_path / f"{figure.figure}.csv"
-        write_csv(path, frame, float_format="%.17g")
-        stored = pd.read_csv(path)
-        stored.attrs.update(frame.attrs)
-        claims = figure.check(frame)
-        assert claims and [c[3] for c in figure.check(stored)] == [c[3] for c in claims]
+        assert_claims_survive_storage(figure, frame)
 
 
 def test_the_rounds_figure_has_one_curve_per_reading_of_prop2(block):

@@ -97,6 +97,12 @@ def scheduled_mean(dim: int, bits: np.ndarray, mask: np.ndarray, k: int,
                 _record(k, k, latency, payload[mask].sum(), mean_bits=mean_bits), divide_by=k)
 
 
+def _round_link(scheme: _DigitalScheme, state: RoundState) -> tuple[int, float, np.ndarray]:
+    """(K, B, C_{m,t} [N]) of a round of a baseline that schedules K devices and charges each
+    upload by its capacity (paper Sec. V-D)."""
+    _, _, bw = scheme.radio(state.statistics)
+    return int(scheme.param("K")), bw, scheme.capacity(state)
+
 
 class _EqualSplit(_DigitalScheme):
     """Schedule K devices by a per-round score, equal bits within a per-round time budget."""
@@ -120,9 +126,7 @@ class _EqualSplit(_DigitalScheme):
 
     def plan(self, x, scale, state: RoundState, design) -> Plan:
         n, dim = x.shape
-        k = int(self.param("K"))
-        _, _, bw = self.radio(state.statistics)
-        cap = self.capacity(state)
+        k, bw, cap = _round_link(self, state)
         mask = self.choice(state, design)["mask"]
         r = equal_bit_width(self.budget(design), cap[mask], dim, bw, int(self.param("r_max")))
         bits = np.full(n, r, dtype=np.int64)
@@ -192,9 +196,7 @@ class BestChannelNorm(_BestChannelBudget, _DigitalScheme):
 
     def plan(self, x, scale, state: RoundState, design) -> Plan:
         n, dim = x.shape
-        k = int(self.param("K"))
-        _, _, bw = self.radio(state.statistics)
-        cap = self.capacity(state)
+        k, bw, cap = _round_link(self, state)
         norms = torch.linalg.vector_norm(x.to(torch.float64), dim=1).numpy()
         mask = self.schedule(state, norms)
         weight = _torch_sum(norms[mask] / cap[mask])
@@ -263,6 +265,15 @@ def madow_draw(bounds: tuple[np.ndarray, np.ndarray], u: float) -> np.ndarray:
     return (np.ceil(cum - u) - np.ceil(prev - u)) > 0      # #{j : prev <= u + j < cum} = 1
 
 
+def _rate_design_inputs(scheme: _DigitalScheme,
+                        context: DesignContext) -> tuple[float, float, np.ndarray]:
+    """(E_s, N0, Lambda_m as float64 [N]) of a design that fixes each device's rate or success
+    from its mean gain (UQOS, FedTOE), after checking the scheme's K against N."""
+    scheme.check_k(context.num_devices, "K")
+    es, n0, _ = scheme.radio(context.channel)
+    return es, n0, context.channel.path_gain.double().numpy()
+
+
 class Uqos(_DigitalScheme):
     """Yao et al. [32]: common fixed rate R, sampling without replacement with inclusion pi_m.
 
@@ -273,9 +284,7 @@ class Uqos(_DigitalScheme):
     kind = "uqos"
 
     def design(self, context: DesignContext) -> dict[str, Any]:
-        self.check_k(context.num_devices, "K")
-        es, n0, _ = self.radio(context.channel)
-        lam = context.channel.path_gain.double().numpy()
+        es, n0, lam = _rate_design_inputs(self, context)
         rate = float(self.param("R"))
         threshold = math.expm1(rate * math.log(2.0)) * n0 / es          # |h|^2 >= (2^R - 1) N0/E_s
         success = np.exp(-threshold / lam)                              # s_m = P(|h|^2 >= threshold)
@@ -345,9 +354,7 @@ class Qml(_DigitalScheme):
 
     def plan(self, x, scale, state: RoundState, design) -> Plan:
         n, dim = x.shape
-        k = int(self.param("K"))
-        _, _, bw = self.radio(state.statistics)
-        cap = self.capacity(state)
+        k, bw, cap = _round_link(self, state)
         mask = self.choice(state, design)["mask"]
         sinf2 = np.square(np.asarray(scale, dtype=np.float64))[mask]     # ||g_k||_inf^2
         r_sel, feasible = qml_allocate(sinf2, 1.0 / (bw * cap[mask]), dim,
@@ -383,9 +390,7 @@ class FedToe(_DigitalScheme):
     kind = "fedtoe"
 
     def design(self, context: DesignContext) -> dict[str, Any]:
-        self.check_k(context.num_devices, "K")
-        es, n0, _ = self.radio(context.channel)
-        lam = context.channel.path_gain.double().numpy()
+        es, n0, lam = _rate_design_inputs(self, context)
         p_out = float(self.param("p_out"))
         rates = fedtoe_rates(lam, es, n0, p_out)
         threshold = -lam * math.log1p(-p_out)                 # (2^R - 1) N0/E_s = -Lambda ln(1 - p_out)
