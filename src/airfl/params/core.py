@@ -81,8 +81,9 @@ DEFS = {
                       required=True),
         "trials": Int(description="independent trials (seeds) averaged per curve.", minimum=1,
                       required=True),
-        "eval_every": Int(description="evaluate test accuracy and training loss every n rounds "
-                                      "(and at round 0 and the last round).", minimum=1, default=1),
+        "eval_every": Int(description="evaluate the metrics a figure or claim reads every n "
+                                      "rounds (and at round 0 and the last round).", minimum=1,
+                      default=1),
         "test_subset": Int(description="evaluate on the first n test images (null = the whole "
                                        "test set).", minimum=1, nullable=True, default=None),
         "train_eval_subset": Int(description="training loss is measured on this many training "

@@ -9,8 +9,8 @@ from airfl.params.declare import Declaration, Obj, Ref
 PROPERTIES = {
     "baselines": Obj(description="the shared baselines: the generic schemes compared on one "
                                  "training task (figures/baselines/).", required=True, fields={
-        "accuracy_vs_rounds": Ref(description="test accuracy and training loss against rounds "
-                                              "of every generic scheme's curves",
+        "accuracy_vs_rounds": Ref(description="test accuracy against rounds of every "
+                                              "generic scheme's curves",
                                   name="training_experiment", required=True)}),
 }
 
