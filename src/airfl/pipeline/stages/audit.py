@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import pandas as pd
 
@@ -38,8 +38,14 @@ def draws_of(params: dict[str, Any], mechanism) -> int:
 
 
 @declared("audit")
-def run(params: dict[str, Any], wing: str, mechanism: str) -> None:
+def run(params: dict[str, Any], wing: str, mechanism: str,
+        over_bound: Callable[..., str | None] | None = None) -> None:
+    """Audit every point the wing's factory builds. `over_bound(points=...)`: the job's cost
+    guard (`cost_guard.job_over_bound`, given by `airfl audit` without --yes), called on the
+    built points (costed, not built again) before any is drawn; its message stops the job
+    (`cost_guard.OverBound`) with nothing written."""
     started = time.perf_counter()
+    from airfl.pipeline.cost_guard import OverBound
     from airfl.privacy.auditing import run_audit
 
     try:
@@ -47,8 +53,11 @@ def run(params: dict[str, Any], wing: str, mechanism: str) -> None:
     except KeyError as error:
         raise StageError(str(error.args[0])) from None
     seed, alpha = int(params["seed"]), float(params["audit"]["alpha"])
+    candidates = list(factory(params))
+    if over_bound is not None and (message := over_bound(points=candidates)):
+        raise OverBound(message)
     points, timings = [], []
-    for index, candidate in enumerate(factory(params)):
+    for index, candidate in enumerate(candidates):
         timing: dict[str, float] = {}
         draws = draws_of(params, candidate)
         points.append(run_audit(candidate, draws,
