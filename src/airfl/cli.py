@@ -53,8 +53,8 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--params", default="params.yaml", help="parameter file (default params.yaml)")
     parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                         help="override a dotted key of params.yaml (repeatable)")
-    parser.add_argument("--yes", action="store_true", help="start a train, tune or calibrate "
-                        "job whose estimate exceeds confirm_cost_above_core_hours")
+    parser.add_argument("--yes", action="store_true", help="start a train, tune, calibrate or "
+                        "audit job whose estimate exceeds confirm_cost_above_core_hours")
     sub = parser.add_subparsers(dest="stage", required=True, metavar="STAGE")
 
     def stage(name: str, text: str) -> argparse.ArgumentParser:
@@ -236,7 +236,7 @@ def main(argv: list[str] | None = None) -> int:
         from airfl.data.catalogue import DatasetUnavailableError
         from airfl.runtime.io import ArtifactError
         from airfl.pipeline import job_lock
-        from airfl.pipeline.cost_guard import OverBound
+        from airfl.pipeline.stage_error import OverBound
         from airfl.pipeline.stages import StageError
 
         if args.stage not in light_stages():

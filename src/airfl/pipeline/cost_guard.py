@@ -87,14 +87,10 @@ def over_bound(costs: list[JobCost], params: dict[str, Any], units: UnitCosts,
         f"To start it anyway: {how_to_confirm}."])
 
 
-class OverBound(Exception):
-    """A job's estimate, found once its work was built, exceeds the bound: its message is
-    `over_bound`'s (the estimate and how to go on); the job writes nothing."""
-
-
 BUILT_FIRST = ("audit",)
 """Stages whose job is costed from what it builds first (an audit job: its points): the job
-calls the guard once they are built (`job_over_bound` with `points`), so nothing is built twice."""
+calls the guard once they are built (`job_over_bound` with `points`), so nothing is built twice,
+and stops with `stage_error.OverBound` when it is over the bound."""
 
 
 def job_over_bound(stage: str, args: list[str], params: dict[str, Any],

@@ -20,6 +20,7 @@ from airfl.params.declare import resolve
 from airfl.runtime.io import provenance, read_json, record_run, write_csv, write_json
 from airfl.pipeline import paths
 from airfl.pipeline.registry import get_wing
+from airfl.pipeline.stage_error import OverBound
 from airfl.pipeline.stages import StageError
 from airfl.pipeline.stage_params import declared
 
@@ -43,9 +44,8 @@ def run(params: dict[str, Any], wing: str, mechanism: str,
     """Audit every point the wing's factory builds. `over_bound(points=...)`: the job's cost
     guard (`cost_guard.job_over_bound`, given by `airfl audit` without --yes), called on the
     built points (costed, not built again) before any is drawn; its message stops the job
-    (`cost_guard.OverBound`) with nothing written."""
+    (`stage_error.OverBound`) with nothing written."""
     started = time.perf_counter()
-    from airfl.pipeline.cost_guard import OverBound
     from airfl.privacy.auditing import run_audit
 
     try:
