@@ -4,7 +4,7 @@ workflow/unit_costs.json), measured on short slices, one thread, CPU time of thi
 Usage (from the repository root)::
 
     OMP_NUM_THREADS=1 nice -n 10 python benchmarks/audit_costs.py [--profile paper] \
-        [--out workflow/unit_costs.json]
+        [--out workflow/unit_costs.json] [--only WING/MECHANISM ...] [--max-points N]
 
 An audit job (`airfl audit <wing> <mechanism>`, stages/audit.py) builds its points with the
 wing's audit factory, then per point draws the statistic in both worlds and bounds epsilon
@@ -31,7 +31,12 @@ timed on Gaussian draws of two sizes (its cost depends on the number of draws on
 as fixed + per draw. Each slice takes well under a second; the whole run ~20-40 s.
 
 The `audits` section of the table (with this machine and the profile) is replaced; the rest is
-kept. Dated results: benchmarks/results/audit_costs.md.
+kept. With `--only`, only the named audits are measured and replace their entries (each with
+its own `measured` record: machine, date, slice), the other entries are kept as stored.
+`--max-points N` samples the first N points of an audit (its unit their weighted mean): the
+arena's points are alike (one scheme class each, every one the run's T = 200 rounds of the same
+devices a draw, ~1 min a point's slice at the paper profile) and its designs are built once for
+`factory_s` whatever N. Dated results: benchmarks/results/audit_costs.md.
 """
 
 from __future__ import annotations
@@ -80,13 +85,14 @@ def bound_cost(delta: float = 1e-5) -> dict[str, float]:
     return {"fixed_s": max(times[0] - 2 * BOUND_SIZES[0] * draw_s, 0.0), "draw_s": draw_s}
 
 
-def measure(params, wing, name: str, loop_draws: int, release_draws: int) -> dict:
+def measure(params, wing, name: str, loop_draws: int, release_draws: int,
+            max_points: int | None = None) -> dict:
     start = time.process_time()
     points = wing.audit_factory(name)(params)
     factory_s = time.process_time() - start
     spent: dict[str, float] = {}
     work: dict[str, float] = {}
-    for point in points:
+    for point in points[:max_points]:
         full = draws_of(params, point)
         kind = "batched" if point.batched else "loop"
         draws = min(full, loop_draws) if not point.batched else \
@@ -109,22 +115,34 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--release-draws", type=int, default=1 << 18,
                         help="release-draws per world of a batched sampler's slice")
     parser.add_argument("--out", type=Path, default=UNIT_COSTS)
+    parser.add_argument("--only", action="append", metavar="WING/MECHANISM",
+                        help="measure only this audit (repeatable); the others stay as stored")
+    parser.add_argument("--max-points", type=int, default=None,
+                        help="sample at most this many points of each audit")
     args = parser.parse_args(argv)
     params = load_params("params.yaml", {"profile": args.profile})
     bound = bound_cost()
     print(f"bound: {bound['fixed_s'] * 1e3:.2f} ms + {bound['draw_s'] * 1e9:.1f} ns a draw")
+    registered = {f"{wing.name}/{name}": wing for wing in wings() for name in wing.audits}
+    unknown = sorted(set(args.only or ()) - set(registered))
+    if unknown:
+        parser.error(f"--only {unknown[0]}: not a registered audit; registered: "
+                     + ", ".join(sorted(registered)))
+    measured = {**machine(), "profile": args.profile, "loop_draws": args.loop_draws,
+                "release_draws": args.release_draws, "max_points": args.max_points,
+                "bound_sizes": list(BOUND_SIZES), "method": "benchmarks/audit_costs.py"}
     section: dict = {}
-    for wing in wings():
-        for name in sorted(wing.audits):
-            print(f"{wing.name}/{name}", flush=True)
-            section[f"{wing.name}/{name}"] = {**measure(params, wing, name, args.loop_draws,
-                                                        args.release_draws), "bound": bound}
-    section["measured"] = {**machine(), "profile": args.profile,
-                           "loop_draws": args.loop_draws, "release_draws": args.release_draws,
-                           "bound_sizes": list(BOUND_SIZES), "method": "benchmarks/audit_costs.py"}
+    for key in sorted(args.only or registered):
+        print(key, flush=True)
+        section[key] = {**measure(params, registered[key], key.split("/", 1)[1],
+                                  args.loop_draws, args.release_draws, args.max_points),
+                        "bound": bound, **({"measured": measured} if args.only else {})}
     import json
     table = json.loads(args.out.read_text()) if args.out.exists() else {}
-    table["audits"] = section
+    if args.only:
+        table["audits"] = {**table.get("audits", {}), **section}
+    else:
+        table["audits"] = {**section, "measured": measured}
     write_table(args.out, table)
     return 0
 

@@ -8,6 +8,7 @@ calls the stage's importable function.
 from __future__ import annotations
 
 import argparse
+import functools
 import os
 import sys
 import time
@@ -52,8 +53,8 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--params", default="params.yaml", help="parameter file (default params.yaml)")
     parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                         help="override a dotted key of params.yaml (repeatable)")
-    parser.add_argument("--yes", action="store_true", help="start a train, tune or calibrate "
-                        "job whose estimate exceeds confirm_cost_above_core_hours")
+    parser.add_argument("--yes", action="store_true", help="start a train, tune, calibrate or "
+                        "audit job whose estimate exceeds confirm_cost_above_core_hours")
     sub = parser.add_subparsers(dest="stage", required=True, metavar="STAGE")
 
     def stage(name: str, text: str) -> argparse.ArgumentParser:
@@ -235,6 +236,7 @@ def main(argv: list[str] | None = None) -> int:
         from airfl.data.catalogue import DatasetUnavailableError
         from airfl.runtime.io import ArtifactError
         from airfl.pipeline import job_lock
+        from airfl.pipeline.stage_error import OverBound
         from airfl.pipeline.stages import StageError
 
         if args.stage not in light_stages():
@@ -245,10 +247,13 @@ def main(argv: list[str] | None = None) -> int:
         record = stage_table.stage(args.stage)
         positional = [getattr(args, a.name) for a in record.args
                       if getattr(args, a.name) is not None]
+        guard: dict[str, object] = {}
         if not args.yes:                            # its estimate first (airfl plan's costs)
-            from airfl.pipeline.cost_guard import job_over_bound
-            costly = job_over_bound(args.stage, positional, params)
-            if costly:
+            from airfl.pipeline.cost_guard import BUILT_FIRST, job_over_bound
+            if args.stage in BUILT_FIRST:           # costed by the job once its work is built
+                guard["over_bound"] = functools.partial(job_over_bound, args.stage,
+                                                        positional, params)
+            elif costly := job_over_bound(args.stage, positional, params):
                 print(costly, file=sys.stderr)
                 return 2
         run = record.load()
@@ -256,13 +261,16 @@ def main(argv: list[str] | None = None) -> int:
             lock = job_lock.hold(args.stage, positional)      # held until the job returns
             with lock:
                 started = time.monotonic()
-                run(params, *positional)
+                run(params, *positional, **guard)
                 # the job's log says what ran, with which settings and for how long (a failure
                 # is the one line below instead)
                 print(f"airfl {' '.join([args.stage, *positional])}: done in "
                       f"{time.monotonic() - started:.1f} s (profile {params['profile']}, seed "
                       f"{params['seed']}, device {params['device']}, threads {params['threads']})",
                       file=sys.stderr)
+        except OverBound as error:                  # a guard in the job, before any output
+            print(error, file=sys.stderr)
+            return 2
         except (StageError, ArtifactError, DatasetUnavailableError, job_lock.JobRunning,
                 FileNotFoundError) as error:
             # a known failure (a stage's own, a corrupt or missing stored input, a dataset that

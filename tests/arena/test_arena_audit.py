@@ -220,3 +220,22 @@ def test_a_bad_audit_trial_stops_naming_the_key(quick):
                                                           "trial": -1}}}
     with pytest.raises((ConfigError, ValueError), match="trial"):
         validate_params(bad)
+
+
+def test_the_plans_work_of_the_audits_is_the_built_points(quick, mechanisms):
+    """What the arena registers of its audits' work (`Wing.audit_works`, read by `airfl plan`
+    without building the designs) is what the built points have: one batched point per
+    private curve, the profile's draws, T releases each (a draw sums the run's T rounds)."""
+    from airfl.arena import WING
+    from airfl.pipeline import plan
+
+    built = [point.work() for point in mechanisms]
+    registered = [work for name in ("dp_fedavg", "airfl_dp")
+                  for work in WING.audit_work_function(name)(quick)]
+    assert registered == built
+    rounds = settings(quick)["task"]["scale"]["rounds"]
+    assert {work.releases for work in built} == {rounds} and rounds > 1
+    for name in ("dp_fedavg", "airfl_dp"):
+        points = [p for p in mechanisms if p.name in audit.private_curves(quick, name)]
+        assert plan.audit_work(quick, "arena", name) \
+            == plan.audit_work(quick, "arena", name, points)

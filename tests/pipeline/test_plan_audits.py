@@ -100,3 +100,56 @@ def test_the_cost_guard_costs_an_audit_rule_as_the_plan_does(units):
     guarded = cost_guard.light_cost(job, params, units)
     assert guarded.core_s == plan.job_cost(job, params, units).core_s > 600
     assert guarded.paper == "cdpb"
+
+
+def test_the_plan_costs_a_registered_work_without_building_the_points(units, monkeypatch):
+    """Where a wing registers its audit's work (the arena: designs are expensive to build),
+    `airfl plan` costs it without calling the audit factory; its points sum T releases a draw."""
+    from airfl.arena import audit as arena_audit
+    from airfl.arena.task import settings
+
+    def never_built(params):
+        raise AssertionError("the plan built the arena's points")
+
+    monkeypatch.setattr(arena_audit, "airfl_dp", never_built)
+    params = load_params("params.yaml", {"profile": "paper"})
+    work = plan.audit_work(params, "arena", "airfl_dp")
+    rounds = settings(params)["task"]["scale"]["rounds"]
+    draws = params["audit"]["arena"]["draws"]["paper"]
+    points = len(work.bound_draws)
+    assert points > 1 and work.bound_draws == [2 * draws] * points
+    assert work.release_draws == {"batched": 2.0 * draws * rounds * points}
+
+
+def test_the_audit_stages_guard_costs_the_points_it_built_once(units, repo_root, tmp_path,
+                                                               monkeypatch, capsys):
+    """`airfl audit` builds its points once: its cost guard costs the points the stage built
+    (as the plan costs them). Over the bound it stops with the plan's estimate and writes
+    nothing; within it the job runs and writes its audit."""
+    import shutil
+
+    from airfl.cli import main
+    from airfl.pipeline import paths
+    from airfl.schemes import audit as generic_audit
+
+    (tmp_path / "workflow").mkdir()
+    shutil.copy(repo_root / "params.yaml", tmp_path / "params.yaml")
+    shutil.copy(repo_root / plan.UNIT_COSTS, tmp_path / plan.UNIT_COSTS)
+    monkeypatch.chdir(tmp_path)
+    built = []
+    real = generic_audit.gaussian_dp
+
+    def counted(params):
+        built.append(1)
+        return real(params)
+
+    monkeypatch.setattr(generic_audit, "gaussian_dp", counted)
+    job = ["--set", "audit.draws.quick=2000", "audit", "generic", "gaussian_dp"]
+    assert main(["--set", "confirm_cost_above_core_hours=0.000001", *job]) == 2
+    assert "above confirm_cost_above_core_hours = 1e-06" in capsys.readouterr().err
+    assert len(built) == 1 and not paths.audit("generic", "gaussian_dp").exists()
+    assert main(job) == 0
+    assert len(built) == 2 and paths.audit("generic", "gaussian_dp").exists()
+    params = load_params("params.yaml", {"profile": "quick"})
+    assert plan.audit_seconds(params, "generic", "gaussian_dp", units, real(params)) \
+        == plan.audit_seconds(params, "generic", "gaussian_dp", units)

@@ -14,4 +14,6 @@ from airfl.core.wing import Wing
 WING = Wing(name="arena", package=__name__, catalogue=f"{__name__}.experiments",
             params=f"{__name__}.params",
             audits={"dp_fedavg": f"{__name__}.audit:dp_fedavg",
-                    "airfl_dp": f"{__name__}.audit:airfl_dp"})
+                    "airfl_dp": f"{__name__}.audit:airfl_dp"},
+            audit_works={"dp_fedavg": f"{__name__}.audit:dp_fedavg_work",
+                         "airfl_dp": f"{__name__}.audit:airfl_dp_work"})

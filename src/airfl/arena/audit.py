@@ -49,7 +49,7 @@ from airfl.params.declare import resolve
 from airfl.papers.dp_perk.schemes import DpPerkScheme
 from airfl.privacy import epsilon_curve
 from airfl.privacy.audit import gdp_epsilon
-from airfl.privacy.auditing import AuditableMechanism
+from airfl.privacy.auditing import AuditableMechanism, AuditPointWork
 from airfl.schemes.dp import GaussianDpFedAvg
 
 #: the scheme class of each private entrant's curve kind (`scheme`)
@@ -152,11 +152,22 @@ def _mechanism(params: dict[str, Any], name: str, curve: dict[str, Any]) -> Audi
         aggregation=f"{type(scheme).__module__}:{type(scheme).__name__}.aggregate, T rounds, "
         "coordinate 0 summed with weights 1/z_t^2",
         sample=linear_sampler(release, clip, absent * clip), gaussian=True,
-        draws=int(resolve(audit["draws"], params["profile"])),
+        draws=int(resolve(audit["draws"], params["profile"])), releases=rounds,
         settings={"curve": name, "target_eps": curve_target(params, name), "trial": trial,
                   "rounds": rounds, "devices": n, "clip_norm": clip,
                   "noise_multiplier_min": min(z), "noise_multiplier_max": max(z),
                   "gdp_mu_exact": mu, "eps_exact_gdp": gdp_epsilon(mu, delta), **extra})
+
+
+def _work(params: dict[str, Any], key: str) -> list[AuditPointWork]:
+    """The entrant `key`'s points' work as `_mechanism` builds them, without their designs:
+    one batched point per private curve, the profile's `audit.arena.draws` draws per world,
+    each summing the run's T rounds (`airfl plan`; tests/arena compare it with the built
+    points)."""
+    rounds = int(settings(params)["task"]["scale"]["rounds"])
+    draws = int(resolve(params["audit"]["arena"]["draws"], params["profile"]))
+    return [AuditPointWork(name, batched=True, draws=draws, releases=rounds)
+            for name in private_curves(params, key)]
 
 
 def curve_target(params: dict[str, Any], name: str) -> float:
@@ -175,3 +186,13 @@ def airfl_dp(params: dict[str, Any]) -> list[AuditableMechanism]:
     power of the sweep (one design each)."""
     return [_mechanism(params, name, curve)
             for name, curve in private_curves(params, "airfl_dp").items()]
+
+
+def dp_fedavg_work(params: dict[str, Any]) -> list[AuditPointWork]:
+    """What `dp_fedavg`'s points cost to sample (`_work`)."""
+    return _work(params, "dp_fedavg")
+
+
+def airfl_dp_work(params: dict[str, Any]) -> list[AuditPointWork]:
+    """What `airfl_dp`'s points cost to sample, without their designs (`_work`)."""
+    return _work(params, "airfl_dp")

@@ -30,7 +30,10 @@ class Wing:
     its schemes' parameter declarations), added to those of its declaration. `audits`: auditable
     DP mechanism name -> "module:function", imported lazily by the audit stage; the
     function takes (params, profile settings) and returns an airfl.privacy.audit_mechanism
-    `AuditableMechanism`. `labels`: scheme kind -> its legend name, for a curve of that kind
+    `AuditableMechanism`. `audit_works`: for a mechanism whose points are expensive to build
+    (designs), "module:function" taking the params and returning each point's
+    `AuditPointWork` (what sampling it costs) without building it, read by `airfl plan`; the
+    other mechanisms are costed from their built points. `labels`: scheme kind -> its legend name, for a curve of that kind
     that the experiment drawing it does not name (e.g. a plug-in scheme added to another
     wing's figure); its colour and marker are then the figure's first free ones
     (airfl.figures.styles), unless the wing registers a style for the name.
@@ -43,6 +46,7 @@ class Wing:
     schema_defs: Callable[[], dict[str, Any]] | None = None
     params: str | None = None
     audits: Mapping[str, str] = field(default_factory=dict)
+    audit_works: Mapping[str, str] = field(default_factory=dict)
     labels: Mapping[str, str] = field(default_factory=dict)
 
     def schema(self) -> dict[str, Any]:
@@ -81,6 +85,14 @@ class Wing:
             raise KeyError(f"wing {self.name!r} registers no audited mechanism {name!r}; "
                            f"registered: {', '.join(sorted(self.audits)) or 'none'}")
         module, _, attribute = self.audits[name].partition(":")
+        return getattr(import_module(module), attribute)
+
+    def audit_work_function(self, name: str) -> Callable | None:
+        """The function giving the points' work of the audited mechanism `name` without
+        building them (`audit_works`, imported on demand); None where the wing registers none."""
+        if name not in self.audit_works:
+            return None
+        module, _, attribute = self.audit_works[name].partition(":")
         return getattr(import_module(module), attribute)
 
     def _catalogue(self):

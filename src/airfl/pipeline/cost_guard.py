@@ -87,15 +87,22 @@ def over_bound(costs: list[JobCost], params: dict[str, Any], units: UnitCosts,
         f"To start it anyway: {how_to_confirm}."])
 
 
+BUILT_FIRST = ("audit",)
+"""Stages whose job is costed from what it builds first (an audit job: its points): the job
+calls the guard once they are built (`job_over_bound` with `points`), so nothing is built twice,
+and stops with `stage_error.OverBound` when it is over the bound."""
+
+
 def job_over_bound(stage: str, args: list[str], params: dict[str, Any],
-                   units_path: str | Path = UNIT_COSTS) -> str | None:
-    """`over_bound` for one `airfl <stage> <args>` job (train, tune, calibrate, audit); None
-    for other stages or where no unit costs are measured (nothing to estimate from)."""
+                   units_path: str | Path = UNIT_COSTS, points: list | None = None) -> str | None:
+    """`over_bound` for one `airfl <stage> <args>` job (train, tune, calibrate, audit; an audit
+    costed from `points`, the points its stage built, where given); None for other stages or
+    where no unit costs are measured (nothing to estimate from)."""
     if (stage not in COSTED_STAGES and stage != "audit") or not Path(units_path).exists():
         return None
     units = UnitCosts.load(units_path)
     job = PlannedJob(stage, "-".join([stage, *args]), tuple(args))
-    return over_bound([job_cost(job, params, units)], params, units,
+    return over_bound([job_cost(job, params, units, points)], params, units,
                       f"`airfl --yes {stage} {' '.join(args)}`, or raise "
                       "confirm_cost_above_core_hours in params.yaml (or --set it)")
 

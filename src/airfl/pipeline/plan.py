@@ -56,8 +56,10 @@ every CNN's on CUDA) is not in the CPU cost: DP as a perk's round measured 1.09x
 (benchmarks/results/engine.md), inside the unit costs' spread between loads (~1.5x).
 
 An audit job (`airfl audit <wing> <mechanism>`, stages/audit.py) costs its stage's fixed cost
-plus its work at its params: the points the wing's audit factory builds (built here too, as
-the job builds them, in `factory_s`), each drawn in 2 worlds x its draws (the stage's count:
+plus its work at its params: the points the wing's audit factory builds (`factory_s`; the plan
+reads their work from what the wing registers of it without building them, `Wing.audit_works`,
+where building them is expensive, as the arena's designs are, else builds them too; the job's
+own cost guard costs the points it built), each drawn in 2 worlds x its draws (the stage's count:
 `audit.draws` for a batched sampler, `audit.loop_draws` for one aggregation call a draw, or the
 point's own), each draw summing `releases` releases (a multi-round statistic: T rounds), at
 the measured CPU seconds of one release-draw of the audit's kind (benchmarks/audit_costs.py:
@@ -371,20 +373,28 @@ class AuditWork:
     bound_draws: list[int]
 
 
-def audit_work(params: dict[str, Any], wing: str, mechanism: str) -> AuditWork:
-    """The work of `airfl audit <wing> <mechanism>` at these params: its points are the wing's
-    audit factory's (built here, as the stage builds them), each drawn `draws_of` times per
-    world (the stage's count: `audit.draws`, `audit.loop_draws` or the point's own), each draw
-    summing `releases` releases (a multi-round statistic)."""
+def audit_work(params: dict[str, Any], wing: str, mechanism: str,
+               points: list | None = None) -> AuditWork:
+    """The work of `airfl audit <wing> <mechanism>` at these params: its points (`points`, as
+    the stage built them; else what the wing registers of their work without building them,
+    `Wing.audit_works`; else the wing's audit factory's, built here as the stage builds them),
+    each drawn `draws_of` times per world (the stage's count: `audit.draws`, `audit.loop_draws`
+    or the point's own), each draw summing `releases` releases (a multi-round statistic)."""
     from airfl.pipeline.registry import get_wing
     from airfl.pipeline.stages.audit import draws_of
 
-    try:
-        points = get_wing(wing).audit_factory(mechanism)(params)
-    except KeyError as error:
-        raise ConfigError(f"plan: {error.args[0]}") from None
+    if points is not None:
+        works = [point.work() for point in points]
+    else:
+        try:
+            registered = get_wing(wing)
+            cheap = registered.audit_work_function(mechanism)
+            works = cheap(params) if cheap is not None else \
+                [point.work() for point in registered.audit_factory(mechanism)(params)]
+        except KeyError as error:
+            raise ConfigError(f"plan: {error.args[0]}") from None
     work = AuditWork({}, [])
-    for point in points:
+    for point in works:
         draws = draws_of(params, point)
         kind = "batched" if point.batched else "loop"
         work.release_draws[kind] = work.release_draws.get(kind, 0.0) \
@@ -394,11 +404,12 @@ def audit_work(params: dict[str, Any], wing: str, mechanism: str) -> AuditWork:
 
 
 def audit_seconds(params: dict[str, Any], wing: str, mechanism: str,
-                  units: UnitCosts) -> float:
+                  units: UnitCosts, points: list | None = None) -> float:
     """CPU seconds of an audit job beyond its stage's fixed cost: building its points, plus
     release-draws x the measured release-draw of their kind, plus per point the bound's fixed
-    cost and its draws x the measured bound per draw (module docstring)."""
-    work, unit = audit_work(params, wing, mechanism), units.audit(f"{wing}/{mechanism}")
+    cost and its draws x the measured bound per draw (module docstring); `points`: the points
+    the stage built (costed without building them again)."""
+    work, unit = audit_work(params, wing, mechanism, points), units.audit(f"{wing}/{mechanism}")
     bound = unit["bound"]
     return (unit["factory_s"]
             + sum(n * unit["release_draw_s"][kind] for kind, n in work.release_draws.items())
@@ -418,15 +429,17 @@ def job_paper(job) -> str:
     return job.args[0].split("/")[0]
 
 
-def job_cost(job, params: dict[str, Any], units: UnitCosts) -> JobCost:
+def job_cost(job, params: dict[str, Any], units: UnitCosts,
+             points: list | None = None) -> JobCost:
     """A job's cost; of a split curve (pipeline.trial_blocks), a block's job (stage trials)
-    costs its trials and the train job, which merges them, its fixed cost alone."""
+    costs its trials and the train job, which merges them, its fixed cost alone; an audit job
+    with `points` (built by its stage) is costed from them (`audit_work`)."""
     from airfl.pipeline.registry import get_experiment
 
     fixed = units.stage(job.stage)
     cost = JobCost(job.stage, job.name, job_paper(job), fixed)
     if job.stage == "audit":
-        cost.core_s += audit_seconds(params, job.args[0], job.args[1], units)
+        cost.core_s += audit_seconds(params, job.args[0], job.args[1], units, points)
         return cost
     if job.stage not in COSTED_STAGES:
         return cost

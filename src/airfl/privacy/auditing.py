@@ -54,6 +54,24 @@ class AuditableMechanism:
     releases: int = 1                 # releases summed per draw (a multi-round audit: T)
     settings: dict[str, Any] = field(default_factory=dict)   # what made it (params, design)
 
+    def work(self) -> "AuditPointWork":
+        """What sampling this point costs (`airfl plan`), read off the built point."""
+        return AuditPointWork(self.name, self.batched, self.draws, self.releases)
+
+
+@dataclass(frozen=True)
+class AuditPointWork:
+    """What one audited point costs to sample, without building it: its name, its kind of
+    sampler (``batched``), its own draws (None: the profile's) and its releases per draw, as
+    the built :class:`AuditableMechanism` has them. A wing whose points are expensive to build
+    (designs) registers a function returning these (``Wing.audit_works``), so that `airfl plan`
+    costs the audit without building it; a test compares them with the built points."""
+
+    name: str
+    batched: bool
+    draws: int | None
+    releases: int
+
 
 def _finite(value: float) -> float | str:
     return value if math.isfinite(value) else ("inf" if value > 0 else "-inf")

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import pandas as pd
 
@@ -20,6 +20,7 @@ from airfl.params.declare import resolve
 from airfl.runtime.io import provenance, read_json, record_run, write_csv, write_json
 from airfl.pipeline import paths
 from airfl.pipeline.registry import get_wing
+from airfl.pipeline.stage_error import OverBound
 from airfl.pipeline.stages import StageError
 from airfl.pipeline.stage_params import declared
 
@@ -38,7 +39,12 @@ def draws_of(params: dict[str, Any], mechanism) -> int:
 
 
 @declared("audit")
-def run(params: dict[str, Any], wing: str, mechanism: str) -> None:
+def run(params: dict[str, Any], wing: str, mechanism: str,
+        over_bound: Callable[..., str | None] | None = None) -> None:
+    """Audit every point the wing's factory builds. `over_bound(points=...)`: the job's cost
+    guard (`cost_guard.job_over_bound`, given by `airfl audit` without --yes), called on the
+    built points (costed, not built again) before any is drawn; its message stops the job
+    (`stage_error.OverBound`) with nothing written."""
     started = time.perf_counter()
     from airfl.privacy.auditing import run_audit
 
@@ -47,8 +53,11 @@ def run(params: dict[str, Any], wing: str, mechanism: str) -> None:
     except KeyError as error:
         raise StageError(str(error.args[0])) from None
     seed, alpha = int(params["seed"]), float(params["audit"]["alpha"])
+    candidates = list(factory(params))
+    if over_bound is not None and (message := over_bound(points=candidates)):
+        raise OverBound(message)
     points, timings = [], []
-    for index, candidate in enumerate(factory(params)):
+    for index, candidate in enumerate(candidates):
         timing: dict[str, float] = {}
         draws = draws_of(params, candidate)
         points.append(run_audit(candidate, draws,
