@@ -16,7 +16,7 @@ evaluation, the two runs interleaved `--repeats` times (median). It also checks 
 runs' shared columns are equal bit for bit.
 
 Then `airfl plan`'s costing of the LAPA paper profile's train jobs with and without the
-subset (`plan.train_work`, per job x its trials, at workflow/unit_costs.json's units): the
+subset (`train_cost.train_work`, per job x its trials, at workflow/unit_costs.json's units): the
 core-hours the declaration saves over the whole profile.
 """
 
@@ -61,7 +61,7 @@ def _setup(rounds: int, subset: bool, gen: torch.Generator) -> TrialSetup:
 def plan_saving() -> dict[str, float]:
     """The LAPA paper profile's train jobs as `airfl plan` costs them: CPU seconds with the
     subset everywhere and as declared."""
-    from airfl.pipeline import plan
+    from airfl.pipeline import plan, train_cost
     from airfl.pipeline.params import validate_params
     from airfl.pipeline.registry import all_experiments
 
@@ -76,8 +76,8 @@ def plan_saving() -> dict[str, float]:
         trials = block["scale"]["trials"]
         for name, curve in block["curves"].items():
             evaluation = experiment.evaluation(name, block["curves"])
-            full = plan.train_work(experiment, block, curve, evaluation=evaluation)
-            read = plan.train_work(experiment, block, curve, evaluation=evaluation,
+            full = train_cost.train_work(experiment, block, curve, evaluation=evaluation)
+            read = train_cost.train_work(experiment, block, curve, evaluation=evaluation,
                                    training_metrics=experiment.measures_training(
                                        name, block["curves"]))
             every += trials * full.eval_samples * units.eval_sample(full.model)

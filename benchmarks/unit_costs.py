@@ -51,7 +51,8 @@ from airfl.core.engine import (ClientData, client_gradients_many, eval_rows, eva
 from airfl.data import dataset_info
 from airfl.models.flat import build_model
 from airfl.pipeline.params import load_params
-from airfl.pipeline.plan import UNIT_COSTS, train_work
+from airfl.pipeline.plan import UNIT_COSTS
+from airfl.pipeline.train_cost import train_work
 
 EVAL_SAMPLES = 2048
 KEPT_SECTIONS = ("horizon_runs", "audits")   # measured by horizon_rounds.py, audit_costs.py

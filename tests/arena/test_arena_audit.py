@@ -227,7 +227,7 @@ def test_the_plans_work_of_the_audits_is_the_built_points(quick, mechanisms):
     without building the designs) is what the built points have: one batched point per
     private curve, the profile's draws, T releases each (a draw sums the run's T rounds)."""
     from airfl.arena import WING
-    from airfl.pipeline import plan
+    from airfl.pipeline import audit_cost
 
     built = [point.work() for point in mechanisms]
     registered = [work for name in ("dp_fedavg", "airfl_dp")
@@ -237,5 +237,5 @@ def test_the_plans_work_of_the_audits_is_the_built_points(quick, mechanisms):
     assert {work.releases for work in built} == {rounds} and rounds > 1
     for name in ("dp_fedavg", "airfl_dp"):
         points = [p for p in mechanisms if p.name in audit.private_curves(quick, name)]
-        assert plan.audit_work(quick, "arena", name) \
-            == plan.audit_work(quick, "arena", name, points)
+        assert audit_cost.audit_work(quick, "arena", name) \
+            == audit_cost.audit_work(quick, "arena", name, points)

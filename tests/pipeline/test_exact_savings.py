@@ -140,17 +140,17 @@ def test_noiseless_fd_copies_the_calibration_run_it_equals_and_training_gives_th
 def test_the_plan_costs_a_final_only_curve_at_two_evaluations(raw):
     """`airfl plan` reads the same declaration: DP as a perk's paper-scale Fig. 5-only curve is
     costed at round 0 and its last round (2 evaluations, not 51), its training unchanged."""
-    from airfl.pipeline import plan
+    from airfl.pipeline import train_cost
 
     params = validate_params({**copy.deepcopy(raw), "profile": "paper"})
     fig3 = get_experiment("dp_perk/fig3a")
     block = fig3.params(params)
     final = next(c for c in block["curves"] if fig3.evaluation(c, block["curves"]) == "final")
     curve = block["curves"][final]
-    every = plan.train_work(fig3, block, curve)
-    once = plan.train_work(fig3, block, curve, evaluation="final")
+    every = train_cost.train_work(fig3, block, curve)
+    once = train_cost.train_work(fig3, block, curve, evaluation="final")
     assert once.client_steps == every.client_steps
-    assert plan.evaluations(block, block["scale"]["rounds"]) == 51
+    assert train_cost.evaluations(block, block["scale"]["rounds"]) == 51
     assert once.eval_samples * 51 == pytest.approx(every.eval_samples * 2)
 
 

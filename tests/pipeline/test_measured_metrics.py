@@ -211,16 +211,16 @@ def test_the_plan_costs_the_training_subset_only_where_it_is_measured(repo_root)
     """`airfl plan`: LAPA's paper-scale Fig. 4 curves (no panel reads a training metric) are
     costed without the 10,000-sample training subset: their evaluated samples are the test
     set's only; DP as a perk's Fig. 3(b) curves keep it."""
-    from airfl.pipeline import plan
+    from airfl.pipeline import train_cost
 
     params = _paper(repo_root)
     lapa = get_experiment("lapa/fig4")
     block = lapa.params(params)
     curve = next(iter(block["curves"]))
     assert block["scale"]["train_eval_subset"] == 10000
-    declared = plan.train_work(lapa, block, block["curves"][curve],
+    declared = train_cost.train_work(lapa, block, block["curves"][curve],
                                training_metrics=lapa.measures_training(curve, block["curves"]))
-    everything = plan.train_work(lapa, block, block["curves"][curve])
+    everything = train_cost.train_work(lapa, block, block["curves"][curve])
     test = block["scale"]["test_subset"] or 10000
     assert everything.eval_samples == pytest.approx(declared.eval_samples * (test + 10000) / test)
     assert declared.client_steps == everything.client_steps

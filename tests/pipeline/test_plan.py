@@ -9,7 +9,7 @@ import re
 import pytest
 
 from airfl.params.config import ConfigError
-from airfl.pipeline import cost_guard, plan
+from airfl.pipeline import cost_guard, plan, train_cost
 from airfl.pipeline.dag import jobs
 from airfl.pipeline.params import load_params
 
@@ -166,7 +166,7 @@ def test_gpu_hours_come_from_a_measured_gpu_step_else_not_measured(quick, repo_r
             experiment_id, curve = cost.name.split("-", 1)[1].rsplit("-", 1)
             experiment = get_experiment(experiment_id.replace("-", "/", 1))
             block = experiment.params(params)
-            work = plan.train_work(experiment, block, block["curves"][curve])
+            work = train_cost.train_work(experiment, block, block["curves"][curve])
             assert cost.gpu_s == pytest.approx(
                 cost.trials * work.client_steps * 1e-4 * work.batch / 10)
     rows = plan.summary(costs)
@@ -292,7 +292,7 @@ def test_a_horizon_tune_job_costs_every_candidate_run_at_its_measured_rounds(
     params, block, job = _paper_tune(repo_root, monkeypatch, "biased_fl/fig3b_snr30",
                                      "best_channel")
     units = plan.UnitCosts.load(repo_root / plan.UNIT_COSTS)
-    combos, etas, trials = plan.tune_search(block, "best_channel")
+    combos, etas, trials = train_cost.tune_search(block, "best_channel")
     assert (combos, etas, trials) == (6, 5, 3)          # K in {1, 2, 3, 5, 7, 10}; 5 factors
     rate = {"rounds_per_s": 10.0, "grid_rounds_per_s": 25.0, "run_round_s": 5e-4}
     measured = plan.UnitCosts(units.machine, units.stage_s, units.models, {},

@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from airfl.pipeline import cost_guard, plan
+from airfl.pipeline import audit_cost, cost_guard, plan
 from airfl.pipeline.params import load_params
 from airfl.pipeline.registry import get_wing
 from airfl.pipeline.stages.audit import draws_of
@@ -50,7 +50,7 @@ def measured_audit_s(params, wing: str, mechanism: str) -> float:
 def test_an_audit_costs_what_the_plan_says_within_the_stated_factor(units, job):
     wing, mechanism = job
     params = load_params("params.yaml", {"profile": "quick", **SLICES[job]})
-    planned = plan.audit_seconds(params, wing, mechanism, units)
+    planned = audit_cost.audit_seconds(params, wing, mechanism, units)
     measured = measured_audit_s(params, wing, mechanism)
     assert 1 / FACTOR <= planned / measured <= FACTOR, (planned, measured)
 
@@ -78,7 +78,7 @@ def test_a_multi_round_draw_costs_its_releases(units):
     costs = []
     for rounds in (30, 60):
         params = load_params("params.yaml", {"profile": "paper", "audit.ota_fd.T": rounds})
-        work = plan.audit_work(params, "ota_fd", "otafd")
+        work = audit_cost.audit_work(params, "ota_fd", "otafd")
         costs.append(work.release_draws["batched"])
     assert costs[1] == 2 * costs[0]
 
@@ -88,7 +88,7 @@ def test_the_paper_cdpb_audit_is_costed_at_its_scale_not_a_stage_median(units):
     each on the measured CPU: a quarter of an hour, not the quick audit job's seconds."""
     params = load_params("params.yaml", {"profile": "paper"})
     job = plan.PlannedJob("audit", "audit-cdpb-cdpb", ("cdpb", "cdpb"))
-    work = plan.audit_work(params, "cdpb", "cdpb")
+    work = audit_cost.audit_work(params, "cdpb", "cdpb")
     assert work.release_draws == {"loop": 14 * 2 * 100_000}
     assert 600 < plan.job_cost(job, params, units).core_s < 3600
 
@@ -113,7 +113,7 @@ def test_the_plan_costs_a_registered_work_without_building_the_points(units, mon
 
     monkeypatch.setattr(arena_audit, "airfl_dp", never_built)
     params = load_params("params.yaml", {"profile": "paper"})
-    work = plan.audit_work(params, "arena", "airfl_dp")
+    work = audit_cost.audit_work(params, "arena", "airfl_dp")
     rounds = settings(params)["task"]["scale"]["rounds"]
     draws = params["audit"]["arena"]["draws"]["paper"]
     points = len(work.bound_draws)
@@ -151,5 +151,5 @@ def test_the_audit_stages_guard_costs_the_points_it_built_once(units, repo_root,
     assert main(job) == 0
     assert len(built) == 2 and paths.audit("generic", "gaussian_dp").exists()
     params = load_params("params.yaml", {"profile": "quick"})
-    assert plan.audit_seconds(params, "generic", "gaussian_dp", units, real(params)) \
-        == plan.audit_seconds(params, "generic", "gaussian_dp", units)
+    assert audit_cost.audit_seconds(params, "generic", "gaussian_dp", units, real(params)) \
+        == audit_cost.audit_seconds(params, "generic", "gaussian_dp", units)
