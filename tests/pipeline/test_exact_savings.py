@@ -9,28 +9,17 @@ import copy
 
 import pandas as pd
 import pytest
-import yaml
 
 from airfl.core.experiments import Experiment
 from airfl.pipeline import paths
 from airfl.pipeline.params import validate_params
+from small_runs import raw_params, small_ota_fd
 from airfl.pipeline.registry import get_experiment
 
 
 @pytest.fixture()
 def raw(repo_root, mnist_mirror):
-    params = yaml.safe_load((repo_root / "params.yaml").read_text())
-    params["data"] = {**params["data"], "root": str(mnist_mirror)}
-    return params
-
-
-def _small(raw, key: str, **quick) -> dict:
-    """params.yaml (quick) with `ota_fd.<key>` shrunk to a few rounds on small sets."""
-    raw = copy.deepcopy(raw)
-    block = raw["ota_fd"][key]
-    for name, value in {"test_subset": 200, "train_eval_subset": 100, **quick}.items():
-        block[name] = {"quick": value, "paper": None if name == "test_subset" else value}
-    return validate_params(raw)
+    return raw_params(repo_root, mnist_mirror)
 
 
 def _stages(params, experiment_id: str, curves) -> None:
@@ -78,7 +67,7 @@ def test_a_curve_only_final_panels_draw_is_evaluated_once_with_the_same_numbers(
     from airfl.pipeline.stages import figure
 
     monkeypatch.chdir(tmp_path)
-    params = _small(raw, "x5", rounds=3, eval_every=1)
+    params = small_ota_fd(raw, "x5", rounds=3, eval_every=1)
     eid = "ota_fd/x5"
     curves = list(get_experiment(eid).curves(params))
     _stages(params, eid, curves)
@@ -110,7 +99,7 @@ def test_noiseless_fd_copies_the_calibration_run_it_equals_and_training_gives_th
     from airfl.pipeline.stages import derive
 
     monkeypatch.chdir(tmp_path)
-    params = _small(raw, "x1", rounds=2, eval_every=1, eta0_grid=[0.5, 1.0],
+    params = small_ota_fd(raw, "x1", rounds=2, eval_every=1, eta0_grid=[0.5, 1.0],
                     methods=["fd_noiseless"], eps_full=[1.0])
     eid = "ota_fd/x1"
     experiment = get_experiment(eid)

@@ -6,7 +6,6 @@ metric from a panel that does not declare it."""
 
 from __future__ import annotations
 
-import copy
 
 import numpy as np
 import pandas as pd
@@ -16,14 +15,13 @@ import yaml
 from airfl.core.experiments import TRAINING_METRICS, Experiment
 from airfl.pipeline import paths
 from airfl.pipeline.params import validate_params
+from small_runs import raw_params, small_ota_fd
 from airfl.pipeline.registry import all_experiments, curve_legend, get_experiment
 
 
 @pytest.fixture()
 def raw(repo_root, mnist_mirror):
-    params = yaml.safe_load((repo_root / "params.yaml").read_text())
-    params["data"] = {**params["data"], "root": str(mnist_mirror)}
-    return params
+    return raw_params(repo_root, mnist_mirror)
 
 
 def _paper(repo_root) -> dict:
@@ -149,15 +147,6 @@ def test_a_panel_csv_carries_a_training_metric_only_where_it_reads_one():
     assert list(panel_columns(frame, specs["fig5"])) == ["round", "test_accuracy", "test_loss"]
 
 
-def _small(raw, key: str, **quick) -> dict:
-    """params.yaml (quick) with `ota_fd.<key>` shrunk to a few rounds on small sets."""
-    raw = copy.deepcopy(raw)
-    block = raw["ota_fd"][key]
-    for name, value in {"test_subset": 200, "train_eval_subset": 100, **quick}.items():
-        block[name] = {"quick": value, "paper": None if name == "test_subset" else value}
-    return validate_params(raw)
-
-
 def test_a_curve_no_panel_reads_training_metrics_on_never_evaluates_the_training_subset(
         raw, tmp_path, monkeypatch):
     """OTA-FD X5 (no panel reads a training metric), 3 rounds on small sets, its own
@@ -169,7 +158,7 @@ def test_a_curve_no_panel_reads_training_metrics_on_never_evaluates_the_training
     from airfl.pipeline.stages import design, figure, partition, privacy, train
 
     monkeypatch.chdir(tmp_path)
-    params = _small(raw, "x5", rounds=3, eval_every=1)
+    params = small_ota_fd(raw, "x5", rounds=3, eval_every=1)
     eid = "ota_fd/x5"
     curves = list(get_experiment(eid).curves(params))
     drawn = []
