@@ -7,16 +7,7 @@ from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[1]
-
-
-def data_mirror() -> Path | None:
-    """AIRFL_DATA_MIRROR, else the shared/data folder beside the checkout."""
-    candidates = [os.environ.get("AIRFL_DATA_MIRROR"), REPO.parent / "shared" / "data"]
-    for candidate in candidates:
-        if candidate and (Path(candidate) / "MNIST" / "raw").is_dir():
-            return Path(candidate)
-    return None
+from checkout import REPO, data_mirror
 
 
 @pytest.fixture(scope="session")

@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from conftest import REPO
+from checkout import REPO
 
 SRC = REPO / "src" / "airfl"
 PAPERS = SRC / "papers"

@@ -33,7 +33,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import REPO, data_mirror
+from checkout import REPO, data_mirror
 from workspace import make_workspace, tool_env
 
 DOCUMENTS = [REPO / "README.md", *sorted((REPO / "docs").rglob("*.md"))]

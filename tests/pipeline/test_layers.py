@@ -82,3 +82,14 @@ def test_ruff_finds_nothing_in_src_and_tests(repo_root):
                            str(repo_root / "pyproject.toml"), "src", "tests", "benchmarks"],
                           cwd=repo_root, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
+
+
+def test_no_test_module_imports_a_conftest(repo_root):
+    """Several test folders have a conftest.py, and pytest imports each as a module named
+    `conftest`: which one `from conftest import ...` gets depends on the collection order (it
+    differs between xdist workers). Shared names live in modules of their own (tests/checkout.py)."""
+    import re
+    pattern = re.compile(r"^\s*(from conftest import|import conftest)", re.MULTILINE)
+    offenders = [str(path.relative_to(repo_root)) for path in (repo_root / "tests").rglob("*.py")
+                 if pattern.search(path.read_text(encoding="utf-8"))]
+    assert not offenders, f"import a helper module instead of conftest: {offenders}"
