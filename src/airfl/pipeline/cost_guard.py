@@ -60,10 +60,20 @@ def planned_job(rule: str, wildcards: dict[str, str]) -> PlannedJob | None:
     return PlannedJob(stage, "-".join([stage, *args]), tuple(args))
 
 
+BUILT_FIRST = ("audit",)
+"""Stages whose job is costed from what it builds first (an audit job: its points): the job
+calls the guard once they are built (`job_over_bound` with `points`), so nothing is built twice,
+and stops with `stage_error.OverBound` when it is over the bound."""
+
+
+GUARDED_STAGES = (*COSTED_STAGES, *BUILT_FIRST)
+"""Stages whose jobs the guard costs by their work; every other stage costs its fixed cost."""
+
+
 def light_cost(job: PlannedJob, params: dict[str, Any], units: UnitCosts) -> JobCost:
     """`job_cost` for a job known by stage and arguments: training work from the params, every
     other stage its fixed cost (its paper read from its first argument where it has one)."""
-    if job.stage in COSTED_STAGES or job.stage == "audit":
+    if job.stage in GUARDED_STAGES:
         return job_cost(job, params, units)
     paper = job.args[0].split("/")[0] if job.args and job.stage not in ("data", "reference") \
         else "shared"
@@ -87,18 +97,12 @@ def over_bound(costs: list[JobCost], params: dict[str, Any], units: UnitCosts,
         f"To start it anyway: {how_to_confirm}."])
 
 
-BUILT_FIRST = ("audit",)
-"""Stages whose job is costed from what it builds first (an audit job: its points): the job
-calls the guard once they are built (`job_over_bound` with `points`), so nothing is built twice,
-and stops with `stage_error.OverBound` when it is over the bound."""
-
-
 def job_over_bound(stage: str, args: list[str], params: dict[str, Any],
                    units_path: str | Path = UNIT_COSTS, points: list | None = None) -> str | None:
     """`over_bound` for one `airfl <stage> <args>` job (train, tune, calibrate, audit; an audit
     costed from `points`, the points its stage built, where given); None for other stages or
     where no unit costs are measured (nothing to estimate from)."""
-    if (stage not in COSTED_STAGES and stage != "audit") or not Path(units_path).exists():
+    if stage not in GUARDED_STAGES or not Path(units_path).exists():
         return None
     units = UnitCosts.load(units_path)
     job = PlannedJob(stage, "-".join([stage, *args]), tuple(args))
