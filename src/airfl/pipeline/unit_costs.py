@@ -80,9 +80,11 @@ class UnitCosts:
         """A registered audit's measured costs (`wing/mechanism`, benchmarks/audit_costs.py):
         `release_draw_s` per kind ("batched", "loop": CPU seconds of one release of one draw
         in one world), `bound` (`fixed_s`, `draw_s`: the bound of one point) and `factory_s`
-        (building its points). A kind or an audit not measured takes the largest measured
-        cost of that kind (the kinds differ by orders of magnitude, the audits of one kind by
-        less than ~30x); none measured at all stops the plan."""
+        (building its points), and `release_draw_by_dim` per kind where a release-draw's cost
+        grows with the model dimension (`release_draw_at`: CDPB's loop draw; empty for the
+        others). A kind or an audit not measured takes the largest measured cost of that kind
+        (the kinds differ by orders of magnitude, the audits of one kind by less than ~30x);
+        none measured at all stops the plan."""
         measured = {k: v for k, v in self.audits.items() if k != "measured"}
         if not measured:
             raise ConfigError("unit costs: no audit costs (audits); measure them with "
@@ -95,6 +97,7 @@ class UnitCosts:
         kinds.update(entry.get("release_draw_s", {}))
         largest = max(measured.values(), key=lambda e: e["bound"]["draw_s"])
         return {"release_draw_s": kinds, "bound": entry.get("bound", largest["bound"]),
+                "release_draw_by_dim": entry.get("release_draw_by_dim", {}),
                 "factory_s": entry.get("factory_s", max(e["factory_s"]
                                                         for e in measured.values()))}
 
@@ -114,3 +117,26 @@ def nearest_batch(steps: dict[str, float], batch: int) -> float:
         return measured[batch]
     nearest = min(measured, key=lambda b: (abs(math.log(b / batch)), b))
     return measured[nearest] / nearest * batch
+
+
+def release_draw_at(by_dim: dict[str, list[float]], dim: int) -> float:
+    """CPU seconds of one release-draw at model dimension `dim`, from the release-draws
+    measured at several d (`dims`, `release_draw_s`, benchmarks/audit_costs.py --dims):
+    linear between the two measured d around `dim`, the outer segment's line beyond the largest,
+    the smallest d's cost below it (a draw never gets cheaper than at the smallest measured d).
+    Piecewise, not one line a + b d: CDPB's aggregation call is nearly flat up to d ~ 3,000
+    and ~16x dearer from 3,000 to 10,000 (0.30 ms at d = 300, 0.89 ms at 3,000, 14 ms at
+    10,000, 44 ms at 30,000 on the measured CPU: its K x d temporaries leave the cache and
+    fault pages in): one line a + b d fitted to these goes negative at the profiles' d = 300
+    (least squares) or misses d = 30,000 by 4.6x (least relative squares); through the
+    measured points it is exact at each."""
+    points = sorted(zip((float(d) for d in by_dim["dims"]),
+                        (float(s) for s in by_dim["release_draw_s"])))
+    if len(points) < 2:
+        raise ConfigError("unit costs: a release-draw by dimension needs >= 2 measured d, got "
+                          f"{len(points)}; measure it with benchmarks/audit_costs.py --dims")
+    if dim <= points[0][0]:
+        return points[0][1]
+    upper = next((i for i, (d, _) in enumerate(points) if d >= dim), len(points) - 1)
+    (d0, s0), (d1, s1) = points[upper - 1], points[upper]
+    return s0 + (s1 - s0) * (dim - d0) / (d1 - d0)

@@ -35,7 +35,10 @@ class AuditableMechanism:
     params ``audit.draws``); False, one aggregation call per draw (``audit.loop_draws``); ``draws``
     overrides both (a multi-round statistic costs one release per round). ``releases``: the
     releases summed into one draw (a multi-round statistic: its T rounds), what one draw's cost
-    scales with (`airfl plan` costs a draw as releases x a measured release-draw)."""
+    scales with (`airfl plan` costs a draw as releases x a measured release-draw). ``dim``: the
+    model dimension d one release-draw's cost grows with (a loop sampler whose aggregation call
+    runs K clients x d coordinates: CDPB); None where the cost does not depend on d (a batched
+    draw is one coordinate of a release as wide as the batch, whatever the model's d)."""
 
     name: str
     paper: str
@@ -52,17 +55,19 @@ class AuditableMechanism:
     batched: bool = True              # draws are cheap (linear_draws); False: one call a draw
     draws: int | None = None          # its own number of draws (e.g. a multi-round audit)
     releases: int = 1                 # releases summed per draw (a multi-round audit: T)
+    dim: int | None = None            # the d a release-draw's cost grows with (None: none)
     settings: dict[str, Any] = field(default_factory=dict)   # what made it (params, design)
 
     def work(self) -> "AuditPointWork":
         """What sampling this point costs (`airfl plan`), read off the built point."""
-        return AuditPointWork(self.name, self.batched, self.draws, self.releases)
+        return AuditPointWork(self.name, self.batched, self.draws, self.releases, self.dim)
 
 
 @dataclass(frozen=True)
 class AuditPointWork:
     """What one audited point costs to sample, without building it: its name, its kind of
-    sampler (``batched``), its own draws (None: the profile's) and its releases per draw, as
+    sampler (``batched``), its own draws (None: the profile's), its releases per draw and the
+    model dimension its release-draw's cost grows with (``dim``, None: independent of d), as
     the built :class:`AuditableMechanism` has them. A wing whose points are expensive to build
     (designs) registers a function returning these (``Wing.audit_works``), so that `airfl plan`
     costs the audit without building it; a test compares them with the built points."""
@@ -71,6 +76,7 @@ class AuditPointWork:
     batched: bool
     draws: int | None
     releases: int
+    dim: int | None = None
 
 
 def _finite(value: float) -> float | str:

@@ -14,7 +14,8 @@ Runs the wing's own round, :func:`.aggregation.normalise_updates` then
   wing's ``simulated_privacy_event`` (the Poisson-subsampled Gaussian at the per-coordinate
   variance the code adds under ``noise_variance``), same conversion.
 * Model dimension d: params ``audit.cdpb.dim``; under the ``total`` reading each coordinate
-  gets sigma_q^2 / d, under ``per_coordinate`` sigma_q^2.
+  gets sigma_q^2 / d, under ``per_coordinate`` sigma_q^2. A draw's aggregation call runs K x d
+  coordinates, so its cost grows with d (the point's ``dim``: `airfl plan` costs it at d).
 * Both readings of sigma_q^2 are audited in every profile (params ``audit.cdpb.noise_variance``).
   The claimed epsilon is the same number in both (Theorem 1 does not see the reading); what a
   bound above it means does: under ``total`` the code adds sigma_q^2 / d per coordinate, so the
@@ -99,7 +100,7 @@ def _mechanism(params: dict[str, Any], strategy: str, beta: float | None, readin
         conditioning="none: fresh Rayleigh gains, coins and noise per draw (Theorem 1's p is "
         "over the fading)",
         aggregation="airfl.papers.cdpb.aggregation:aggregate (efficient)", sample=sample,
-        gaussian=False, batched=False,
+        gaussian=False, batched=False, dim=d,
         settings={"strategy": strategy, "beta": beta, "noise_variance": reading, "rho": rho,
                   "K": k, "dim": d, "p": float(participation_probability(setting, rho))})
 
