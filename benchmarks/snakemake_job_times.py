@@ -5,7 +5,6 @@ Usage (from the repository root)::
 
     snakemake --cores 2 figures/biased_fl/fig3b_snr30.png --config profile=paper > RUN.log 2>&1
     python benchmarks/snakemake_job_times.py RUN.log [MORE.log ...] [--top 12] [--json OUT]
-        [--priorities workflow/job_seconds.json [--min-seconds 10]]
 
 Snakemake prints a `[timestamp]` line before each job's `rule <name>:` block and before each
 `Finished jobid: <n>` line; a job's wall time is the difference (1 s resolution). For each log:
@@ -18,9 +17,8 @@ start and end times: what a run with `-q` leaves when its log names no jobs) the
 read from there instead, and --json writes them as {"jobs": {"<stage> <log path's job>": seconds}}
 (the table `benchmarks/unit_costs.py --job-times` reads; 0.01 s resolution).
 
-With --priorities, the jobs of at least --min-seconds (the longest over the logs) are written as
-the table the workflow's job priorities read (`airfl.pipeline.job_priority`: the longest jobs
-start first), keyed as the log names them.
+The workflow's job priorities do not read these times: they are each job's planned seconds
+(`airfl.pipeline.job_priority`), from the unit costs measured by benchmarks/unit_costs.py.
 """
 
 from __future__ import annotations
@@ -90,29 +88,12 @@ def summary(path: Path, jobs: list[dict], span: float, top: int) -> dict:
             "longest": sorted(jobs, key=lambda j: -j["seconds"])[:top]}
 
 
-def priority_table(parsed: dict[Path, tuple[list[dict], float]], min_seconds: float) -> dict:
-    """The job-priority table: each job of at least min_seconds, its longest time over the
-    logs, keyed as `airfl.pipeline.job_priority` reads it."""
-    from airfl.pipeline.job_priority import log_job_key
-
-    seconds: dict[str, float] = {}
-    for jobs, _ in parsed.values():
-        for job in jobs:
-            key = log_job_key(job["rule"], job["wildcards"])
-            if job["seconds"] >= min_seconds:
-                seconds[key] = max(seconds.get(key, 0.0), job["seconds"])
-    return {"measured": ", ".join(path.name for path in parsed),
-            "jobs": dict(sorted(seconds.items(), key=lambda kv: (-kv[1], kv[0])))}
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("logs", nargs="*", type=Path)
     parser.add_argument("--metadata", type=Path, help="a run's .snakemake/metadata folder")
     parser.add_argument("--top", type=int, default=12)
     parser.add_argument("--json", type=Path)
-    parser.add_argument("--priorities", type=Path)
-    parser.add_argument("--min-seconds", type=float, default=10.0)
     args = parser.parse_args(argv)
     if args.metadata:
         jobs = metadata_job_times(args.metadata)
@@ -128,9 +109,6 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     parsed = {path: job_times(path.read_text().splitlines()) for path in args.logs}
     out = [summary(path, jobs, span, args.top) for path, (jobs, span) in parsed.items()]
-    if args.priorities:
-        table = priority_table(parsed, args.min_seconds)
-        args.priorities.write_text(json.dumps(table, indent=1) + "\n")
     for s in out:
         rules = ", ".join(f"{k} {v:.0f}" for k, v in sorted(s["by_rule_s"].items(),
                                                            key=lambda kv: -kv[1]))

@@ -175,25 +175,44 @@ def test_threads_are_a_rerun_trigger(built, env):
 
 
 @pytest.mark.xdist_group("built_workspace")   # one build, shared (make test: -n)
-def test_measured_job_seconds_become_snakemake_priorities(built, env):
-    """a job listed in workflow/job_seconds.json (benchmarks/snakemake_job_times.py
-    --priorities) gets its measured seconds as its Snakemake priority, so the longest jobs
-    start first; the other jobs keep priority 0 (Snakemake then prints none)."""
-    table = built / "workflow" / "job_seconds.json"
+def test_planned_job_seconds_become_snakemake_priorities(built, env):
+    """each job's Snakemake priority is its planned seconds (airfl.pipeline.job_priority, the
+    plan's model at the run's params and workflow/unit_costs.json), so the longest jobs start
+    first: a table whose client steps cost 1,000x raises the train jobs' priorities to what the
+    plan says of them; the jobs run are the same (priorities only order them)."""
+    from airfl.pipeline.job_priority import JobPriorities
+    from airfl.pipeline.params import load_params
+
+    table = built / "workflow" / "unit_costs.json"
     before = table.read_text()
-    listed = "train paper=baselines, figure=accuracy_vs_rounds, curve=ideal"
-    table.write_text(json.dumps({"measured": "test", "jobs": {listed: 42.4}}))
+    dearer = json.loads(before)
+    for model in dearer["models"].values():
+        model["client_step_s"] = {b: 1000 * s for b, s in model["client_step_s"].items()}
+    outs = {}
     try:
-        out = _run(["snakemake", "-n", "--cores", "1", *TARGETS, "--forcerun", "train"], built,
-                   env).stdout
+        for name, text in (("stored", before), ("dearer", json.dumps(dearer))):
+            table.write_text(text)
+            outs[name] = _run(["snakemake", "-n", "--cores", "1", *TARGETS, "--forcerun",
+                               "train"], built, env).stdout
     finally:
         table.write_text(before)
-    jobs = re.findall(r"rule train:\n(.*?)(?=\n\[|\n\n|\Z)", out, flags=re.S)
-    assert len(jobs) == 5, out[-3000:]
-    for block in jobs:
-        curve = re.search(r"wildcards: (.*)", block).group(1)
-        found = re.search(r"priority: (\d+)", block)
-        assert (found and found.group(1)) == ("42" if f"train {curve}" == listed else None), block
+    params = load_params(str(built / "params.yaml"))
+    for name, text in (("stored", before), ("dearer", json.dumps(dearer))):
+        path = built / f"{name}.json"
+        path.write_text(text)
+        expected = JobPriorities(params, path)
+        jobs = re.findall(r"rule train:\n(.*?)(?=\n\[|\n\n|\Z)", outs[name], flags=re.S)
+        assert len(jobs) == 5, outs[name][-3000:]
+        for block in jobs:
+            wildcards = dict(kv.split("=", 1) for kv in
+                             re.search(r"wildcards: (.*)", block).group(1).split(", "))
+            found = re.search(r"priority: (\d+)", block)
+            want = expected.priority("train", wildcards)
+            assert (int(found.group(1)) if found else 0) == want, (name, block)
+            if name == "dearer":
+                assert want > 0
+    assert sorted(re.findall(r"wildcards: (.*)", outs["stored"])) == \
+        sorted(re.findall(r"wildcards: (.*)", outs["dearer"]))
 
 
 @pytest.mark.xdist_group("built_workspace")   # one build, shared (make test: -n)

@@ -8,7 +8,7 @@ from snakemake.utils import update_config, validate
 
 from airfl.params.config import ConfigError, typed_config_overrides
 from airfl.pipeline import dag, paths, snakemake_rules
-from airfl.pipeline.job_priority import load_job_seconds, priority
+from airfl.pipeline.job_priority import JobPriorities
 from airfl.pipeline.params import override_args, schema_file, validate_params
 from airfl.pipeline.registry import papers
 
@@ -47,8 +47,9 @@ wildcard_constraints:
     name="[a-z0-9_]+",
 
 
-# the longest jobs start first (airfl.pipeline.job_priority: seconds measured in a run's log)
-JOB_SECONDS = load_job_seconds(Path(workflow.basedir) / "workflow" / "job_seconds.json")
+# the longest jobs start first (airfl.pipeline.job_priority: each job's planned seconds, the
+# plan's model at this run's params and the measured unit costs)
+JOB_PRIORITIES = JobPriorities(config, Path(workflow.basedir) / "workflow" / "unit_costs.json")
 
 
 # The DAG of this run's config: the rules' inputs, params and code digests (airfl.pipeline.dag),
@@ -57,9 +58,8 @@ CONTEXT = dag.Context(config)
 
 
 def job_priority(rule):
-    """The longest jobs start first (airfl.pipeline.job_priority: seconds measured in a run's
-    log; 0 for a job never measured)."""
-    return lambda wildcards: priority(JOB_SECONDS, rule, dict(wildcards.items()))
+    """The longest jobs start first (airfl.pipeline.job_priority: the job's planned seconds)."""
+    return lambda wildcards: JOB_PRIORITIES.priority(rule, dict(wildcards.items()))
 
 
 def all_targets():

@@ -1,50 +1,50 @@
-"""Snakemake job priorities from measured job times: the longest jobs start first.
+"""Snakemake job priorities from the plan's cost of each job: the longest jobs start first.
 
-Why: Snakemake knows nothing of how long a job runs, and on 2
-cores the Biased FL paper profile's +60 dB UQOS tune (~600 s of ~2,050 s of job walls) started
-~500 s into the run, leaving one core idle for its last ~90 s. Starting the longest jobs first
-(the longest-processing-time rule of list scheduling, which keeps a 2-core makespan within 7/6
-of the optimum) removes that tail. The measured seconds come from a run's own Snakemake log
-(benchmarks/snakemake_job_times.py --priorities), stored in workflow/job_seconds.json; a job not
-listed gets 0. Priorities change only the order in which ready jobs start, never an output, so
-a stale table costs time, not results.
+Why: Snakemake knows nothing of how long a job runs, and on 2 cores the Biased FL paper
+profile's +60 dB UQOS tune (~600 s of ~2,050 s of job walls) started ~500 s into the run,
+leaving one core idle for its last ~90 s. Starting the longest jobs first (the
+longest-processing-time rule of list scheduling, which keeps a 2-core makespan within 7/6 of the
+optimum) removes that tail.
+
+A job's priority is its planned CPU seconds (`airfl plan`'s model, `plan.job_cost` through the
+cost guard's `light_cost`: the job known by its rule and wildcards, costed at the run's params
+from the measured unit costs in workflow/unit_costs.json), so every paper's jobs get one, at the
+run's profile and `--config` settings, from the unit costs as they are now: nothing to refresh
+by hand, nothing to go stale. Priorities change only the order in which ready jobs start, never
+an output. Without a unit-cost table every job gets 0 (Snakemake's default order).
 """
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any, Mapping
 
-__all__ = ["job_key", "load_job_seconds", "log_job_key", "priority"]
+__all__ = ["JobPriorities"]
 
 
-def log_job_key(rule: str, wildcards_line: str) -> str:
-    """'<rule> <name>=<value>, ...': how a Snakemake log names a job, from its `rule` line and
-    the text of its `wildcards:` line (the table's keys)."""
-    return f"{rule} {wildcards_line}"
+class JobPriorities:
+    """Each job's Snakemake priority, its planned core-seconds rounded (`priority`), for one
+    run's params; each job costed once (Snakemake asks per job, at most a few times)."""
 
+    def __init__(self, params: dict[str, Any], units_path: Path | str):
+        from airfl.pipeline.unit_costs import UnitCosts
 
-def job_key(rule: str, wildcards: Mapping[str, Any]) -> str:
-    """`log_job_key` of a job's wildcards (in the order of the rule's output pattern, as the
-    log prints them)."""
-    return log_job_key(rule, ", ".join(f"{name}={value}" for name, value in wildcards.items()))
+        self.params = params
+        self.units = UnitCosts.load(units_path) if Path(units_path).exists() else None
+        self._seconds: dict[tuple[str, tuple[tuple[str, str], ...]], float] = {}
 
+    def seconds(self, rule: str, wildcards: Mapping[str, Any]) -> float:
+        """The job's planned CPU seconds on one thread (0: a collect target, which runs
+        nothing, or no unit costs)."""
+        from airfl.pipeline.cost_guard import light_cost, planned_job
 
-def load_job_seconds(path: Path | str) -> dict[str, float]:
-    """{job_key: seconds} of the table at `path` (written by snakemake_job_times.py
-    --priorities); empty when there is no table."""
-    path = Path(path)
-    if not path.exists():
-        return {}
-    table = json.loads(path.read_text())
-    jobs = table.get("jobs") if isinstance(table, dict) else None
-    if not isinstance(jobs, dict) or not all(
-            isinstance(v, (int, float)) and v >= 0 for v in jobs.values()):
-        raise ValueError(f"{path}: expected {{\"jobs\": {{job: seconds >= 0}}}}")
-    return {str(k): float(v) for k, v in jobs.items()}
+        key = (rule, tuple((str(k), str(v)) for k, v in wildcards.items()))
+        if key not in self._seconds:
+            job = planned_job(rule, dict(key[1])) if self.units is not None else None
+            self._seconds[key] = 0.0 if job is None else \
+                light_cost(job, self.params, self.units).core_s
+        return self._seconds[key]
 
-
-def priority(seconds: Mapping[str, float], rule: str, wildcards: Mapping[str, Any]) -> int:
-    """The job's Snakemake priority: its measured seconds, rounded (0 if never measured)."""
-    return int(round(seconds.get(job_key(rule, wildcards), 0.0)))
+    def priority(self, rule: str, wildcards: Mapping[str, Any]) -> int:
+        """The job's Snakemake priority: its planned seconds, rounded."""
+        return int(round(self.seconds(rule, wildcards)))
