@@ -44,7 +44,7 @@ from airfl.arena import entrants
 from airfl.arena.experiments import ARENA
 from airfl.arena.task import run_block, settings, trial_statistics
 from airfl.core.audit_draws import audit_round_state, linear_sampler
-from airfl.core.scheme import DesignContext, Scheme
+from airfl.core.scheme import DesignContext, Scheme, scheme_from_curve
 from airfl.params.declare import resolve
 from airfl.papers.dp_perk.schemes import DpPerkScheme
 from airfl.privacy import epsilon_curve
@@ -73,12 +73,9 @@ def private_curves(params: dict[str, Any], key: str) -> dict[str, dict[str, Any]
 
 
 def build(name: str, curve: dict[str, Any], lr: float) -> Scheme:
-    """The curve's scheme as the train stage builds it (the clients' step size where the
-    scheme reads it)."""
-    kind = curve["scheme"]
-    scheme_class = SCHEMES[kind]
-    extra = {"lr": lr} if scheme_class.uses_local_lr else {}
-    return scheme_class(name, **{k: v for k, v in curve.items() if k != "scheme"}, **extra)
+    """The curve's scheme as the train stage builds it (`airfl.core.scheme.scheme_from_curve`,
+    the clients' step size where the scheme reads it), of the class its kind names here."""
+    return scheme_from_curve(SCHEMES[curve["scheme"]], name, curve, lr)
 
 
 def design(params: dict[str, Any], scheme: Scheme, trial: int) -> dict[str, Any]:
