@@ -86,9 +86,8 @@ DECLARATION = Declaration(properties=PROPERTIES, defs=DEFS)
 
 AUDIT = Obj(description="the arena's privacy audit of its private entrants (stage `audit`, "
                         "figures/arena/audit_<entrant>): every private curve's mechanism as the "
-                        "arena runs it, over its T rounds", fields={
-    "draws": ByProfile(description="draws of the T-round statistic per neighbour and audited "
-                                   "curve (each draw sums T releases)",
-                       of=Int(minimum=100), required=True),
-    "trial": Int(description="the trial whose channel and design are audited (a design made "
-                             "per trial: AirFL-DP's norms q_t)", minimum=0, required=True)})
+                        "arena runs it, over its T rounds, in every trial of the profile (each "
+                        "trial's placement and design)", fields={
+    "draws": ByProfile(description="draws of the T-round statistic per neighbour, audited "
+                                   "curve and trial (each draw sums T releases)",
+                       of=Int(minimum=100), required=True)})
