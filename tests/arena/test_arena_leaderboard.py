@@ -113,3 +113,16 @@ def test_the_markdown_table_holds_every_row_and_escapes_pipes():
     text = markdown_table(rows, "T", "note")
     assert text.splitlines()[:4] == ["# T", "", "| a | b |", "|---|---|"]
     assert "| 1.235 | x\\|y |" in text and "|  | z |" in text and text.endswith("note\n")
+
+
+def test_a_private_entrant_without_an_audit_says_why():
+    """A LAPA curve (private, no audit points) carries its entrant's reason; another private
+    curve without points says "not audited"."""
+    from airfl.arena.entrants import PRESENT
+
+    reason = next(e.not_audited for e in PRESENT if e.legend == "LAPA")
+    assert reason.startswith("not audited: ")
+    lapa = {"entrant": "LAPA", "target_eps": 4.0}
+    assert leaderboard.audit_cells("lapa_eps4", lapa, 900.0, {}) == {"audit": reason}
+    assert leaderboard.audit_cells("x_eps4", {"entrant": "Other", "target_eps": 4.0}, 4.0,
+                                   {}) == {"audit": "not audited"}

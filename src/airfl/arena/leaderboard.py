@@ -30,6 +30,8 @@ COLUMNS = ("eps_target", "delta", "snr_db", "rank", "scheme", "wing", "status", 
 SLACK = 1e-8
 
 WINGS = {e.legend: e.wing for e in PRESENT}
+#: a private entrant without an audit: why (entrants.Entrant.not_audited)
+NOT_AUDITED = {e.legend: e.not_audited for e in PRESENT if e.not_audited}
 
 
 def _final_eps(frame: pd.DataFrame, column: str) -> pd.Series:
@@ -71,7 +73,7 @@ def audit_cells(curve: str, params: dict[str, Any], simulated: float,
                                           if math.isfinite(simulated) else "")}
     points = sorted(audits.get(curve, ()), key=lambda p: int(p["settings"]["trial"]))
     if not points:
-        return {"audit": "not audited"}
+        return {"audit": NOT_AUDITED.get(params.get("entrant"), "") or "not audited"}
     lower = max(float(p["eps_audited_lower"]) for p in points)
     exceeded = []
     for point in points:
@@ -162,5 +164,6 @@ NOTE = ("Ranked per (eps target, edge SNR) point among the schemes whose epsilon
         "half width, and the verdict on 'the best is more accurate' with a 1 pp margin. "
         "eps_audited_lower: the largest over the trials of the privacy audit's 95 % lower bound on "
         "the curve's epsilon over its T rounds (figures/arena/audit_<entrant>: one row per "
-        "trial), and the trials whose bound exceeds that trial's accounting, if any. "
+        "trial), and the trials whose bound exceeds that trial's accounting, if any (the LAPA "
+        "entrants are not audited: docs/papers/arena.md says why). "
         "The last rows: the schemes not in the arena, with the reason.")
