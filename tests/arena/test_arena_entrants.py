@@ -225,7 +225,7 @@ def _lapa_curves(params) -> dict[str, dict]:
 
 
 def test_lapa_is_posed_by_the_arenas_parameters(params):
-    """LAPA (adaptive), uniform DP and ARB: one curve each per eps target at the base power and
+    """LAPA's uniform DP and ARB: one curve each per eps target at the base power and
     per power of the SNR sweep; the arena's gains (uplink_gains context), its P and N0 B in
     watts on a single-antenna base station, its C on an upload (C_LAPA lam = C), every device
     (no SER selection), the Wasserstein aggregation, eps_T = the target, and the allocation
@@ -236,7 +236,8 @@ def test_lapa_is_posed_by_the_arenas_parameters(params):
     noise_w = float(dbm_to_watt(torch.tensor(radio["n0_dbm_per_hz"], dtype=torch.float64))
                     ) * radio["bandwidth_hz"]
     base = round(edge_snr_db(radio), 6)
-    for privacy in ("lapa", "uniform", "arb"):
+    assert {p["privacy"] for p in curves.values()} == {"uniform", "arb"}
+    for privacy in ("uniform", "arb"):
         mine = {c: p for c, p in curves.items() if p["privacy"] == privacy}
         assert sorted(p["target_eps"] for p in mine.values() if p["arena_snr_db"] == base) == \
             sorted(arena["privacy"]["eps"])
@@ -289,7 +290,7 @@ def test_lapa_design_reads_the_arenas_gains_and_meets_eps_t(trial, repo_root):
     import numpy as np
 
     params = {**load_params(repo_root / "params.yaml"), "profile": "quick"}
-    for name in ("lapa_eps1", "lapa_uniform_eps4_p17dbm"):
+    for name in ("lapa_arb_eps1", "lapa_uniform_eps4_p17dbm"):
         curve = _lapa_curves(params)[name]
         design, stats = _lapa_design(params, curve, trial)
         assert design["radio"]["path_gain"] == stats.path_gain.tolist()
@@ -328,3 +329,38 @@ def test_lapa_uniform_dp_at_its_paper_budget_is_far_above_it_per_device(repo_roo
     assert design["eps_total"] == pytest.approx(4.0, rel=1e-12)
     assert simulated == pytest.approx(paper, rel=1e-9)   # uniform: one worst device every round
     assert simulated > 25 * curve["target_eps"]
+
+
+def test_lapas_adaptive_budget_collapses_at_the_smallest_quick_target(repo_root):
+    """The absence reason of LAPA's Configuration 3: on the arena's design at eps_T = 1, with
+    noise alone (zero uploads), its eq. 12 round budget falls below 1e-100 of B_1 within six
+    rounds, its l2_rel fallback engaged, and the mechanism fails by round 7 (infinite noise,
+    then a non-number) in every quick trial."""
+    from airfl.core.scheme import RoundState
+    from airfl.pipeline.registry import build_scheme
+    from airfl.runtime.rng import RoundStreams
+
+    params = {**load_params(repo_root / "params.yaml"), "profile": "quick"}
+    reason = next(a.reason for a in entrants.ABSENT if a.legend.startswith("LAPA"))
+    assert "eps_T = 1" in reason and "round-7" in reason
+    curve = {**_lapa_curves(params)["lapa_uniform_eps1"], "privacy": "lapa"}
+    for trial in range(settings(params)["task"]["scale"]["trials"]):
+        design, _ = _lapa_design(params, curve, trial)
+        scheme = build_scheme("lapa_eps1", curve, 0.05)
+        n = len(design["sizes"])
+        failed = None
+        for t in range(1, 8):
+            state = RoundState(t, torch.ones(n), torch.ones(n), None,
+                               RoundStreams(params["seed"], ARENA.id, trial, t))
+            try:
+                step, _ = scheme.aggregate(torch.zeros(n, 16, dtype=torch.float64), state,
+                                           design)
+            except ValueError as error:
+                failed = str(error)
+                break
+            if not torch.isfinite(step).all():
+                failed = "not finite"
+                break
+        lapa = scheme._runs[trial]["lapa"]
+        assert min(lapa.budgets[:6]) < 1e-100 * lapa.budgets[0] and lapa.fallback
+        assert failed is not None, trial

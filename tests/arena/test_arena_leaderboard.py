@@ -116,13 +116,13 @@ def test_the_markdown_table_holds_every_row_and_escapes_pipes():
 
 
 def test_a_private_entrant_without_an_audit_says_why():
-    """A LAPA curve (private, no audit points) carries its entrant's reason; another private
+    """A LAPA uniform DP curve (private, no audit points) carries its entrant's reason; another private
     curve without points says "not audited"."""
     from airfl.arena.entrants import PRESENT
 
-    reason = next(e.not_audited for e in PRESENT if e.legend == "LAPA")
+    reason = next(e.not_audited for e in PRESENT if e.legend == "LAPA uniform DP")
     assert reason.startswith("not audited: ")
-    lapa = {"entrant": "LAPA", "target_eps": 4.0}
-    assert leaderboard.audit_cells("lapa_eps4", lapa, 900.0, {}) == {"audit": reason}
+    lapa = {"entrant": "LAPA uniform DP", "target_eps": 4.0}
+    assert leaderboard.audit_cells("lapa_uniform_eps4", lapa, 900.0, {}) == {"audit": reason}
     assert leaderboard.audit_cells("x_eps4", {"entrant": "Other", "target_eps": 4.0}, 4.0,
                                    {}) == {"audit": "not audited"}
