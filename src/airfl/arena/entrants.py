@@ -159,7 +159,7 @@ def _lapa(privacy: str) -> Callable[[dict[str, Any], float | None], dict[str, An
 #: why the LAPA entrants have no audit (docs/papers/arena.md)
 _LAPA_NOT_AUDITED = ("not audited: its accounted epsilons (the device's clipped upload, far "
                      "above its eps_T) lie beyond what the audit's draws can bound, as "
-                     "OTA-FL's; its adaptive and ARB noise is set by the run's gradients")
+                     "OTA-FL's (docs/papers/arena.md)")
 
 
 PRESENT: tuple[Entrant, ...] = (

@@ -34,10 +34,15 @@ WINGS = {e.legend: e.wing for e in PRESENT}
 NOT_AUDITED = {e.legend: e.not_audited for e in PRESENT if e.not_audited}
 
 
-def _final_eps(frame: pd.DataFrame, column: str) -> pd.Series:
+def final_eps(frame: pd.DataFrame, column: str) -> pd.Series:
     """Each curve's largest final epsilon over its trials (inf where not private)."""
     last = frame.loc[frame.groupby(["curve", "trial"])["round"].idxmax()]
     return last.groupby("curve")[column].max()
+
+
+def meets(simulated: float, target: float) -> bool:
+    """Whether a curve's largest epsilon as simulated meets its target (SLACK)."""
+    return float(simulated) <= float(target) * (1 + SLACK)
 
 
 def points(curves: dict[str, dict[str, Any]]) -> list[tuple[float, float]]:
@@ -108,23 +113,23 @@ def build(frame: pd.DataFrame, curves: dict[str, dict[str, Any]],
     audit points of the arena's entrants (the audit columns: `audit_cells`)."""
     audited = by_curve(audits or [])
     accuracy = final_by_trial(frame, "test_accuracy")
-    simulated = _final_eps(frame, "epsilon_simulated")
-    paper = _final_eps(frame, "epsilon_paper")
+    simulated = final_eps(frame, "epsilon_simulated")
+    paper = final_eps(frame, "epsilon_paper")
     delta = next((p["delta"] for p in curves.values() if "delta" in p), None)
     rows = []
     for eps, snr in points(curves):
         group = [c for c, p in curves.items()
                  if [eps, snr] in [[float(e), float(s)] for e, s in p["arena_points"]]]
         group.sort(key=lambda c: "target_eps" not in curves[c])   # private ones first
-        meets = [c for c in group if simulated[c] <= eps * (1 + SLACK)]
-        ranked = sorted(meets, key=lambda c: -float(accuracy[c].mean()))
+        meeting = [c for c in group if meets(simulated[c], eps)]
+        ranked = sorted(meeting, key=lambda c: -float(accuracy[c].mean()))
         best = ranked[0] if ranked else None
-        for curve in ranked + [c for c in group if c not in meets]:
+        for curve in ranked + [c for c in group if c not in meeting]:
             row = _row(curve, curves[curve], accuracy[curve], simulated[curve], paper[curve])
             row.update(eps_target=eps, delta=delta, snr_db=snr)
             if audits is not None:
                 row.update(audit_cells(curve, curves[curve], simulated[curve], audited))
-            if curve in meets:
+            if curve in meeting:
                 row.update(rank=ranked.index(curve) + 1, status="meets the target")
                 if curve != best:
                     row.update(_versus(accuracy, best, curve))
