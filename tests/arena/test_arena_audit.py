@@ -66,7 +66,8 @@ def test_every_private_curve_is_audited_with_the_scheme_its_run_builds(params):
     audited = {**audit.private_curves(params, "dp_fedavg"),
                **audit.private_curves(params, "airfl_dp")}
     unaudited = {e.legend for e in PRESENT if e.not_audited}
-    assert unaudited == {"LAPA uniform DP", "LAPA ARB"}
+    assert unaudited == {"LAPA uniform DP (sample-level ε_T)",
+                         "LAPA ARB (sample-level ε_T)"}
     assert set(audited) == {c for c, p in curves.items()
                             if "target_eps" in p and p["entrant"] not in unaudited}
     lr = settings(params)["task"]["lr"]

@@ -120,9 +120,9 @@ def test_a_private_entrant_without_an_audit_says_why():
     curve without points says "not audited"."""
     from airfl.arena.entrants import PRESENT
 
-    reason = next(e.not_audited for e in PRESENT if e.legend == "LAPA uniform DP")
+    reason = next(e.not_audited for e in PRESENT if e.legend.startswith("LAPA uniform DP"))
     assert reason.startswith("not audited: ")
-    lapa = {"entrant": "LAPA uniform DP", "target_eps": 4.0}
+    lapa = {"entrant": "LAPA uniform DP (sample-level ε_T)", "target_eps": 4.0}
     assert leaderboard.audit_cells("lapa_uniform_eps4", lapa, 900.0, {}) == {"audit": reason}
     assert leaderboard.audit_cells("x_eps4", {"entrant": "Other", "target_eps": 4.0}, 4.0,
                                    {}) == {"audit": "not audited"}

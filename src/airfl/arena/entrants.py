@@ -167,10 +167,11 @@ PRESENT: tuple[Entrant, ...] = (
     Entrant("ota_fl", "OTA-FL", "generic", False, _ota_fl, uses_snr=True),
     Entrant("dp_fedavg", "FedAvg + DP", "generic", True, _dp_fedavg),
     Entrant("airfl_dp", "AirFL-DP", "dp_perk", True, _airfl_dp, uses_snr=True),
-    Entrant("lapa_uniform", "LAPA uniform DP", "lapa", True, _lapa("uniform"), uses_snr=True,
-            not_audited=_LAPA_NOT_AUDITED),
-    Entrant("lapa_arb", "LAPA ARB", "lapa", True, _lapa("arb"), uses_snr=True,
-            not_audited=_LAPA_NOT_AUDITED),
+    # their legends say which eps their curve meets: their paper's, for a sample (`_lapa`)
+    Entrant("lapa_uniform", "LAPA uniform DP (sample-level ε_T)", "lapa", True,
+            _lapa("uniform"), uses_snr=True, not_audited=_LAPA_NOT_AUDITED),
+    Entrant("lapa_arb", "LAPA ARB (sample-level ε_T)", "lapa", True, _lapa("arb"),
+            uses_snr=True, not_audited=_LAPA_NOT_AUDITED),
 )
 
 _LATER = "not yet posed on the arena's model"
