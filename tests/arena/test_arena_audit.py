@@ -55,14 +55,21 @@ def test_the_trial_statistics_are_the_design_stages(params):
 
 
 def test_every_private_curve_is_audited_with_the_scheme_its_run_builds(params):
-    """The two entrants' audited curves are exactly the arena's private curves, each built as
-    the train stage builds it (class and parameters, the clients' step size included)."""
+    """The two audited entrants' curves are exactly the arena's private curves but those of
+    the entrants that say why they are not audited (LAPA's), each built as the train stage
+    builds it (class and parameters, the clients' step size included)."""
     from airfl.pipeline.registry import build_scheme
+
+    from airfl.arena.entrants import PRESENT
 
     curves = ARENA.curves(params)
     audited = {**audit.private_curves(params, "dp_fedavg"),
                **audit.private_curves(params, "airfl_dp")}
-    assert set(audited) == {c for c, p in curves.items() if "target_eps" in p}
+    unaudited = {e.legend for e in PRESENT if e.not_audited}
+    assert unaudited == {"LAPA uniform DP (sample-level ε_T)",
+                         "LAPA ARB (sample-level ε_T)"}
+    assert set(audited) == {c for c, p in curves.items()
+                            if "target_eps" in p and p["entrant"] not in unaudited}
     lr = settings(params)["task"]["lr"]
     for name, curve in audited.items():
         ours = audit.build(name, curve, lr)
@@ -104,12 +111,15 @@ def test_each_audit_is_accounted_as_the_leaderboard_accounts_the_run(quick, mech
     bound), but not far (not a vacuous audit target)."""
     from airfl.pipeline.stages.privacy import simulated_epsilons, trial_epsilons
 
-    trial = quick["audit"]["arena"]["trial"]
+    trials = range(settings(quick)["task"]["scale"]["trials"])
+    assert len(trials) > 1
     assert [m.name for m in mechanisms] == [
-        c for c, p in ARENA.curves(quick).items() if p["entrant"] == "FedAvg + DP"] + [
-        c for c, p in ARENA.curves(quick).items() if p["entrant"] == "AirFL-DP"]
+        f"{c}_trial{t}" for entrant in ("FedAvg + DP", "AirFL-DP")
+        for c, p in ARENA.curves(quick).items() if p["entrant"] == entrant for t in trials]
     for mechanism in mechanisms:
-        records = _run_records(quick, mechanism.name, trial)
+        curve, trial = mechanism.settings["curve"], mechanism.settings["trial"]
+        assert mechanism.name == leaderboard.point_name(curve, trial)
+        records = _run_records(quick, curve, trial)
         paper = trial_epsilons(records, mechanism.delta)["improved"][-1]
         simulated = simulated_epsilons(records, mechanism.delta)["improved"][-1]
         assert mechanism.eps_claimed == pytest.approx(paper, rel=1e-12), mechanism.name
@@ -125,7 +135,7 @@ def test_the_audit_is_deterministic_and_its_bound_lies_below_the_exact_epsilon(m
     """Same seed, same draws; on the real mechanism the 95 % lower bound is below the exact
     epsilon of the composed Gaussian (and so below both accounted), and the empirical GDP
     epsilon is near the exact one."""
-    mechanism = next(m for m in mechanisms if m.name == "airfl_dp_eps4")
+    mechanism = next(m for m in mechanisms if m.name == "airfl_dp_eps4_trial0")
     first, second = (run_audit(mechanism, 20000, 7) for _ in range(2))
     assert first == second
     exact = mechanism.settings["eps_exact_gdp"]
@@ -151,18 +161,23 @@ def test_the_audit_its_claim_and_the_leaderboard_say_no_on_a_leak(monkeypatch, q
     the audited bound exceeds both accounted epsilons, the entrant's claim is contradicted
     naming the accounting, and the leaderboard's audit column says which it exceeds."""
     monkeypatch.setitem(audit.SCHEMES, "gaussian_dp", QuietDpFedAvg)
-    leaky = next(m for m in audit.dp_fedavg(quick) if m.name == "dp_fedavg_eps4")
+    leaky = next(m for m in audit.dp_fedavg(quick) if m.name == "dp_fedavg_eps4_trial1")
     point = run_audit(leaky, 20000, 3)
     assert point["eps_claimed"] == pytest.approx(4.0, rel=1e-4)      # the record's account
     assert point["eps_audited_lower"] > 4.0
     assert not point["holds"] and not point["holds_simulated"]
     result = _audit_within_accounted(_audit_frame([point]))
     assert result.verdict == "contradicted"
-    assert "dp_fedavg_eps4" in result.reason and "as simulated and as its paper states" in \
-        result.reason
+    assert "dp_fedavg_eps4_trial1" in result.reason and "as simulated and as its paper " \
+        "states" in result.reason
+    monkeypatch.undo()                             # trial 0 run by the real DP-FedAvg
+    honest = run_audit(next(m for m in audit.dp_fedavg(quick)
+                            if m.name == "dp_fedavg_eps4_trial0"), 20000, 3)
     cells = leaderboard.audit_cells("dp_fedavg_eps4", {"target_eps": 4.0}, point["eps_simulated"],
-                                    {"dp_fedavg_eps4": point})
-    assert cells["audit"].startswith("exceeds epsilon_simulated and epsilon_paper")
+                                    leaderboard.by_curve([honest, point]))
+    assert cells["audit"].startswith("trial 1 ") and \
+        "exceeds epsilon_simulated and epsilon_paper (largest over 2 trials" in cells["audit"]
+    assert cells["eps_audited_lower"] == point["eps_audited_lower"] > 4.0
 
 
 def _audit_frame(points: list[dict]) -> pd.DataFrame:
@@ -180,18 +195,46 @@ def _row(label: str, lower: float, simulated: float, paper: float) -> dict:
 
 
 def test_the_audit_claim_holds_and_fails_on_constructed_rows():
-    """Holds when every bound is at most both accountings; contradicted when one curve's bound
-    exceeds either (the reason names the curve and the accounting); n/a with no rows."""
-    within = [_row("a_eps1", 0.5, 0.9, 1.0), _row("a_eps4", 3.0, 3.5, 3.5)]
-    assert _audit_within_accounted(_audit_frame(within)).verdict == "holds"
-    over_simulated = within + [_row("a_eps16", 12.0, 11.0, 14.0)]
+    """Holds when every point's bound is at most both of its trial's accountings; contradicted
+    when one point's bound exceeds either (the reason names the point and the accounting, the
+    numbers give per curve the largest over its trials); n/a with no rows."""
+    within = [_row("a_eps1_trial0", 0.5, 0.9, 1.0), _row("a_eps1_trial1", 0.7, 0.8, 0.95),
+              _row("a_eps4_trial0", 3.0, 3.5, 3.5)]
+    holds = _audit_within_accounted(_audit_frame(within))
+    assert holds.verdict == "holds"
+    assert "a_eps1 0.7 vs 0.9 / 1 (2 trials); a_eps4 3 vs 3.5 / 3.5 (1 trials)" in holds.numbers
+    over_simulated = within + [_row("a_eps16_trial2", 12.0, 11.0, 14.0)]
     result = _audit_within_accounted(_audit_frame(over_simulated))
     assert result.verdict == "contradicted"
-    assert result.reason == "a_eps16: 12 exceeds its epsilon as simulated"
-    over_paper = [_row("a_eps1", 1.2, 1.5, 1.0)]
+    assert result.reason == "a_eps16_trial2: 12 exceeds its epsilon as simulated"
+    over_paper = [_row("a_eps1_trial0", 1.2, 1.5, 1.0)]
     assert _audit_within_accounted(_audit_frame(over_paper)).reason == \
-        "a_eps1: 1.2 exceeds its epsilon as its paper states"
+        "a_eps1_trial0: 1.2 exceeds its epsilon as its paper states"
+    # one trial's bound above another trial's larger accounting is still that trial's excess
+    crossed = [_row("a_eps1_trial0", 0.9, 0.8, 0.8), _row("a_eps1_trial1", 0.1, 1.0, 1.0)]
+    assert _audit_within_accounted(_audit_frame(crossed)).verdict == "contradicted"
     assert _audit_within_accounted(_audit_frame([])).verdict == "n/a"
+
+
+def test_a_point_label_names_its_curve_and_trial():
+    assert leaderboard.curve_of_point(leaderboard.point_name("airfl_dp_eps4_p17dbm", 12)) == \
+        "airfl_dp_eps4_p17dbm"
+    with pytest.raises(ValueError, match="'dp_fedavg_eps4': expected <curve>_trial<k>"):
+        leaderboard.curve_of_point("dp_fedavg_eps4")
+
+
+def test_every_trial_is_audited_with_its_own_design_and_streams(quick, mechanisms):
+    """AirFL-DP's design (its per-device scalers pi from the trial's path gains) differs
+    between trials (each trial's placement), and two trials of DP-FedAvg (one design) draw
+    different noise."""
+    curve = audit.private_curves(quick, "airfl_dp")["airfl_dp_eps4"]
+    scheme = audit.build("airfl_dp_eps4", curve, settings(quick)["task"]["lr"])
+    gains = {tuple(audit.design(quick, scheme, t)["pi"]) for t in audit.trials(quick)}
+    assert len(gains) == len(audit.trials(quick)) > 1
+    first, second = (next(m for m in mechanisms if m.name == f"dp_fedavg_eps1_trial{t}")
+                     for t in (0, 1))
+    assert first.eps_simulated == second.eps_simulated
+    assert not (first.sample("absent", 50, 0) == second.sample("absent", 50, 0)).any()
 
 
 def test_snakemake_arena_builds_the_audits_and_the_leaderboard_reads_them(params):
@@ -211,13 +254,13 @@ def test_snakemake_arena_builds_the_audits_and_the_leaderboard_reads_them(params
     assert {("arena", "airfl_dp"), ("arena", "dp_fedavg")} <= audits
 
 
-def test_a_bad_audit_trial_stops_naming_the_key(quick):
-    """The audited trial is validated by params.yaml's schema (audit.arena.trial >= 0)."""
+def test_an_audit_trial_key_is_refused(quick):
+    """Every trial is audited: a leftover `audit.arena.trial` stops validation naming it."""
     from airfl.params.config import ConfigError
     from airfl.pipeline.params import validate_params
 
     bad = {**quick, "audit": {**quick["audit"], "arena": {**quick["audit"]["arena"],
-                                                          "trial": -1}}}
+                                                          "trial": 0}}}
     with pytest.raises((ConfigError, ValueError), match="trial"):
         validate_params(bad)
 
@@ -225,7 +268,8 @@ def test_a_bad_audit_trial_stops_naming_the_key(quick):
 def test_the_plans_work_of_the_audits_is_the_built_points(quick, mechanisms):
     """What the arena registers of its audits' work (`Wing.audit_works`, read by `airfl plan`
     without building the designs) is what the built points have: one batched point per
-    private curve, the profile's draws, T releases each (a draw sums the run's T rounds)."""
+    private curve and trial, the profile's draws, T releases each (a draw sums the run's T
+    rounds)."""
     from airfl.arena import WING
     from airfl.pipeline import audit_cost
 
@@ -236,6 +280,8 @@ def test_the_plans_work_of_the_audits_is_the_built_points(quick, mechanisms):
     rounds = settings(quick)["task"]["scale"]["rounds"]
     assert {work.releases for work in built} == {rounds} and rounds > 1
     for name in ("dp_fedavg", "airfl_dp"):
-        points = [p for p in mechanisms if p.name in audit.private_curves(quick, name)]
+        points = [p for p in mechanisms
+                  if p.settings["curve"] in audit.private_curves(quick, name)]
+        assert len(points) == len(audit.private_curves(quick, name)) * len(audit.trials(quick))
         assert audit_cost.audit_work(quick, "arena", name) \
             == audit_cost.audit_work(quick, "arena", name, points)

@@ -218,3 +218,149 @@ def test_a_bad_uplink_gains_setting_stops_naming_it(change, message, repo_root):
         "airfl_dp_eps1"]
     with pytest.raises(ValueError, match=re.escape(message)):
         build_scheme("airfl_dp_eps1", {**curve, **change}, 0.05)
+
+
+def _lapa_curves(params) -> dict[str, dict]:
+    return {c: p for c, p in ARENA.curves(params).items() if p["scheme"] == "lapa"}
+
+
+def test_lapa_is_posed_by_the_arenas_parameters(params):
+    """LAPA's uniform DP and ARB: one curve each per eps target at the base power and
+    per power of the SNR sweep; the arena's gains (uplink_gains context), its P and N0 B in
+    watts on a single-antenna base station, its C on an upload (C_LAPA lam = C), every device
+    (no SER selection), the Wasserstein aggregation, eps_T = the target, and the allocation
+    settings its own figures run (arena.lapa = lapa.alloc)."""
+    arena = settings(params)
+    radio, task = arena["radio"], arena["task"]
+    curves = _lapa_curves(params)
+    noise_w = float(dbm_to_watt(torch.tensor(radio["n0_dbm_per_hz"], dtype=torch.float64))
+                    ) * radio["bandwidth_hz"]
+    base = round(edge_snr_db(radio), 6)
+    assert {p["privacy"] for p in curves.values()} == {"uniform", "arb"}
+    for privacy in ("uniform", "arb"):
+        mine = {c: p for c, p in curves.items() if p["privacy"] == privacy}
+        assert sorted(p["target_eps"] for p in mine.values() if p["arena_snr_db"] == base) == \
+            sorted(arena["privacy"]["eps"])
+        assert sorted(p["arena_snr_db"] for p in mine.values() if "snr" in p["arena_panels"]) \
+            == sorted(snr_sweep_db(radio).values())
+    alloc = {k: v for k, v in params["lapa"]["alloc"].items() if k != "invert_share"}
+    assert arena["lapa"] == alloc
+    for curve in curves.values():
+        assert curve["uplink_gains"] == "context" and curve["channel"] == "practical"
+        assert curve["aggregation"] == "wasserstein" and "ser_threshold" not in curve
+        assert curve["radio"]["antennas"] == 1
+        assert curve["radio"]["noise_w"] == pytest.approx(noise_w, rel=1e-12)
+        power_dbm = 10 * math.log10(curve["radio"]["max_power_w"]) + 30
+        assert power_dbm == pytest.approx(
+            radio["power_dbm"] + curve["arena_snr_db"] - base, abs=1e-6)
+        assert curve["clip"] * task["lr"] == pytest.approx(task["clip_norm"], rel=1e-12)
+        assert curve["eps_total"] == curve["target_eps"] and "nu" not in curve
+        assert curve["alloc"] == {**alloc, "invert_share": False}
+        assert curve["delta"] == arena["privacy"]["delta"]
+
+
+def _lapa_design(params, curve: dict, trial: int = 0) -> tuple[dict, object]:
+    """A LAPA curve's design on the trial's arena statistics (the pipeline's) with the arena's
+    partition sizes and label histograms of a constructed split (the design reads both)."""
+    import numpy as np
+
+    from airfl.core.scheme import DesignContext
+    from airfl.pipeline.registry import build_scheme
+    from airfl.pipeline.runs import model_dim
+    from airfl.pipeline.trial import channel_statistics
+
+    block = ARENA.params(params)
+    scheme = build_scheme("lapa", curve, block["training"]["lr"])
+    stats = channel_statistics(params, block, ARENA.id, trial, curve)
+    n = block["num_devices"]
+    hist = np.tile(np.arange(1, 11, dtype=np.int64) * 24, (n, 1))
+    hist[: n // 2, 0] += 600                      # two kinds of device
+    sizes = torch.tensor(hist.sum(axis=1), dtype=torch.float64)
+    context = DesignContext(n, model_dim(block), block["scale"]["rounds"], sizes, stats,
+                            trial=trial, seed=params["seed"], experiment=ARENA.id,
+                            label_histograms=hist)
+    return scheme.design(context), stats
+
+
+@pytest.mark.parametrize("trial", [0, 1])
+def test_lapa_design_reads_the_arenas_gains_and_meets_eps_t(trial, repo_root):
+    """The design's path gains and distances are the trial's arena statistics; its eps_T (its
+    own accounting) is at most the target and within 1e-12 of it; the channel noise is
+    sqrt(N0 B / (P Lambda_k |g_k|^2)) with P the curve's power."""
+    import numpy as np
+
+    params = {**load_params(repo_root / "params.yaml"), "profile": "quick"}
+    for name in ("lapa_arb_eps1", "lapa_uniform_eps4_p17dbm"):
+        curve = _lapa_curves(params)[name]
+        design, stats = _lapa_design(params, curve, trial)
+        assert design["radio"]["path_gain"] == stats.path_gain.tolist()
+        assert design["radio"]["distances_m"] == stats.distances_m.tolist()
+        assert design["eps_total"] <= curve["target_eps"]
+        assert design["eps_total"] == pytest.approx(curve["target_eps"], rel=1e-12)
+        expected = np.sqrt(curve["radio"]["noise_w"] / (curve["radio"]["max_power_w"] * np.asarray(
+            design["radio"]["channel_norm2"])))
+        np.testing.assert_allclose(design["sigma_ch"], expected, rtol=1e-12)
+
+
+def test_lapa_uniform_dp_at_its_paper_budget_is_far_above_it_per_device(repo_root):
+    """LAPA's eps_T bounds a sample's change (Delta s = 2 lam C / |D_k|, eq. 18); at the
+    clipped upload's sensitivity 2 C_LAPA the same noise over the T rounds is accounted (the
+    run's records, composed by the privacy stage: as simulated and as the records state it)
+    far above the target: the arena's finding for every LAPA curve, here uniform DP at
+    eps_T = 4."""
+    from airfl.pipeline.registry import build_scheme
+    from airfl.pipeline.stages.privacy import simulated_epsilons, trial_epsilons
+    from airfl.core.scheme import RoundState
+    from airfl.runtime.rng import RoundStreams
+
+    params = {**load_params(repo_root / "params.yaml"), "profile": "quick"}
+    curve = _lapa_curves(params)["lapa_uniform_eps4"]
+    design, stats = _lapa_design(params, curve)
+    scheme = build_scheme("lapa_uniform_eps4", curve, 0.05)
+    n, rounds = len(design["sizes"]), design["rounds"]
+    generator = torch.Generator().manual_seed(0)
+    records = []
+    for t in range(1, rounds + 1):
+        state = RoundState(t, torch.ones(n), torch.ones(n), stats, RoundStreams(1, "t", 0, t))
+        updates = 0.01 * torch.randn(n, 4, generator=generator, dtype=torch.float64)
+        records.append(scheme.aggregate(updates, state, design)[1])
+    paper = trial_epsilons(records, curve["delta"])["improved"][-1]
+    simulated = simulated_epsilons(records, curve["delta"])["improved"][-1]
+    assert design["eps_total"] == pytest.approx(4.0, rel=1e-12)
+    assert simulated == pytest.approx(paper, rel=1e-9)   # uniform: one worst device every round
+    assert simulated > 25 * curve["target_eps"]
+
+
+def test_lapas_adaptive_budget_collapses_at_the_smallest_quick_target(repo_root):
+    """The absence reason of LAPA's Configuration 3: on the arena's design at eps_T = 1, with
+    noise alone (zero uploads), its eq. 12 round budget falls below 1e-100 of B_1 within six
+    rounds, its l2_rel fallback engaged, and the mechanism fails by round 7 (infinite noise,
+    then a non-number) in every quick trial."""
+    from airfl.core.scheme import RoundState
+    from airfl.pipeline.registry import build_scheme
+    from airfl.runtime.rng import RoundStreams
+
+    params = {**load_params(repo_root / "params.yaml"), "profile": "quick"}
+    reason = next(a.reason for a in entrants.ABSENT if a.legend.startswith("LAPA"))
+    assert "eps_T = 1" in reason and "round-7" in reason
+    curve = {**_lapa_curves(params)["lapa_uniform_eps1"], "privacy": "lapa"}
+    for trial in range(settings(params)["task"]["scale"]["trials"]):
+        design, _ = _lapa_design(params, curve, trial)
+        scheme = build_scheme("lapa_eps1", curve, 0.05)
+        n = len(design["sizes"])
+        failed = None
+        for t in range(1, 8):
+            state = RoundState(t, torch.ones(n), torch.ones(n), None,
+                               RoundStreams(params["seed"], ARENA.id, trial, t))
+            try:
+                step, _ = scheme.aggregate(torch.zeros(n, 16, dtype=torch.float64), state,
+                                           design)
+            except ValueError as error:
+                failed = str(error)
+                break
+            if not torch.isfinite(step).all():
+                failed = "not finite"
+                break
+        lapa = scheme._runs[trial]["lapa"]
+        assert min(lapa.budgets[:6]) < 1e-100 * lapa.budgets[0] and lapa.fallback
+        assert failed is not None, trial

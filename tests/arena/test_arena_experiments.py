@@ -20,6 +20,19 @@ def test_privacy_costs_accuracy_holds_and_fails():
     assert _privacy_costs_accuracy(flipped).verdict == "contradicted"
 
 
+def test_a_private_curve_above_its_target_is_no_private_scheme_of_the_claims():
+    """A private curve whose epsilon as simulated exceeds its target (the LAPA entrants at their
+    paper's eps_T) is left out: more accurate than Ideal FedAvg, it neither wins the "most
+    accurate private scheme" nor contradicts the claims."""
+    above = {**EPS, "other_eps1": 900.0, "other_eps4_pm3dbm": 900.0}
+    levels = {**LEVELS, "other_eps1": 0.95, "other_eps4_pm3dbm": 0.95}
+    result = _privacy_costs_accuracy(frame_of(levels, above))
+    assert result.verdict == "holds" and "other_eps1" not in result.numbers
+    assert _privacy_costs_accuracy(frame_of(levels, EPS)).verdict == "contradicted"
+    assert _privacy_costs_accuracy_at_every_snr(frame_of(levels, above)).verdict == "holds"
+    assert _privacy_costs_accuracy_at_every_snr(frame_of(levels, EPS)).verdict == "contradicted"
+
+
 def test_dp_fedavg_rising_with_eps_holds_and_fails():
     assert _dp_fedavg_rises(frame_of(LEVELS, EPS)).verdict == "holds"
     falling = frame_of({**LEVELS, "dp_fedavg_eps1": 0.8}, EPS)

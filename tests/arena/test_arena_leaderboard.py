@@ -72,30 +72,36 @@ def test_a_private_scheme_over_its_target_is_not_called_a_reference():
     assert at1.loc["other_eps1", "status"] == "epsilon as simulated 1.5 > target"
 
 
-def _point(curve: str, lower: float, simulated: float, paper: float) -> dict:
+def _point(curve: str, lower: float, simulated: float, paper: float, trial: int = 0) -> dict:
     """An audit point as the audit stage stores it (the fields the leaderboard reads)."""
-    return {"mechanism": curve, "eps_audited_lower": lower, "eps_simulated": simulated,
-            "eps_claimed": paper, "settings": {"trial": 0}}
+    return {"mechanism": leaderboard.point_name(curve, trial), "eps_audited_lower": lower,
+            "eps_simulated": simulated, "eps_claimed": paper,
+            "settings": {"curve": curve, "trial": trial}}
 
 
 def test_the_leaderboard_shows_each_private_curves_audit_and_says_not_private():
-    """Beside the accounted epsilons: a private curve's audited bound and which accounting it
-    exceeds (none, as simulated, as its paper states, both); a private curve without an audit
-    says so; the non-private entrants say "not private", the channel-noise reference too."""
-    audits = [_point("dp_fedavg_eps1", 0.4, 1.0, 1.0), _point("dp_fedavg_eps4", 3.0, 2.5, 3.5),
+    """Beside the accounted epsilons (largest over the trials): a private curve's largest
+    audited bound over its trials and which trial's accounting it exceeds (none, as simulated,
+    as its paper states, both); a private curve without an audit says so; the non-private
+    entrants say "not private", the channel-noise reference too."""
+    audits = [_point("dp_fedavg_eps1", 0.4, 1.0, 1.0), _point("dp_fedavg_eps1", 0.6, 0.9, 1.0, 1),
+              _point("dp_fedavg_eps4", 3.0, 2.5, 3.5), _point("dp_fedavg_eps4", 2.0, 3.9, 3.9, 1),
               _point("other_eps1", 2.0, 0.9, 1.5)]
     table = leaderboard.build(frame_of(LEVELS, EPS), CURVES, audits)
     at1 = table.query("eps_target == 1.0").set_index("curve")
-    assert at1.loc["dp_fedavg_eps1", "eps_audited_lower"] == 0.4
-    assert at1.loc["dp_fedavg_eps1", "audit"] == \
-        "within both accountings (trial 0: simulated 1, paper 1)"
+    assert at1.loc["dp_fedavg_eps1", "eps_audited_lower"] == 0.6
+    assert at1.loc["dp_fedavg_eps1", "audit"] == "within both accountings in every trial " \
+        "(largest over 2 trials: audited >= 0.6, simulated 1, paper 1)"
     assert at1.loc["other_eps1", "audit"].startswith(
-        "exceeds epsilon_simulated and epsilon_paper")
+        "trial 0 2 exceeds epsilon_simulated and epsilon_paper")
     assert at1.loc["ideal", "audit"] == "not private"
     assert math.isnan(at1.loc["ideal", "eps_audited_lower"])
     assert at1.loc["ota_fl", "audit"] == "not private (reference, not audited)"
     at4 = table.query("eps_target == 4.0 and snr_db == 0.0").set_index("curve")
-    assert at4.loc["dp_fedavg_eps4", "audit"].startswith("exceeds epsilon_simulated (")
+    # trial 0's 3.0 exceeds trial 0's 2.5 though not the largest accounted (3.9, trial 1)
+    assert at4.loc["dp_fedavg_eps4", "eps_audited_lower"] == 3.0
+    assert at4.loc["dp_fedavg_eps4", "audit"] == "trial 0 3 exceeds epsilon_simulated " \
+        "(largest over 2 trials: audited >= 3, simulated 3.9, paper 3.9)"
     assert at4.loc["other_eps4_pm3dbm", "audit"] == "not audited"
     assert table[table["status"].str.startswith("absent")]["audit"].isna().all()
     without = leaderboard.build(frame_of(LEVELS, EPS), CURVES)          # a table with no audits
@@ -107,3 +113,16 @@ def test_the_markdown_table_holds_every_row_and_escapes_pipes():
     text = markdown_table(rows, "T", "note")
     assert text.splitlines()[:4] == ["# T", "", "| a | b |", "|---|---|"]
     assert "| 1.235 | x\\|y |" in text and "|  | z |" in text and text.endswith("note\n")
+
+
+def test_a_private_entrant_without_an_audit_says_why():
+    """A LAPA uniform DP curve (private, no audit points) carries its entrant's reason; another private
+    curve without points says "not audited"."""
+    from airfl.arena.entrants import PRESENT
+
+    reason = next(e.not_audited for e in PRESENT if e.legend.startswith("LAPA uniform DP"))
+    assert reason.startswith("not audited: ")
+    lapa = {"entrant": "LAPA uniform DP (sample-level ε_T)", "target_eps": 4.0}
+    assert leaderboard.audit_cells("lapa_uniform_eps4", lapa, 900.0, {}) == {"audit": reason}
+    assert leaderboard.audit_cells("x_eps4", {"entrant": "Other", "target_eps": 4.0}, 4.0,
+                                   {}) == {"audit": "not audited"}

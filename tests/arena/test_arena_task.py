@@ -33,6 +33,14 @@ def test_every_scheme_shares_one_task_and_channel(params):
     radio = settings(params)["radio"]
     noise_w = dbm_to_watt(torch.tensor(radio["n0_dbm_per_hz"])) * radio["bandwidth_hz"]
     power_keys = ARENA.panel_keys + ("snr_db", "power_w")
+
+    def without_power(curve: dict) -> dict:
+        """The curve but its power (a top-level power_w, or LAPA's radio.max_power_w)."""
+        out = {k: v for k, v in curve.items() if k not in power_keys}
+        if "radio" in out:
+            out["radio"] = {k: v for k, v in out["radio"].items() if k != "max_power_w"}
+        return out
+
     for name, curve in block["curves"].items():      # the power only sets the scheme's SNR
         if "arena_snr_db" in curve:
             if "snr_db" in curve:
@@ -41,11 +49,11 @@ def test_every_scheme_shares_one_task_and_channel(params):
                 edge = gain_from_db(log_distance_db(
                     torch.tensor([radio["radius_m"]], dtype=torch.float64),
                     pl0_db=radio["pl0_db"], exponent=radio["exponent"]))
-                snr = 10 * math.log10(float(curve["power_w"] * edge[0] / noise_w))
+                power_w = curve.get("power_w", curve.get("radio", {}).get("max_power_w"))
+                snr = 10 * math.log10(float(power_w * edge[0] / noise_w))
                 assert snr == pytest.approx(curve["arena_snr_db"], abs=1e-6)
             base = block["curves"][re.sub(r"_pm?[0-9p]+dbm$", "", name)]
-            assert {k: v for k, v in curve.items() if k not in power_keys} \
-                == {k: v for k, v in base.items() if k not in power_keys}
+            assert without_power(curve) == without_power(base)
     assert block["curves"]["ota_fl"]["snr_db"] == pytest.approx(edge_snr_db(radio))
 
 

@@ -26,7 +26,7 @@ import pytest
 
 from airfl.pipeline.params import load_params
 from airfl.pipeline.registry import active_experiments
-from airfl.pipeline.stages.figure import drawn_frame
+from airfl.pipeline.stages.figure import EPSILONS, drawn_frame
 
 TRIALS, ROUNDS, STEP_S = 4, 12, 0.25
 DRAWS = 40
@@ -140,6 +140,9 @@ def _runs(experiment, curves: dict[str, dict[str, Any]], levels: np.ndarray,
     for column in _columns(experiment):
         if column not in frame:
             frame[column] = level
+    for column in EPSILONS:           # every figure frame carries them: here every curve at 0
+        if column not in frame:
+            frame[column] = 0.0
     return frame.drop(columns="_index")
 
 

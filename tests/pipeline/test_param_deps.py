@@ -113,12 +113,13 @@ ARENA = "arena/accuracy_vs_eps"
 
 
 def test_arena_the_power_budget_reruns_the_power_dependent_curves_and_the_figure(params_file):
-    """The edge SNR enters OTA-FL's design and the power P AirFL-DP's (at every eps target of
-    the base power; its SNR sweep's curves have their own powers); the other curves carry it
-    only as a figure tag."""
+    """The edge SNR enters OTA-FL's design and the power P AirFL-DP's and the LAPA entrants' (at
+    every eps target of the base power; their SNR sweep's curves have their own powers); the
+    other curves carry it only as a figure tag."""
+    private = [f"{key}_eps{eps}" for key in ("airfl_dp", "lapa_uniform", "lapa_arb")
+               for eps in (1, 4, 16)]
     assert_reruns(params_file, "arena", {"arena.radio.power_dbm": 10.0},
-                  _curve_jobs(ARENA, "ota_fl", "airfl_dp_eps1", "airfl_dp_eps4",
-                              "airfl_dp_eps16") | {"figure-arena-accuracy_vs_eps"})
+                  _curve_jobs(ARENA, "ota_fl", *private) | {"figure-arena-accuracy_vs_eps"})
 
 
 def test_arena_an_added_eps_target_reruns_only_the_figure(params_file):
@@ -128,13 +129,16 @@ def test_arena_an_added_eps_target_reruns_only_the_figure(params_file):
 
 def test_arena_an_added_snr_sweep_power_adds_one_curve_per_power_dependent_scheme(
         params_file):
-    """A power of the SNR sweep is one more OTA-FL curve and one more AirFL-DP curve at the SNR
+    """A power of the SNR sweep is one more OTA-FL curve and one more curve of each private
+    entrant whose curve depends on the power (AirFL-DP, LAPA's uniform DP and ARB) at the SNR
     figure's eps (the schemes that do not depend on the power reuse theirs); of the existing
     jobs only the figure reruns."""
     changes = {"arena.radio.snr_sweep_power_dbm.quick": [-3.0, 7.0, 12.0, 17.0]}
     before = set(get_experiment(ARENA).curves(load_params(params_file, {})))
     after = set(get_experiment(ARENA).curves(load_params(params_file, changes)))
-    assert after - before == {"ota_fl_p12dbm", "airfl_dp_eps4_p12dbm"} and before <= after
+    assert after - before == {"ota_fl_p12dbm", "airfl_dp_eps4_p12dbm",
+                              "lapa_uniform_eps4_p12dbm", "lapa_arb_eps4_p12dbm"}
+    assert before <= after
     assert_reruns(params_file, "arena", changes, {"figure-arena-accuracy_vs_eps"})
 
 

@@ -1,19 +1,24 @@
 """The arena's privacy audit: every private curve of the arena audited as the arena runs it,
-over its T rounds, beside the epsilon it is accounted at (as simulated and as its paper states).
+in every trial, over its T rounds, beside the epsilon it is accounted at (as simulated and as
+its paper states).
 
-One auditable mechanism per private curve (`entrants.curves`: every eps target at the base
-power, and for AirFL-DP the SNR figure's target at every power of the sweep), registered per
-entrant (`dp_fedavg`, `airfl_dp`: figures/arena/audit_<entrant>.{csv,png}). Each runs the
-entrant's own scheme class with the curve's parameters, as the train stage builds it
-(`GaussianDpFedAvg`; `DpPerkScheme` with the clients' step size), on the arena's devices:
+One auditable mechanism per private curve and trial (`entrants.curves`: every eps target at the
+base power, and for AirFL-DP the SNR figure's target at every power of the sweep; the profile's
+`arena.task.scale.trials`), named `<curve>_trial<k>` (`point_name`), registered per entrant
+(`dp_fedavg`, `airfl_dp`: figures/arena/audit_<entrant>.{csv,png}, one row per curve and
+trial). The leaderboard's eps columns are a curve's largest over its trials, so its audit column
+is too: the largest audited lower bound over the trials, each trial's bound checked against that
+trial's own accounting. Each runs the entrant's own scheme class with the curve's parameters, as
+the train stage builds it (`GaussianDpFedAvg`; `DpPerkScheme` with the clients' step size), on
+the arena's devices:
 
-* Design: DP-FedAvg has none; AirFL-DP's is rebuilt for the audited trial (params.yaml
-  `audit.arena.trial`) from the statistical CSI the design stage gives it
-  (`task.trial_statistics`: the trial's placement and path gains on the arena's channel), so its
-  water-filled norms q_t (Cor. IV.1 (49)) are the run's.
+* Design: DP-FedAvg has none; AirFL-DP's is rebuilt for each trial from the statistical CSI the
+  design stage gives that trial (`task.trial_statistics`: the trial's placement and path gains
+  on the arena's channel), so its water-filled norms q_t (Cor. IV.1 (49)) are that trial's run's.
 * Release: the canary device 0's upload at the clip norm C in coordinate 0 (every device takes
   part in every round, q = r = 1), every other device's upload 0, through the scheme's own
-  `aggregate` round after round (each round its own noise stream), i.e. the noise the run adds
+  `aggregate` round after round (each round its own noise stream, keyed by (seed,
+  "audit/arena/<curve>/trial<k>", call, round): every trial its own), i.e. the noise the run adds
   in every round: DP-FedAvg's N(0, (z C)^2) on the clipped sum; AirFL-DP's effective receiver
   noise q_t^2 sigma^2 per real entry (`noise_model: real_full`: the channel noise the entrant
   counts as its DP noise, (9)-(10)).
@@ -41,10 +46,11 @@ from typing import Any
 import torch
 
 from airfl.arena import entrants
+from airfl.arena.leaderboard import point_name
 from airfl.arena.experiments import ARENA
 from airfl.arena.task import run_block, settings, trial_statistics
 from airfl.core.audit_draws import audit_round_state, linear_sampler
-from airfl.core.scheme import DesignContext, Scheme
+from airfl.core.scheme import DesignContext, Scheme, scheme_from_curve
 from airfl.params.declare import resolve
 from airfl.papers.dp_perk.schemes import DpPerkScheme
 from airfl.privacy import epsilon_curve
@@ -73,12 +79,9 @@ def private_curves(params: dict[str, Any], key: str) -> dict[str, dict[str, Any]
 
 
 def build(name: str, curve: dict[str, Any], lr: float) -> Scheme:
-    """The curve's scheme as the train stage builds it (the clients' step size where the
-    scheme reads it)."""
-    kind = curve["scheme"]
-    scheme_class = SCHEMES[kind]
-    extra = {"lr": lr} if scheme_class.uses_local_lr else {}
-    return scheme_class(name, **{k: v for k, v in curve.items() if k != "scheme"}, **extra)
+    """The curve's scheme as the train stage builds it (`airfl.core.scheme.scheme_from_curve`,
+    the clients' step size where the scheme reads it), of the class its kind names here."""
+    return scheme_from_curve(SCHEMES[curve["scheme"]], name, curve, lr)
 
 
 def design(params: dict[str, Any], scheme: Scheme, trial: int) -> dict[str, Any]:
@@ -108,15 +111,19 @@ def _updates(scheme: Scheme, plan: dict[str, Any], t: int, n: int, row: torch.Te
     return updates
 
 
-def _mechanism(params: dict[str, Any], name: str, curve: dict[str, Any]) -> AuditableMechanism:
+def trials(params: dict[str, Any]) -> range:
+    """The profile's trials of the arena (every one audited)."""
+    return range(int(settings(params)["task"]["scale"]["trials"]))
+
+
+def _mechanism(params: dict[str, Any], name: str, curve: dict[str, Any],
+               trial: int) -> AuditableMechanism:
     arena, seed = settings(params), int(params["seed"])
     task = arena["task"]
     n, rounds, clip = task["num_devices"], task["scale"]["rounds"], float(task["clip_norm"])
-    audit = params["audit"]["arena"]
-    trial = int(audit["trial"])
     scheme = build(name, curve, float(task["lr"]))
     plan = design(params, scheme, trial)
-    label = f"arena/{name}"
+    label = f"arena/{name}/trial{trial}"
 
     def round_release(t: int, row: torch.Tensor | None, call: int, width: int,
                       stream: str = label):
@@ -139,7 +146,7 @@ def _mechanism(params: dict[str, Any], name: str, curve: dict[str, Any]) -> Audi
     extra = {"eps_design_paper": plan["privacy"]["eps_paper"]} \
         if "eps_paper" in plan.get("privacy", {}) else {}
     return AuditableMechanism(
-        name=name, paper="arena", delta=delta,
+        name=point_name(name, trial), paper="arena", delta=delta,
         eps_claimed=float(epsilon_curve(paper_events, delta)[-1]),
         eps_simulated=float(epsilon_curve(simulated_events, delta)[-1]),
         claimed_accountant=f"its paper's accounting of the run's T = {rounds} rounds (the "
@@ -152,7 +159,8 @@ def _mechanism(params: dict[str, Any], name: str, curve: dict[str, Any]) -> Audi
         aggregation=f"{type(scheme).__module__}:{type(scheme).__name__}.aggregate, T rounds, "
         "coordinate 0 summed with weights 1/z_t^2",
         sample=linear_sampler(release, clip, absent * clip), gaussian=True,
-        draws=int(resolve(audit["draws"], params["profile"])), releases=rounds,
+        draws=int(resolve(params["audit"]["arena"]["draws"], params["profile"])),
+        releases=rounds,
         settings={"curve": name, "target_eps": curve_target(params, name), "trial": trial,
                   "rounds": rounds, "devices": n, "clip_norm": clip,
                   "noise_multiplier_min": min(z), "noise_multiplier_max": max(z),
@@ -161,13 +169,19 @@ def _mechanism(params: dict[str, Any], name: str, curve: dict[str, Any]) -> Audi
 
 def _work(params: dict[str, Any], key: str) -> list[AuditPointWork]:
     """The entrant `key`'s points' work as `_mechanism` builds them, without their designs:
-    one batched point per private curve, the profile's `audit.arena.draws` draws per world,
-    each summing the run's T rounds (`airfl plan`; tests/arena compare it with the built
+    one batched point per private curve and trial, the profile's `audit.arena.draws` draws per
+    world, each summing the run's T rounds (`airfl plan`; tests/arena compare it with the built
     points)."""
     rounds = int(settings(params)["task"]["scale"]["rounds"])
     draws = int(resolve(params["audit"]["arena"]["draws"], params["profile"]))
-    return [AuditPointWork(name, batched=True, draws=draws, releases=rounds)
-            for name in private_curves(params, key)]
+    return [AuditPointWork(point_name(name, trial), batched=True, draws=draws, releases=rounds)
+            for name in private_curves(params, key) for trial in trials(params)]
+
+
+def _entrant(params: dict[str, Any], key: str) -> list[AuditableMechanism]:
+    """The entrant `key`'s points: each private curve in each trial (its own design)."""
+    return [_mechanism(params, name, curve, trial)
+            for name, curve in private_curves(params, key).items() for trial in trials(params)]
 
 
 def curve_target(params: dict[str, Any], name: str) -> float:
@@ -176,16 +190,15 @@ def curve_target(params: dict[str, Any], name: str) -> float:
 
 
 def dp_fedavg(params: dict[str, Any]) -> list[AuditableMechanism]:
-    """DP-FedAvg at every eps target of the profile (its curve does not depend on the power)."""
-    return [_mechanism(params, name, curve)
-            for name, curve in private_curves(params, "dp_fedavg").items()]
+    """DP-FedAvg at every eps target of the profile (its curve does not depend on the power),
+    in every trial."""
+    return _entrant(params, "dp_fedavg")
 
 
 def airfl_dp(params: dict[str, Any]) -> list[AuditableMechanism]:
     """AirFL-DP at every eps target at the base power and at the SNR figure's target at every
-    power of the sweep (one design each)."""
-    return [_mechanism(params, name, curve)
-            for name, curve in private_curves(params, "airfl_dp").items()]
+    power of the sweep, in every trial (one design each)."""
+    return _entrant(params, "airfl_dp")
 
 
 def dp_fedavg_work(params: dict[str, Any]) -> list[AuditPointWork]:

@@ -13,6 +13,7 @@ the target. The schemes of the papers not in the arena close the table, once, wi
 from __future__ import annotations
 
 import math
+import re
 from typing import Any
 
 import pandas as pd
@@ -29,12 +30,19 @@ COLUMNS = ("eps_target", "delta", "snr_db", "rank", "scheme", "wing", "status", 
 SLACK = 1e-8
 
 WINGS = {e.legend: e.wing for e in PRESENT}
+#: a private entrant without an audit: why (entrants.Entrant.not_audited)
+NOT_AUDITED = {e.legend: e.not_audited for e in PRESENT if e.not_audited}
 
 
-def _final_eps(frame: pd.DataFrame, column: str) -> pd.Series:
+def final_eps(frame: pd.DataFrame, column: str) -> pd.Series:
     """Each curve's largest final epsilon over its trials (inf where not private)."""
     last = frame.loc[frame.groupby(["curve", "trial"])["round"].idxmax()]
     return last.groupby("curve")[column].max()
+
+
+def meets(simulated: float, target: float) -> bool:
+    """Whether a curve's largest epsilon as simulated meets its target (SLACK)."""
+    return float(simulated) <= float(target) * (1 + SLACK)
 
 
 def points(curves: dict[str, dict[str, Any]]) -> list[tuple[float, float]]:
@@ -43,26 +51,58 @@ def points(curves: dict[str, dict[str, Any]]) -> list[tuple[float, float]]:
                    for e, s in p.get("arena_points", ())})
 
 
+def point_name(curve: str, trial: int) -> str:
+    """The audited point of a curve in one trial (airfl.arena.audit: its row's label in the
+    audit figure's CSV, its claim `audit_<point>`)."""
+    return f"{curve}_trial{trial}"
+
+
+def curve_of_point(label: str) -> str:
+    """The curve a point's label (`point_name`) audits; stops naming the label otherwise."""
+    found = re.fullmatch(r"(.+)_trial[0-9]+", label)
+    if found is None:
+        raise ValueError(f"audit point {label!r}: expected <curve>_trial<k>")
+    return found.group(1)
+
+
 def audit_cells(curve: str, params: dict[str, Any], simulated: float,
-                audits: dict[str, dict[str, Any]]) -> dict[str, Any]:
-    """The audit columns of a curve's row: a private curve's audited lower bound and which of
-    its accountings (as simulated, as its paper states; the audited trial's) it exceeds, if any
-    (airfl.arena.audit); a curve with no privacy target says "not private" (a reference whose
-    channel noise is accounted anyway is not audited: its epsilon is far beyond any target)."""
+                audits: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
+    """The audit columns of a curve's row from its audited points, one per trial
+    (airfl.arena.audit): the largest audited lower bound over the trials (beside the row's
+    epsilons, the largest accounted over the trials), and the trials whose bound exceeds that
+    trial's own accounting (as simulated, as its paper states), if any; a curve with no privacy
+    target says "not private" (a reference whose channel noise is accounted anyway is not
+    audited: its epsilon is far beyond any target)."""
     if "target_eps" not in params:
         return {"audit": "not private" + (" (reference, not audited)"
                                           if math.isfinite(simulated) else "")}
-    point = audits.get(curve)
-    if point is None:
-        return {"audit": "not audited"}
-    lower = float(point["eps_audited_lower"])
-    exceeded = [name for name, key in (("epsilon_simulated", "eps_simulated"),
+    points = sorted(audits.get(curve, ()), key=lambda p: int(p["settings"]["trial"]))
+    if not points:
+        return {"audit": NOT_AUDITED.get(params.get("entrant"), "") or "not audited"}
+    lower = max(float(p["eps_audited_lower"]) for p in points)
+    exceeded = []
+    for point in points:
+        over = [name for name, key in (("epsilon_simulated", "eps_simulated"),
                                        ("epsilon_paper", "eps_claimed"))
-                if lower > float(point[key])]
-    accounted = f"trial {point['settings']['trial']}: simulated " \
-                f"{float(point['eps_simulated']):.3g}, paper {float(point['eps_claimed']):.3g}"
-    verdict = "exceeds " + " and ".join(exceeded) if exceeded else "within both accountings"
-    return {"eps_audited_lower": lower, "audit": f"{verdict} ({accounted})"}
+                if float(point["eps_audited_lower"]) > float(point[key])]
+        if over:
+            exceeded.append(f"trial {point['settings']['trial']} "
+                            f"{float(point['eps_audited_lower']):.3g} exceeds "
+                            + " and ".join(over))
+    largest = (f"largest over {len(points)} trials: audited >= {lower:.3g}, simulated "
+               f"{max(float(p['eps_simulated']) for p in points):.3g}, paper "
+               f"{max(float(p['eps_claimed']) for p in points):.3g}")
+    verdict = "; ".join(exceeded) if exceeded else "within both accountings in every trial"
+    return {"eps_audited_lower": lower, "audit": f"{verdict} ({largest})"}
+
+
+def by_curve(audits: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
+    """The stored audit points grouped by the curve they audit (`settings.curve`; one point
+    per trial)."""
+    out: dict[str, list[dict[str, Any]]] = {}
+    for point in audits:
+        out.setdefault(point["settings"]["curve"], []).append(point)
+    return out
 
 
 def build(frame: pd.DataFrame, curves: dict[str, dict[str, Any]],
@@ -71,25 +111,25 @@ def build(frame: pd.DataFrame, curves: dict[str, dict[str, Any]],
     group per (eps, SNR) point of the grid (entrants.curves: every eps at the base power, the
     SNR figure's eps at every power), each of the point's curves in it; `audits`: the stored
     audit points of the arena's entrants (the audit columns: `audit_cells`)."""
-    audited = {p["mechanism"]: p for p in audits or ()}
+    audited = by_curve(audits or [])
     accuracy = final_by_trial(frame, "test_accuracy")
-    simulated = _final_eps(frame, "epsilon_simulated")
-    paper = _final_eps(frame, "epsilon_paper")
+    simulated = final_eps(frame, "epsilon_simulated")
+    paper = final_eps(frame, "epsilon_paper")
     delta = next((p["delta"] for p in curves.values() if "delta" in p), None)
     rows = []
     for eps, snr in points(curves):
         group = [c for c, p in curves.items()
                  if [eps, snr] in [[float(e), float(s)] for e, s in p["arena_points"]]]
         group.sort(key=lambda c: "target_eps" not in curves[c])   # private ones first
-        meets = [c for c in group if simulated[c] <= eps * (1 + SLACK)]
-        ranked = sorted(meets, key=lambda c: -float(accuracy[c].mean()))
+        meeting = [c for c in group if meets(simulated[c], eps)]
+        ranked = sorted(meeting, key=lambda c: -float(accuracy[c].mean()))
         best = ranked[0] if ranked else None
-        for curve in ranked + [c for c in group if c not in meets]:
+        for curve in ranked + [c for c in group if c not in meeting]:
             row = _row(curve, curves[curve], accuracy[curve], simulated[curve], paper[curve])
             row.update(eps_target=eps, delta=delta, snr_db=snr)
             if audits is not None:
                 row.update(audit_cells(curve, curves[curve], simulated[curve], audited))
-            if curve in meets:
+            if curve in meeting:
                 row.update(rank=ranked.index(curve) + 1, status="meets the target")
                 if curve != best:
                     row.update(_versus(accuracy, best, curve))
@@ -127,6 +167,8 @@ NOTE = ("Ranked per (eps target, edge SNR) point among the schemes whose epsilon
         "epsilon_paper is the scheme's paper's own accounting. vs_best: the best's final "
         "accuracy minus this scheme's, mean over trials paired by trial, ± the 95 % interval's "
         "half width, and the verdict on 'the best is more accurate' with a 1 pp margin. "
-        "eps_audited_lower: the privacy audit's 95 % lower bound on the curve's epsilon over its "
-        "T rounds (figures/arena/audit_<entrant>), and which accounting it exceeds, if any. "
+        "eps_audited_lower: the largest over the trials of the privacy audit's 95 % lower bound on "
+        "the curve's epsilon over its T rounds (figures/arena/audit_<entrant>: one row per "
+        "trial), and the trials whose bound exceeds that trial's accounting, if any (the LAPA "
+        "entrants are not audited: docs/papers/arena.md says why). "
         "The last rows: the schemes not in the arena, with the reason.")

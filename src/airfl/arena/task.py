@@ -30,8 +30,8 @@ def edge_snr_db(radio: dict[str, Any]) -> float:
 
 
 def settings(params: dict[str, Any]) -> dict[str, Any]:
-    """The arena block with every per-profile value resolved for params' profile; stops with a
-    one-line message when the SNR figure's eps target is not one of the eps targets (its
+    """The arena block with every per-profile value resolved for params' profile (`lapa`: its
+    LAPA entrants' allocation settings); stops with a one-line message when the SNR figure's eps target is not one of the eps targets (its
     schemes that do not depend on the SNR reuse their curve at that target)."""
     profile = params["profile"]
     arena = params["arena"]
@@ -41,7 +41,7 @@ def settings(params: dict[str, Any]) -> dict[str, Any]:
     if privacy["snr_eps"] not in privacy["eps"]:
         raise ValueError(f"arena.privacy.snr_eps = {privacy['snr_eps']!r} ({profile}): must be "
                          f"one of arena.privacy.eps {privacy['eps']}")
-    return {"task": task, "radio": radio, "privacy": privacy}
+    return {"task": task, "radio": radio, "privacy": privacy, "lapa": dict(arena["lapa"])}
 
 
 def snr_sweep_db(radio: dict[str, Any]) -> dict[float, float]:

@@ -153,3 +153,25 @@ class Scheme:
 
 # Curve keys the stages consume (channel overrides), not parameters of the scheme itself.
 CURVE_SETTINGS = ("snr_offset_db",)
+
+
+def scheme_from_curve(scheme_class: type[Scheme], name: str, curve: dict[str, Any],
+                      local_lr: float | None = None) -> Scheme:
+    """The scheme of one curve (params.yaml `curves.<name>`: its `scheme` kind and parameters)
+    as an instance of `scheme_class`, the class that kind names: the curve-only settings
+    (CURVE_SETTINGS) and `scheme` dropped; a scheme that reads the clients' local step size
+    (`Scheme.uses_local_lr`) gets `local_lr` as `lr`, the step size of the local-work
+    settings its clients train with (the block's `training.lr`), and a curve may not set its
+    own. The one place both the pipeline's registry (which finds the class from the kind) and
+    the arena's audit (which may not import the pipeline) build a curve's scheme."""
+    params = {k: v for k, v in curve.items() if k not in CURVE_SETTINGS}
+    kind = params.pop("scheme", scheme_class.kind)
+    if scheme_class.uses_local_lr:
+        if "lr" in params:
+            raise ValueError(f"curves.{name}.lr: a {kind} scheme takes the clients' step size "
+                             "from the local-work settings (training.lr), not from its curve")
+        if local_lr is None:
+            raise ValueError(f"curves.{name}: a {kind} scheme needs the clients' local step "
+                             "size (training.lr)")
+        params["lr"] = local_lr
+    return scheme_class(name, **params)

@@ -162,26 +162,17 @@ def scheme_kinds() -> list[str]:
 
 
 def build_scheme(name: str, curve: dict[str, Any], local_lr: float | None = None) -> Scheme:
-    """The scheme of one curve of an experiment (params.yaml `curves.<name>`); a scheme that
-    reads the clients' local step size (`Scheme.uses_local_lr`) gets `local_lr`, the step size
-    of the local-work settings its clients train with (the block's `training.lr`)."""
-    from airfl.core.scheme import CURVE_SETTINGS
+    """The scheme of one curve of an experiment (params.yaml `curves.<name>`), of the class its
+    `scheme` kind names (`airfl.core.scheme.scheme_from_curve`: a scheme that reads the clients'
+    local step size, `Scheme.uses_local_lr`, gets `local_lr`, the step size of the local-work
+    settings its clients train with: the block's `training.lr`)."""
+    from airfl.core.scheme import scheme_from_curve
 
-    params = {k: v for k, v in curve.items() if k not in CURVE_SETTINGS}
-    kind = params.pop("scheme")
+    kind = curve["scheme"]
     if kind not in scheme_wings():
         raise ValueError(f"curves.{name}.scheme: unknown scheme {kind!r}; allowed: "
                          + ", ".join(scheme_kinds()))
-    scheme_class = scheme_wings()[kind].scheme_class(kind)
-    if scheme_class.uses_local_lr:
-        if "lr" in params:
-            raise ValueError(f"curves.{name}.lr: a {kind} scheme takes the clients' step size "
-                             "from the local-work settings (training.lr), not from its curve")
-        if local_lr is None:
-            raise ValueError(f"curves.{name}: a {kind} scheme needs the clients' local step "
-                             "size (training.lr)")
-        params["lr"] = local_lr
-    return scheme_class(name, **params)
+    return scheme_from_curve(scheme_wings()[kind].scheme_class(kind), name, curve, local_lr)
 
 
 def with_local_lr(curve: dict[str, Any], local_lr: float) -> dict[str, Any]:

@@ -5,6 +5,7 @@ noise only after T_th, per-trial powers, the simulated privacy events, ARB's spl
 from __future__ import annotations
 
 import dataclasses
+import math
 
 import numpy as np
 import pytest
@@ -242,3 +243,85 @@ def test_arb_spends_uniform_dps_split_until_it_has_two_windows_of_progress(param
     assert flags == [True] * 10 + [False] * 5
     uniform = _scheme(params, privacy="uniform", nu=4.0)
     assert "arb_as_uniform" not in _round(1, updates, uniform, uniform.design(context))[1]
+
+
+# -- on another experiment's devices (uplink_gains: context, the arena's) and given eps_T
+# instead of nu (eps_total)
+
+CK, CDIM, CROUNDS = 6, 50, 4
+CONTEXT_ALLOC = {"kp": 0.9, "ks": 0.1, "window": 5, "beta": 5.0, "reduction": "mean_abs"}
+CONTEXT_RADIO = {"antennas": 1, "noise_w": 4e-15, "max_power_w": 5e-3}
+
+
+def _gains_context(trial: int = 0, gains=None) -> DesignContext:
+    gains = torch.logspace(-12, -10, CK, dtype=torch.float64) if gains is None else gains
+    stats = ChannelStatistics(gains, float(gains.min()), 1e6,
+                              torch.linspace(100, 400, CK, dtype=torch.float64))
+    hist = np.full((CK, 10), 12, dtype=np.int64)
+    return DesignContext(CK, CDIM, CROUNDS, torch.full((CK,), 120.0), stats, trial=trial, seed=3,
+                         experiment="arena/test", label_histograms=hist)
+
+
+def _context_scheme(**kw) -> LapaScheme:
+    curve = dict(aggregation="wasserstein", privacy="uniform", channel="practical", lr=0.05,
+                 clip=20.0, delta=1e-5, radio=CONTEXT_RADIO, alloc=CONTEXT_ALLOC, uplink_gains="context",
+                 eps_total=4.0)
+    return LapaScheme("c", **{**curve, **kw})
+
+
+def test_the_context_gains_set_the_channel_noise_at_the_given_power_and_noise():
+    """sigma_ch,k = sqrt(N0 B) / sqrt(P Lambda_k ||g_k||^2) with the context's Lambda_k, the
+    fading drawn from the trial's stream (another trial: other fading, same gains), no
+    calibration."""
+    context = _gains_context()
+    design = _context_scheme().design(context)
+    radio = design["radio"]
+    assert radio["kappa"] == 1.0 and radio["path_gain"] == context.channel.path_gain.tolist()
+    assert radio["distances_m"] == context.channel.distances_m.tolist()
+    fading = np.asarray(radio["channel_norm2"]) / np.asarray(radio["path_gain"])
+    assert (fading > 0).all()
+    expected = math.sqrt(CONTEXT_RADIO["noise_w"]) / np.sqrt(CONTEXT_RADIO["max_power_w"]
+                                                     * np.asarray(radio["channel_norm2"]))
+    np.testing.assert_allclose(design["sigma_ch"], expected, rtol=1e-12)
+    again = _context_scheme().design(context)
+    assert again["radio"] == radio                                   # the trial's stream
+    other = _context_scheme().design(_gains_context(trial=1))
+    assert other["radio"]["path_gain"] == radio["path_gain"]
+    assert other["radio"]["channel_norm2"] != radio["channel_norm2"]
+
+
+def test_eps_total_gives_the_smallest_noise_level_that_meets_it():
+    """The design's nu has eps_T (LAPA's accounting, `total_budget`) at most the given budget and
+    within rounding of it; a larger budget gives less noise."""
+    design = _context_scheme().design(_gains_context())
+    forward = dict(clip=20.0, dim=CDIM, lr=0.05, mean_size=120.0, rounds=CROUNDS, devices=CK,
+                   delta=1e-5)
+    assert design["eps_total"] <= 4.0
+    assert design["eps_total"] == pytest.approx(4.0, rel=1e-12)
+    assert mech.total_budget(nu=design["nu"], **forward) == design["eps_total"]
+    assert _context_scheme(eps_total=16.0).design(_gains_context())["nu"] < design["nu"]
+    assert design["sigma_init2"] == pytest.approx((design["nu"] * 20.0) ** 2 / CDIM, rel=1e-12)
+
+
+@pytest.mark.parametrize("budget", [0.5, 1.0, 4.0, 64.0, 1e3])
+def test_noise_level_for_budget_never_overshoots(budget):
+    forward = dict(clip=3.0, dim=7850, lr=0.05, mean_size=1200.0, rounds=30, devices=50,
+                   delta=1e-5)
+    nu = mech.noise_level_for_budget(eps_total=budget, **forward)
+    assert mech.total_budget(nu=nu, **forward) <= budget
+    assert mech.total_budget(nu=nu, **forward) == pytest.approx(budget, rel=1e-12)
+
+
+def test_bad_settings_stop_naming_the_key():
+    with pytest.raises(ValueError, match=r"curves\.c\.uplink_gains: 'mine'; allowed: own, "
+                                         "context"):
+        _context_scheme(uplink_gains="mine")
+    with pytest.raises(ValueError, match="nu and eps_total both set"):
+        _context_scheme(nu=4.0)
+    with pytest.raises(ValueError, match="needs nu .* or eps_total"):
+        _context_scheme(eps_total=None)
+    with pytest.raises(ValueError, match=r"curves\.c\.radio: uplink_gains context needs "
+                                         "noise_w"):
+        _context_scheme(radio={"antennas": 1, "max_power_w": 1.0})
+    with pytest.raises(ValueError, match="eps_total must be > 0"):
+        _context_scheme(eps_total=0.0).design(_gains_context())

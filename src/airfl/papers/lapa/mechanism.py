@@ -41,6 +41,24 @@ def total_budget(*, nu: float, clip: float, dim: int, lr: float, mean_size: floa
     return gaussian_constant(delta) * 2.0 * lr * clip / mean_size * rounds * devices / sigma_init
 
 
+def noise_level_for_budget(*, eps_total: float, clip: float, dim: int, lr: float,
+                           mean_size: float, rounds: int, devices: int, delta: float) -> float:
+    """The noise level nu (within rounding the smallest) whose eps_T (`total_budget`, LAPA's own accounting: the
+    Gaussian constant c and the sensitivity Delta s = 2 lam C / |D| of eqs. 18-19, summed over
+    the T rounds and K devices of the uniform split) is at most `eps_total`: the closed-form
+    inverse nu = c (2 lam C / |D|) T K sqrt(q) / (eps_T C), moved up by ulps until the forward
+    formula gives no more than eps_total (never above it in floating point)."""
+    if eps_total <= 0:
+        raise ValueError(f"eps_total must be > 0, got {eps_total}")
+    nu = gaussian_constant(delta) * 2.0 * lr / mean_size * rounds * devices \
+        * math.sqrt(dim) / eps_total
+    forward = dict(clip=clip, dim=dim, lr=lr, mean_size=mean_size, rounds=rounds,
+                   devices=devices, delta=delta)
+    while total_budget(nu=nu, **forward) > eps_total:
+        nu = math.nextafter(nu, math.inf)
+    return nu
+
+
 def gompertz(angle, beta: float) -> np.ndarray:
     """f(theta) = beta (1 - exp(-exp(-beta (theta - 1)))) (paper eq. 15; decreasing in theta)."""
     return beta * (1.0 - np.exp(-np.exp(-beta * (np.asarray(angle, dtype=np.float64) - 1.0))))

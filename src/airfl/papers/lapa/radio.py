@@ -127,3 +127,18 @@ def bpsk_ser(snr) -> np.ndarray:
     from scipy.stats import norm
 
     return norm.sf(np.sqrt(2.0 * np.asarray(snr, dtype=np.float64)))
+
+
+def context_radio(*, path_gain, distances_m, antennas: int, generator: torch.Generator) -> Radio:
+    """The trial's radio on another experiment's devices (`uplink_gains: context`, e.g. the
+    arena's): the context's path gains Lambda_k and distances (its placement and path-loss law,
+    not Sec. V-A's layout and eq. 39), LAPA's block-fading Rayleigh SIMO channels drawn once per
+    trial as in `draw_radio`, h_k = sqrt(Lambda_k) g_k, g_k ~ CN(0, I_Na), and no calibration
+    (kappa = 1): the power and the noise are the context's own, in watts. No positions (the
+    context gives distances only: an empty [K, 0] array) and no region (0)."""
+    gain = np.asarray(path_gain, dtype=np.float64)
+    k = gain.size
+    g = torch.randn(k, int(antennas), 2, generator=generator, dtype=torch.float64) / math.sqrt(2.0)
+    fading = (g ** 2).sum(dim=(1, 2)).numpy()                  # ||g_k||^2, E = N_a
+    return Radio(np.zeros((k, 0)), np.zeros(k, dtype=np.int64),
+                 np.asarray(distances_m, dtype=np.float64), gain, gain * fading, 1.0)

@@ -11,7 +11,16 @@ channel noise meets the requirement, eq. 23; T_th is logged).
 
 Design (per trial): the layout and channels of :mod:`.radio` (one per (seed, trial), shared by all
 figures), the per-entry channel noise, the SER selection, the static weights from the
-partition's label histograms (Wasserstein distances, eq. 20) and eps_T from the noise level nu.
+partition's label histograms (Wasserstein distances, eq. 20) and eps_T from the noise level nu
+(or, given the budget `eps_total` instead, the smallest nu whose eps_T is at most it:
+`mechanism.noise_level_for_budget`).
+
+Whose path gains (`uplink_gains`): `own` (default: every figure of the paper) draws the Sec. V-A
+layout, eq. 39's path loss and the calibrated channels (`radio.draw_radio`); `context` takes the
+path gains and distances of the design context's statistical CSI (another experiment's devices,
+e.g. the arena's) and draws LAPA's block-fading Rayleigh SIMO channels on them from the trial's
+stream (seed, experiment, "trial", trial, "lapa_fading"), uncalibrated: `radio` then holds only
+`antennas`, `noise_w` and `max_power_w` (the context's noise N0 B and power, in watts).
 
 Rounds: the core uploads w_k - w after local SGD; the pseudo-gradient is g_k =
 (w - w_k) / lam, clipped to C (eq. 17), perturbed by sigma_k z_k (eq. 19, stream ``dp``) and by
@@ -31,15 +40,20 @@ from airfl.core.scheme import DesignContext, RoundState, Scheme
 from airfl.data.heterogeneity import data_size_weights, wasserstein_to_global
 from airfl.privacy.events import GaussianEvent
 from airfl.privacy.parallel import WorstUnitGaussian
+from airfl.runtime.rng import torch_generator
 
 from . import mechanism as mech
 from .control import FIRST_SWITCH_ROUND
-from .radio import bpsk_snr_threshold, channel_noise_std, draw_radio, layout_generator, symbol_snr
+from .radio import (bpsk_snr_threshold, channel_noise_std, context_radio, draw_radio,
+                    layout_generator, symbol_snr)
 from .weights import fedadp_weights, selected_devices, selection_fallback, selection_weights
 
 AGGREGATIONS = ("fedavg", "beda", "wasserstein")
 PRIVACY = ("none", "lapa", "uniform", "arb")
 CHANNELS = ("ideal", "practical")
+UPLINK_GAINS = ("own", "context")
+#: the `radio` keys a design on the context's path gains reads
+CONTEXT_RADIO = ("antennas", "noise_w", "max_power_w")
 
 
 class LapaScheme(Scheme):
@@ -55,7 +69,8 @@ class LapaScheme(Scheme):
 
     def __init__(self, name: str, *, aggregation: str, privacy: str, channel: str, lr: float,
                  clip: float, delta: float, radio: dict[str, Any], alloc: dict[str, Any],
-                 nu: float | None = None, ser_threshold: float | None = None,
+                 nu: float | None = None, eps_total: float | None = None,
+                 uplink_gains: str = "own", ser_threshold: float | None = None,
                  renormalize: bool = True, switching: bool = False,
                  power_w: float | None = None, powers: list[list[float]] | None = None,
                  p1_value: list[float] | None = None, t_th_predicted: list[int] | None = None,
@@ -65,10 +80,23 @@ class LapaScheme(Scheme):
                                     ("privacy", privacy, PRIVACY), ("channel", channel, CHANNELS)):
             if value not in allowed:
                 raise ValueError(f"curves.{name}.{key}: {value!r}; allowed: {', '.join(allowed)}")
-        if privacy != "none" and nu is None:
-            raise ValueError(f"curves.{name}: privacy {privacy!r} needs nu (the noise level)")
+        if uplink_gains not in UPLINK_GAINS:
+            raise ValueError(f"curves.{name}.uplink_gains: {uplink_gains!r}; allowed: "
+                             f"{', '.join(UPLINK_GAINS)}")
+        if nu is not None and eps_total is not None:
+            raise ValueError(f"curves.{name}: nu and eps_total both set; give one (eps_total: "
+                             "the smallest nu that meets it)")
+        if privacy != "none" and nu is None and eps_total is None:
+            raise ValueError(f"curves.{name}: privacy {privacy!r} needs nu (the noise level) "
+                             "or eps_total (its budget eps_T)")
+        if uplink_gains == "context":
+            missing = [k for k in CONTEXT_RADIO if k not in radio]
+            if missing:
+                raise ValueError(f"curves.{name}.radio: uplink_gains context needs "
+                                 f"{', '.join(missing)}")
         super().__init__(name, aggregation=aggregation, privacy=privacy, channel=channel,
                          nu=nu, ser_threshold=ser_threshold, **unused)
+        self.eps_total, self.uplink_gains = eps_total, uplink_gains
         self.aggregation, self.privacy, self.channel = aggregation, privacy, channel
         self.lr, self.clip, self.delta, self.nu = float(lr), float(clip), float(delta), nu
         self.radio, self.alloc = dict(radio), dict(alloc)
@@ -91,8 +119,7 @@ class LapaScheme(Scheme):
     def design(self, context: DesignContext) -> dict[str, Any]:
         if context.label_histograms is None:
             raise ValueError("lapa needs the partition's label histograms (eq. 20)")
-        radio = draw_radio(self.radio, clip=self.clip, dim=context.dim,
-                           generator=layout_generator(self.radio["layout_seed"], context.trial))
+        radio = self._radio(context)
         power = np.full(context.num_devices, self.power_w) if self.powers is None else \
             np.asarray(self.powers[context.trial])          # p_k^2 of DDPG's p*
         if power.size != context.num_devices:
@@ -110,9 +137,11 @@ class LapaScheme(Scheme):
         distances = wasserstein_to_global(context.label_histograms)
         weights = data_size_weights(sizes) if self.aggregation == "fedavg" else \
             selection_weights(distances, sizes, mask, renormalize=self.renormalize)
-        total = None if self.nu is None else mech.total_budget(
-            nu=self.nu, clip=self.clip, dim=context.dim, lr=self.lr, mean_size=sizes.mean(),
-            rounds=context.rounds, devices=context.num_devices, delta=self.delta)
+        budget = dict(clip=self.clip, dim=context.dim, lr=self.lr, mean_size=sizes.mean(),
+                      rounds=context.rounds, devices=context.num_devices, delta=self.delta)
+        nu = mech.noise_level_for_budget(eps_total=self.eps_total, **budget) \
+            if self.eps_total is not None else self.nu
+        total = None if nu is None else mech.total_budget(nu=nu, **budget)
         return {"trial": context.trial, "radio": radio.to_record(), "symbol_snr": snr.tolist(),
                 "snr_threshold": threshold, "selected": mask.tolist(),
                 "excluded": int((~mask).sum()), "ser_fallback": fallback,
@@ -121,8 +150,21 @@ class LapaScheme(Scheme):
                 "power_w": power.tolist(),
                 **{k: v[context.trial] for k, v in self.predicted.items() if v is not None},
                 "sizes": sizes.tolist(), "eps_total": total, "rounds": context.rounds,
-                "sigma_init2": None if self.nu is None
-                else (self.nu * self.clip) ** 2 / context.dim}
+                **({"nu": nu} if self.eps_total is not None else {}),     # nu derived
+                "sigma_init2": None if nu is None else (nu * self.clip) ** 2 / context.dim}
+
+    def _radio(self, context: DesignContext):
+        """The trial's radio: its own Sec. V-A layout and calibrated channels, or the context's
+        path gains with LAPA's fading drawn on them (`uplink_gains`, module docstring)."""
+        if self.uplink_gains == "own":
+            return draw_radio(self.radio, clip=self.clip, dim=context.dim,
+                              generator=layout_generator(self.radio["layout_seed"],
+                                                         context.trial))
+        return context_radio(path_gain=context.channel.path_gain.numpy(),
+                             distances_m=context.channel.distances_m.numpy(),
+                             antennas=self.radio["antennas"],
+                             generator=torch_generator(context.seed, context.experiment,
+                                                       "trial", context.trial, "lapa_fading"))
 
     # -- rounds ---------------------------------------------------------------------------
 
