@@ -6,7 +6,10 @@ Round-level budget: B_1 = eps_T / T and B_{t+1} = exp(-e^[t]) (eps_T - S_t) / (T
 our index convention: S_t is the budget spent in rounds 1..t), where e^[t] is the PID-like error
 (eq. 11) of the sampled history of perturbed global gradients (eq. 10). Device-level split: eps_k
 proportional to the Gompertz map (eq. 15) of each device's smoothed angle (eqs. 13-14), eq. 16.
-Noise: sigma_k = c Delta s_k / eps_k with Delta s_k = 2 lam C / |D_k| (eqs. 18-19).
+Noise: sigma_k = c Delta s_k / eps_k with Delta s_k = 2 lam C / |D_k| (eqs. 18-19). The noise
+level nu of uniform DP is set either from eps_T (`noise_level_for_budget`, its own accounting) or
+from the device-level eps of the whole clipped upload (`noise_level_for_device_budget`, the
+accounting the arena ranks by).
 """
 
 from __future__ import annotations
