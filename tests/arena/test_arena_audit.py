@@ -56,7 +56,7 @@ def test_the_trial_statistics_are_the_design_stages(params):
 
 def test_every_private_curve_is_audited_with_the_scheme_its_run_builds(params):
     """The two audited entrants' curves are exactly the arena's private curves but those of
-    the entrants that say why they are not audited (LAPA's), each built as the train stage
+    the entrants that say why they are not audited (LAPA's three), each built as the train stage
     builds it (class and parameters, the clients' step size included)."""
     from airfl.pipeline.registry import build_scheme
 
@@ -67,7 +67,7 @@ def test_every_private_curve_is_audited_with_the_scheme_its_run_builds(params):
                **audit.private_curves(params, "airfl_dp")}
     unaudited = {e.legend for e in PRESENT if e.not_audited}
     assert unaudited == {"LAPA uniform DP (sample-level ε_T)",
-                         "LAPA ARB (sample-level ε_T)"}
+                         "LAPA ARB (sample-level ε_T)", "LAPA uniform DP (user-level ε)"}
     assert set(audited) == {c for c, p in curves.items()
                             if "target_eps" in p and p["entrant"] not in unaudited}
     lr = settings(params)["task"]["lr"]

@@ -225,7 +225,8 @@ def _lapa_curves(params) -> dict[str, dict]:
 
 
 def test_lapa_is_posed_by_the_arenas_parameters(params):
-    """LAPA's uniform DP and ARB: one curve each per eps target at the base power and
+    """LAPA's uniform DP (at both budget levels) and ARB: one curve each per eps target at
+    the base power and
     per power of the SNR sweep; the arena's gains (uplink_gains context), its P and N0 B in
     watts on a single-antenna base station, its C on an upload (C_LAPA lam = C), every device
     (no SER selection), the Wasserstein aggregation, eps_T = the target, and the allocation
@@ -237,8 +238,11 @@ def test_lapa_is_posed_by_the_arenas_parameters(params):
                     ) * radio["bandwidth_hz"]
     base = round(edge_snr_db(radio), 6)
     assert {p["privacy"] for p in curves.values()} == {"uniform", "arb"}
-    for privacy in ("uniform", "arb"):
-        mine = {c: p for c, p in curves.items() if p["privacy"] == privacy}
+    levels = {(p["privacy"], p.get("budget_level", "sample")) for p in curves.values()}
+    assert levels == {("uniform", "sample"), ("arb", "sample"), ("uniform", "device")}
+    for privacy, level in levels:
+        mine = {c: p for c, p in curves.items()
+                if (p["privacy"], p.get("budget_level", "sample")) == (privacy, level)}
         assert sorted(p["target_eps"] for p in mine.values() if p["arena_snr_db"] == base) == \
             sorted(arena["privacy"]["eps"])
         assert sorted(p["arena_snr_db"] for p in mine.values() if "snr" in p["arena_panels"]) \
@@ -329,6 +333,50 @@ def test_lapa_uniform_dp_at_its_paper_budget_is_far_above_it_per_device(repo_roo
     assert design["eps_total"] == pytest.approx(4.0, rel=1e-12)
     assert simulated == pytest.approx(paper, rel=1e-9)   # uniform: one worst device every round
     assert simulated > 25 * curve["target_eps"]
+
+
+def _lapa_records(scheme, design, stats, dim: int = 4) -> list[dict]:
+    """The T rounds' records of a LAPA scheme on random uploads."""
+    from airfl.core.scheme import RoundState
+    from airfl.runtime.rng import RoundStreams
+
+    n, rounds = len(design["sizes"]), design["rounds"]
+    generator = torch.Generator().manual_seed(0)
+    records = []
+    for t in range(1, rounds + 1):
+        state = RoundState(t, torch.ones(n), torch.ones(n), stats, RoundStreams(1, "t", 0, t))
+        updates = 0.01 * torch.randn(n, dim, generator=generator, dtype=torch.float64)
+        records.append(scheme.aggregate(updates, state, design)[1])
+    return records
+
+
+@pytest.mark.parametrize("name", ["lapa_uniform_user_eps1", "lapa_uniform_user_eps4",
+                                  "lapa_uniform_user_eps4_pm3dbm"])
+@pytest.mark.parametrize("trial", [0, 1])
+def test_lapa_user_level_curve_meets_the_target_as_accounted(name, trial, repo_root):
+    """The user-level LAPA uniform DP: the run's records, composed by the privacy stage (as
+    simulated and as the records state them, improved conversion at the curve's delta), give
+    an eps at most the target and within 1e-3 of it, in each trial's design; its eps_T
+    (sample-level, eq. 18) is far below the target, and its noise far above the sample-level
+    curve's."""
+    from airfl.pipeline.registry import build_scheme
+    from airfl.pipeline.stages.privacy import simulated_epsilons, trial_epsilons
+
+    params = {**load_params(repo_root / "params.yaml"), "profile": "quick"}
+    curves = _lapa_curves(params)
+    curve = curves[name]
+    assert curve["budget_level"] == "device"
+    design, stats = _lapa_design(params, curve, trial)
+    records = _lapa_records(build_scheme(name, curve, 0.05), design, stats)
+    simulated = simulated_epsilons(records, curve["delta"])["improved"][-1]
+    paper = trial_epsilons(records, curve["delta"])["improved"][-1]
+    target = curve["target_eps"]
+    assert simulated <= target
+    assert simulated == pytest.approx(target, rel=1e-3)
+    assert paper == pytest.approx(simulated, rel=1e-9)    # uniform: one worst device each round
+    assert design["eps_total"] < target / 100
+    sample, _ = _lapa_design(params, curves[name.replace("_user", "")], trial)
+    assert design["nu"] > 100 * sample["nu"]
 
 
 def test_lapas_adaptive_budget_collapses_at_the_smallest_quick_target(repo_root):

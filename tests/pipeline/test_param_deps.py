@@ -116,7 +116,8 @@ def test_arena_the_power_budget_reruns_the_power_dependent_curves_and_the_figure
     """The edge SNR enters OTA-FL's design and the power P AirFL-DP's and the LAPA entrants' (at
     every eps target of the base power; their SNR sweep's curves have their own powers); the
     other curves carry it only as a figure tag."""
-    private = [f"{key}_eps{eps}" for key in ("airfl_dp", "lapa_uniform", "lapa_arb")
+    private = [f"{key}_eps{eps}" for key in ("airfl_dp", "lapa_uniform", "lapa_arb",
+                                                  "lapa_uniform_user")
                for eps in (1, 4, 16)]
     assert_reruns(params_file, "arena", {"arena.radio.power_dbm": 10.0},
                   _curve_jobs(ARENA, "ota_fl", *private) | {"figure-arena-accuracy_vs_eps"})
@@ -137,7 +138,8 @@ def test_arena_an_added_snr_sweep_power_adds_one_curve_per_power_dependent_schem
     before = set(get_experiment(ARENA).curves(load_params(params_file, {})))
     after = set(get_experiment(ARENA).curves(load_params(params_file, changes)))
     assert after - before == {"ota_fl_p12dbm", "airfl_dp_eps4_p12dbm",
-                              "lapa_uniform_eps4_p12dbm", "lapa_arb_eps4_p12dbm"}
+                              "lapa_uniform_eps4_p12dbm", "lapa_arb_eps4_p12dbm",
+                              "lapa_uniform_user_eps4_p12dbm"}
     assert before <= after
     assert_reruns(params_file, "arena", changes, {"figure-arena-accuracy_vs_eps"})
 

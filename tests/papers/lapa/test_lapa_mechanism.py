@@ -106,3 +106,48 @@ def test_arb_moves_at_most_rate_around_the_even_spread_of_what_is_left():
         assert 0.95 * even - 1e-15 <= budgets[-1] <= 1.05 * even + 1e-15
     assert sum(budgets) <= total + 1e-12
     assert budgets[1:10] == pytest.approx([budgets[0]] * 9)      # d = 0 before two windows
+
+
+DEVICE = dict(clip=2.0, dim=7850, sizes=[600.0, 1200.0, 1800.0, 2400.0], rounds=30, delta=1e-5)
+
+
+@pytest.mark.parametrize("budget", [0.5, 1.0, 4.0, 16.0])
+@pytest.mark.parametrize("sigma_ch", [[0.0] * 4, [0.3, 2.0, 0.01, 40.0]])
+def test_device_budget_noise_level_meets_the_target_as_accounted(budget, sigma_ch):
+    """nu for the device-level eps (each device's whole upload, 2C, worst device, improved
+    conversion) is at most the target and within the accountant's calibration tolerance of it;
+    the device that sets it has multiplier z* (the T-round Gaussian's), the others at least it;
+    channel noise lowers the DP noise needed."""
+    from airfl.privacy import gaussian_noise_for_epsilon
+
+    nu = mech.noise_level_for_device_budget(eps_total=budget, sigma_ch=sigma_ch, **DEVICE)
+    eps = mech.device_level_epsilon(nu=nu, sigma_ch=sigma_ch, **DEVICE)
+    assert eps <= budget
+    assert eps == pytest.approx(budget, rel=1e-3)
+    z = gaussian_noise_for_epsilon(budget, 1e-5, 30)
+    std = mech.uniform_device_std(nu=nu, clip=2.0, dim=7850, sizes=DEVICE["sizes"],
+                                  sigma_ch=sigma_ch)
+    assert std.min() / 4.0 == pytest.approx(z, rel=1e-9)
+    assert (std / 4.0 >= z * (1 - 1e-12)).all()
+    if any(sigma_ch):      # the largest device, channel noise 40 > 2 C z*, needs no DP noise
+        assert nu < mech.noise_level_for_device_budget(eps_total=budget, sigma_ch=[0.0] * 4,
+                                                       **DEVICE)
+
+
+def test_device_budget_uniform_std_is_eq19_under_the_uniform_split():
+    """sigma_k = c Delta s_k / (eps_T / (T K)) with eps_T = total_budget(nu) (eqs. 18-19)."""
+    sizes = np.array(DEVICE["sizes"])
+    forward = dict(clip=2.0, dim=7850, lr=0.05, mean_size=sizes.mean(), rounds=30, devices=4,
+                   delta=1e-5)
+    eps_t = mech.total_budget(nu=50.0, **forward)
+    sigma = mech.gaussian_constant(1e-5) * mech.sensitivity(lr=0.05, clip=2.0, sizes=sizes) \
+        / (eps_t / 30 / 4)
+    std = mech.uniform_device_std(nu=50.0, clip=2.0, dim=7850, sizes=sizes, sigma_ch=[0.0] * 4)
+    np.testing.assert_allclose(std, sigma, rtol=1e-12)
+
+
+def test_device_budget_refused_when_the_channel_alone_meets_it():
+    with pytest.raises(ValueError, match="channel noise alone meets it"):
+        mech.noise_level_for_device_budget(eps_total=4.0, sigma_ch=[1e6] * 4, **DEVICE)
+    with pytest.raises(ValueError, match="eps_total must be > 0"):
+        mech.noise_level_for_device_budget(eps_total=0.0, sigma_ch=[0.0] * 4, **DEVICE)

@@ -312,7 +312,34 @@ def test_noise_level_for_budget_never_overshoots(budget):
     assert mech.total_budget(nu=nu, **forward) == pytest.approx(budget, rel=1e-12)
 
 
+def test_device_budget_level_sets_nu_from_the_trials_channel_noise():
+    """budget_level device: the design's nu is the wing's device-level one on the trial's sizes
+    and channel noise, its eps_T (the sample-level eps that nu gives) recorded; the records'
+    simulated events compose to at most the target."""
+    from airfl.pipeline.stages.privacy import simulated_epsilons
+
+    context = _gains_context()
+    scheme = _context_scheme(budget_level="device")
+    design = scheme.design(context)
+    nu = mech.noise_level_for_device_budget(eps_total=4.0, clip=20.0, dim=CDIM,
+                                            sizes=design["sizes"], sigma_ch=design["sigma_ch"],
+                                            rounds=CROUNDS, delta=1e-5)
+    assert design["nu"] == nu
+    forward = dict(clip=20.0, dim=CDIM, lr=0.05, mean_size=120.0, rounds=CROUNDS, devices=CK,
+                   delta=1e-5)
+    assert design["eps_total"] == mech.total_budget(nu=nu, **forward)
+    records = [_round(t, torch.zeros(CK, CDIM, dtype=torch.float64), scheme, design)[1]
+               for t in range(1, CROUNDS + 1)]
+    eps = simulated_epsilons(records, 1e-5)["improved"][-1]
+    assert eps <= 4.0 and eps == pytest.approx(4.0, rel=1e-3)
+
+
 def test_bad_settings_stop_naming_the_key():
+    with pytest.raises(ValueError, match=r"curves\.c\.budget_level: 'user'; allowed: sample, "
+                                         "device"):
+        _context_scheme(budget_level="user")
+    with pytest.raises(ValueError, match="'device' needs privacy 'uniform' and eps_total"):
+        _context_scheme(budget_level="device", privacy="arb")
     with pytest.raises(ValueError, match=r"curves\.c\.uplink_gains: 'mine'; allowed: own, "
                                          "context"):
         _context_scheme(uplink_gains="mine")

@@ -6,7 +6,10 @@ Round-level budget: B_1 = eps_T / T and B_{t+1} = exp(-e^[t]) (eps_T - S_t) / (T
 our index convention: S_t is the budget spent in rounds 1..t), where e^[t] is the PID-like error
 (eq. 11) of the sampled history of perturbed global gradients (eq. 10). Device-level split: eps_k
 proportional to the Gompertz map (eq. 15) of each device's smoothed angle (eqs. 13-14), eq. 16.
-Noise: sigma_k = c Delta s_k / eps_k with Delta s_k = 2 lam C / |D_k| (eqs. 18-19).
+Noise: sigma_k = c Delta s_k / eps_k with Delta s_k = 2 lam C / |D_k| (eqs. 18-19). The noise
+level nu of uniform DP is set either from eps_T (`noise_level_for_budget`, its own accounting) or
+from the device-level eps of the whole clipped upload (`noise_level_for_device_budget`, the
+accounting the arena ranks by).
 """
 
 from __future__ import annotations
@@ -16,6 +19,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import torch
+
+from airfl.privacy import epsilon_curve, gaussian_noise_for_epsilon
+from airfl.privacy.parallel import WorstUnitGaussian
 
 REDUCTIONS = ("mean_abs", "l2", "l2_rel")
 #: Our safeguard: a run whose smallest round budget falls below this fraction of B_1 has
@@ -55,6 +61,57 @@ def noise_level_for_budget(*, eps_total: float, clip: float, dim: int, lr: float
     forward = dict(clip=clip, dim=dim, lr=lr, mean_size=mean_size, rounds=rounds,
                    devices=devices, delta=delta)
     while total_budget(nu=nu, **forward) > eps_total:
+        nu = math.nextafter(nu, math.inf)
+    return nu
+
+
+def uniform_device_std(*, nu: float, clip: float, dim: int, sizes, sigma_ch) -> np.ndarray:
+    """Each device's per-entry noise std on its decoded pseudo-gradient under uniform DP
+    (Benchmark 3): sqrt(sigma_k^2 + sigma_ch,k^2), sigma_k = c Delta s_k / eps_k (eq. 19) with
+    Delta s_k = 2 lam C / |D_k| (eq. 18) and eps_k = eps_T / (T K), eps_T = `total_budget(nu)`,
+    i.e. sigma_k = (nu C / sqrt(q)) mean|D| / |D_k|; sigma_ch,k the channel's (Sec. II-B)."""
+    sizes = np.asarray(sizes, dtype=np.float64)
+    sigma = nu * clip / math.sqrt(dim) * sizes.mean() / sizes
+    return np.sqrt(sigma ** 2 + np.asarray(sigma_ch, dtype=np.float64) ** 2)
+
+
+def device_level_epsilon(*, nu: float, clip: float, dim: int, sizes, sigma_ch, rounds: int,
+                         delta: float) -> float:
+    """eps of uniform DP's T rounds as the run is accounted (the scheme's `privacy_simulated`
+    events, composed as the privacy stage composes them): each device's upload a Gaussian
+    mechanism of multiplier `uniform_device_std` / 2C (the whole clipped upload, replace-one,
+    eq. 17), every round the same, composed per device and the worst device taken
+    (WorstUnitGaussian), RDP composition and the improved conversion at `delta`."""
+    multipliers = uniform_device_std(nu=nu, clip=clip, dim=dim, sizes=sizes,
+                                     sigma_ch=sigma_ch) / (2.0 * clip)
+    worst = WorstUnitGaussian()
+    events = [[worst.step(multipliers).to_dict()] for _ in range(rounds)]
+    return float(epsilon_curve(events, delta, conversion="improved")[-1])
+
+
+def noise_level_for_device_budget(*, eps_total: float, clip: float, dim: int, sizes, sigma_ch,
+                                  rounds: int, delta: float) -> float:
+    """The noise level nu of uniform DP whose device-level eps (`device_level_epsilon`: each
+    device's whole clipped upload, the accounting the arena ranks by) is at most `eps_total`,
+    within the accountant's calibration tolerance the smallest. Closed form given the T-round
+    Gaussian multiplier z* that meets the target (`airfl.privacy.gaussian_noise_for_epsilon`,
+    the same RDP accountant and improved conversion, never above it): every device needs
+    sigma_k^2 + sigma_ch,k^2 >= (2 C z*)^2, so nu = max_k sqrt((2 C z*)^2 - sigma_ch,k^2)_+
+    sqrt(q) |D_k| / (C mean|D|) (`uniform_device_std` inverted); then moved up by ulps until
+    the forward accounting is at most the target in floating point. A device the channel noise
+    alone protects needs no DP noise; if every device is so protected, uniform DP adds none and
+    its eq. 19 is undefined (eps_k = eps_T / (T K) = inf): refused."""
+    if eps_total <= 0:
+        raise ValueError(f"eps_total must be > 0, got {eps_total}")
+    z = gaussian_noise_for_epsilon(eps_total, delta, rounds, sampling_rate=1.0)
+    sizes = np.asarray(sizes, dtype=np.float64)
+    need = np.sqrt(np.maximum((2.0 * clip * z) ** 2 - np.asarray(sigma_ch) ** 2, 0.0))
+    nu = float(np.max(need * math.sqrt(dim) * sizes / (clip * sizes.mean())))
+    if nu <= 0:
+        raise ValueError(f"eps_total {eps_total}: the channel noise alone meets it on every "
+                         "device, so uniform DP adds no noise (eq. 19 undefined)")
+    forward = dict(clip=clip, dim=dim, sizes=sizes, sigma_ch=sigma_ch, rounds=rounds, delta=delta)
+    while device_level_epsilon(nu=nu, **forward) > eps_total:
         nu = math.nextafter(nu, math.inf)
     return nu
 

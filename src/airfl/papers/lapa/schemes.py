@@ -13,7 +13,13 @@ Design (per trial): the layout and channels of :mod:`.radio` (one per (seed, tri
 figures), the per-entry channel noise, the SER selection, the static weights from the
 partition's label histograms (Wasserstein distances, eq. 20) and eps_T from the noise level nu
 (or, given the budget `eps_total` instead, the smallest nu whose eps_T is at most it:
-`mechanism.noise_level_for_budget`).
+`mechanism.noise_level_for_budget`). `budget_level` says which eps `eps_total` bounds: `sample`
+(default) LAPA's own eps_T, a sample's change (Delta s_k of eq. 18, basic composition);
+`device` (uniform DP only) the device's whole clipped upload as the run is accounted
+(`privacy_simulated`: each device's T Gaussian releases of multiplier sqrt(sigma_k^2 +
+sigma_ch,k^2) / 2C, the worst device, improved conversion at `delta`), so nu is set in the
+design from the trial's sizes and channel noise (`mechanism.noise_level_for_device_budget`)
+and eps_T is the sample-level eps that nu gives.
 
 Whose path gains (`uplink_gains`): `own` (default: every figure of the paper) draws the Sec. V-A
 layout, eq. 39's path loss and the calibrated channels (`radio.draw_radio`); `context` takes the
@@ -52,6 +58,8 @@ AGGREGATIONS = ("fedavg", "beda", "wasserstein")
 PRIVACY = ("none", "lapa", "uniform", "arb")
 CHANNELS = ("ideal", "practical")
 UPLINK_GAINS = ("own", "context")
+#: what `eps_total` bounds: LAPA's eps_T (a sample, eq. 18) or the device's upload as accounted
+BUDGET_LEVELS = ("sample", "device")
 #: the `radio` keys a design on the context's path gains reads
 CONTEXT_RADIO = ("antennas", "noise_w", "max_power_w")
 
@@ -70,7 +78,7 @@ class LapaScheme(Scheme):
     def __init__(self, name: str, *, aggregation: str, privacy: str, channel: str, lr: float,
                  clip: float, delta: float, radio: dict[str, Any], alloc: dict[str, Any],
                  nu: float | None = None, eps_total: float | None = None,
-                 uplink_gains: str = "own", ser_threshold: float | None = None,
+                 uplink_gains: str = "own", budget_level: str = "sample", ser_threshold: float | None = None,
                  renormalize: bool = True, switching: bool = False,
                  power_w: float | None = None, powers: list[list[float]] | None = None,
                  p1_value: list[float] | None = None, t_th_predicted: list[int] | None = None,
@@ -83,6 +91,14 @@ class LapaScheme(Scheme):
         if uplink_gains not in UPLINK_GAINS:
             raise ValueError(f"curves.{name}.uplink_gains: {uplink_gains!r}; allowed: "
                              f"{', '.join(UPLINK_GAINS)}")
+        if budget_level not in BUDGET_LEVELS:
+            raise ValueError(f"curves.{name}.budget_level: {budget_level!r}; allowed: "
+                             f"{', '.join(BUDGET_LEVELS)}")
+        if budget_level == "device" and (privacy != "uniform" or eps_total is None):
+            raise ValueError(f"curves.{name}.budget_level: 'device' needs privacy 'uniform' and "
+                             "eps_total (its per-device noise is the same every round, so nu "
+                             f"is set in the design), got privacy {privacy!r}, eps_total "
+                             f"{eps_total!r}")
         if nu is not None and eps_total is not None:
             raise ValueError(f"curves.{name}: nu and eps_total both set; give one (eps_total: "
                              "the smallest nu that meets it)")
@@ -97,6 +113,7 @@ class LapaScheme(Scheme):
         super().__init__(name, aggregation=aggregation, privacy=privacy, channel=channel,
                          nu=nu, ser_threshold=ser_threshold, **unused)
         self.eps_total, self.uplink_gains = eps_total, uplink_gains
+        self.budget_level = budget_level
         self.aggregation, self.privacy, self.channel = aggregation, privacy, channel
         self.lr, self.clip, self.delta, self.nu = float(lr), float(clip), float(delta), nu
         self.radio, self.alloc = dict(radio), dict(alloc)
@@ -139,8 +156,13 @@ class LapaScheme(Scheme):
             selection_weights(distances, sizes, mask, renormalize=self.renormalize)
         budget = dict(clip=self.clip, dim=context.dim, lr=self.lr, mean_size=sizes.mean(),
                       rounds=context.rounds, devices=context.num_devices, delta=self.delta)
-        nu = mech.noise_level_for_budget(eps_total=self.eps_total, **budget) \
-            if self.eps_total is not None else self.nu
+        if self.budget_level == "device":          # the upload's eps as accounted (docstring)
+            nu = mech.noise_level_for_device_budget(
+                eps_total=self.eps_total, clip=self.clip, dim=context.dim, sizes=sizes,
+                sigma_ch=sigma_ch, rounds=context.rounds, delta=self.delta)
+        else:
+            nu = mech.noise_level_for_budget(eps_total=self.eps_total, **budget) \
+                if self.eps_total is not None else self.nu
         total = None if nu is None else mech.total_budget(nu=nu, **budget)
         return {"trial": context.trial, "radio": radio.to_record(), "symbol_snr": snr.tolist(),
                 "snr_threshold": threshold, "selected": mask.tolist(),
