@@ -237,6 +237,12 @@ def power_tag(power_dbm: float) -> str:
     return f"p{eps_tag(power_dbm)}dbm"
 
 
+def at_base_power(name: str) -> bool:
+    """Whether the curve `name` runs at the base power budget: only the other powers' names
+    carry a power tag (`power_tag`, ending in 'dbm'; see `curves`)."""
+    return not name.endswith("dbm")
+
+
 def curves(arena: dict[str, Any]) -> dict[str, dict[str, Any]]:
     """Every present entrant's curves on the arena's grid of (eps target, edge SNR) points: every
     eps target at the base power budget (the accuracy-vs-eps figure) and the SNR figure's eps

@@ -1,6 +1,6 @@
 """The arena's experiment: every present entrant on the common task, one figure of final test
 accuracy against the eps target (equal power), one against the edge SNR (equal eps: a sweep of
-the power budget), one of accuracy against rounds (every curve),
+the power budget), one of accuracy against rounds (every curve at the base power),
 the leaderboard (figures/arena/leaderboard.{csv,md}) and the claims checked on them."""
 
 from __future__ import annotations
@@ -167,8 +167,10 @@ ARENA = Experiment(
                               title="Arena: final test accuracy vs edge SNR at one ε "
                                     "target (dashed: independent of the power)"),
                    FigureSpec(x="round", y="test_accuracy", name=ROUNDS_PANEL,
+                              curves=lambda curve, params: entrants.at_base_power(curve),
                               xlabel="Communication round", ylabel="Test accuracy",
-                              title="Arena: test accuracy vs rounds (every curve)"),),
+                              title="Arena: test accuracy vs rounds (every curve at the base "
+                                    "power)"),),
     tables=(Table("leaderboard", "Arena leaderboard: schemes ranked per (ε, SNR)",
                   leaderboard.build, leaderboard.NOTE, audits=True),),
     label=label, compose=compose,
