@@ -90,7 +90,7 @@ def _parser() -> argparse.ArgumentParser:
 def _reference_parser(parser: argparse.ArgumentParser) -> None:
     """`airfl reference-results`'s actions (airfl.pipeline.reference_results)."""
     actions = parser.add_subparsers(dest="action", required=True, metavar="ACTION",
-                                    help="run, publish, check, rebuild or docs")
+                                    help="run, publish, check, plan-check, rebuild or docs")
     for name, text in (("run", "run Snakemake for a paper's figures (all, or --figure), time it "
                         "(wall, and CPU of every process it started), then publish them; "
                         "Snakemake's own arguments go after --"),
@@ -106,10 +106,18 @@ def _reference_parser(parser: argparse.ArgumentParser) -> None:
                                 "(default: the Snakemake command that rebuilds each)")
             action.add_argument("--wall-s", type=float, help="the run's wall time, seconds")
             action.add_argument("--cpu-s", type=float, help="the run's CPU time, seconds")
+            action.add_argument("--partial", metavar="REASON", help="why the run's times count "
+                                "only part of its figures' jobs (a resumed run): recorded in "
+                                "the manifests; plan-check leaves the run out")
     text = "check every manifest under reference/ against the current parameter declarations " \
         "and dry-run Snakemake for its figure; one line per problem, exit 1 on any"
     check = actions.add_parser("check", help=text, description=text)
     check.add_argument("--no-dry-run", action="store_true", help="skip `snakemake -n`")
+    text = "plan each published run's targets (airfl plan's model) and compare the planned " \
+        "core-seconds with the run's CPU time; one row per run, excluded runs with their reason"
+    plan_check = actions.add_parser("plan-check", help=text, description=text)
+    plan_check.add_argument("--strict", action="store_true", help="exit 1 when a compared run "
+                            "is outside the factor")
     text = "run (or with --print-only print) the Snakemake command a figure's manifest recorded"
     rebuild = actions.add_parser("rebuild", help=text, description=text)
     rebuild.add_argument("paper")

@@ -266,8 +266,9 @@ def test_run_starts_snakemake_without_the_fork_server_so_every_jobs_cpu_counts(m
     monkeypatch.setenv("AIRFL_FORKSERVER", "/nowhere/airfl.sock")
     monkeypatch.setattr(reference_results.subprocess, "run", fake_run)
     monkeypatch.setattr(reference_results, "publish",
-                        lambda paper, profile, figures, overrides, command, wall, cpu: [command])
-    [command] = reference_results.run("cdpb", "paper", ["fig8a"], {}, ["--cores", "1"])
+                        lambda paper, profile, figures, overrides, command, wall, cpu, partial:
+                        [command])
+    [command] = reference_results.run("cdpb", "paper", ["fig8a"], {}, ["--cores", "1", "-F"])
     assert "AIRFL_FORKSERVER" not in seen["env"] and seen["env"]["PATH"] == os.environ["PATH"]
     assert seen["args"][0] == "snakemake" and "figures/cdpb/fig8a.csv" in seen["args"]
     assert command.startswith("snakemake ")

@@ -72,10 +72,10 @@ def paper_jobs(paper: str, params: dict[str, Any], figures: list[str] | None = N
     The whole DAG's jobs would cost a minute of deriving parameters, a paper's some seconds."""
     from airfl.pipeline.dag import jobs
 
-    return jobs(params, papers=[paper] if _panels(paper, figures) else [])
+    return jobs(params, papers=[paper] if needs_panels(paper, figures) else [])
 
 
-def _panels(paper: str, figures: list[str] | None) -> bool:
+def needs_panels(paper: str, figures: list[str] | None) -> bool:
     """Whether `figures` (None: all of the paper's) may need an experiment's jobs: any that is
     not one of the paper's analytic or audit figures (a name that is neither, unknown ones
     included, gets the whole paper's jobs, so that an error lists every figure)."""
@@ -165,9 +165,13 @@ def _targets(csvs: list[str]) -> list[str]:
 
 def publish(paper: str, profile: str, figures: list[str] | None = None,
             overrides: dict[str, Any] | None = None, command: str | None = None,
-            wall_s: float | None = None, cpu_s: float | None = None) -> list[str]:
+            wall_s: float | None = None, cpu_s: float | None = None,
+            partial: str | None = None) -> list[str]:
     """Copy `paper`'s figures (those named, or every one whose CSV exists) and its claims into
-    reference/<paper>/<profile>/ with a manifest each; returns the figures published."""
+    reference/<paper>/<profile>/ with a manifest each; returns the figures published.
+    `partial`: why the run's times count only part of its figures' jobs (a resumed run, outputs
+    reused), recorded as the manifests' `partial` (`airfl reference-results plan-check` then
+    leaves the run out of the plan's check)."""
     from airfl.pipeline.registry import papers
 
     if paper not in papers():
@@ -195,7 +199,7 @@ def publish(paper: str, profile: str, figures: list[str] | None = None,
     _made_with(_targets(list(chosen.values())), profile, overrides)
     stamp = {"commit": git_commit(), "machine": machine(),
              "date": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
-             "wall_s": wall_s, "cpu_s": cpu_s}
+             "wall_s": wall_s, "cpu_s": cpu_s, **({"partial": partial} if partial else {})}
     target = folder(paper, profile)
     target.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{profile}.", dir=target.parent))
@@ -312,7 +316,7 @@ def check_manifest(path: Path, dry_run: bool = True,
     manifest = read_json(path)
     recorded = manifest["params"]
     plans = {} if plans is None else plans
-    panel = _panels(manifest["paper"], [manifest["figure"]])
+    panel = needs_panels(manifest["paper"], [manifest["figure"]])
     key = json.dumps([manifest["paper"], panel, recorded["profile"],
                       recorded.get("overrides") or {}], sort_keys=True)
     if key not in plans:
@@ -398,16 +402,21 @@ def run(paper: str, profile: str, figures: list[str] | None, overrides: dict[str
     """Run Snakemake for the paper's figures (those named: only their jobs, not the paper's
     claims job, which reads every figure; else the whole paper), measure the wall time and the
     CPU time of every process it started (RUSAGE_CHILDREN), then publish them with that command
-    and those times. Snakemake runs without the fork server (AIRFL_FORKSERVER is left out of
+    and those times; unless Snakemake remakes every job (`-F`), a run that found outputs of its
+    targets' jobs already there is recorded as partial (`reference_plan.reused_outputs`). Snakemake runs without the fork server (AIRFL_FORKSERVER is left out of
     its environment): jobs a server forks are the server's children, not ours, and their CPU
     time would be missing from the manifest."""
     import resource
     import time
 
+    from airfl.pipeline.reference_plan import reused_outputs
+
     targets = run_targets(paper, figures)
     config = config_words(profile, overrides)
     # targets first: an option of Snakemake taking any number of values ends before --config
     args = ["snakemake", *targets, *(snakemake_args or ["--cores", "2"]), "--config", *config]
+    forced = any(a in ("-F", "--forceall") for a in args)
+    partial = None if forced else reused_outputs(paper, load(profile, overrides), figures, targets)
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.monotonic()
     env = {k: v for k, v in os.environ.items() if k != "AIRFL_FORKSERVER"}
@@ -418,7 +427,7 @@ def run(paper: str, profile: str, figures: list[str] | None, overrides: dict[str
         raise ReferenceError(f"`{shlex.join(args)}` failed (exit {done.returncode}); nothing "
                              "published")
     cpu = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
-    return publish(paper, profile, figures, overrides, shlex.join(args), wall, cpu)
+    return publish(paper, profile, figures, overrides, shlex.join(args), wall, cpu, partial)
 
 
 def main(args, overrides: dict[str, Any]) -> int:
@@ -434,6 +443,10 @@ def main(args, overrides: dict[str, Any]) -> int:
                 print(line, file=sys.stderr)
             print(f"{len(manifests())} reference manifests checked, {len(problems)} problems")
             return 1 if problems else 0
+        if args.action == "plan-check":
+            from airfl.pipeline.reference_plan import main as plan_check
+
+            return plan_check(strict=args.strict)
         if args.action == "rebuild":
             command = rebuild_command(args.paper, args.figure, args.profile)
             print(shlex.join(command))
@@ -445,7 +458,7 @@ def main(args, overrides: dict[str, Any]) -> int:
             names = run(args.paper, args.profile, args.figure, overrides, args.snakemake_args)
         else:
             names = publish(args.paper, args.profile, args.figure, overrides, args.command,
-                            args.wall_s, args.cpu_s)
+                            args.wall_s, args.cpu_s, args.partial)
         print(f"published {len(names)} figures of {args.paper} into "
               f"{folder(args.paper, args.profile)}: {', '.join(names)}")
         print(write_docs(args.paper))
