@@ -198,6 +198,13 @@ def main(argv: list[str] | None = None) -> int:
         except ConfigError as error:
             print(f"airfl: {error}", file=sys.stderr)
             return 2
+        if args.action == "plan-check":
+            from airfl.pipeline.reference_plan import main as plan_check
+            try:
+                return plan_check(strict=args.strict)
+            except ConfigError as error:
+                print(f"airfl reference-results: {error}", file=sys.stderr)
+                return 2
         return reference_main(args, overrides)
     from airfl.params.config import ConfigError
     from airfl.pipeline.params import load_params

@@ -121,10 +121,10 @@ def test_a_run_that_finds_outputs_of_its_jobs_is_recorded_as_partial(repo_root, 
     shutil.copy(repo_root / "params.yaml", tmp_path / "params.yaml")
     with contextlib.chdir(tmp_path):
         targets = reference_results.run_targets("lapa", ["fig3"])
-        assert reference_plan.reused_outputs("lapa", params, ["fig3"], targets) is None
+        assert reference_results.reused_outputs("lapa", params, ["fig3"], targets) is None
         (tmp_path / "figures" / "lapa").mkdir(parents=True)
         (tmp_path / "figures" / "lapa" / "fig3.csv").write_text("x\n")
-        said = reference_plan.reused_outputs("lapa", params, ["fig3"], targets)
+        said = reference_results.reused_outputs("lapa", params, ["fig3"], targets)
     assert said.startswith("outputs of 1 of its 1 jobs existed") and "-F" in said
 
 

@@ -47,14 +47,16 @@ wildcard_constraints:
     name="[a-z0-9_]+",
 
 
-# the longest jobs start first (airfl.pipeline.job_priority: each job's planned seconds, the
-# plan's model at this run's params and the measured unit costs)
-JOB_PRIORITIES = JobPriorities(config, Path(workflow.basedir) / "workflow" / "unit_costs.json")
-
-
 # The DAG of this run's config: the rules' inputs, params and code digests (airfl.pipeline.dag),
 # each experiment's block composed once (config is fixed for one Snakemake process).
 CONTEXT = dag.Context(config)
+
+
+# the longest jobs start first (airfl.pipeline.job_priority: each job's planned seconds, the
+# plan's model at this run's params and the measured unit costs; the blocks and code digests
+# are the DAG's own)
+JOB_PRIORITIES = JobPriorities(config, Path(workflow.basedir) / "workflow" / "unit_costs.json",
+                               CONTEXT.block, CONTEXT.code_digest)
 
 
 def job_priority(rule):

@@ -7,7 +7,7 @@ a stage and its arguments without building airfl's whole DAG."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from airfl.params.config import ConfigError
 from airfl.pipeline.plan import (CORES, COSTED_STAGES, UNIT_COSTS, JobCost, PlannedJob,
@@ -70,11 +70,13 @@ GUARDED_STAGES = (*COSTED_STAGES, *BUILT_FIRST)
 """Stages whose jobs the guard costs by their work; every other stage costs its fixed cost."""
 
 
-def light_cost(job: PlannedJob, params: dict[str, Any], units: UnitCosts) -> JobCost:
+def light_cost(job: PlannedJob, params: dict[str, Any], units: UnitCosts,
+               blocks: Callable | None = None) -> JobCost:
     """`job_cost` for a job known by stage and arguments: training work from the params, every
-    other stage its fixed cost (its paper read from its first argument where it has one)."""
+    other stage its fixed cost (its paper read from its first argument where it has one);
+    `blocks`: the experiments' composed blocks where already composed (`job_cost`)."""
     if job.stage in GUARDED_STAGES:
-        return job_cost(job, params, units)
+        return job_cost(job, params, units, blocks=blocks)
     paper = job.args[0].split("/")[0] if job.args and job.stage not in ("data", "reference") \
         else "shared"
     return JobCost(job.stage, job.name, paper, units.stage(job.stage))

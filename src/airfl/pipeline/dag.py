@@ -30,12 +30,13 @@ def code(stage: str, *wing_names: str) -> list[str]:
 
 
 def experiment_code(stage: str, experiment: Experiment, params: dict[str, Any],
-                    curve: str | None = None) -> list[str]:
+                    curve: str | None = None, ctx: Context | None = None) -> list[str]:
     """A stage of one experiment loads its paper's wing and, when it builds schemes, the wings
-    offering the schemes of its curve (all curves: None)."""
+    offering the schemes of its curve (all curves: None); `ctx`: the composed blocks, where
+    already composed (composing one per job cost a dry run seconds)."""
     names = [experiment.paper]
     if stage_table.stage(stage).builds_schemes:
-        curves = experiment.curves(params)
+        curves = experiment.curves(params) if ctx is None else ctx.block(experiment)["curves"]
         offered = scheme_wings()
         for name in ([curve] if curve is not None else list(curves)):
             kind = curves[name].get("scheme") if isinstance(curves[name], dict) else None
@@ -101,7 +102,7 @@ class Context:
     def code_digest(self, stage: str, args: tuple[str, ...]) -> str:
         """`code_digest`, memoised: Snakemake evaluates a job's params more than once."""
         if (stage, args) not in self._code:
-            self._code[(stage, args)] = code_digest(stage, list(args), self.params)
+            self._code[(stage, args)] = code_digest(stage, list(args), self.params, self)
         return self._code[(stage, args)]
 
 
@@ -263,18 +264,20 @@ def jobs(params: dict[str, Any], papers: Collection[str] | None = None) -> list[
                 if papers is None or experiment.paper in papers:
                     out += experiment_jobs(experiment, params, ctx)
     for job in out:
-        job.code = job_code(job.stage, job.args, params)
+        job.code = job_code(job.stage, job.args, params, ctx)
     return out
 
 
-def job_code(stage: str, args: list[str], params: dict[str, Any]) -> list[str]:
+def job_code(stage: str, args: list[str], params: dict[str, Any],
+             ctx: Context | None = None) -> list[str]:
     """The code of the job `airfl <stage> <args>`: which wings it loads follows from its
-    arguments (the record's `wings`; a stage of one experiment, its experiment's)."""
+    arguments (the record's `wings`; a stage of one experiment, its experiment's); `ctx`: the
+    composed blocks of these params, where already composed."""
     record = stage_table.stage(stage)
     if record.wings is not None or record.view is None:
         return code(stage, *(record.call("wings", *args) if record.wings else ()))
     return experiment_code(stage, get_experiment(args[0]), params,
-                           args[1] if len(args) > 1 else None)
+                           args[1] if len(args) > 1 else None, ctx)
 
 
 @cache
@@ -282,7 +285,8 @@ def _digest(deps: tuple[str, ...]) -> str:
     return digest(deps)
 
 
-def code_digest(stage: str, args: list[str], params: dict[str, Any]) -> str:
+def code_digest(stage: str, args: list[str], params: dict[str, Any],
+                ctx: Context | None = None) -> str:
     """A hash of the job's code files: the Snakemake rules' `code` parameter, so that a code
     edit reruns the same jobs under Snakemake as under DVC."""
-    return _digest(tuple(job_code(stage, args, params)))
+    return _digest(tuple(job_code(stage, args, params, ctx)))

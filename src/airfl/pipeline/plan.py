@@ -31,7 +31,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from airfl.params.config import ConfigError
 from airfl.pipeline.audit_cost import audit_seconds
@@ -83,10 +83,13 @@ def job_paper(job) -> str:
 
 
 def job_cost(job, params: dict[str, Any], units: UnitCosts,
-             points: list | None = None) -> JobCost:
+             points: list | None = None, blocks: Callable | None = None) -> JobCost:
     """A job's cost; of a split curve (pipeline.trial_blocks), a block's job (stage trials)
     costs its trials and the train job, which merges them, its fixed cost alone; an audit job
-    with `points` (built by its stage) is costed from them (`audit_work`)."""
+    with `points` (built by its stage) is costed from them (`audit_work`). `blocks`: an
+    experiment's composed block at these params, when already composed (`dag.Context.block`,
+    which Snakemake's rules share: composing one costs milliseconds, and a run asks for
+    hundreds of jobs); else composed here."""
     from airfl.pipeline.registry import get_experiment
 
     fixed = units.stage(job.stage)
@@ -97,8 +100,8 @@ def job_cost(job, params: dict[str, Any], units: UnitCosts,
     if job.stage not in COSTED_STAGES:
         return cost
     experiment = get_experiment(job.args[0])
-    block = experiment.params(params)
-    if (blocks := trial_blocks(params, experiment, block)) and job.stage == "train":
+    block = experiment.params(params) if blocks is None else blocks(experiment)
+    if (split := trial_blocks(params, experiment, block)) and job.stage == "train":
         return cost                            # merges its blocks' tables
     measured = None
     if job.stage == "calibrate":
@@ -121,7 +124,7 @@ def job_cost(job, params: dict[str, Any], units: UnitCosts,
                               evaluation=experiment.evaluation(curve_name, block["curves"]),
                               training_metrics=experiment.measures_training(
                                   curve_name, block["curves"]))
-            repeats = len(block_trials(job.args[2], blocks)) if job.stage == "trials" \
+            repeats = len(block_trials(job.args[2], split)) if job.stage == "trials" \
                 else int(block["scale"]["trials"])
             cost.trials = repeats
     gpu_step = units.gpu_client_step(work.model, work.batch)

@@ -12,7 +12,7 @@ Which runs compare. A run's `cpu_s` is the cost of the plan's jobs only when the
 one of them ("fresh"). The manifests say so: a manifest with `partial` (its reason, written by
 `reference-results publish --partial` or by `run`, which records it when outputs of the
 targets' jobs existed before it started and Snakemake was not told to remake them with
-`-F`/`--forceall`) is excluded with that reason; a manifest without it is a fresh run by its
+`-F`/`--forceall`, `reference_results.reused_outputs`) is excluded with that reason; a manifest without it is a fresh run by its
 publisher's account. A run is also left out, with the reason, when it recorded no CPU time, when
 its command is not a Snakemake run, when its manifests no longer match the declarations
 (`reference_results.check_manifest`: the plan would price other work), or when a target is
@@ -154,26 +154,6 @@ def check(root: Path | None = None, units_path: Path | str | None = None) -> lis
     units = UnitCosts.load(UNIT_COSTS if units_path is None else units_path)
     plans: dict[str, Any] = {}
     return [check_run(paths, manifest, units, plans) for paths, manifest in runs(root)]
-
-
-def reused_outputs(paper: str, params: dict[str, Any], figures: list[str] | None,
-                   targets: list[str]) -> str | None:
-    """Why a run about to start would count only part of its targets' jobs (None: no output of
-    them exists yet, so Snakemake makes every one): outputs of some jobs already there, which
-    Snakemake may reuse. `reference_results.run` records it as the manifests' `partial`."""
-    from airfl.pipeline.dag import paper_targets
-    from airfl.pipeline.plan import needed_jobs
-    from airfl.pipeline.reference_results import paper_jobs
-
-    wanted = [o for t in targets for o in (paper_targets(t, params) if t == paper else [t])]
-    needed = needed_jobs(paper_jobs(paper, params, figures), wanted)
-    there = [job for job in needed if any(Path(out).exists() for out in
-                                          job.outs + [p.path for p in job.plots] + job.metrics)]
-    if not there:
-        return None
-    return (f"outputs of {len(there)} of its {len(needed)} jobs existed when the run started "
-            "(Snakemake may have reused them: its CPU time may miss their work; -F remakes "
-            "every job)")
 
 
 def _seconds(value: float | None) -> str:

@@ -397,26 +397,45 @@ def run_targets(paper: str, figures: list[str] | None) -> list[str]:
         _targets([f"{paths.FIGURES}/{paper}/{f}.csv" for f in figures])
 
 
+def reused_outputs(paper: str, params: dict[str, Any], figures: list[str] | None,
+                   targets: list[str]) -> str | None:
+    """Why a run about to start would count only part of its targets' jobs (None: no output of
+    them exists yet, so Snakemake makes every one): outputs of some jobs already there, which
+    Snakemake may reuse. `run` records it as the manifests' `partial`."""
+    from airfl.pipeline.dag import paper_targets
+    from airfl.pipeline.plan import needed_jobs
+
+    wanted = [o for t in targets for o in (paper_targets(t, params) if t == paper else [t])]
+    needed = needed_jobs(paper_jobs(paper, params, figures), wanted)
+    there = [job for job in needed if any(Path(out).exists() for out in
+                                          job.outs + [p.path for p in job.plots] + job.metrics)]
+    if not there:
+        return None
+    return (f"outputs of {len(there)} of its {len(needed)} jobs existed when the run started "
+            "(Snakemake may have reused them: its CPU time may miss their work; -F remakes "
+            "every job)")
+
+
 def run(paper: str, profile: str, figures: list[str] | None, overrides: dict[str, Any],
         snakemake_args: list[str]) -> list[str]:
     """Run Snakemake for the paper's figures (those named: only their jobs, not the paper's
     claims job, which reads every figure; else the whole paper), measure the wall time and the
     CPU time of every process it started (RUSAGE_CHILDREN), then publish them with that command
     and those times; unless Snakemake remakes every job (`-F`), a run that found outputs of its
-    targets' jobs already there is recorded as partial (`reference_plan.reused_outputs`). Snakemake runs without the fork server (AIRFL_FORKSERVER is left out of
-    its environment): jobs a server forks are the server's children, not ours, and their CPU
-    time would be missing from the manifest."""
+    targets' jobs already there is recorded as partial (`reused_outputs`). Snakemake runs
+    without the fork server (AIRFL_FORKSERVER is left out of its environment): jobs a server
+    forks are the server's children, not ours, and their CPU time would be missing from the
+    manifest."""
     import resource
     import time
-
-    from airfl.pipeline.reference_plan import reused_outputs
 
     targets = run_targets(paper, figures)
     config = config_words(profile, overrides)
     # targets first: an option of Snakemake taking any number of values ends before --config
     args = ["snakemake", *targets, *(snakemake_args or ["--cores", "2"]), "--config", *config]
     forced = any(a in ("-F", "--forceall") for a in args)
-    partial = None if forced else reused_outputs(paper, load(profile, overrides), figures, targets)
+    partial = None if forced else reused_outputs(paper, load(profile, overrides), figures,
+                                                 targets)
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.monotonic()
     env = {k: v for k, v in os.environ.items() if k != "AIRFL_FORKSERVER"}
@@ -443,10 +462,6 @@ def main(args, overrides: dict[str, Any]) -> int:
                 print(line, file=sys.stderr)
             print(f"{len(manifests())} reference manifests checked, {len(problems)} problems")
             return 1 if problems else 0
-        if args.action == "plan-check":
-            from airfl.pipeline.reference_plan import main as plan_check
-
-            return plan_check(strict=args.strict)
         if args.action == "rebuild":
             command = rebuild_command(args.paper, args.figure, args.profile)
             print(shlex.join(command))
