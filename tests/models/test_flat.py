@@ -154,7 +154,7 @@ def test_lapa_cnn_has_the_papers_batch_norm_layer():
     assert torch.equal(by_name["bn.bias"], torch.zeros(20))
     plain = build_model("cnn_mnist", IMAGE_SHAPE, 10)
     assert plain.module.bn is None and plain.block_order == "pool_relu"   # its hand step
-    assert model.block_order is None                                       # autograd loop
+    assert model.block_order == "pool_bn_relu"                             # its hand step
     # the layer acts: the batch's statistics normalise the pooled maps (scale 2 doubles them)
     x = torch.randn(8, *IMAGE_SHAPE, generator=torch.Generator().manual_seed(0))
     scaled = dict(by_name)

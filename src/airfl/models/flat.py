@@ -404,7 +404,8 @@ class FunctionalNetwork(FlatModel):
             super().sgd_step_(params, x, y, weights, lr)
             return
         if (self.manual_step and self.block_order and not params.is_cuda
-                and self.memory_format != "contiguous"):
+                and self.memory_format != "contiguous"
+                and not (self.block_order == "pool_bn_relu" and self.precision == "bf16")):
             dtype = torch.bfloat16 if self.precision == "bf16" else torch.float32
             for n in range(params.shape[0]):   # hand-written backward, NHWC (cnn_step.py)
                 cnn_step.sgd_step_([params[n, s.start:s.stop].view(s.shape) for s in self.slots],
