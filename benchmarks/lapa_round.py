@@ -8,8 +8,8 @@ Paper setting (params.yaml `lapa`, paper profile; Sec. V): K = 15 devices, the L
 (`--model`: `cnn_mnist_bn`, the paper's with BatchNorm, q = 21,880, what the pipeline trains;
 `cnn_mnist`, q = 21,840, the earlier runs'), `local_steps` = 10 SGD steps per round with mini-batches of
 `batch_fraction` = 10 % of the mean local size (sizes 800-3,600, mean 2,200: B = 220), T = 200
-rounds, evaluation every round on the 10,000-image test set and a 10,000-sample training-loss
-subset. Timed with one thread on random MNIST-shaped inputs, one warm-up excluded:
+rounds, evaluation every round on the 10,000-image test set (the 10,000-sample training-loss
+subset is not evaluated: no LAPA panel or claim reads it, benchmarks/train_subset.py). Timed with one thread on random MNIST-shaped inputs, one warm-up excluded:
 
 * local training: one round of all K devices (`airfl.core.engine.local_sgd`, the engine the
   pipeline picks: on CPU the loop engine in channels-last) for each precision (fp32: exact, the
@@ -18,7 +18,7 @@ subset. Timed with one thread on random MNIST-shaped inputs, one warm-up exclude
   benchmarks/engine.py on the same batches for reference; interleaved, median of `--repeats`;
   the hand-written round's update against the autograd round's (largest difference over the
   largest update entry: summation order only);
-* evaluation: one model snapshot on 10,000 test plus 10,000 training samples (fp32, as the
+* evaluation: one model snapshot on the 10,000 test samples (fp32, as the
   pipeline evaluates whatever the training precision).
 
 The aggregation (clipping, two Gaussian draws and one weighted sum over [15, 21,840]) is not
@@ -42,7 +42,7 @@ from engine import load_flat, loop_round  # benchmarks/engine.py (same folder)
 from ota_fd_round import cpu_model         # benchmarks/ota_fd_round.py (same folder)
 
 DEVICES, STEPS, BATCH, ROUNDS, MEAN_SIZE, LR = 15, 10, 220, 200, 2200, 0.01
-EVAL_SAMPLES = 10_000 + 10_000          # test set + training-loss subset, every round
+EVAL_SAMPLES = 10_000                   # the test set, every round
 
 
 def main() -> None:
