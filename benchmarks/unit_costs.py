@@ -24,6 +24,12 @@ The machine (CPU model, logical cores, load average, date, torch version) is sto
 numbers. A GPU unit cost, when one was measured (benchmarks/device_check.py), is kept, and so
 are the horizon-bounded runs (horizon_rounds.py) and the audits (audit_costs.py).
 
+`--step-update --models M` updates the client steps of models M alone after their step
+changed (cnn_step.py's hand-written step replacing autograd's): it times both steps at every
+batch size the plan needs in one run, interleaved, and scales the stored `client_step_s` by
+their ratio (the load of the stored measurement kept); the ratios and the machine of that run
+are stored as `step_update`.
+
 `--eval-only` updates the evaluation forward alone after a change of the evaluation's chunk
 (a model's `eval_chunk` in `airfl.models.flat`): it times the forward with the old chunk
 (`--old-chunk`, one chunk of all 2,048 samples before) and the current one in one run and
@@ -95,9 +101,12 @@ def required(params_paths: str = "params.yaml") -> dict[str, dict]:
 
 
 def client_step(model_name: str, dataset: str, batch: int, clients: int, steps: int,
-                repeats: int) -> float:
+                repeats: int, manual_step: bool = True) -> float:
+    """CPU seconds of one client's SGD step; `manual_step` False: the autograd step (the
+    step a model without cnn_step.py's hand-written one ran)."""
     info = dataset_info(dataset)
     model = build_model(model_name, info.image_shape, info.num_classes)
+    model.manual_step = manual_step
     gen = torch.Generator().manual_seed(0)
     per_client = max(batch, 64)
     n = clients * per_client
@@ -208,6 +217,37 @@ def eval_only(previous: dict, wanted: dict[str, dict], args) -> int:
     return 0
 
 
+def step_update(previous: dict, wanted: dict[str, dict], args) -> int:
+    """Scale `client_step_s` of the `--models` in the stored table `args.out` by the ratio of
+    the current step (cnn_step.py's hand-written one where the model has it) to the autograd
+    step, both timed in this run, interleaved, at every stored batch size (the load of the
+    stored measurement kept); the ratios and the machine are stored as `step_update`."""
+    if not args.models:
+        raise SystemExit("--step-update: name the models whose step changed (--models)")
+    ratios = {}
+    for name, entry in sorted(wanted.items()):
+        if name not in previous.get("models", {}):
+            raise SystemExit(f"--step-update: {args.out} holds no measured step of {name}")
+        ratios[name] = {}
+        for batch in sorted(entry["batches"]):
+            big = batch > 500
+            clients, steps = (1, 1) if big else (args.clients, args.steps)
+            old, new = [], []
+            for _ in range(args.repeats):                 # interleaved, median of each
+                old.append(client_step(name, entry["dataset"], batch, clients, steps, 1, False))
+                new.append(client_step(name, entry["dataset"], batch, clients, steps, 1, True))
+            ratio = statistics.median(new) / statistics.median(old)
+            ratios[name][str(batch)] = ratio
+            previous["models"][name]["client_step_s"][str(batch)] *= ratio
+            print(f"{name:12s} batch {batch:5d}: autograd {statistics.median(old) * 1e3:8.3f} ms,"
+                  f" now {statistics.median(new) * 1e3:8.3f} ms per client step (x{ratio:.3f})",
+                  flush=True)
+    previous["step_update"] = {"machine": machine(), "old": "autograd step",
+                               "ratio_new_to_old": ratios}
+    write_table(args.out, previous)
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--job-times", type=Path, default=None,
@@ -215,6 +255,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--eval-only", action="store_true",
                         help="scale eval_sample_s by the measured new/old chunk ratio only")
     parser.add_argument("--old-chunk", type=int, default=4096)
+    parser.add_argument("--step-update", action="store_true",
+                        help="scale client_step_s of --models by the measured hand-written/"
+                        "autograd step ratio only")
     parser.add_argument("--out", type=Path, default=UNIT_COSTS)
     parser.add_argument("--clients", type=int, default=8)
     parser.add_argument("--steps", type=int, default=3)
@@ -230,6 +273,8 @@ def main(argv: list[str] | None = None) -> int:
     previous = json.loads(args.out.read_text()) if args.out.exists() else {}
     if args.eval_only:
         return eval_only(previous, wanted, args)
+    if args.step_update:
+        return step_update(previous, wanted, args)
     if args.job_times is None:
         parser.error("--job-times is required (unless --eval-only)")
     models = previous.get("models", {}) if args.models else {}

@@ -154,7 +154,7 @@ def test_lapa_cnn_has_the_papers_batch_norm_layer():
     assert torch.equal(by_name["bn.bias"], torch.zeros(20))
     plain = build_model("cnn_mnist", IMAGE_SHAPE, 10)
     assert plain.module.bn is None and plain.block_order == "pool_relu"   # its hand step
-    assert model.block_order is None                                       # autograd loop
+    assert model.block_order == "pool_bn_relu"                             # its hand step
     # the layer acts: the batch's statistics normalise the pooled maps (scale 2 doubles them)
     x = torch.randn(8, *IMAGE_SHAPE, generator=torch.Generator().manual_seed(0))
     scaled = dict(by_name)
@@ -191,3 +191,23 @@ def test_lapa_cnn_trains_and_evaluates_in_batches_of_1000():
     ce = sum(torch.nn.functional.cross_entropy(model.logits(w[0], a).double(), b,
                                                reduction="sum") for a, b in chunks) / n
     torch.testing.assert_close(loss_all[0], ce, rtol=1e-6, atol=1e-8)
+
+
+def test_batch_statistics_models_are_the_ones_normalised_by_their_batch():
+    """BATCH_STATISTICS_MODELS (read by `airfl plan` without building a model) names exactly
+    the networks whose logits depend on the batch, and no other network's do."""
+    from airfl.models.flat import BATCH_STATISTICS_MODELS, MODEL_NAMES
+    x = torch.rand(6, 1, 28, 28, generator=torch.Generator().manual_seed(0))
+    for name in MODEL_NAMES:
+        if name in ("softmax", "mlp32"):
+            assert name not in BATCH_STATISTICS_MODELS
+            continue
+        shape = (3, 32, 32) if name.startswith("resnet") else (1, 28, 28)
+        model = build_model(name, shape, 10)
+        assert model.batch_statistics == (name in BATCH_STATISTICS_MODELS), name
+        if shape[0] == 1:
+            params = model.init(torch.Generator().manual_seed(1))
+            whole = model.logits(params, x)
+            halves = torch.cat([model.logits(params, x[:3]), model.logits(params, x[3:])])
+            gap = float((whole - halves).abs().max())      # kernels by batch size: ~1e-8
+            assert (gap > 1e-4) if model.batch_statistics else (gap < 1e-6), (name, gap)

@@ -206,7 +206,7 @@ def test_vmap_is_not_offered_for_cnns_on_cpu(params):
         assert block_model(block, torch.device("cpu")).engine == engine
 
 
-@pytest.mark.parametrize("name", ["cnn_mnist", "fedavg_cnn", "cnn_mnist_k3"])
+@pytest.mark.parametrize("name", ["cnn_mnist", "fedavg_cnn", "cnn_mnist_k3", "cnn_mnist_bn"])
 def test_hand_written_fp32_step_is_the_autograd_step(name):
     """cnn_step.py's fused fp32 step (what auto runs on CPU for the small CNNs) is the SGD
     step of the loop engine's loss sum_b w_b CE + (l2/2)||theta||^2: per client, unequal sample
@@ -214,7 +214,7 @@ def test_hand_written_fp32_step_is_the_autograd_step(name):
     the largest update entry; measured ~2e-6: lr * g is not rounded before the subtraction),
     every client moves, and reruns are bit-identical."""
     model = build_model(name, IMAGE_SHAPE, 10, l2=0.01)
-    assert model.manual_step and model.block_order in ("pool_relu", "relu_pool")
+    assert model.manual_step and model.block_order in ("pool_relu", "relu_pool", "pool_bn_relu")
     g = torch.Generator().manual_seed(4)
     params = torch.randn(N_CLIENTS, model.dim, generator=g) * 0.05
     x = torch.rand(N_CLIENTS, BATCH, *IMAGE_SHAPE, generator=g)
@@ -229,6 +229,38 @@ def test_hand_written_fp32_step_is_the_autograd_step(name):
     assert torch.equal(manual, again)
     assert bool((update.abs().amax(dim=1) > 0).all())
     assert float((manual - autograd).abs().max()) <= 1e-5 * float(update.abs().max())
+
+
+def test_batch_norm_cnns_hand_written_step_at_lapas_batch_is_the_autograd_step():
+    """LAPA's BatchNorm CNN (`cnn_mnist_bn`, block order pool_bn_relu) at its paper batch
+    (220) and a small one: the hand-written fp32 step (BatchNorm by the batch's statistics,
+    the ATen kernels autograd calls) agrees with autograd's step within 1e-4 of the largest
+    update entry (summation order only), with weight decay and unequal sample weights, and
+    moves BatchNorm's scale and shift; bf16 takes autocast's autograd step (no BatchNorm in
+    the bf16 hand-written step)."""
+    model = build_model("cnn_mnist_bn", IMAGE_SHAPE, 10, l2=0.01)
+    slots = {s.name: s for s in model.slots}
+    for batch in (220, 7):
+        g = torch.Generator().manual_seed(batch)
+        params = model.init(g).unsqueeze(0).repeat(2, 1)
+        params += 0.05 * torch.randn(2, model.dim, generator=g)
+        x = torch.rand(2, batch, *IMAGE_SHAPE, generator=g)
+        y = torch.randint(0, 10, (2, batch), generator=g)
+        weights = torch.rand(2, batch, generator=g) / batch
+        manual, autograd = params.clone(), params.clone()
+        model.manual_step = True
+        model.sgd_step_(manual, x, y, weights, 0.1)
+        model.manual_step = False
+        model.sgd_step_(autograd, x, y, weights, 0.1)
+        update = autograd - params
+        assert float((manual - autograd).abs().max()) <= 1e-4 * float(update.abs().max())
+        for name in ("bn.weight", "bn.bias"):
+            s = slots[name]
+            assert bool(((manual - params)[:, s.start:s.stop].abs().amax(dim=1) > 0).all())
+    bf16 = build_model("cnn_mnist_bn", IMAGE_SHAPE, 10, precision="bf16")
+    stepped = params.clone()
+    bf16.sgd_step_(stepped, x, y, weights, 0.1)            # autocast's step, no error
+    assert 1e-5 < _relative_error(stepped - params, manual - params) < 0.5   # bf16, batch 7
 
 
 def test_hand_written_step_only_where_it_applies():

@@ -313,6 +313,10 @@ class FunctionalNetwork(FlatModel):
         # papers' CNNs (benchmarks/eval_chunks.py: 1.6-2.4x faster than 4,096 rows on one CPU
         # thread, the convolutions' buffers staying in cache; the same accuracies and losses)
         self.eval_batch = getattr(module, "eval_batch", None)
+        # whether a sample's logits depend on the batch it is forwarded in (BatchNorm on the
+        # batch's statistics); without, any chunking gives the same logits
+        self.batch_statistics = any(isinstance(layer, nn.modules.batchnorm._BatchNorm)
+                                    for layer in module.modules())
         self.eval_chunk = 256
         self.manual_step = True        # False: the autograd step (benchmarks, tests compare)
         self.l2 = float(l2)
@@ -400,7 +404,8 @@ class FunctionalNetwork(FlatModel):
             super().sgd_step_(params, x, y, weights, lr)
             return
         if (self.manual_step and self.block_order and not params.is_cuda
-                and self.memory_format != "contiguous"):
+                and self.memory_format != "contiguous"
+                and not (self.block_order == "pool_bn_relu" and self.precision == "bf16")):
             dtype = torch.bfloat16 if self.precision == "bf16" else torch.float32
             for n in range(params.shape[0]):   # hand-written backward, NHWC (cnn_step.py)
                 cnn_step.sgd_step_([params[n, s.start:s.stop].view(s.shape) for s in self.slots],
@@ -457,6 +462,9 @@ def check_engine(model: FlatModel, device: torch.device | str) -> None:
 
 MODEL_NAMES = ("softmax", "mlp32", "cnn_mnist", "cnn_mnist_bn", "cnn_mnist_k3", "fedavg_cnn",
                "resnet18_gn", "resnet18_bn")
+#: the models normalised by the batch's statistics (`FunctionalNetwork.batch_statistics`), by
+#: name, for what must know it without building the model (`airfl plan`)
+BATCH_STATISTICS_MODELS = ("cnn_mnist_bn", "resnet18_bn")
 
 
 def build_model(name: str, image_shape: tuple[int, int, int], num_classes: int, l2: float = 0.0,

@@ -25,8 +25,9 @@ class MnistCNN(nn.Module):
     the batch's own statistics in training and evaluation, so the model is its parameters alone
     and over-the-air aggregation sums nothing but them; our reading, the paper does not say how
     FL aggregates the statistics); evaluated in batches of `eval_batch` = 1,000 images, so a
-    prediction's batch statistics do not depend on the size of the test set. It has no
-    hand-written step (cnn_step.py knows no BatchNorm): the autograd loop trains it."""
+    prediction's batch statistics do not depend on the size of the test set. Its fp32 CPU step
+    is cnn_step.py's hand-written one (block order "pool_bn_relu"); bf16 takes autocast's
+    autograd step."""
 
     channels_last_on_cpu = True     # measured faster in NHWC at batch 10-220 (benchmarks/README.md)
 
@@ -36,8 +37,8 @@ class MnistCNN(nn.Module):
         self.conv1 = nn.Conv2d(in_channels, 10, first_kernel)
         self.conv2 = nn.Conv2d(10, 20, 5)
         self.bn = batch_norm_without_stats(20) if batch_norm else None
-        # conv - pool - ReLU: the fp32 CPU step of cnn_step.py (none with BatchNorm)
-        self.block_order = None if batch_norm else "pool_relu"
+        # conv - pool - ReLU (the second block: conv - pool - BatchNorm - ReLU): cnn_step.py
+        self.block_order = "pool_bn_relu" if batch_norm else "pool_relu"
         self.eval_batch = 1000 if batch_norm else None
         side = ((image_size - first_kernel + 1) // 2 - 4) // 2
         self.fc1 = nn.Linear(20 * side * side, 50)

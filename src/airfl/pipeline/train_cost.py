@@ -18,7 +18,8 @@ final-value panels draw, `Experiment.evaluation`), the train-loss samples
 `scale.train_eval_subset` only where a reader declares a training metric (0 otherwise,
 `Experiment.measures_training`), `models` 1, or one per device for an experiment with
 its own trainer (federated distillation keeps a model per device and also forwards every local
-sample once a round for its soft labels). A tune job costs its search, (scheme-parameter
+sample once a round for its soft labels, except in a full-batch fp32 round of a model without
+batch statistics, where the training step's forward gives them: `shares_training_forward`). A tune job costs its search, (scheme-parameter
 combinations + step sizes) x selection trials, as full runs without evaluation: an upper bound
 (a descending search stops early, candidates with provably equal runs run once, lockstep
 batching shares the gradients). A calibrate job costs one round.
@@ -48,6 +49,7 @@ from typing import Any
 
 from airfl.core.experiments import final_rounds_back
 from airfl.data import dataset_info
+from airfl.models.flat import BATCH_STATISTICS_MODELS
 
 
 @dataclass
@@ -108,6 +110,15 @@ def evaluations(block: dict[str, Any], rounds: int) -> int:
     return rounds // every + 1 + (1 if rounds % every else 0)
 
 
+def shares_training_forward(block: dict[str, Any]) -> bool:
+    """Whether federated distillation's round reads its soft labels off the training forward
+    (`airfl.papers.ota_fd.distillation.shares_training_forward`, which decides it in the run,
+    on the built model): full-batch rounds, fp32 (not bf16), a model without batch statistics."""
+    model = block["model"]
+    return bool(block["training"].get("full_batch")) and model.get("precision") != "bf16" \
+        and model["name"] not in BATCH_STATISTICS_MODELS
+
+
 def train_work(experiment, block: dict[str, Any], curve: dict[str, Any],
                rounds: int | None = None, evaluate: bool = True,
                evaluation: str = "schedule", training_metrics: bool = True) -> TrainWork:
@@ -131,7 +142,9 @@ def train_work(experiment, block: dict[str, Any], curve: dict[str, Any],
     lockstep = 0.0
     if training.get("upload") == "gradient" and training.get("full_batch"):
         lockstep, client_steps = rounds * n * samples, 0
-    eval_samples = rounds * n * samples if own_models else 0.0      # soft-label forwards
+    # soft-label forwards, where the training forward does not give them
+    eval_samples = rounds * n * samples if own_models and not shares_training_forward(block) \
+        else 0.0
     if evaluate:
         info = dataset_info(block["dataset"])
         scale = block["scale"]

@@ -297,3 +297,90 @@ def test_fedsgd_fl_round_is_one_full_batch_gradient_step():
     from airfl.core.engine import evaluate_many
     loss, _ = evaluate_many(setup.model, expected.unsqueeze(0), *setup.test)
     assert float(table["test_loss"].iloc[-1]) == pytest.approx(float(loss[0]), rel=1e-5)
+
+
+def _large_setup(sizes, rounds=3, lr=0.2):
+    """Full-batch WDs with more samples than one soft-label chunk (256 rows), unequal sizes
+    (padded full batches), every class on every WD."""
+    from dataclasses import replace
+    setup = _setup(rounds=rounds, lr=lr)
+    g = torch.Generator().manual_seed(3)
+    n = sum(sizes)
+    x = torch.rand(n, 1, 28, 28, generator=g)
+    y = torch.arange(n) % K
+    sizes = torch.tensor(sizes)
+    offsets = torch.cat([torch.zeros(1, dtype=torch.long), torch.cumsum(sizes, 0)])
+    data = ClientData(x, y, torch.arange(n), offsets, sizes)
+    return replace(setup, data=data, local=replace(setup.local, full_batch=True))
+
+
+@pytest.mark.parametrize("method", ["otafd_prop", "fd_noiseless", "local_only"])
+def test_full_batch_rounds_reusing_the_training_forward_equal_the_separate_forward(
+        monkeypatch, method):
+    """A full-batch round reads its soft labels off the training step's forward
+    (`shares_training_forward`): its run table and records equal those of the separate
+    soft-label forward (`soft_labels` in 256-row chunks, then `local_step_`), Theorem 1's
+    inputs included, up to the convolution and GEMM kernels' summation order by batch size
+    (logits ~1e-8 apart where a chunk's rows take another kernel; bit for bit at the paper's
+    1,200 samples a WD, benchmarks/ota_fd_round.py). Sizes 300 and 270: a full chunk and a
+    tail, one WD padded."""
+    setup = _large_setup([300, 270, 300])
+    assert tr.shares_training_forward(setup)
+    extra = {"eps": 1.0, "theory": {"L1": 2.0, "L2": 1.0}} if method == "otafd_prop" else {}
+    scheme = _scheme(method, **extra)
+    design = scheme.design(_context(setup)) if method == "otafd_prop" else {"T": 3}
+    shared, rec_shared = tr.run_fd_trial(setup, scheme, design, False)
+    with monkeypatch.context() as patch:
+        patch.setattr(tr, "shares_training_forward", lambda s: False)
+        separate, rec_separate = tr.run_fd_trial(setup, scheme, design, False)
+    pd.testing.assert_frame_equal(shared, separate, check_exact=False, rtol=1e-5, atol=1e-6)
+    assert len(rec_shared) == len(rec_separate) == 3
+    for a, b in zip(rec_shared, rec_separate):
+        _assert_close_records(a, b)
+    if method == "otafd_prop":
+        assert "theorem1_omega" in shared and "theorem1_gradnorm" in rec_shared[0]
+
+
+def _assert_close_records(a, b, path="record"):
+    """Two records equal up to 1e-5 relative in their numbers (nested dicts and lists)."""
+    if isinstance(a, dict):
+        assert a.keys() == b.keys(), path
+        for key in a:
+            _assert_close_records(a[key], b[key], f"{path}.{key}")
+    elif isinstance(a, (list, tuple)) and any(isinstance(v, (dict, list, str)) for v in a):
+        assert len(a) == len(b), path
+        for i, (u, v) in enumerate(zip(a, b)):
+            _assert_close_records(u, v, f"{path}[{i}]")
+    elif isinstance(a, str) or a is None:
+        assert a == b, path
+    else:
+        assert np.allclose(np.asarray(a, dtype=float), np.asarray(b, dtype=float),
+                           rtol=1e-5, atol=1e-6), path
+
+
+def test_soft_labels_of_the_training_forward_are_the_chunked_forwards():
+    """`soft_labels_from_logits` on each WD's full-batch logits gives `soft_labels` (256-row
+    chunks) within 1e-7: the same softmax rows summed in the same order (padding rows of the
+    shorter WD left out)."""
+    setup = _large_setup([300, 270, 300])
+    params = setup.model.init(torch.Generator().manual_seed(4)).repeat(M, 1)
+    params[1] += 0.01
+    index, _ = tr.full_batches(setup.data)
+    logits = [setup.model.logits(params[m], setup.data.x[index[m]]) for m in range(M)]
+    reference = tr.soft_labels(setup, params, K)
+    assert float((tr.soft_labels_from_logits(setup, logits, K) - reference).abs().max()) < 1e-7
+    padded = tr.soft_labels_from_logits(setup, [torch.cat([lg, lg[:5]]) if m == 1 else lg
+                                                for m, lg in enumerate(logits)], K)
+    assert torch.equal(padded, tr.soft_labels_from_logits(setup, logits, K))
+
+
+def test_only_fp32_full_batch_rounds_without_batch_statistics_share_the_forward():
+    from dataclasses import replace
+    setup = _setup()
+    assert not tr.shares_training_forward(setup)                         # mini-batches
+    full = replace(setup, local=replace(setup.local, full_batch=True))
+    assert tr.shares_training_forward(full)
+    bf16 = build_model("cnn_mnist_k3", (1, 28, 28), K, engine="loop", precision="bf16")
+    assert not tr.shares_training_forward(replace(full, model=bf16))
+    bn = build_model("cnn_mnist_bn", (1, 28, 28), K, engine="loop")
+    assert not tr.shares_training_forward(replace(full, model=bn))

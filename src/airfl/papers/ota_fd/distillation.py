@@ -70,6 +70,46 @@ def distillation_loss(logits: torch.Tensor, y: torch.Tensor, weights: torch.Tens
     return (weights * loss).sum()
 
 
+def _device_forward(setup: TrialSetup, params: torch.Tensor, m: int, index: torch.Tensor
+                    ) -> tuple[list[torch.Tensor], torch.Tensor]:
+    """WD m's forward pass on its samples `index` [B] with autograd on per-layer leaf views of
+    its parameter row in the engine's memory format (as `FunctionalNetwork`'s loop engine does:
+    measured faster on CPU than differentiating through slices of the flat vector), under the
+    model's `precision` (bf16: bfloat16 autocast); returns the leaves and the fp32 logits."""
+    model = setup.model
+    leaves = [params[m, s.start:s.stop].detach().view(s.shape).requires_grad_()
+              for s in model.slots]
+    with torch.enable_grad():
+        with model._autocast(params.device):         # precision bf16: bfloat16 autocast
+            logits = functional_call(model.module, {s.name: model._layout(leaf) for s, leaf
+                                                    in zip(model.slots, leaves)},
+                                     (model._layout(setup.data.x[index]),))
+        logits = logits.float()                      # the loss in fp32 whatever the precision
+    return leaves, logits
+
+
+def _device_gradient(setup: TrialSetup, m: int, leaves: list[torch.Tensor],
+                     logits: torch.Tensor, batch: tuple[torch.Tensor, torch.Tensor],
+                     targets: torch.Tensor | None, gamma: float
+                     ) -> tuple[tuple[torch.Tensor, ...], float, float]:
+    """WD m's gradient of the distillation loss from its forward (`_device_forward`), its
+    norm (before clipping) and the loss."""
+    index, weights = batch
+    with torch.enable_grad():
+        loss = distillation_loss(logits, setup.data.y[index[m]], weights[m].to(logits),
+                                 targets, gamma)
+        grads = torch.autograd.grad(loss, leaves)
+    return grads, float(torch.sqrt(sum((g * g).sum() for g in grads))), float(loss.detach())
+
+
+def _clipped_step_(setup: TrialSetup, params: torch.Tensor, m: int,
+                   grads: tuple[torch.Tensor, ...], norm: float, lr: float, clip_S: float) -> None:
+    """theta_m <- theta_m - lr min(1, S / ||g||) g, in place."""
+    scale = min(1.0, clip_S / norm) if norm > 0 else 1.0
+    for slot, g in zip(setup.model.slots, grads):
+        params[m, slot.start:slot.stop].sub_(g.reshape(-1), alpha=lr * scale)
+
+
 def local_step_(setup: TrialSetup, params: torch.Tensor, batch: tuple[torch.Tensor, torch.Tensor],
                 targets: torch.Tensor | None, *, gamma: float, lr: float, clip_S: float
                 ) -> tuple[list[float], list[float]]:
@@ -80,28 +120,49 @@ def local_step_(setup: TrialSetup, params: torch.Tensor, batch: tuple[torch.Tens
     `precision` applies (bf16: forward and backward under bfloat16 autocast, fp32 master
     weights, as `FunctionalNetwork`; fp32 is exact and the default). Returns every WD's
     pre-clip gradient norm and loss (Theorem 1's inputs, `theorem1`)."""
-    model = setup.model
-    index, weights = batch
     norms, losses = [], []
     for m in range(params.shape[0]):
-        leaves = [params[m, s.start:s.stop].detach().view(s.shape).requires_grad_()
-                  for s in model.slots]
-        with torch.enable_grad():
-            with model._autocast(params.device):     # precision bf16: bfloat16 autocast
-                logits = functional_call(model.module, {s.name: model._layout(leaf) for s, leaf
-                                                        in zip(model.slots, leaves)},
-                                         (model._layout(setup.data.x[index[m]]),))
-            logits = logits.float()                  # the loss in fp32 whatever the precision
-            loss = distillation_loss(logits, setup.data.y[index[m]],
-                                     weights[m].to(logits), targets, gamma)
-            grads = torch.autograd.grad(loss, leaves)
-        norm = float(torch.sqrt(sum((g * g).sum() for g in grads)))
-        scale = min(1.0, clip_S / norm) if norm > 0 else 1.0
-        for slot, g in zip(model.slots, grads):
-            params[m, slot.start:slot.stop].sub_(g.reshape(-1), alpha=lr * scale)
+        leaves, logits = _device_forward(setup, params, m, batch[0][m])
+        grads, norm, loss = _device_gradient(setup, m, leaves, logits, batch, targets, gamma)
+        _clipped_step_(setup, params, m, grads, norm, lr, clip_S)
         norms.append(norm)
-        losses.append(float(loss.detach()))
+        losses.append(loss)
     return norms, losses
+
+
+def shares_training_forward(setup: TrialSetup) -> bool:
+    """Whether a round's soft labels can be read off its training forward: a full-batch round
+    (FedSGD, the paper profile on MNIST) forwards every local sample once with the round's
+    starting parameters, exactly the samples and parameters of the soft labels (`soft_labels`),
+    so the round makes one forward per WD instead of two. Only for fp32 (bf16 trains under
+    autocast, the soft labels are fp32) and models without batch statistics
+    (`FunctionalNetwork.batch_statistics`: a BatchNorm model's logits depend on the batch, its
+    soft labels use its `eval_batch` chunks); per-sample
+    logits of such a model do not depend on the batch they are computed in (the same kernels
+    row by row: equal bit for bit on the measured CPU, benchmarks/ota_fd_round.py, and a test
+    compares the run tables of both paths)."""
+    model = setup.model
+    return bool(setup.local.full_batch) and getattr(model, "precision", "fp32") != "bf16" \
+        and getattr(model, "batch_statistics", True) is False
+
+
+def soft_labels_from_logits(setup: TrialSetup, logits: list[torch.Tensor],
+                            num_classes: int) -> torch.Tensor:
+    """q_i^k [M, K, K] as `soft_labels` makes it, from each WD's logits [n_max, K] on its
+    full batch (`full_batches`: its samples in local order, then padding, left out here):
+    the same softmax rows added in the same order into the same float64 sums."""
+    M, K = setup.data.num_clients, num_classes
+    out = torch.zeros(M, K, K, dtype=torch.float64)
+    with torch.no_grad():
+        for m in range(M):
+            size = int(setup.data.sizes[m])
+            idx = setup.data.client_index[setup.data.offsets[m]:setup.data.offsets[m + 1]]
+            y = setup.data.y[idx].cpu()
+            sums = torch.zeros(K, K, dtype=torch.float64)
+            sums.index_add_(0, y, torch.softmax(logits[m][:size], dim=-1).double().cpu())
+            counts = torch.bincount(y, minlength=K).double().clamp_min(1.0)
+            out[m] = sums / counts[:, None]
+    return out
 
 
 def step_size(eta0: float, t: int) -> float:
@@ -146,26 +207,45 @@ def run_fd_trial(setup: TrialSetup, scheme, design: dict[str, Any], progress: bo
     params = initial_params(setup).unsqueeze(0).repeat(setup.data.num_clients, 1)
     rows = [{"round": 0, "time_s": 0.0, "channel_uses": 0, **evaluate(setup, params)}]
     records, uses, eps_ratio, case2, nu = [], 0, 0.0, 0.0, 0.0
+    shared_forward = shares_training_forward(setup)
+    batch = full_batches(setup.data) if setup.local.full_batch else None
     for t in range(1, setup.rounds + 1):
         streams = RoundStreams(setup.seed, setup.experiment, setup.trial, t)
         power = draw_channel_power(setup.statistics.path_gain, streams)
         state = RoundState(t, power, setup.data.sizes, setup.statistics, streams,
                            extras={"class_counts": counts})
         targets, record = None, {}
-        if scheme.shares:
-            q = soft_labels(setup, params, K)
-            flat, record = scheme.aggregate(q.reshape(q.shape[0], -1), state, design)
-            targets = flat.reshape(K, K)
-        uses += scheme.channel_uses(K, setup.data.num_clients)
         lr = step_size(setup.local.lr, t)
-        steps = 1 if setup.local.full_batch else setup.local.steps
-        for step in range(steps):
-            batch = full_batches(setup.data) if setup.local.full_batch else \
-                sample_batches(setup.data, setup.local.batch_size, streams("data"))
-            norms, losses = local_step_(setup, params, batch, targets, gamma=scheme.gamma,
-                                        lr=lr, clip_S=scheme.clip_S)
-            if step == 0 and "theorem1_phi1" in record:    # Theorem 1's measured inputs (X4)
-                record.update(theorem1_gradnorm=norms, theorem1_loss=losses)
+        if shared_forward:              # full batch: the soft labels' forward is the step's
+            forwards = [_device_forward(setup, params, m, batch[0][m])
+                        for m in range(params.shape[0])]
+            if scheme.shares:
+                q = soft_labels_from_logits(setup, [f[1] for f in forwards], K)
+                flat, record = scheme.aggregate(q.reshape(q.shape[0], -1), state, design)
+                targets = flat.reshape(K, K)
+            # every gradient before any update: the leaves are views of `params`
+            grads, norms, losses = zip(*(_device_gradient(setup, m, *forwards[m], batch, targets,
+                                                          scheme.gamma)
+                                         for m in range(params.shape[0])))
+            del forwards
+            for m in range(params.shape[0]):
+                _clipped_step_(setup, params, m, grads[m], norms[m], lr, scheme.clip_S)
+            if "theorem1_phi1" in record:                  # Theorem 1's measured inputs (X4)
+                record.update(theorem1_gradnorm=list(norms), theorem1_loss=list(losses))
+        else:
+            if scheme.shares:
+                q = soft_labels(setup, params, K)
+                flat, record = scheme.aggregate(q.reshape(q.shape[0], -1), state, design)
+                targets = flat.reshape(K, K)
+            steps = 1 if setup.local.full_batch else setup.local.steps
+            for step in range(steps):
+                batch = full_batches(setup.data) if setup.local.full_batch else \
+                    sample_batches(setup.data, setup.local.batch_size, streams("data"))
+                norms, losses = local_step_(setup, params, batch, targets, gamma=scheme.gamma,
+                                            lr=lr, clip_S=scheme.clip_S)
+                if step == 0 and "theorem1_phi1" in record:    # Theorem 1's inputs (X4)
+                    record.update(theorem1_gradnorm=norms, theorem1_loss=losses)
+        uses += scheme.channel_uses(K, setup.data.num_clients)
         records.append({"round": t, **record})
         row = {"round": t, "time_s": float(t), "channel_uses": uses,      # the table: scalars
                **{k: v for k, v in record.items() if isinstance(v, (int, float, bool))}}
