@@ -172,7 +172,8 @@ ARENA = Experiment(
                               title="Arena: test accuracy vs rounds (every curve at the base "
                                     "power)"),),
     tables=(Table("leaderboard", "Arena leaderboard: schemes ranked per (ε, SNR)",
-                  leaderboard.build, leaderboard.NOTE, audits=True),),
+                  leaderboard.build, leaderboard.NOTE, audits=True,
+                  running_sums=leaderboard.RUNNING_SUMS),),
     label=label, compose=compose,
     panel_keys=("entrant", "arena_snr_db", "target_eps", "arena_points", "arena_panels"),
     claims=(
