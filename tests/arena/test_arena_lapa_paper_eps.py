@@ -140,3 +140,16 @@ def test_the_arena_partition_is_the_partition_stages(quick):
     ours, histograms = partition(quick, ARENA.id)
     assert [i.tolist() for i in ours.indices] == [i.tolist() for i in theirs.indices]
     assert histograms.sum() == sum(len(i) for i in ours.indices)
+
+
+def test_a_user_level_arb_is_absent_because_its_budgets_move(quick):
+    """ARB's round budgets (and so its per-device noise) move during the run (after its first
+    two windows of progress statistics), so no nu set in the design fixes its device-level
+    epsilon: the leaderboard lists a user-level ARB as absent, saying so."""
+    _, records = _run(quick, "lapa_arb_eps4", 0)
+    budgets = [r["budget"] for r in records]
+    assert len({round(b, 12) for b in budgets[:10]}) == 1     # the uniform split first
+    assert len({round(b, 12) for b in budgets[10:]}) > 1
+    (absent,) = [a for a in entrants.ABSENT if a.legend == "LAPA ARB (user-level ε)"]
+    assert absent.wing == "lapa" and "known only after the run" in absent.reason
+    assert not any(e.legend == absent.legend for e in entrants.PRESENT)
