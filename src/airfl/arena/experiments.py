@@ -122,8 +122,9 @@ def _audit_within_records(frame: pd.DataFrame) -> ClaimResult:
     device-level accounting, not its paper's statement (LAPA: its paper's eps_T is a
     sample's): the reasons name it so."""
     result = _audit_within_accounted(frame)
-    return dataclasses.replace(result, reason=result.reason.replace(
-        "as its paper states", "as its records account it"))
+    return dataclasses.replace(
+        result, numbers=result.numbers.replace("(simulated / paper)", "(simulated / records)"),
+        reason=result.reason.replace("as its paper states", "as its records account it"))
 
 
 def _audit_within_accounted(frame: pd.DataFrame) -> ClaimResult:
