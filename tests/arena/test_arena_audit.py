@@ -11,10 +11,11 @@ import pytest
 import torch
 
 from airfl.arena import audit, leaderboard
-from airfl.arena.experiments import ARENA, _audit_within_accounted
+from airfl.arena.experiments import ARENA, _audit_within_accounted, _audit_within_records
 from airfl.arena.task import settings, trial_statistics
 from airfl.pipeline.params import load_params
 from airfl.privacy.auditing import run_audit
+from airfl.papers.lapa.schemes import LapaScheme
 from airfl.schemes.dp import GaussianDpFedAvg
 
 REPO = Path(__file__).resolve().parents[2]
@@ -37,7 +38,7 @@ def quick():
 @pytest.fixture(scope="module")
 def mechanisms(quick):
     """Every audited quick mechanism (their designs; no draws yet)."""
-    return audit.dp_fedavg(quick) + audit.airfl_dp(quick)
+    return audit.dp_fedavg(quick) + audit.airfl_dp(quick) + audit.lapa_uniform_user(quick)
 
 
 def test_the_trial_statistics_are_the_design_stages(params):
@@ -55,19 +56,19 @@ def test_the_trial_statistics_are_the_design_stages(params):
 
 
 def test_every_private_curve_is_audited_with_the_scheme_its_run_builds(params):
-    """The two audited entrants' curves are exactly the arena's private curves but those of
-    the entrants that say why they are not audited (LAPA's three), each built as the train stage
-    builds it (class and parameters, the clients' step size included)."""
+    """The three audited entrants' curves are exactly the arena's private curves but those of
+    the entrants that say why they are not audited (LAPA's two sample-level ones), each built
+    as the train stage builds it (class and parameters, the clients' step size included)."""
     from airfl.pipeline.registry import build_scheme
 
     from airfl.arena.entrants import PRESENT
 
     curves = ARENA.curves(params)
     audited = {**audit.private_curves(params, "dp_fedavg"),
-               **audit.private_curves(params, "airfl_dp")}
+               **audit.private_curves(params, "airfl_dp"),
+               **audit.private_curves(params, "lapa_uniform_user")}
     unaudited = {e.legend for e in PRESENT if e.not_audited}
-    assert unaudited == {"LAPA uniform DP (sample-level ε_T)",
-                         "LAPA ARB (sample-level ε_T)", "LAPA uniform DP (user-level ε)"}
+    assert unaudited == {"LAPA uniform DP (sample-level ε_T)", "LAPA ARB (sample-level ε_T)"}
     assert set(audited) == {c for c, p in curves.items()
                             if "target_eps" in p and p["entrant"] not in unaudited}
     lr = settings(params)["task"]["lr"]
@@ -91,10 +92,10 @@ def _run_records(params: dict, name: str, trial: int) -> list[dict]:
     curve = {k: v for k, v in block["curves"][name].items() if k not in ARENA.panel_keys}
     scheme = build_scheme(name, curve, block["training"]["lr"])
     n, rounds = block["num_devices"], block["scale"]["rounds"]
+    sizes, histograms = _partition_stage_split(params)
     design = scheme.design(DesignContext(
-        n, model_dim(block), rounds, torch.full((n,), 10, dtype=torch.long),
-        channel_statistics(params, block, ARENA.id, trial), trial=trial, seed=params["seed"],
-        experiment=ARENA.id))
+        n, model_dim(block), rounds, sizes, channel_statistics(params, block, ARENA.id, trial),
+        trial=trial, seed=params["seed"], experiment=ARENA.id, label_histograms=histograms))
     generator = torch.Generator().manual_seed(1)
     records = []
     for t in range(rounds):
@@ -102,6 +103,22 @@ def _run_records(params: dict, name: str, trial: int) -> list[dict]:
         updates = 0.01 * torch.randn(n, 3, generator=generator, dtype=torch.float64)
         records.append(scheme.aggregate(updates, state, design)[1])
     return records
+
+
+def _partition_stage_split(params: dict) -> tuple[torch.Tensor, object]:
+    """The data sizes and label histograms of the arena's split as the partition stage draws
+    and stores it (its split, its stream, its histograms)."""
+    from airfl.data import dataset_info, load_labels
+    from airfl.data.heterogeneity import label_histograms
+    from airfl.data.partition_spec import declared_partition
+    from airfl.pipeline.trial import partition_generator
+
+    block = ARENA.params(params)
+    labels = load_labels(block["dataset"], params["data"]["root"], "train")
+    split = declared_partition(block["partition"], labels, block["num_devices"],
+                               partition_generator(params, ARENA.id))
+    return (torch.as_tensor(split.sizes),
+            label_histograms(labels, split, dataset_info(block["dataset"]).num_classes))
 
 
 def test_each_audit_is_accounted_as_the_leaderboard_accounts_the_run(quick, mechanisms):
@@ -114,7 +131,8 @@ def test_each_audit_is_accounted_as_the_leaderboard_accounts_the_run(quick, mech
     trials = range(settings(quick)["task"]["scale"]["trials"])
     assert len(trials) > 1
     assert [m.name for m in mechanisms] == [
-        f"{c}_trial{t}" for entrant in ("FedAvg + DP", "AirFL-DP")
+        f"{c}_trial{t}" for entrant in ("FedAvg + DP", "AirFL-DP",
+                                        "LAPA uniform DP (user-level ε)")
         for c, p in ARENA.curves(quick).items() if p["entrant"] == entrant for t in trials]
     for mechanism in mechanisms:
         curve, trial = mechanism.settings["curve"], mechanism.settings["trial"]
@@ -243,15 +261,18 @@ def test_snakemake_arena_builds_the_audits_and_the_leaderboard_reads_them(params
     from airfl.pipeline import dag
     from airfl.pipeline.stage_jobs import claim_inputs
 
-    outputs = [f"results/audit/arena/{m}.json" for m in ("airfl_dp", "dp_fedavg")]
+    audited = ("airfl_dp", "dp_fedavg", "lapa_uniform_user")
+    outputs = [f"results/audit/arena/{m}.json" for m in audited]
     targets = dag.paper_targets("arena", params)
-    assert set(outputs) | {f"figures/arena/audit_{m}.csv" for m in ("airfl_dp", "dp_fedavg")} \
-        <= set(targets)
+    assert set(outputs) | {f"figures/arena/audit_{m}.csv" for m in audited} <= set(targets)
     (figure,) = [j for j in dag.experiment_jobs(ARENA, params) if j.stage == "figure"]
     assert set(outputs) <= set(figure.deps)
     assert set(outputs) <= set(claim_inputs("arena", params))
     audits = {tuple(j.args[-2:]) for j in dag.audit_jobs()}
-    assert {("arena", "airfl_dp"), ("arena", "dp_fedavg")} <= audits
+    assert {("arena", m) for m in audited} <= audits
+    inputs = {tuple(j.args[-2:]): j.deps for j in dag.audit_jobs()}
+    assert inputs[("arena", "lapa_uniform_user")] == ["results/partitions/arena/accuracy_vs_eps.npz"]
+    assert inputs[("arena", "dp_fedavg")] == inputs[("arena", "airfl_dp")] == []
 
 
 def test_an_audit_trial_key_is_refused(quick):
@@ -274,14 +295,91 @@ def test_the_plans_work_of_the_audits_is_the_built_points(quick, mechanisms):
     from airfl.pipeline import audit_cost
 
     built = [point.work() for point in mechanisms]
-    registered = [work for name in ("dp_fedavg", "airfl_dp")
+    registered = [work for name in ("dp_fedavg", "airfl_dp", "lapa_uniform_user")
                   for work in WING.audit_work_function(name)(quick)]
     assert registered == built
     rounds = settings(quick)["task"]["scale"]["rounds"]
     assert {work.releases for work in built} == {rounds} and rounds > 1
-    for name in ("dp_fedavg", "airfl_dp"):
+    for name in ("dp_fedavg", "airfl_dp", "lapa_uniform_user"):
         points = [p for p in mechanisms
                   if p.settings["curve"] in audit.private_curves(quick, name)]
         assert len(points) == len(audit.private_curves(quick, name)) * len(audit.trials(quick))
         assert audit_cost.audit_work(quick, "arena", name) \
             == audit_cost.audit_work(quick, "arena", name, points)
+
+
+def test_the_lapa_audit_rebuilds_the_design_stages_design(quick, mechanisms):
+    """LAPA's user-level uniform DP is audited on the design its run uses in that trial (the
+    arena partition's sizes and histograms, the trial's fading draw on its placement): the
+    same nu, per-device channel noise and weights as the design stage's; its canary is the
+    accounting's worst device (the largest |D_k|), and the trials' fading draws differ."""
+    from airfl.pipeline.registry import build_scheme
+    from airfl.pipeline.runs import model_dim
+    from airfl.core.scheme import DesignContext
+    from airfl.pipeline.trial import channel_statistics
+
+    block = ARENA.params(quick)
+    name = "lapa_uniform_user_eps4"
+    curve = audit.private_curves(quick, "lapa_uniform_user")[name]
+    lr = settings(quick)["task"]["lr"]
+    sizes, histograms = _partition_stage_split(quick)
+    fading = set()
+    for trial in audit.trials(quick):
+        ours = audit.design(quick, audit.build(name, curve, lr), trial)
+        theirs = build_scheme(name, curve, lr).design(DesignContext(
+            block["num_devices"], model_dim(block), block["scale"]["rounds"], sizes,
+            channel_statistics(quick, block, ARENA.id, trial), trial=trial, seed=quick["seed"],
+            experiment=ARENA.id, label_histograms=histograms))
+        for key in ("nu", "sizes", "sigma_ch", "weights", "eps_total", "radio"):
+            assert ours[key] == theirs[key], (trial, key)
+        fading.add(tuple(ours["sigma_ch"]))
+        point = next(m for m in mechanisms if m.name == f"{name}_trial{trial}")
+        assert point.settings["canary"] == int(sizes.argmax())
+        assert point.settings["nu"] == ours["nu"]
+        assert point.settings["eps_T_sample_level"] == ours["eps_total"] < 0.05
+    assert len(fading) == len(audit.trials(quick))
+
+
+class QuietLapa(LapaScheme):
+    """LAPA's uniform DP with a leak: it adds a quarter of the DP noise its records account
+    (sigma_k / 4, eq. 19; the channel noise and the records unchanged)."""
+
+    def __init__(self, name, **params):
+        super().__init__(name, **params)
+        self._quiet = _QuarterNoise(name, **params)
+
+    def aggregate(self, updates, state, design):
+        update, _ = self._quiet.aggregate(updates, state, design)
+        _, record = super().aggregate(updates, state, design)
+        return update, record
+
+
+class _QuarterNoise(LapaScheme):
+    def _noise_std(self, run, design, sens, c):
+        return super()._noise_std(run, design, sens, c) / 4
+
+
+def test_the_lapa_audit_and_its_claim_say_no_on_a_leak(monkeypatch, quick):
+    """LAPA's user-level uniform DP at eps 4 run by a scheme that adds a quarter of the DP noise
+    its records account: the audited bound exceeds both accounted epsilons (its records' and as
+    simulated), its claim is contradicted naming them, and the leaderboard's audit column says
+    which it exceeds; the honest scheme's bound lies below both."""
+    name = "lapa_uniform_user_eps4_trial1"
+    honest = run_audit(next(m for m in audit.lapa_uniform_user(quick) if m.name == name),
+                       20000, 3)
+    assert honest["holds"] and honest["holds_simulated"]
+    assert 0 < honest["eps_audited_lower"] < 4.0
+    monkeypatch.setitem(audit.SCHEMES, "lapa", QuietLapa)
+    leaky = next(m for m in audit.lapa_uniform_user(quick) if m.name == name)
+    point = run_audit(leaky, 20000, 3)
+    assert point["eps_claimed"] == pytest.approx(4.0, rel=1e-4)      # the records' account
+    assert point["eps_audited_lower"] > 4.0
+    assert not point["holds"] and not point["holds_simulated"]
+    result = _audit_within_records(_audit_frame([point]))
+    assert result.verdict == "contradicted"
+    assert name in result.reason and "as simulated and as its records account it" in \
+        result.reason
+    cells = leaderboard.audit_cells("lapa_uniform_user_eps4", {"target_eps": 4.0},
+                                    point["eps_simulated"], leaderboard.by_curve([point]))
+    assert cells["audit"].startswith("trial 1 ") and "exceeds epsilon_simulated and its " \
+        "records' device-level epsilon (largest over 1 trials" in cells["audit"]

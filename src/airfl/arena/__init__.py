@@ -14,6 +14,10 @@ from airfl.core.wing import Wing
 WING = Wing(name="arena", package=__name__, catalogue=f"{__name__}.experiments",
             params=f"{__name__}.params",
             audits={"dp_fedavg": f"{__name__}.audit:dp_fedavg",
-                    "airfl_dp": f"{__name__}.audit:airfl_dp"},
+                    "airfl_dp": f"{__name__}.audit:airfl_dp",
+                    "lapa_uniform_user": f"{__name__}.audit:lapa_uniform_user"},
             audit_works={"dp_fedavg": f"{__name__}.audit:dp_fedavg_work",
-                         "airfl_dp": f"{__name__}.audit:airfl_dp_work"})
+                         "airfl_dp": f"{__name__}.audit:airfl_dp_work",
+                         "lapa_uniform_user": f"{__name__}.audit:lapa_uniform_user_work"},
+            # its design reads the arena partition's sizes and label histograms
+            audit_partitions={"lapa_uniform_user": ("arena/accuracy_vs_eps",)})

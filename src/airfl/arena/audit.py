@@ -48,18 +48,21 @@ import torch
 from airfl.arena import entrants
 from airfl.arena.leaderboard import point_name
 from airfl.arena.experiments import ARENA
-from airfl.arena.task import run_block, settings, trial_statistics
+from airfl.arena.task import partition, run_block, settings, trial_statistics
 from airfl.core.audit_draws import audit_round_state, linear_sampler
 from airfl.core.scheme import DesignContext, Scheme, scheme_from_curve
 from airfl.params.declare import resolve
 from airfl.papers.dp_perk.schemes import DpPerkScheme
+from airfl.papers.lapa.mechanism import uniform_device_std
+from airfl.papers.lapa.schemes import LapaScheme
 from airfl.privacy import epsilon_curve
 from airfl.privacy.audit import gdp_epsilon
 from airfl.privacy.auditing import AuditableMechanism, AuditPointWork
 from airfl.schemes.dp import GaussianDpFedAvg
 
 #: the scheme class of each private entrant's curve kind (`scheme`)
-SCHEMES: dict[str, type[Scheme]] = {"gaussian_dp": GaussianDpFedAvg, "dp_perk": DpPerkScheme}
+SCHEMES: dict[str, type[Scheme]] = {"gaussian_dp": GaussianDpFedAvg, "dp_perk": DpPerkScheme,
+                                     "lapa": LapaScheme}
 
 #: what each entrant's neighbours are: (the canary's upload in the "absent" world as a multiple
 #: of C, the words the audit reports)
@@ -68,6 +71,9 @@ NEIGHBOURS = {
                          "sensitivity C, McMahan et al. 2018"),
     "dp_perk": (-1.0, "replace the canary's upload C e_0 by -C e_0: sensitivity 2c on "
                       "Delta_i = -upload / eta, its proof's (57)"),
+    "lapa": (-1.0, "replace the canary's upload C e_0 by -C e_0: its pseudo-gradient g_k = "
+                   "-upload / lam at -/+ C_LAPA e_0, sensitivity 2 C_LAPA of eq. 17's clip, "
+                   "as the lapa wing's records account a device's upload"),
 }
 
 
@@ -84,30 +90,64 @@ def build(name: str, curve: dict[str, Any], lr: float) -> Scheme:
     return scheme_from_curve(SCHEMES[curve["scheme"]], name, curve, lr)
 
 
+#: the scheme kinds whose design reads the data split (LAPA: |D_k| of eq. 18, the label
+#: histograms of eq. 20); the others' designs get the sizes as ones and no histograms
+READS_PARTITION = ("lapa",)
+
+
 def design(params: dict[str, Any], scheme: Scheme, trial: int) -> dict[str, Any]:
-    """The scheme's design for one trial of the arena, on the context the design stage builds
-    (the trial's statistical CSI; the data sizes, which neither entrant reads, as ones)."""
+    """The scheme's design for one trial of the arena, on the context the design stage builds:
+    the trial's statistical CSI and, for a design that reads them (READS_PARTITION), the arena
+    partition's data sizes and label histograms (`task.partition`, the partition stage's split;
+    the others read neither: ones)."""
     block = run_block(params, {})
     n, rounds = block["num_devices"], block["scale"]["rounds"]
+    sizes, histograms = torch.ones(n), None
+    if scheme.kind in READS_PARTITION:
+        split, histograms = partition(params, ARENA.id)
+        sizes = torch.as_tensor(split.sizes)
     context = DesignContext(n, entrants.model_dim(settings(params)["task"]), rounds,
-                            torch.ones(n), trial_statistics(params, ARENA.id, trial),
-                            trial=trial, seed=int(params["seed"]), experiment=ARENA.id)
+                            sizes, trial_statistics(params, ARENA.id, trial),
+                            trial=trial, seed=int(params["seed"]), experiment=ARENA.id,
+                            label_histograms=histograms)
     return scheme.design(context)
 
 
+def canary(scheme: Scheme, plan: dict[str, Any], dim: int) -> tuple[int, dict[str, Any]]:
+    """The audited device and the design its release is read through. DP-FedAvg and AirFL-DP:
+    device 0 (every device alike to their accountings), the run's design, the server's update.
+    LAPA: the device its accounting makes the worst (the smallest total noise std
+    sqrt(sigma_k^2 + sigma_ch,k^2) of uniform DP, `uniform_device_std`: the largest |D_k|),
+    and the release is its own decoded upload, as the lapa wing's threat model has the BS
+    decode every upload (NOMA/SIC) and its records account each: the run's design with the
+    aggregation weights G (eq. 21) set to 1 on the canary and 0 elsewhere, so that the scheme's
+    own aggregate returns -lam times the canary's received pseudo-gradient (eq. 19's DP noise
+    and Sec. II-B's channel noise on it, the run's draws), every other setting the run's."""
+    if not isinstance(scheme, LapaScheme):
+        return 0, plan
+    if scheme.privacy != "uniform":
+        raise ValueError(f"{scheme.name}: the arena audits LAPA's uniform DP only (its noise the "
+                         f"same every round), not privacy {scheme.privacy!r}")
+    std = uniform_device_std(nu=plan["nu"], clip=scheme.clip, dim=dim, sizes=plan["sizes"],
+                             sigma_ch=plan["sigma_ch"])
+    device = int(min(range(len(std)), key=lambda k: std[k]))
+    weights = [1.0 if k == device else 0.0 for k in range(len(std))]
+    return device, {**plan, "weights": weights}
+
+
 def _updates(scheme: Scheme, plan: dict[str, Any], t: int, n: int, row: torch.Tensor | None,
-             width: int) -> torch.Tensor:
+             width: int, device: int = 0) -> torch.Tensor:
     """Round t's uploads in the order the scheme aggregates them (its participants), the
-    canary's (device 0) `row`, every other 0."""
+    canary's (`device`) `row`, every other 0."""
     state = audit_round_state(n, 0, "order", 0, round_index=t + 1)
     order = scheme.participants(state, plan)
     devices = list(range(n)) if order is None else order.tolist()
-    if 0 not in devices:
-        raise ValueError(f"round {t + 1}: the canary device 0 does not take part; the arena's "
-                         "audit needs every device in every round (q = r = 1)")
+    if device not in devices:
+        raise ValueError(f"round {t + 1}: the canary device {device} does not take part; the "
+                         "arena's audit needs every device in every round (q = r = 1)")
     updates = torch.zeros(len(devices), width, dtype=torch.float64)
     if row is not None:
-        updates[devices.index(0)] = row
+        updates[devices.index(device)] = row
     return updates
 
 
@@ -123,14 +163,16 @@ def _mechanism(params: dict[str, Any], name: str, curve: dict[str, Any],
     n, rounds, clip = task["num_devices"], task["scale"]["rounds"], float(task["clip_norm"])
     scheme = build(name, curve, float(task["lr"]))
     plan = design(params, scheme, trial)
+    device, read_through = canary(scheme, plan, entrants.model_dim(task))
     label = f"arena/{name}/trial{trial}"
 
     def round_release(t: int, row: torch.Tensor | None, call: int, width: int,
-                      stream: str = label):
+                      stream: str = label, through: dict[str, Any] = read_through):
         state = audit_round_state(n, seed, stream, call, round_index=t + 1)
-        return scheme.aggregate(_updates(scheme, plan, t, n, row, width), state, plan)
+        return scheme.aggregate(_updates(scheme, through, t, n, row, width, device), state,
+                                through)
 
-    records = [round_release(t, None, 0, 2, f"{label}/records")[1]    # the run's records
+    records = [round_release(t, None, 0, 2, f"{label}/records", plan)[1]   # the run's records
                for t in range(rounds)]
     paper_events = [r["privacy"] for r in records]
     simulated_events = [r.get("privacy_simulated", r["privacy"]) for r in records]
@@ -145,13 +187,21 @@ def _mechanism(params: dict[str, Any], name: str, curve: dict[str, Any],
     mu = math.sqrt(sum(1.0 / zt ** 2 for zt in z))                      # DRS22 Cor. 3.3
     extra = {"eps_design_paper": plan["privacy"]["eps_paper"]} \
         if "eps_paper" in plan.get("privacy", {}) else {}
+    if isinstance(scheme, LapaScheme):    # its paper's eps_T (sample-level), not audited here
+        extra = {"canary": device, "canary_size": float(plan["sizes"][device]),
+                 "nu": float(plan["nu"]), "eps_T_sample_level": float(plan["eps_total"]),
+                 # what eps_claimed is (the leaderboard's audit column names it)
+                 "claimed_name": "its records' device-level epsilon"}
     return AuditableMechanism(
         name=point_name(name, trial), paper="arena", delta=delta,
         eps_claimed=float(epsilon_curve(paper_events, delta)[-1]),
         eps_simulated=float(epsilon_curve(simulated_events, delta)[-1]),
-        claimed_accountant=f"its paper's accounting of the run's T = {rounds} rounds (the "
-        "records' privacy events, RDP composition, improved conversion: the leaderboard's "
-        "epsilon_paper)",
+        claimed_accountant=(f"the lapa wing's records of the run's T = {rounds} rounds (each "
+        "round's worst device at the upload's 2 C_LAPA, RDP composition, improved conversion); "
+        "its paper's eps_T, the leaderboard's epsilon_paper, bounds a sample's change, not the "
+        "upload audited here" if isinstance(scheme, LapaScheme) else
+        f"its paper's accounting of the run's T = {rounds} rounds (the records' privacy "
+        "events, RDP composition, improved conversion: the leaderboard's epsilon_paper)"),
         simulated_note="the noise the run adds in each round (the records' privacy_simulated "
         "events, else privacy), composed as the leaderboard's epsilon_simulated",
         neighbours=neighbours,
@@ -209,3 +259,16 @@ def dp_fedavg_work(params: dict[str, Any]) -> list[AuditPointWork]:
 def airfl_dp_work(params: dict[str, Any]) -> list[AuditPointWork]:
     """What `airfl_dp`'s points cost to sample, without their designs (`_work`)."""
     return _work(params, "airfl_dp")
+
+
+def lapa_uniform_user(params: dict[str, Any]) -> list[AuditableMechanism]:
+    """LAPA's uniform DP at the arena's (user-level) budget at every eps target at the base
+    power and at the SNR figure's target at every power of the sweep, in every trial (one
+    design each: the trial's fading draw on its placement, the arena partition's sizes and
+    histograms)."""
+    return _entrant(params, "lapa_uniform_user")
+
+
+def lapa_uniform_user_work(params: dict[str, Any]) -> list[AuditPointWork]:
+    """What `lapa_uniform_user`'s points cost to sample, without their designs (`_work`)."""
+    return _work(params, "lapa_uniform_user")

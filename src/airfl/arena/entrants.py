@@ -30,6 +30,10 @@ class Entrant:
     curve: Callable[[dict[str, Any], float | None], dict[str, Any]]
     uses_snr: bool = False            # its curve depends on the power budget (radio.power_dbm)
     not_audited: str = ""             # a private entrant without an audit: why (leaderboard)
+    # the run-table column whose per-round values, summed over the rounds (basic composition),
+    # are the epsilon its paper states, where its records' privacy events (the privacy stage's
+    # epsilon_paper) account something else (LAPA: `PAPER_BUDGET`)
+    paper_epsilon_column: str = ""
 
 
 @dataclass(frozen=True)
@@ -136,16 +140,19 @@ def _lapa(privacy: str, budget_level: str = "sample"
     * aggregation: its Wasserstein weights (eqs. 20-21) from the arena partition's label
       histograms, as its Fig. 5 runs every privacy strategy; its allocation's PID gains,
       window, Gompertz beta and eq. 10's reduction from `arena.lapa` (its paper gives none:
-      the values its own figures run, lapa.alloc), the share not inverted;
+      the values its own figures run, lapa.alloc, one declaration `lapa_allocation` for
+      both), the share not inverted;
     * the budget: `eps_total` = the arena's eps target, so its noise level nu is the one (within
       rounding the smallest) whose eps_T under its own accounting (`mechanism.total_budget`:
       the Gaussian constant c and the sensitivity Delta s_k = 2 lam C / |D_k| of eqs. 18-19,
       basic composition over T rounds and K devices) is at most the target
-      (`mechanism.noise_level_for_budget`; the design stores nu). The leaderboard's two
-      accountings are the lapa wing's records: epsilon_paper composes each round's worst device
-      at the clipped update's replace-one sensitivity 2 C_LAPA, epsilon_simulated each device's
-      own rounds (WorstUnitGaussian); both count its DP noise and its channel noise, and both
-      are far above eps_T, which bounds a sample's change (Delta s_k), not a device's upload;
+      (`mechanism.noise_level_for_budget`; the design stores nu). The leaderboard's
+      epsilon_paper is what its paper states: the round budgets spent, summed over the rounds
+      (eps_c of eq. 12, basic composition: `PAPER_BUDGET`), eps_T for uniform DP; its
+      epsilon_simulated is the lapa wing's record of each device's own rounds at the clipped
+      update's replace-one sensitivity 2 C_LAPA (WorstUnitGaussian, its DP noise and channel
+      noise together), far above eps_T, which bounds a sample's change (Delta s_k), not a
+      device's upload;
     * `budget_level` "device" (uniform DP only; the user-level entrant): the same scheme with
       nu set in each trial's design so that its epsilon_simulated, the accounting the arena
       ranks by (each device's T uploads a Gaussian mechanism of multiplier sqrt(sigma_k^2 +
@@ -153,7 +160,7 @@ def _lapa(privacy: str, budget_level: str = "sample"
       the improved conversion at the arena's delta), is at most the target
       (`mechanism.noise_level_for_device_budget`: the T-round Gaussian multiplier z* of the
       project's accountant, nu the smallest giving every device that multiplier); its eps_T
-      (eq. 18's sample-level eps) is then far below the target. ARB has no such closed form:
+      (eq. 18's sample-level eps, its epsilon_paper) is then far below the target. ARB has no such closed form:
       its shares move with training (so the worst device's composition is known only after
       the run), so only its sample-level reading is posed."""
     def curve(arena: dict[str, Any], eps: float | None) -> dict[str, Any]:
@@ -162,20 +169,26 @@ def _lapa(privacy: str, budget_level: str = "sample"
                 "channel": "practical", "uplink_gains": "context",
                 "radio": {"antennas": 1, "max_power_w": dbm_to_w(radio["power_dbm"]),
                           "noise_w": dbm_to_w(radio["n0_dbm_per_hz"]) * radio["bandwidth_hz"]},
-                "alloc": {**arena["lapa"], "invert_share": False}, "clip": task["clip_norm"] / task["lr"],
+                "alloc": dict(arena["lapa"]), "clip": task["clip_norm"] / task["lr"],
                 "delta": arena["privacy"]["delta"], "eps_total": float(eps),
                 **({"budget_level": budget_level} if budget_level != "sample" else {})}
     return curve
 
 
-#: why the LAPA entrants have no audit (docs/papers/arena.md)
-_LAPA_NOT_AUDITED = ("not audited: its accounted epsilons (the device's clipped upload, far "
-                     "above its eps_T) lie beyond what the audit's draws can bound, as "
-                     "OTA-FL's (docs/papers/arena.md)")
-_LAPA_USER_NOT_AUDITED = ("not audited: the arena audit has no LAPA release yet (its design "
-                          "needs the trial's partition label histograms and fading draw, which "
-                          "the audit's mechanisms do not build); its accounted epsilon meets "
-                          "the target (docs/papers/arena.md)")
+#: LAPA's round budget eps^[t] = sum_k eps_k^[t] spent in round t (eq. 16's split of eq. 12's
+#: round budget; the lapa wing's record `budget`), whose sum over the rounds, eps_c of eq. 12
+#: (basic composition, sum_t eps^[t] <= eps_T), is the epsilon its paper states: a sample's
+#: change of a device's update (Delta s_k = 2 lam C / |D_k|, eq. 18, noise of eq. 19). Uniform
+#: DP spends eps_T / T a round, so it states eps_T; ARB's last rounds may leave some unspent.
+PAPER_BUDGET = "budget"
+
+#: why the sample-level LAPA entrants have no audit (docs/papers/arena.md)
+_LAPA_NOT_AUDITED = ("not audited: the audit's draws bound a device's upload at most near "
+                     "log(5e4 / 3.7) = 9.5 (1e5 draws a neighbour), and its accounted epsilons "
+                     "at that relation are about 1e3 to 2e5 (quick), as OTA-FL's; its paper's "
+                     "eps_T (epsilon_paper) is about one sample's change, which eq. 18 takes "
+                     "as 2 lam C / |D_k| without bounding a sample's effect on local SGD, so "
+                     "no release of the upload audits it (docs/papers/arena.md)")
 
 
 PRESENT: tuple[Entrant, ...] = (
@@ -185,12 +198,13 @@ PRESENT: tuple[Entrant, ...] = (
     Entrant("airfl_dp", "AirFL-DP", "dp_perk", True, _airfl_dp, uses_snr=True),
     # their legends say which eps their curve meets: their paper's, for a sample (`_lapa`)
     Entrant("lapa_uniform", "LAPA uniform DP (sample-level ε_T)", "lapa", True,
-            _lapa("uniform"), uses_snr=True, not_audited=_LAPA_NOT_AUDITED),
+            _lapa("uniform"), uses_snr=True, not_audited=_LAPA_NOT_AUDITED,
+            paper_epsilon_column=PAPER_BUDGET),
     Entrant("lapa_arb", "LAPA ARB (sample-level ε_T)", "lapa", True, _lapa("arb"),
-            uses_snr=True, not_audited=_LAPA_NOT_AUDITED),
+            uses_snr=True, not_audited=_LAPA_NOT_AUDITED, paper_epsilon_column=PAPER_BUDGET),
     # the same uniform DP with nu for the arena's accounting of the upload (ranked)
     Entrant("lapa_uniform_user", "LAPA uniform DP (user-level ε)", "lapa", True,
-            _lapa("uniform", "device"), uses_snr=True, not_audited=_LAPA_USER_NOT_AUDITED),
+            _lapa("uniform", "device"), uses_snr=True, paper_epsilon_column=PAPER_BUDGET),
 )
 
 _LATER = "not yet posed on the arena's model"
@@ -218,6 +232,13 @@ ABSENT: tuple[Absent, ...] = (
            "trials, its own fallback (l2_rel) engaged; eq. 19's sigma_k = c Delta s_k / eps_k "
            "is then infinite and the round-7 update not a number (tests/arena). Its uniform DP "
            "and ARB, the same design and aggregation, are present"),
+    Absent("LAPA ARB (user-level ε)", "lapa",
+           "its per-device budgets move with the run (our reconstruction of ref. [27] rescales "
+           "each round's budget by the progress of the perturbed gradients), so the worst "
+           "device's composition of its T uploads is known only after the run: no noise level "
+           "nu fixed in the design guarantees a device-level target as simulated (uniform DP's "
+           "per-device noise is the same every round, so its user-level curve sets nu in the "
+           "design). Its sample-level curve is present"),
     Absent("OTA-FD and its FL benchmark", "ota_fd",
            f"{_LATER}: federated distillation keeps a model per device and shares soft labels "
            "on a public set (its own trainer), not the arena's model-update task"),

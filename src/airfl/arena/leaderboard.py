@@ -32,12 +32,36 @@ SLACK = 1e-8
 WINGS = {e.legend: e.wing for e in PRESENT}
 #: a private entrant without an audit: why (entrants.Entrant.not_audited)
 NOT_AUDITED = {e.legend: e.not_audited for e in PRESENT if e.not_audited}
+#: an entrant whose paper states its epsilon as a run-table column summed over the rounds
+#: (entrants.Entrant.paper_epsilon_column: LAPA's eps_c of eq. 12)
+PAPER_COLUMNS = {e.legend: e.paper_epsilon_column for e in PRESENT if e.paper_epsilon_column}
+#: the per-round run-table columns the leaderboard reads as running sums over the rounds (the
+#: figure stage adds them to its frame: `airfl.core.experiments.Table.running_sums`)
+RUNNING_SUMS = tuple(dict.fromkeys(PAPER_COLUMNS.values()))
 
 
 def final_eps(frame: pd.DataFrame, column: str) -> pd.Series:
     """Each curve's largest final epsilon over its trials (inf where not private)."""
     last = frame.loc[frame.groupby(["curve", "trial"])["round"].idxmax()]
     return last.groupby("curve")[column].max()
+
+
+def paper_eps(frame: pd.DataFrame, curves: dict[str, dict[str, Any]]) -> pd.Series:
+    """Each curve's epsilon as its paper states it, its largest over the trials: the privacy
+    stage's `epsilon_paper` (its records' privacy events composed), except for an entrant whose
+    paper states it as a run-table column summed over the rounds (`PAPER_COLUMNS`: LAPA's
+    budget spent, eps_c = sum_t eps^[t] of eq. 12, the basic composition its paper composes;
+    the frame holds its running sum, `RUNNING_SUMS`)."""
+    paper = final_eps(frame, "epsilon_paper")
+    for curve, params in curves.items():
+        column = PAPER_COLUMNS.get(params.get("entrant"))
+        if column is None:
+            continue
+        if column not in frame or frame.loc[frame["curve"] == curve, column].isna().all():
+            raise ValueError(f"{curve}: its paper's epsilon is the run table's {column!r} "
+                             "summed over the rounds, which the frame does not hold")
+        paper[curve] = float(final_eps(frame[frame["curve"] == curve], column)[curve])
+    return paper
 
 
 def meets(simulated: float, target: float) -> bool:
@@ -81,16 +105,21 @@ def audit_cells(curve: str, params: dict[str, Any], simulated: float,
         return {"audit": NOT_AUDITED.get(params.get("entrant"), "") or "not audited"}
     lower = max(float(p["eps_audited_lower"]) for p in points)
     exceeded = []
+    # what a point's eps_claimed is: its paper's accounting, or where the paper states another
+    # relation (LAPA's eps_T, a sample's) the one its records give the audited upload
+    claimed = next((p["settings"]["claimed_name"] for p in points
+                    if "claimed_name" in p["settings"]), "epsilon_paper")
     for point in points:
         over = [name for name, key in (("epsilon_simulated", "eps_simulated"),
-                                       ("epsilon_paper", "eps_claimed"))
+                                       (claimed, "eps_claimed"))
                 if float(point["eps_audited_lower"]) > float(point[key])]
         if over:
             exceeded.append(f"trial {point['settings']['trial']} "
                             f"{float(point['eps_audited_lower']):.3g} exceeds "
                             + " and ".join(over))
     largest = (f"largest over {len(points)} trials: audited >= {lower:.3g}, simulated "
-               f"{max(float(p['eps_simulated']) for p in points):.3g}, paper "
+               f"{max(float(p['eps_simulated']) for p in points):.3g}, "
+               f"{'paper' if claimed == 'epsilon_paper' else claimed} "
                f"{max(float(p['eps_claimed']) for p in points):.3g}")
     verdict = "; ".join(exceeded) if exceeded else "within both accountings in every trial"
     return {"eps_audited_lower": lower, "audit": f"{verdict} ({largest})"}
@@ -114,7 +143,7 @@ def build(frame: pd.DataFrame, curves: dict[str, dict[str, Any]],
     audited = by_curve(audits or [])
     accuracy = final_by_trial(frame, "test_accuracy")
     simulated = final_eps(frame, "epsilon_simulated")
-    paper = final_eps(frame, "epsilon_paper")
+    paper = paper_eps(frame, curves)
     delta = next((p["delta"] for p in curves.values() if "delta" in p), None)
     rows = []
     for eps, snr in points(curves):
@@ -164,11 +193,16 @@ def _versus(accuracy: pd.DataFrame, best: str, curve: str) -> dict[str, Any]:
 
 NOTE = ("Ranked per (eps target, edge SNR) point among the schemes whose epsilon as simulated (the mechanism the "
         "run adds, the project's RDP accountant, improved conversion) meets it in every trial; "
-        "epsilon_paper is the scheme's paper's own accounting. vs_best: the best's final "
+        "epsilon_paper is the scheme's paper's own accounting (LAPA's entrants: its eps_T as its "
+        "eq. 12 composes it, the round budgets spent summed over the rounds, at eq. 18's "
+        "per-sample sensitivity 2 lam C / |D_k|: a sample's change, not a device's upload, so "
+        "it lies far below their epsilon_simulated). vs_best: the best's final "
         "accuracy minus this scheme's, mean over trials paired by trial, ± the 95 % interval's "
         "half width, and the verdict on 'the best is more accurate' with a 1 pp margin. "
         "eps_audited_lower: the largest over the trials of the privacy audit's 95 % lower bound on "
         "the curve's epsilon over its T rounds (figures/arena/audit_<entrant>: one row per "
-        "trial), and the trials whose bound exceeds that trial's accounting, if any (the LAPA "
-        "entrants are not audited: docs/papers/arena.md says why). "
+        "trial), and the trials whose bound exceeds that trial's accounting, if any (LAPA's "
+        "user-level uniform DP is audited at a device's upload, against its records' "
+        "device-level epsilon and epsilon_simulated; its sample-level entrants are not "
+        "audited: their rows say why). "
         "The last rows: the schemes not in the arena, with the reason.")

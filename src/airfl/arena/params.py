@@ -70,21 +70,10 @@ DEFS = {
                                                     "device transmits iff |h|^2 >= threshold x "
                                                     "Lambda_edge", name="positive",
                                         required=True)}),
-        "lapa": Obj(description="the LAPA entrants' allocation settings (its paper gives none: "
+        "lapa": Ref(description="the LAPA entrants' allocation settings (its paper gives none: "
                                 "the values its own figures run, params.yaml lapa.alloc, which "
-                                "a test keeps equal)", required=True, fields={
-            "kp": Num(description="proportional gain K_p of LAPA's PID-like error (eq. 11)",
-                      minimum=0, required=True),
-            "ks": Num(description="integral gain K_s of LAPA's PID-like error (eq. 11)",
-                      minimum=0, required=True),
-            "window": Int(description="past rounds sampled for LAPA's error (eq. 11)", minimum=2,
-                          required=True),
-            "beta": Num(description="steepness beta of LAPA's Gompertz map (eq. 15)", gt=0,
-                        required=True),
-            "reduction": Enum(description="reading of LAPA's eq. 10 |.| of a gradient change: "
-                                          "mean absolute coordinate (mean_abs), L2 (l2) or L2 "
-                                          "relative to the earlier gradient (l2_rel)",
-                              values=("mean_abs", "l2", "l2_rel"), required=True)}),
+                                "a test keeps equal; its uniform DP and ARB do not read "
+                                "invert_share)", name="lapa_allocation", required=True),
         "privacy": Obj(description="the privacy targets of the sweep", required=True, fields={
             "delta": Ref(description="delta of every (eps, delta) target", name="dp_delta",
                          required=True),

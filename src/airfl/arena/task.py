@@ -97,3 +97,21 @@ def trial_statistics(params: dict[str, Any], experiment_id: str, trial: int):
     edge = gain(torch.tensor([float(radio["radius_m"])], dtype=torch.float64))
     return ChannelStatistics(path_gain=gain(distances), reference_gain=float(edge[0]),
                              bandwidth_hz=float(radio["bandwidth_hz"]), distances_m=distances)
+
+
+def partition(params: dict[str, Any], experiment_id: str):
+    """The arena's data split as the partition stage draws it (one for the experiment, every
+    trial's: the block leaves `partition_per` at `experiment`): its declared `partition` from
+    the stream (seed, experiment, 'partition') over the training labels (params.yaml
+    `data.root`), and its label histograms [K, C]. The arena's audit reads it to rebuild a
+    design that reads the data sizes |D_k| and the histograms (LAPA's eqs. 18-21) without the
+    pipeline; tests/arena check it equal to the partition stage's."""
+    from airfl.data import dataset_info, load_labels
+    from airfl.data.heterogeneity import label_histograms
+    from airfl.data.partition_spec import declared_partition, partition_stream
+
+    task = settings(params)["task"]
+    labels = load_labels(task["dataset"], params["data"]["root"], "train")
+    split = declared_partition(dict(task["partition"]), labels, task["num_devices"],
+                               partition_stream(params["seed"], experiment_id))
+    return split, label_histograms(labels, split, dataset_info(task["dataset"]).num_classes)

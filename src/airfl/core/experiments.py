@@ -144,13 +144,18 @@ class Table:
     the rows (`curves`: the composed block's curves with all their parameters); `note`: a
     paragraph printed under the Markdown table (what the columns mean). `audits`: the table also
     shows the privacy audits its wing registers: the figure job then depends on them and `build`
-    gets their stored points as a third argument (a list of the audit stage's point dicts)."""
+    gets their stored points as a third argument (a list of the audit stage's point dicts).
+    `running_sums`: per-round run-table columns `build` reads as their running sum over each
+    trial's rounds (the value on an evaluated row: the sum up to its round, e.g. a privacy
+    budget spent per round, composed by basic composition); in its frame only, no panel's CSV
+    carries them."""
 
     name: str
     title: str
     build: Callable[..., pd.DataFrame]
     note: str = ""
     audits: bool = False
+    running_sums: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

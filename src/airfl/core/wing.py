@@ -47,6 +47,9 @@ class Wing:
     params: str | None = None
     audits: Mapping[str, str] = field(default_factory=dict)
     audit_works: Mapping[str, str] = field(default_factory=dict)
+    # audited mechanism -> the experiments whose data split its points rebuild (its design reads
+    # the partition's sizes and label histograms): the audit job depends on their partitions
+    audit_partitions: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     labels: Mapping[str, str] = field(default_factory=dict)
 
     def schema(self) -> dict[str, Any]:

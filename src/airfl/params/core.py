@@ -72,6 +72,24 @@ _CHANNEL_BRANCHES = {
 
 DEFS = {
     "positive": Num(description="a number > 0", gt=0),
+    # declared once for the two blocks that set it: the lapa wing's (lapa.alloc) and the arena's
+    # LAPA entrants' (arena.lapa)
+    "lapa_allocation": Obj(description="LAPA's PID-like round budget and Gompertz device split "
+                                       "(its paper gives no values)", fields={
+        "kp": Num(description="proportional gain K_p of LAPA's PID-like error (eq. 11)",
+                  minimum=0, required=True),
+        "ks": Num(description="integral gain K_s of LAPA's PID-like error (eq. 11)", minimum=0,
+                  required=True),
+        "window": Int(description="past rounds sampled for LAPA's error (eq. 11)", minimum=2,
+                      required=True),
+        "beta": Num(description="steepness beta of LAPA's Gompertz map (eq. 15)", gt=0,
+                    required=True),
+        "reduction": Enum(description="reading of LAPA's eq. 10 |.| of a gradient change: mean "
+                                      "absolute coordinate (mean_abs), L2 norm (l2) or L2 "
+                                      "relative to the earlier gradient (l2_rel)",
+                          values=("mean_abs", "l2", "l2_rel"), required=True),
+        "invert_share": Bool(description="ablation: eps_k proportional to 1/f instead of f "
+                                         "(eq. 16)", required=True)}),
     "probability": Num(description="a probability in (0, 1]", gt=0, maximum=1),
     # (eps, delta)-DP's delta is a failure probability strictly below 1: delta = 1 guarantees
     # nothing (every mechanism is (0, 1)-DP) and the conversions take log(1/delta)

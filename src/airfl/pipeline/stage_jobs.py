@@ -249,6 +249,15 @@ def audits(ctx: Context | None = None) -> list[tuple[str, str]]:
     return [(wing.name, name) for wing in wings() for name in sorted(wing.audits)]
 
 
+def audit_inputs(ctx: Context, wing: str, mechanism: str) -> list[str]:
+    """The partitions the mechanism's points rebuild (`Wing.audit_partitions`: the arena's LAPA
+    audit reads its split's sizes and label histograms), so its job runs after them."""
+    from airfl.pipeline.registry import get_wing
+
+    return [str(paths.partition(e))
+            for e in get_wing(wing).audit_partitions.get(mechanism, ())]
+
+
 def audit_plots(ctx: Context, wing: str, mechanism: str) -> list[Plot]:
     from airfl.pipeline import dvc_plots
 

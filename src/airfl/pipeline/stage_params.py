@@ -61,8 +61,9 @@ def stage_keys(stage: str, *args: str) -> tuple[str, ...]:
     if stage == "analytic":
         return (*knobs, get_analytic(args[0]).config_key)
     if stage == "audit":                   # the shared settings, the wing's own, its catalogue's
-        wing = get_wing(args[0])
-        return (*knobs, f"audit.{wing.name}", *([wing.name] if wing.catalogue else []))
+        wing = get_wing(args[0])           # and, where it rebuilds a data split, the data's root
+        split = ("data.root",) if len(args) > 1 and wing.audit_partitions.get(args[1]) else ()
+        return (*knobs, *split, f"audit.{wing.name}", *([wing.name] if wing.catalogue else []))
     if stage == "claims" and args:         # one paper's: which of its panels run reads its
         from airfl.pipeline.registry import all_experiments   # sections (`Experiment.enabled`)
 

@@ -352,6 +352,7 @@ STAGES: tuple[Stage, ...] = (
                                              for s in ("csv", "png", "pdf"))],
           ("seed", "profile", "audit.draws", "audit.loop_draws", "audit.alpha"),
           f"{_STAGES}.audit:run", expand=f"{_JOBS}:audits", plots=f"{_JOBS}:audit_plots",
+          inputs=f"{_JOBS}:audit_inputs",
           metrics=lambda w, m: [str(paths.audit(w, m))], wings=lambda w, m: (w,),
           rules=("audit_mechanism",), report=Report(_FIGURE),
           constraints=f"{_JOBS}:audit_constraints"),

@@ -31,6 +31,7 @@ from airfl.core.trial_setup import LocalWork, Schedule, ServerStep, TrialSetup
 from airfl.core.scheme import ChannelStatistics
 from airfl.data import dataset_info, load_dataset, to_float_tensor
 from airfl.data.partition import Partition, load_trial_partition
+from airfl.data.partition_spec import partition_stream
 from airfl.core.experiments import Experiment
 from airfl.runtime.io import read_json
 from airfl.models.flat import FlatModel, build_model, check_engine
@@ -123,9 +124,7 @@ def partition_generator(params: dict[str, Any], experiment_id: str, trial: int |
                         ) -> np.random.Generator:
     """The stream a partition is drawn from: (seed, experiment, 'partition') for the
     experiment's one partition, (seed, experiment, 'trial', trial, 'partition') for a trial's."""
-    if trial is None:
-        return numpy_generator(params["seed"], experiment_id, "partition")
-    return numpy_generator(params["seed"], experiment_id, "trial", trial, "partition")
+    return partition_stream(params["seed"], experiment_id, trial)
 
 
 @functools.lru_cache(maxsize=4)

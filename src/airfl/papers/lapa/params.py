@@ -57,22 +57,8 @@ DEFS = {
                                            "the calibration)", gt=0, required=True),
             "median_snr_db": Num(description="calibration: the median device's symbol SNR at "
                                              "P_0, dB", required=True)}),
-        "alloc": Obj(description="LAPA's PID-like round budget and Gompertz device split",
-                     required=True, fields={
-            "kp": Num(description="proportional gain K_p of the PID-like error (eq. 11)",
-                      minimum=0, required=True),
-            "ks": Num(description="integral gain K_s of the PID-like error (eq. 11)", minimum=0,
-                      required=True),
-            "window": Int(description="past rounds sampled for the error (eq. 11)", minimum=2,
-                          required=True),
-            "beta": Num(description="steepness beta of the Gompertz map (eq. 15)", gt=0,
-                        required=True),
-            "reduction": Enum(description="reading of eq. 10's |.| of a gradient change: mean "
-                                          "absolute coordinate (mean_abs), L2 norm (l2) or L2 "
-                                          "relative to the earlier gradient (l2_rel)",
-                              values=("mean_abs", "l2", "l2_rel"), required=True),
-            "invert_share": Bool(description="ablation: eps_k proportional to 1/f instead of f "
-                                             "(eq. 16)", required=True)}),
+        "alloc": Ref(description="LAPA's PID-like round budget and Gompertz device split",
+                     name="lapa_allocation", required=True),
         "training": Obj(description="Figs. 4-5 run block (quick: shrunk to "
                                     "the CI budget)", required=True, fields={
             "dataset": Enum(description="training and test set of Figs. 4-7 (Fig. 4(b) and the "

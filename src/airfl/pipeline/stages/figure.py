@@ -68,8 +68,14 @@ def run_table(experiment_id: str, curve: str, trials: int) -> pd.DataFrame:
 
 
 def _curve_frame(experiment: Experiment, curve: str, curve_params: dict[str, Any],
-                 extra: tuple[str, ...] = (), trials: int = 1) -> pd.DataFrame:
-    runs = run_table(experiment.id, curve, trials)
+                 extra: tuple[str, ...] = (), trials: int = 1,
+                 running: tuple[str, ...] = ()) -> pd.DataFrame:
+    """The curve's evaluated rows; `running`: per-round columns replaced by their running sum
+    over each trial's rounds (`Table.running_sums`), taken before the unevaluated rounds go."""
+    runs = run_table(experiment.id, curve, trials).sort_values(["trial", "round"], kind="stable")
+    for column in running:
+        if column in runs:
+            runs[column] = runs.groupby("trial")[column].cumsum()
     if experiment.privacy:
         eps = read_table(paths.privacy(experiment.id, curve), ("trial", "round", *EPSILONS))
         runs = runs.merge(eps[["trial", "round", *EPSILONS]], on=["trial", "round"], how="left")
@@ -81,7 +87,7 @@ def _curve_frame(experiment: Experiment, curve: str, curve_params: dict[str, Any
         label = f"{base} (ε = {final_eps:.3g}, δ = {curve_params['delta']:g})" \
             if math.isfinite(final_eps) else base
     columns = ["trial", "round", "time_s", "test_accuracy", "test_loss", "train_loss", "objective",
-               *EPSILONS, *extra]
+               *EPSILONS, *extra, *running]
     # a training metric the run did not measure (no panel drawing the curve reads it:
     # `Experiment.measures_training`) stays in its place, empty, so that the columns of every
     # curve line up as when all were measured; `panel_csv` keeps it only where a panel reads it
@@ -166,11 +172,16 @@ def run(params: dict[str, Any], experiment_id: str) -> None:
     extra = tuple(dict.fromkeys([*(column for spec in specs for column, _ in spec.markers),
                                  *(c for spec in specs for c in (spec.x, spec.y)),
                                  *(c for spec in specs for c in spec.columns)]))
+    # the per-round columns a table reads as running sums (its frame's, no panel CSV's)
+    running = tuple(dict.fromkeys(c for table in experiment.tables for c in table.running_sums))
+    if set(running) & set(extra):
+        raise StageError(f"{experiment_id}: a table's running sums {sorted(set(running) & set(extra))} "
+                         "are also a panel's per-round columns")
     block = experiment.params(params)
     trials = block["scale"]["trials"]                       # a run table must hold them all
     # each curve with the local step size its scheme is given (a `param_lr` column, where read)
     frame = derive(pd.concat([_curve_frame(experiment, c, with_local_lr(p, block["training"]["lr"]),
-                                           extra, trials)
+                                           extra, trials, running)
                               for c, p in curves.items()], ignore_index=True), reference)
     made = {c: read_json(paths.run_info(experiment.id, c))["provenance"]["params"]
             for c in curves}
@@ -178,7 +189,8 @@ def run(params: dict[str, Any], experiment_id: str) -> None:
     paper = paper_scale(params, experiment)                                             # state it
     for spec in specs:
         fid = figure_id(experiment, spec)
-        drawn = with_colours(panel_columns(drawn_frame(frame, spec, curves), spec))
+        drawn = with_colours(panel_columns(drawn_frame(frame.drop(columns=[
+            c for c in running if c in frame.columns]), spec, curves), spec))
         write_csv(paths.figure(fid, "csv"), drawn)
         runs = [made[c] for c in dict.fromkeys(drawn["curve"])]
         footer = made_with(runs, drawn.groupby("curve")["trial"].nunique().tolist(), paper)

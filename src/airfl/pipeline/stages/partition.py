@@ -18,16 +18,12 @@ from airfl.data import dataset_info, load_labels
 from airfl.data.heterogeneity import (data_size_weights, label_histograms, wasserstein_softmax_weights,
                                       wasserstein_to_global)
 from airfl.data.partition import Partition, save_trial_partitions
-from airfl.data.partitioners import make_partition, per_class_subset
+from airfl.data.partition_spec import declared_partition
 from airfl.pipeline.registry import get_experiment
 from airfl.runtime.io import provenance, write_json
 from airfl.pipeline.partitioning import partition_setting, partition_trials
 from airfl.pipeline.trial import partition_generator
 from airfl.pipeline.stage_params import declared
-
-_OPTION_KEYS = ("classes_per_device", "alpha", "min_size", "samples_per_device", "per_class",
-                "num_iid", "size_range", "balanced", "class_pure", "dominant", "others")
-
 
 @declared("partition")
 def run(params: dict[str, Any], experiment_id: str) -> None:
@@ -36,15 +32,12 @@ def run(params: dict[str, Any], experiment_id: str) -> None:
     spec = block["partition"]
     per = partition_setting(block, f"{experiment.config_key}.partition_per")
     labels = load_labels(block["dataset"], params["data"]["root"], "train")
-    options = {k: spec[k] for k in _OPTION_KEYS if k in spec}
-    if "pool_per_class" in spec:      # the first n images of every class (file order)
-        options["pool"] = per_class_subset(labels, spec["pool_per_class"])
     num_classes = dataset_info(block["dataset"]).num_classes
     trials = partition_trials(block)
 
     def split(trial: int | None) -> Partition:
-        return make_partition(spec["kind"], labels, block["num_devices"],
-                              partition_generator(params, experiment_id, trial), **options)
+        return declared_partition(spec, labels, block["num_devices"],
+                                  partition_generator(params, experiment_id, trial))
 
     made = {"seed": params["seed"], "dataset": block["dataset"],
             "num_devices": block["num_devices"], "partition": spec, "partition_per": per}
