@@ -3,6 +3,7 @@ measured quick run."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 
@@ -35,16 +36,11 @@ QUICK_TARGET = ("lapa/fig4", "fedavg")
 
 @pytest.fixture(scope="module")
 def quick(repo_root):
-    import os
-    cwd = os.getcwd()
-    os.chdir(repo_root)
-    try:
+    with contextlib.chdir(repo_root):
         params = load_params("params.yaml", {"profile": "quick"})
         units = plan.UnitCosts.load(repo_root / plan.UNIT_COSTS)
         dag = jobs(params)
         costs = plan.plan(params, None, units, dag)
-    finally:
-        os.chdir(cwd)
     return params, units, costs, dag
 
 

@@ -4,6 +4,7 @@ sample a round, except in the rounds that read them off the training forward
 
 from __future__ import annotations
 
+import contextlib
 import copy
 
 import pytest
@@ -15,15 +16,10 @@ from airfl.pipeline.registry import get_experiment
 
 @pytest.fixture(scope="module")
 def x4_paper(repo_root):
-    import os
-    cwd = os.getcwd()
-    os.chdir(repo_root)
-    try:
+    with contextlib.chdir(repo_root):
         params = load_params("params.yaml", {"profile": "paper"})
         experiment = get_experiment("ota_fd/x4")
         block = experiment.params(params)
-    finally:
-        os.chdir(cwd)
     return experiment, block
 
 
