@@ -13,26 +13,11 @@ import torch
 from airfl.arena import audit, leaderboard
 from airfl.arena.experiments import ARENA, _audit_within_accounted, _audit_within_records
 from airfl.arena.task import settings, trial_statistics
-from airfl.pipeline.params import load_params
 from airfl.privacy.auditing import run_audit
 from airfl.papers.lapa.schemes import LapaScheme
 from airfl.schemes.dp import GaussianDpFedAvg
 
 REPO = Path(__file__).resolve().parents[2]
-
-
-def _params(profile: str) -> dict:
-    return {**load_params(REPO / "params.yaml"), "profile": profile}
-
-
-@pytest.fixture(scope="module", params=["quick", "paper"])
-def params(request):
-    return _params(request.param)
-
-
-@pytest.fixture(scope="module")
-def quick():
-    return _params("quick")
 
 
 @pytest.fixture(scope="module")

@@ -59,6 +59,8 @@ NOT_MODELLED: dict[str, str] = {
     "and to contradicted on a real leaky run)",
     "arena/accuracy_vs_eps:arena_airfl_dp_audit_within_accounted": "as "
     "arena_dp_fedavg_audit_within_accounted",
+    "arena/accuracy_vs_eps:arena_lapa_uniform_user_audit_within_accounted": "as "
+    "arena_dp_fedavg_audit_within_accounted (tests/arena/test_arena_audit.py: its leak test)",
     "lapa/fig4:fig7_p1": "reads the P1 values of DDPG and the two direct searches from Config "
     "5's run records, not a curve's level (tests/papers/lapa/test_lapa_claims.py drives it to "
     "holds and to contradicted)",

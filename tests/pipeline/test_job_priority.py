@@ -83,8 +83,8 @@ def test_priorities_from_the_dags_blocks_and_kept_audit_costs_are_the_plans_own(
     jobs = _every_papers_jobs(params)
     plain = JobPriorities(params, units)
     expected = {json.dumps([r, w]): plain.priority(r, w) for r, w in jobs}
-    monkeypatch.chdir(tmp_path)
-    (tmp_path / ".snakemake").mkdir()
+    (tmp_path / ".snakemake").mkdir()        # the kept costs go here; the code stays at the root
+    monkeypatch.setattr(job_priority, "AUDIT_CACHE", tmp_path / ".snakemake" / "costs.json")
     for state in ("cold", "warm"):
         ctx = dag.Context(params)
         shared = JobPriorities(params, units, ctx.block, ctx.code_digest)
@@ -94,7 +94,8 @@ def test_priorities_from_the_dags_blocks_and_kept_audit_costs_are_the_plans_own(
         assert {json.dumps([r, w]): shared.priority(r, w) for r, w in jobs} == expected, state
         assert len(json.loads(job_priority.AUDIT_CACHE.read_text())) == len(AUDITS)
     monkeypatch.undo()
-    monkeypatch.chdir(tmp_path)
+    monkeypatch.chdir(at_root)
+    monkeypatch.setattr(job_priority, "AUDIT_CACHE", tmp_path / ".snakemake" / "costs.json")
     cdpb_audit = params["audit"]["cdpb"]
     more = {**params, "audit": {**params["audit"], "cdpb": {
         **cdpb_audit, "noise_variance": cdpb_audit["noise_variance"][:1]}}}
